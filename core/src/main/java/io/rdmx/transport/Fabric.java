@@ -1,0 +1,32 @@
+package io.rdmx.transport;
+
+/**
+ * A transport provider, found by {@link #name()} through {@link java.util.ServiceLoader} (see {@link Fabrics}).
+ *
+ * <p>Lifecycle: a fabric is stateless; {@link #open(NodeOptions)} creates a {@link Node}, which owns every
+ * resource (listening endpoint, regions, connections, I/O threads) until it is closed.
+ */
+public interface Fabric {
+    /**
+     * The provider's name, as users select it: {@code loopback}, {@code shm}, {@code tcp}, {@code verbs}.
+     *
+     * @return the name
+     */
+    String name();
+
+    /**
+     * Whether this provider works on this machine, and why not.
+     *
+     * @return the availability, never null
+     */
+    Availability availability();
+
+    /**
+     * Opens a local node that listens on its {@link Node#address()}.
+     *
+     * @param options validated node options
+     * @return the open node
+     * @throws RdmxException when the node cannot be opened (the message names the provider and the cause)
+     */
+    Node open(NodeOptions options) throws RdmxException;
+}

@@ -1,0 +1,68 @@
+package io.rdmx.transport;
+
+import java.time.Duration;
+import java.util.Collection;
+
+/**
+ * A local endpoint of a fabric: it listens, connects, registers memory, and owns one completion queue.
+ * Thread-safe. Closing it closes every connection (peers see the close), releases every region and wakes
+ * every waiter.
+ */
+public interface Node extends AutoCloseable {
+    /** @return the provider */
+    Fabric fabric();
+
+    /** @return this node's name */
+    String name();
+
+    /** @return the address peers pass to {@link #connect} */
+    String address();
+
+    /** @return the options the node was opened with */
+    NodeOptions options();
+
+    /**
+     * Allocates and registers off-heap memory.
+     *
+     * @param length bytes, at least 1
+     * @param access {@link Access} flags; regions with {@link Access#REMOTE_WRITE} are exported to peers
+     * @return the region, reference count 1
+     * @throws RdmxException if the memory cannot be allocated or registered
+     */
+    Region register(int length, int access) throws RdmxException;
+
+    /**
+     * Connects to a node, or returns the existing connection to it (one per pair of nodes).
+     *
+     * @param address the peer's {@link #address()}
+     * @param timeout bound on the whole setup (connect and handshake)
+     * @return the connection
+     * @throws RdmxTimeoutException if the setup does not finish in time
+     * @throws RdmxException if the peer refuses or cannot be reached (the message says why)
+     */
+    Connection connect(String address, Duration timeout) throws RdmxException;
+
+    /**
+     * Takes the next connection a peer opened to this node.
+     *
+     * @param timeout how long to wait
+     * @return the connection
+     * @throws RdmxTimeoutException if none arrives in time
+     * @throws RdmxException if the node is closed
+     * @throws InterruptedException if interrupted
+     */
+    Connection accept(Duration timeout) throws RdmxException, InterruptedException;
+
+    /** @return the node's completion queue */
+    CompletionQueue completionQueue();
+
+    /** @return the open connections */
+    Collection<Connection> connections();
+
+    /** @return true until closed */
+    boolean isOpen();
+
+    /** Closes the node. Idempotent. */
+    @Override
+    void close();
+}

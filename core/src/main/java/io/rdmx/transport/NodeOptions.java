@@ -1,0 +1,244 @@
+package io.rdmx.transport;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * Options of a {@link Node}, validated once by {@link Builder#build()}. Every key has a name constant (the
+ * system property that overrides the default) and a default constant.
+ */
+public final class NodeOptions {
+    /** System property: outstanding send-queue requests per connection. */
+    public static final String SEND_QUEUE_DEPTH_PROP = "rdmx.sendQueueDepth";
+    /** Default send-queue depth. */
+    public static final int SEND_QUEUE_DEPTH_DEFAULT = 1024;
+    /** System property: posted receives per connection. */
+    public static final String RECV_QUEUE_DEPTH_PROP = "rdmx.recvQueueDepth";
+    /** Default receive-queue depth. */
+    public static final int RECV_QUEUE_DEPTH_DEFAULT = 1024;
+    /** System property: largest single transfer (WRITE or SEND) in bytes. */
+    public static final String MAX_TRANSFER_PROP = "rdmx.maxTransferSize";
+    /** Default largest transfer: 16 MiB. */
+    public static final int MAX_TRANSFER_DEFAULT = 16 << 20;
+    /** System property: milliseconds of silence after which a peer is declared hung. */
+    public static final String PEER_TIMEOUT_PROP = "rdmx.peerTimeoutMs";
+    /** Default peer timeout. */
+    public static final Duration PEER_TIMEOUT_DEFAULT = Duration.ofSeconds(10);
+    /** System property: the cluster secret checked at connection setup (stream providers). */
+    public static final String SECRET_PROP = "rdmx.secret";
+    /** Environment variable: the cluster secret. */
+    public static final String SECRET_ENV = "RDMX_SECRET";
+
+    private final String name;
+    private final String bindAddress;
+    private final int sendQueueDepth;
+    private final int recvQueueDepth;
+    private final int maxTransferSize;
+    private final Duration peerTimeout;
+    private final String secret;
+    private final int acceptBacklog;
+
+    private NodeOptions(Builder b) {
+        this.name = b.name;
+        this.bindAddress = b.bindAddress;
+        this.sendQueueDepth = b.sendQueueDepth;
+        this.recvQueueDepth = b.recvQueueDepth;
+        this.maxTransferSize = b.maxTransferSize;
+        this.peerTimeout = b.peerTimeout;
+        this.secret = b.secret;
+        this.acceptBacklog = b.acceptBacklog;
+    }
+
+    /**
+     * A builder holding the defaults (and system-property overrides).
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Defaults with a generated name.
+     *
+     * @return the options
+     */
+    public static NodeOptions defaults() {
+        return builder().build();
+    }
+
+    /** @return the node's name, unique among the nodes it talks to */
+    public String name() {
+        return name;
+    }
+
+    /** @return where to listen: {@code host:port} for tcp, a directory for shm; null for the provider default */
+    public String bindAddress() {
+        return bindAddress;
+    }
+
+    /** @return outstanding send-queue requests per connection */
+    public int sendQueueDepth() {
+        return sendQueueDepth;
+    }
+
+    /** @return posted receives per connection */
+    public int recvQueueDepth() {
+        return recvQueueDepth;
+    }
+
+    /** @return the largest single WRITE or SEND, in bytes */
+    public int maxTransferSize() {
+        return maxTransferSize;
+    }
+
+    /** @return silence after which a peer is declared hung */
+    public Duration peerTimeout() {
+        return peerTimeout;
+    }
+
+    /** @return the cluster secret, or null */
+    public String secret() {
+        return secret;
+    }
+
+    /** @return how many accepted connections may wait for {@link Node#accept} */
+    public int acceptBacklog() {
+        return acceptBacklog;
+    }
+
+    @Override
+    public String toString() {
+        return "NodeOptions{name=" + name + ", bindAddress=" + bindAddress + ", sendQueueDepth=" + sendQueueDepth
+            + ", recvQueueDepth=" + recvQueueDepth + ", maxTransferSize=" + maxTransferSize
+            + ", peerTimeout=" + peerTimeout + ", secret=" + (secret == null ? "none" : "set") + "}";
+    }
+
+    /** Builder of {@link NodeOptions}. */
+    public static final class Builder {
+        private String name = "node-" + UUID.randomUUID().toString().substring(0, 8);
+        private String bindAddress;
+        private int sendQueueDepth = Integer.getInteger(SEND_QUEUE_DEPTH_PROP, SEND_QUEUE_DEPTH_DEFAULT);
+        private int recvQueueDepth = Integer.getInteger(RECV_QUEUE_DEPTH_PROP, RECV_QUEUE_DEPTH_DEFAULT);
+        private int maxTransferSize = Integer.getInteger(MAX_TRANSFER_PROP, MAX_TRANSFER_DEFAULT);
+        private Duration peerTimeout = Duration.ofMillis(
+            Long.getLong(PEER_TIMEOUT_PROP, PEER_TIMEOUT_DEFAULT.toMillis()));
+        private String secret = firstNonBlank(System.getProperty(SECRET_PROP), System.getenv(SECRET_ENV));
+        private int acceptBacklog = 128;
+
+        private Builder() {
+        }
+
+        private static String firstNonBlank(String a, String b) {
+            if (a != null && !a.isBlank()) {
+                return a;
+            }
+            return b != null && !b.isBlank() ? b : null;
+        }
+
+        /**
+         * @param v the node name (letters, digits, {@code -_.}, at most 64 characters)
+         * @return this
+         */
+        public Builder name(String v) {
+            this.name = v;
+            return this;
+        }
+
+        /**
+         * @param v where to listen, or null for the provider default
+         * @return this
+         */
+        public Builder bindAddress(String v) {
+            this.bindAddress = v;
+            return this;
+        }
+
+        /**
+         * @param v outstanding send requests per connection
+         * @return this
+         */
+        public Builder sendQueueDepth(int v) {
+            this.sendQueueDepth = v;
+            return this;
+        }
+
+        /**
+         * @param v posted receives per connection
+         * @return this
+         */
+        public Builder recvQueueDepth(int v) {
+            this.recvQueueDepth = v;
+            return this;
+        }
+
+        /**
+         * @param v the largest single transfer in bytes
+         * @return this
+         */
+        public Builder maxTransferSize(int v) {
+            this.maxTransferSize = v;
+            return this;
+        }
+
+        /**
+         * @param v silence after which a peer is declared hung
+         * @return this
+         */
+        public Builder peerTimeout(Duration v) {
+            this.peerTimeout = v;
+            return this;
+        }
+
+        /**
+         * @param v the cluster secret, or null for none
+         * @return this
+         */
+        public Builder secret(String v) {
+            this.secret = v;
+            return this;
+        }
+
+        /**
+         * @param v connections that may wait for accept
+         * @return this
+         */
+        public Builder acceptBacklog(int v) {
+            this.acceptBacklog = v;
+            return this;
+        }
+
+        /**
+         * Validates every option once.
+         *
+         * @return the options
+         * @throws IllegalArgumentException naming the first bad option and its value
+         */
+        public NodeOptions build() {
+            Objects.requireNonNull(name, "name");
+            if (!name.matches("[A-Za-z0-9_.-]{1,64}")) {
+                throw new IllegalArgumentException("invalid node name=" + name
+                    + " (1-64 characters of letters, digits, '-', '_', '.')");
+            }
+            check("sendQueueDepth", sendQueueDepth, 1, 1 << 20);
+            check("recvQueueDepth", recvQueueDepth, 1, 1 << 20);
+            check("maxTransferSize", maxTransferSize, 1, 1 << 30);
+            check("acceptBacklog", acceptBacklog, 1, 1 << 16);
+            Objects.requireNonNull(peerTimeout, "peerTimeout");
+            if (peerTimeout.toMillis() < 100) {
+                throw new IllegalArgumentException("peerTimeout=" + peerTimeout + " is below the minimum of 100 ms");
+            }
+            if (secret != null && secret.isEmpty()) {
+                throw new IllegalArgumentException("secret must not be empty (use null for none)");
+            }
+            return new NodeOptions(this);
+        }
+
+        private static void check(String key, int value, int min, int max) {
+            if (value < min || value > max) {
+                throw new IllegalArgumentException(key + "=" + value + " out of range [" + min + ", " + max + "]");
+            }
+        }
+    }
+}

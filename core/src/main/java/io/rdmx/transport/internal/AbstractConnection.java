@@ -1,0 +1,299 @@
+package io.rdmx.transport.internal;
+
+import io.rdmx.transport.Access;
+import io.rdmx.transport.Completion;
+import io.rdmx.transport.Connection;
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.Opcode;
+import io.rdmx.transport.Post;
+import io.rdmx.transport.PreparedRequest;
+import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.Status;
+import io.rdmx.transport.WorkRequest;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * What every provider's connection shares: request validation, the receive queue, the state machine
+ * (open, then down with a cause), flushing, and prepared requests.
+ */
+public abstract class AbstractConnection implements Connection {
+    /** A posted receive buffer. */
+    public record Recv(long wrId, RegionImpl region, int offset, int length) {
+    }
+
+    /** The node. */
+    protected final AbstractNode node;
+    private final String peerName;
+    private final String peerAddress;
+    private volatile List<RemoteRegion> remoteRegions;
+    private final ArrayDeque<Recv> recvs = new ArrayDeque<>();
+    private final AtomicBoolean down = new AtomicBoolean();
+    private volatile Throwable closeCause;
+
+    /**
+     * @param node the local node
+     * @param peerName the peer's name
+     * @param peerAddress the peer's address
+     * @param remoteRegions the peer's exported regions
+     */
+    protected AbstractConnection(AbstractNode node, String peerName, String peerAddress,
+                                 List<RemoteRegion> remoteRegions) {
+        this.node = node;
+        this.peerName = peerName;
+        this.peerAddress = peerAddress;
+        this.remoteRegions = List.copyOf(remoteRegions);
+    }
+
+    @Override
+    public AbstractNode node() {
+        return node;
+    }
+
+    @Override
+    public String peerName() {
+        return peerName;
+    }
+
+    @Override
+    public String peerAddress() {
+        return peerAddress;
+    }
+
+    @Override
+    public List<RemoteRegion> remoteRegions() {
+        return remoteRegions;
+    }
+
+    @Override
+    public boolean isOpen() {
+        return !down.get();
+    }
+
+    @Override
+    public Throwable closeCause() {
+        return closeCause;
+    }
+
+    /**
+     * @throws ConnectionClosedException naming the peer if the connection is down
+     */
+    protected void checkOpen() throws ConnectionClosedException {
+        if (down.get()) {
+            Throwable c = closeCause;
+            throw new ConnectionClosedException(peerName, "connection from '" + node.name() + "' to peer '"
+                + peerName + "' is closed" + (c == null ? "" : ": " + c.getMessage()), c);
+        }
+    }
+
+    @Override
+    public final int post(WorkRequest wr) throws ConnectionClosedException {
+        Opcode op = wr.opcode();
+        RegionImpl local = validate(wr.opcode(), wr.local(), wr.remote());
+        return postValidated(op, wr.wrId(), local, wr.localOffset(), wr.length(), wr.remote(), wr.remoteOffset(),
+            wr.immediate(), wr.signaled());
+    }
+
+    private RegionImpl validate(Opcode op, Object local, RemoteRegion remote) {
+        if (op == null) {
+            throw new IllegalArgumentException("work request without opcode");
+        }
+        if (!(local instanceof RegionImpl) || ((RegionImpl) local).node() != node) {
+            throw new IllegalArgumentException("local region " + local + " is not registered with node '"
+                + node.name() + "'");
+        }
+        RegionImpl r = (RegionImpl) local;
+        if ((op == Opcode.WRITE || op == Opcode.WRITE_WITH_IMM) && remote == null) {
+            throw new IllegalArgumentException(op + " needs a remote region");
+        }
+        if (op == Opcode.RECV && (r.access() & Access.LOCAL_WRITE) == 0) {
+            throw new IllegalArgumentException("RECV into region rkey=0x" + Integer.toHexString(r.remoteKey())
+                + " without LOCAL_WRITE access");
+        }
+        return r;
+    }
+
+    private int postValidated(Opcode op, long wrId, RegionImpl local, int localOffset, int length,
+                              RemoteRegion remote, long remoteOffset, int imm, boolean signaled)
+        throws ConnectionClosedException {
+        local.checkLocal(localOffset, length);
+        int max = node.options().maxTransferSize();
+        if (length > max) {
+            throw new IllegalArgumentException(op + " length=" + length + " exceeds maxTransferSize=" + max);
+        }
+        if (op != Opcode.RECV && op != Opcode.SEND && remoteOffset < 0) {
+            throw new IllegalArgumentException(op + " remoteOffset=" + remoteOffset + " is negative");
+        }
+        checkOpen();
+        if (op == Opcode.RECV) {
+            synchronized (recvs) {
+                if (recvs.size() >= node.options().recvQueueDepth()) {
+                    return Post.RECV_QUEUE_FULL;
+                }
+                recvs.addLast(new Recv(wrId, local, localOffset, length));
+            }
+            onRecvPosted();
+            if (down.get()) {
+                flushRecvs();
+            }
+            return Post.OK;
+        }
+        return postSendQueue(op, wrId, local, localOffset, length, remote, remoteOffset, imm, signaled);
+    }
+
+    /**
+     * Posts a send-queue request (WRITE, WRITE_WITH_IMM, SEND) already validated locally.
+     *
+     * @param op opcode
+     * @param wrId id
+     * @param local source region
+     * @param localOffset source offset
+     * @param length bytes
+     * @param remote target (WRITE*)
+     * @param remoteOffset target offset
+     * @param imm immediate
+     * @param signaled whether a success completion is wanted
+     * @return a {@link Post} code
+     * @throws ConnectionClosedException if the connection is down
+     */
+    protected abstract int postSendQueue(Opcode op, long wrId, RegionImpl local, int localOffset, int length,
+                                         RemoteRegion remote, long remoteOffset, int imm, boolean signaled)
+        throws ConnectionClosedException;
+
+    /** Called after a RECV is queued, on the posting thread. */
+    protected abstract void onRecvPosted();
+
+    /** Completes every outstanding send-queue request as {@link Status#FLUSHED}. */
+    protected abstract void flushSendQueue();
+
+    /**
+     * Closes the provider's transport for this connection.
+     *
+     * @param cause why
+     */
+    protected abstract void closeTransport(Throwable cause);
+
+    /**
+     * Takes the oldest posted receive.
+     *
+     * @return it, or null if none is posted
+     */
+    public Recv takeRecv() {
+        synchronized (recvs) {
+            return recvs.pollFirst();
+        }
+    }
+
+    /** @return true if a receive is posted */
+    public boolean hasRecv() {
+        synchronized (recvs) {
+            return !recvs.isEmpty();
+        }
+    }
+
+    /**
+     * Queues a completion on the node's CQ.
+     *
+     * @param op opcode
+     * @param wrId id
+     * @param status outcome
+     * @param len bytes
+     * @param imm immediate
+     * @param hasImm whether the immediate is meaningful
+     * @param detail explanation of a failure
+     */
+    public void emit(Opcode op, long wrId, Status status, int len, int imm, boolean hasImm, String detail) {
+        deliver(new Completion(this, wrId, op, status, len, imm, hasImm, detail));
+    }
+
+    /**
+     * Hands a completion to the node's CQ; providers may override to inject delays.
+     *
+     * @param c the completion
+     */
+    protected void deliver(Completion c) {
+        node.completionQueue().add(c);
+    }
+
+    /** @return the detail of a flushed request: names the peer and the cause */
+    protected String flushDetail() {
+        Throwable c = closeCause;
+        return "connection to peer '" + peerName + "' went down" + (c == null ? "" : ": " + c.getMessage());
+    }
+
+    private void flushRecvs() {
+        Recv r;
+        while ((r = takeRecv()) != null) {
+            emit(Opcode.RECV, r.wrId(), Status.FLUSHED, 0, 0, false, flushDetail());
+        }
+    }
+
+    /**
+     * Moves the connection down: records the cause, flushes every outstanding request and receive, removes it
+     * from the node and closes the transport. Idempotent; the first cause wins.
+     *
+     * @param cause why; its message should name the peer
+     */
+    public void fail(Throwable cause) {
+        if (!down.compareAndSet(false, true)) {
+            return;
+        }
+        closeCause = cause;
+        node.removeConnection(this);
+        try {
+            closeTransport(cause);
+        } finally {
+            flushSendQueue();
+            flushRecvs();
+        }
+    }
+
+    @Override
+    public void close() {
+        fail(new ConnectionClosedException(peerName, "connection between '" + node.name() + "' and peer '"
+            + peerName + "' closed by '" + node.name() + "'", null));
+    }
+
+    @Override
+    public PreparedRequest prepare(WorkRequest template) {
+        RegionImpl local = validate(template.opcode(), template.local(), template.remote());
+        return new Prepared(template.opcode(), local, template.remote(), template.signaled());
+    }
+
+    private final class Prepared implements PreparedRequest {
+        private final Opcode op;
+        private final RegionImpl local;
+        private final RemoteRegion remote;
+        private final boolean signaled;
+
+        Prepared(Opcode op, RegionImpl local, RemoteRegion remote, boolean signaled) {
+            this.op = op;
+            this.local = local;
+            this.remote = remote;
+            this.signaled = signaled;
+        }
+
+        @Override
+        public int post(long wrId, int localOffset, int length, long remoteOffset) throws ConnectionClosedException {
+            return postValidated(op, wrId, local, localOffset, length, remote, remoteOffset, 0, signaled);
+        }
+
+        @Override
+        public int post(long wrId, int localOffset, int length, long remoteOffset, int immediate)
+            throws ConnectionClosedException {
+            return postValidated(op, wrId, local, localOffset, length, remote, remoteOffset, immediate, signaled);
+        }
+
+        @Override
+        public Connection connection() {
+            return AbstractConnection.this;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return node.fabric().name() + " connection '" + node.name() + "' -> '" + peerName + "' (" + peerAddress
+            + (isOpen() ? ")" : ", down)");
+    }
+}

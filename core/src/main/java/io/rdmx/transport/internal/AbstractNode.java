@@ -1,0 +1,288 @@
+package io.rdmx.transport.internal;
+
+import io.rdmx.transport.Access;
+import io.rdmx.transport.Connection;
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.Node;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RdmxTimeoutException;
+import io.rdmx.transport.Region;
+import io.rdmx.transport.RemoteRegion;
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** What every provider's node shares: regions and keys, the connection table, the accept queue, the CQ. */
+public abstract class AbstractNode implements Node {
+    private static final Logger LOG = LoggerFactory.getLogger(AbstractNode.class);
+    private static final Object CLOSED_SENTINEL = new Object();
+    private static final SecureRandom KEYS = new SecureRandom();
+
+    private final Fabric fabric;
+    private final NodeOptions options;
+    private final CompletionQueueImpl cq;
+    private final ConcurrentHashMap<Integer, RegionImpl> regions = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, AbstractConnection> connections = new ConcurrentHashMap<>();
+    private final LinkedBlockingQueue<Object> acceptQueue;
+    private final AtomicLong regionSeq = new AtomicLong();
+    private volatile boolean closed;
+
+    /**
+     * @param fabric the provider
+     * @param options validated options
+     */
+    protected AbstractNode(Fabric fabric, NodeOptions options) {
+        this.fabric = fabric;
+        this.options = options;
+        this.cq = new CompletionQueueImpl(options.name());
+        this.acceptQueue = new LinkedBlockingQueue<>(options.acceptBacklog() + 1);
+    }
+
+    /** Memory handed out by a provider for a new region, and how to give it back. */
+    public record Allocation(ByteBuffer memory, Runnable onDeregister) {
+    }
+
+    /**
+     * Allocates memory a peer can reach for a new region.
+     *
+     * @param length bytes
+     * @param access access flags
+     * @param remoteKey the key chosen for the region
+     * @return the memory
+     * @throws RdmxException if it cannot be allocated
+     */
+    protected abstract Allocation allocate(int length, int access, int remoteKey) throws RdmxException;
+
+    /** Releases the provider's own resources (threads, sockets, files). Called once by {@link #close()}. */
+    protected abstract void closeTransport();
+
+    @Override
+    public Fabric fabric() {
+        return fabric;
+    }
+
+    @Override
+    public String name() {
+        return options.name();
+    }
+
+    @Override
+    public NodeOptions options() {
+        return options;
+    }
+
+    @Override
+    public CompletionQueueImpl completionQueue() {
+        return cq;
+    }
+
+    @Override
+    public boolean isOpen() {
+        return !closed;
+    }
+
+    /**
+     * @throws RdmxException if the node is closed
+     */
+    protected void checkOpen() throws RdmxException {
+        if (closed) {
+            throw new RdmxException("node '" + name() + "' is closed");
+        }
+    }
+
+    @Override
+    public Region register(int length, int access) throws RdmxException {
+        checkOpen();
+        if (length <= 0) {
+            throw new IllegalArgumentException("region length=" + length + " must be positive");
+        }
+        Access.validate(access);
+        int key;
+        do {
+            key = KEYS.nextInt();
+        } while (key == 0 || regions.containsKey(key));
+        Allocation a = allocate(length, access, key);
+        long address = (regionSeq.incrementAndGet()) << 31;
+        RegionImpl r = new RegionImpl(this, a.memory(), address, key ^ 0x5a5a5a5a, key, access, a.onDeregister());
+        regions.put(key, r);
+        return r;
+    }
+
+    /**
+     * The live region a peer targets with this key, if it is remotely writable.
+     *
+     * @param remoteKey the key
+     * @return the region, or null
+     */
+    public RegionImpl lookupRemote(int remoteKey) {
+        RegionImpl r = regions.get(remoteKey);
+        if (r == null || !r.live() || (r.access() & Access.REMOTE_WRITE) == 0) {
+            return null;
+        }
+        return r;
+    }
+
+    /**
+     * Checks a peer's WRITE target. Returns null when allowed, else the reason.
+     *
+     * @param remoteKey key in the request
+     * @param offset offset in the request
+     * @param length length in the request
+     * @return null, or an explanation naming the values
+     */
+    public String checkRemoteWrite(int remoteKey, long offset, long length) {
+        RegionImpl r = lookupRemote(remoteKey);
+        if (r == null) {
+            return "no remotely writable region with rkey=0x" + Integer.toHexString(remoteKey) + " at node '"
+                + name() + "'";
+        }
+        if (offset < 0 || length < 0 || offset + length > r.length()) {
+            return "WRITE offset=" + offset + " length=" + length + " outside region rkey=0x"
+                + Integer.toHexString(remoteKey) + " length=" + r.length() + " at node '" + name() + "'";
+        }
+        return null;
+    }
+
+    void deregister(RegionImpl r) {
+        regions.remove(r.remoteKey(), r);
+    }
+
+    /** @return descriptors of the live, remotely writable regions */
+    public List<RemoteRegion> exportedRegions() {
+        List<RemoteRegion> out = new ArrayList<>();
+        for (RegionImpl r : regions.values()) {
+            if (r.live() && (r.access() & Access.REMOTE_WRITE) != 0) {
+                out.add(r.descriptor());
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public Collection<Connection> connections() {
+        return List.copyOf(connections.values());
+    }
+
+    /**
+     * The live connection to a peer.
+     *
+     * @param peerName the peer
+     * @return the connection or null
+     */
+    public AbstractConnection connectionTo(String peerName) {
+        AbstractConnection c = connections.get(peerName);
+        return c != null && c.isOpen() ? c : null;
+    }
+
+    /**
+     * The live connection to the peer listening at this address.
+     *
+     * @param address the peer's address
+     * @return the connection or null
+     */
+    public AbstractConnection connectionAt(String address) {
+        for (AbstractConnection c : connections.values()) {
+            if (c.isOpen() && c.peerAddress().equals(address)) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Records a new connection, unless one to that peer exists (one connection per pair of nodes).
+     *
+     * @param c the connection
+     * @return false when a live connection to the peer already exists
+     */
+    public boolean addConnection(AbstractConnection c) {
+        while (true) {
+            AbstractConnection prev = connections.putIfAbsent(c.peerName(), c);
+            if (prev == null) {
+                return true;
+            }
+            if (prev.isOpen()) {
+                return false;
+            }
+            connections.remove(c.peerName(), prev);
+        }
+    }
+
+    /**
+     * Forgets a connection.
+     *
+     * @param c the connection
+     */
+    public void removeConnection(AbstractConnection c) {
+        connections.remove(c.peerName(), c);
+    }
+
+    /**
+     * Hands a passively opened connection to {@link #accept}.
+     *
+     * @param c the connection
+     * @return false when the backlog is full
+     */
+    public boolean offerAccepted(AbstractConnection c) {
+        return acceptQueue.remainingCapacity() > 1 && acceptQueue.offer(c);
+    }
+
+    @Override
+    public Connection accept(Duration timeout) throws RdmxException, InterruptedException {
+        checkOpen();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            long remaining = deadline - System.nanoTime();
+            Object o = acceptQueue.poll(Math.max(0, remaining), TimeUnit.NANOSECONDS);
+            if (o == null) {
+                throw new RdmxTimeoutException("no connection accepted by node '" + name() + "' within "
+                    + timeout.toMillis() + " ms");
+            }
+            if (o == CLOSED_SENTINEL) {
+                acceptQueue.offer(CLOSED_SENTINEL);
+                throw new RdmxException("node '" + name() + "' is closed");
+            }
+            AbstractConnection c = (AbstractConnection) o;
+            if (c.isOpen()) {
+                return c;
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (AbstractConnection c : connections.values()) {
+            c.close();
+        }
+        acceptQueue.clear();
+        acceptQueue.offer(CLOSED_SENTINEL);
+        for (RegionImpl r : List.copyOf(regions.values())) {
+            r.forceRelease();
+        }
+        try {
+            closeTransport();
+        } catch (RuntimeException e) {
+            LOG.warn("node '{}': error while closing the {} transport", name(), fabric.name(), e);
+        }
+        cq.close();
+    }
+
+    @Override
+    public String toString() {
+        return fabric.name() + " node '" + name() + "' at " + address();
+    }
+}

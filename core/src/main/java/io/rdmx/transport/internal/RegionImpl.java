@@ -1,0 +1,154 @@
+package io.rdmx.transport.internal;
+
+import io.rdmx.transport.Region;
+import io.rdmx.transport.RemoteRegion;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** A registered region: memory, keys and a reference count. */
+public final class RegionImpl implements Region {
+    private final AbstractNode node;
+    private final ByteBuffer memory;
+    private final long address;
+    private final int localKey;
+    private final int remoteKey;
+    private final int access;
+    private final AtomicInteger refCnt = new AtomicInteger(1);
+    private final Throwable site;
+    private final Runnable onDeregister;
+
+    RegionImpl(AbstractNode node, ByteBuffer memory, long address, int localKey, int remoteKey, int access,
+               Runnable onDeregister) {
+        this.node = node;
+        this.memory = memory.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        this.address = address;
+        this.localKey = localKey;
+        this.remoteKey = remoteKey;
+        this.access = access;
+        this.onDeregister = onDeregister;
+        this.site = LeakDetector.paranoid() ? new Throwable("region registered") : null;
+    }
+
+    /** @return the node that registered the region */
+    public AbstractNode node() {
+        return node;
+    }
+
+    /**
+     * The memory shared view: callers must not change its position or limit.
+     *
+     * @return the memory
+     */
+    public ByteBuffer memory() {
+        return memory;
+    }
+
+    @Override
+    public long address() {
+        return address;
+    }
+
+    @Override
+    public int length() {
+        return memory.capacity();
+    }
+
+    @Override
+    public int localKey() {
+        return localKey;
+    }
+
+    @Override
+    public int remoteKey() {
+        return remoteKey;
+    }
+
+    @Override
+    public int access() {
+        return access;
+    }
+
+    @Override
+    public ByteBuffer buffer() {
+        return memory.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    @Override
+    public RemoteRegion descriptor() {
+        return new RemoteRegion(address, length(), remoteKey);
+    }
+
+    @Override
+    public int refCnt() {
+        return refCnt.get();
+    }
+
+    /** @return true while not released */
+    public boolean live() {
+        return refCnt.get() > 0;
+    }
+
+    @Override
+    public Region retain() {
+        while (true) {
+            int c = refCnt.get();
+            if (c <= 0) {
+                throw new IllegalStateException("retain of released region rkey=0x" + Integer.toHexString(remoteKey));
+            }
+            if (refCnt.compareAndSet(c, c + 1)) {
+                return this;
+            }
+        }
+    }
+
+    @Override
+    public boolean release() {
+        while (true) {
+            int c = refCnt.get();
+            if (c <= 0) {
+                throw new IllegalStateException("release of released region rkey=0x"
+                    + Integer.toHexString(remoteKey));
+            }
+            if (refCnt.compareAndSet(c, c - 1)) {
+                if (c == 1) {
+                    node.deregister(this);
+                    onDeregister.run();
+                    return true;
+                }
+                return false;
+            }
+        }
+    }
+
+    /** Releases every remaining reference, reporting a leak. Called when the node closes. */
+    void forceRelease() {
+        int c = refCnt.getAndSet(0);
+        if (c > 0) {
+            LeakDetector.report(this + " of node '" + node.name() + "' (refCnt=" + c + ")", site);
+            node.deregister(this);
+            onDeregister.run();
+        }
+    }
+
+    /**
+     * Checks that a local access lies inside the region.
+     *
+     * @param offset offset
+     * @param length length
+     */
+    public void checkLocal(long offset, long length) {
+        if (!live()) {
+            throw new IllegalStateException("region rkey=0x" + Integer.toHexString(remoteKey) + " is released");
+        }
+        if (offset < 0 || length < 0 || offset + length > length()) {
+            throw new IllegalArgumentException("local access offset=" + offset + " length=" + length
+                + " outside region length=" + length());
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Region{rkey=0x" + Integer.toHexString(remoteKey) + ", length=" + length() + ", access=" + access + "}";
+    }
+}

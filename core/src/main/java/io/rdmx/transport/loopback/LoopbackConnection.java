@@ -1,0 +1,162 @@
+package io.rdmx.transport.loopback;
+
+import io.rdmx.transport.Completion;
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.Opcode;
+import io.rdmx.transport.Post;
+import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.Status;
+import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.RegionImpl;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A loopback connection. Requests run in order on the posting thread; a SEND or WRITE_WITH_IMM that finds no
+ * posted receive waits in {@link #pending} (with every request behind it) until the peer posts one, as RC
+ * ordering requires. Locks: {@code this} guards {@link #pending}; the receive queue lock is a leaf; a
+ * connection never fails its peer while holding its own lock.
+ */
+final class LoopbackConnection extends AbstractConnection {
+    private record Op(Opcode op, long wrId, RegionImpl local, int localOffset, int length, RemoteRegion remote,
+                      long remoteOffset, int imm, boolean signaled) {
+    }
+
+    volatile LoopbackConnection peer;
+    private final ArrayDeque<Op> pending = new ArrayDeque<>();
+
+    LoopbackConnection(LoopbackNode node, String peerName, String peerAddress, List<RemoteRegion> regions) {
+        super(node, peerName, peerAddress, regions);
+    }
+
+    private LoopbackNode loopbackNode() {
+        return (LoopbackNode) node;
+    }
+
+    @Override
+    protected int postSendQueue(Opcode op, long wrId, RegionImpl local, int localOffset, int length,
+                                RemoteRegion remote, long remoteOffset, int imm, boolean signaled)
+        throws ConnectionClosedException {
+        Throwable failure;
+        synchronized (this) {
+            checkOpen();
+            if (pending.size() >= node.options().sendQueueDepth()) {
+                return Post.SEND_QUEUE_FULL;
+            }
+            pending.addLast(new Op(op, wrId, local, localOffset, length, remote, remoteOffset, imm, signaled));
+            failure = drainLocked();
+        }
+        if (failure != null) {
+            failBoth(failure);
+        }
+        return Post.OK;
+    }
+
+    /** Executes pending requests in order while possible. Holds {@code this}. Returns a failure to apply. */
+    private Throwable drainLocked() {
+        LoopbackConnection p = peer;
+        Op o;
+        while ((o = pending.peekFirst()) != null) {
+            if (loopbackNode().faults().failNext.getAndUpdate(n -> n > 0 ? n - 1 : 0) > 0) {
+                pending.pollFirst();
+                Status s = loopbackNode().faults().failStatus;
+                String why = o.op() + " wrId=" + o.wrId() + " failed by injected fault status=" + s;
+                emit(o.op(), o.wrId(), s, 0, 0, false, why);
+                return new ConnectionClosedException(peerName(), why, null);
+            }
+            if (o.op() == Opcode.WRITE || o.op() == Opcode.WRITE_WITH_IMM) {
+                String err = p.node.checkRemoteWrite(o.remote().remoteKey(), o.remoteOffset(), o.length());
+                if (err != null) {
+                    pending.pollFirst();
+                    emit(o.op(), o.wrId(), Status.REMOTE_ACCESS_ERROR, 0, 0, false, err);
+                    return new ConnectionClosedException(peerName(), "remote access error: " + err, null);
+                }
+            }
+            Recv r = null;
+            if (o.op() != Opcode.WRITE) {
+                r = p.takeRecv();
+                if (r == null) {
+                    return null;
+                }
+            }
+            pending.pollFirst();
+            if (o.op() == Opcode.WRITE || o.op() == Opcode.WRITE_WITH_IMM) {
+                RegionImpl target = p.node.lookupRemote(o.remote().remoteKey());
+                copy(o.local(), o.localOffset(), target, (int) o.remoteOffset(), o.length());
+                if (r != null) {
+                    p.emit(Opcode.RECV, r.wrId(), Status.SUCCESS, o.length(), o.imm(), true, null);
+                }
+            } else {
+                if (o.length() > r.length()) {
+                    String why = "SEND length=" + o.length() + " exceeds the receive buffer length=" + r.length()
+                        + " posted by '" + p.node.name() + "'";
+                    p.emit(Opcode.RECV, r.wrId(), Status.LOCAL_LENGTH_ERROR, 0, 0, false, why);
+                    emit(o.op(), o.wrId(), Status.REMOTE_INVALID_REQUEST, 0, 0, false, why);
+                    return new ConnectionClosedException(peerName(), why, null);
+                }
+                copy(o.local(), o.localOffset(), r.region(), r.offset(), o.length());
+                p.emit(Opcode.RECV, r.wrId(), Status.SUCCESS, o.length(), 0, false, null);
+            }
+            if (o.signaled()) {
+                emit(o.op(), o.wrId(), Status.SUCCESS, o.length(), 0, false, null);
+            }
+        }
+        return null;
+    }
+
+    private static void copy(RegionImpl src, int srcOffset, RegionImpl dst, int dstOffset, int length) {
+        if (length == 0) {
+            return;
+        }
+        ByteBuffer d = dst.memory().duplicate();
+        d.put(dstOffset, src.memory(), srcOffset, length);
+    }
+
+    private void failBoth(Throwable cause) {
+        fail(cause);
+    }
+
+    @Override
+    protected void onRecvPosted() {
+        LoopbackConnection p = peer;
+        Throwable failure;
+        synchronized (p) {
+            failure = p.isOpen() ? p.drainLocked() : null;
+        }
+        if (failure != null) {
+            p.failBoth(failure);
+        }
+    }
+
+    @Override
+    protected void flushSendQueue() {
+        String detail = flushDetail();
+        synchronized (this) {
+            Op o;
+            while ((o = pending.pollFirst()) != null) {
+                emit(o.op(), o.wrId(), Status.FLUSHED, 0, 0, false, detail);
+            }
+        }
+    }
+
+    @Override
+    protected void closeTransport(Throwable cause) {
+        LoopbackConnection p = peer;
+        if (p != null) {
+            p.fail(new ConnectionClosedException(node.name(), "connection to peer '" + node.name() + "' lost: "
+                + cause.getMessage(), cause));
+        }
+    }
+
+    @Override
+    protected void deliver(Completion c) {
+        long delay = loopbackNode().faults().completionDelayNanos;
+        if (delay > 0) {
+            loopbackNode().delayer().schedule(() -> super.deliver(c), delay, TimeUnit.NANOSECONDS);
+        } else {
+            super.deliver(c);
+        }
+    }
+}

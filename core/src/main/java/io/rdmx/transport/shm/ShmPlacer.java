@@ -1,0 +1,57 @@
+package io.rdmx.transport.shm;
+
+import io.rdmx.transport.internal.RegionImpl;
+import io.rdmx.transport.stream.Placer;
+import java.io.IOException;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Maps a peer's region files on first use and copies WRITE data into them. Used under the connection's send
+ * lock only. A mapping stays valid after the peer deregisters the region (its file is unlinked, the memory
+ * lives on until unmapped), so a late WRITE lands in memory nobody reads rather than failing.
+ */
+final class ShmPlacer implements Placer {
+    private final Path peerDir;
+    private final Map<Integer, MappedByteBuffer> mappings = new HashMap<>();
+
+    ShmPlacer(Path peerDir) {
+        this.peerDir = peerDir;
+    }
+
+    @Override
+    public String place(int remoteKey, long remoteOffset, RegionImpl src, int srcOffset, int length) {
+        MappedByteBuffer m = mappings.get(remoteKey);
+        if (m == null) {
+            Path file = ShmFabric.regionFile(peerDir, remoteKey);
+            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size());
+            } catch (NoSuchFileException e) {
+                return "no remotely writable region with rkey=0x" + Integer.toHexString(remoteKey) + " at peer "
+                    + peerDir;
+            } catch (IOException e) {
+                return "cannot map region rkey=0x" + Integer.toHexString(remoteKey) + " at peer " + peerDir + ": "
+                    + e;
+            }
+            mappings.put(remoteKey, m);
+        }
+        if (remoteOffset < 0 || remoteOffset + length > m.capacity()) {
+            return "WRITE offset=" + remoteOffset + " length=" + length + " outside region rkey=0x"
+                + Integer.toHexString(remoteKey) + " length=" + m.capacity() + " at peer " + peerDir;
+        }
+        if (length > 0) {
+            m.put((int) remoteOffset, src.memory(), srcOffset, length);
+        }
+        return null;
+    }
+
+    @Override
+    public void close() {
+        mappings.clear();
+    }
+}

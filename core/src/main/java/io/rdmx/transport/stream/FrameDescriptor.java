@@ -1,0 +1,191 @@
+package io.rdmx.transport.stream;
+
+/**
+ * Layout of a stream-protocol frame. All fields little endian.
+ *
+ * <pre>
+ *   0                   1                   2                   3
+ *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ *  +---------------+---------------+-------------------------------+
+ *  |    version    |     type      |             flags             |  0
+ *  +---------------+---------------+-------------------------------+
+ *  |               frame length (bytes, header included)           |  4
+ *  +---------------------------------------------------------------+
+ *  |               sequence number (64): the request's, or the     |  8
+ *  |               highest one acknowledged (ACK)                  |
+ *  +---------------------------------------------------------------+
+ *  WRITE only (flags: WITH_IMM, PLACED):
+ *  +---------------------------------------------------------------+
+ *  |               remote key (32)                                 | 16
+ *  +---------------------------------------------------------------+
+ *  |               immediate (32)                                  | 20
+ *  +---------------------------------------------------------------+
+ *  |               remote offset (64)                              | 24
+ *  |                                                               |
+ *  +---------------------------------------------------------------+
+ *  |               data length (32)                                | 32
+ *  +---------------------------------------------------------------+
+ *  |               reserved (32)                                   | 36
+ *  +---------------------------------------------------------------+
+ *  |  payload: WRITE data (absent when PLACED), SEND data, HELLO,   | 40 (WRITE) / 16
+ *  |  AUTH mac, NAK status + message, ERROR message                |
+ *  +---------------------------------------------------------------+
+ * </pre>
+ *
+ * A connection starts with HELLO from the connecting side, HELLO (and AUTH when a cluster secret is set) back,
+ * AUTH from the connecting side when a secret is set, and READY. Then WRITE and SEND frames carry requests in
+ * posting order, each with the next sequence number; the receiver answers with cumulative ACKs once a request
+ * is placed (a SEND once it is in a posted receive), or a NAK that fails the request and the connection.
+ * PING keeps a quiet connection alive; ERROR explains why the sender is closing the connection.
+ */
+public final class FrameDescriptor {
+    /** Protocol version carried by every frame. */
+    public static final int VERSION = 1;
+
+    /** Offset of the version byte. */
+    public static final int VERSION_OFFSET = 0;
+    /** Offset of the type byte. */
+    public static final int TYPE_OFFSET = 1;
+    /** Offset of the flags. */
+    public static final int FLAGS_OFFSET = 2;
+    /** Offset of the frame length. */
+    public static final int LENGTH_OFFSET = 4;
+    /** Offset of the sequence number. */
+    public static final int SEQ_OFFSET = 8;
+    /** Length of the common header. */
+    public static final int HEADER_LENGTH = 16;
+
+    /** WRITE: offset of the remote key. */
+    public static final int WRITE_KEY_OFFSET = 16;
+    /** WRITE: offset of the immediate. */
+    public static final int WRITE_IMM_OFFSET = 20;
+    /** WRITE: offset of the remote offset. */
+    public static final int WRITE_REMOTE_OFFSET_OFFSET = 24;
+    /** WRITE: offset of the data length. */
+    public static final int WRITE_DATA_LENGTH_OFFSET = 32;
+    /** Length of a WRITE header. */
+    public static final int WRITE_HEADER_LENGTH = 40;
+
+    /** Type: handshake greeting. */
+    public static final int TYPE_HELLO = 1;
+    /** Type: cluster-secret proof. */
+    public static final int TYPE_AUTH = 2;
+    /** Type: handshake complete. */
+    public static final int TYPE_READY = 3;
+    /** Type: one-sided write. */
+    public static final int TYPE_WRITE = 4;
+    /** Type: message for a posted receive. */
+    public static final int TYPE_SEND = 5;
+    /** Type: cumulative acknowledgement. */
+    public static final int TYPE_ACK = 6;
+    /** Type: negative acknowledgement (request failed at the receiver). */
+    public static final int TYPE_NAK = 7;
+    /** Type: keep-alive. */
+    public static final int TYPE_PING = 8;
+    /** Type: fatal error, the sender closes. */
+    public static final int TYPE_ERROR = 9;
+
+    /** WRITE flag: consume a receive and deliver the immediate. */
+    public static final int FLAG_WITH_IMM = 1;
+    /** WRITE flag: the data was placed through shared memory; the frame has no payload. */
+    public static final int FLAG_PLACED = 2;
+    /** HELLO flag: the sender has a cluster secret. */
+    public static final int FLAG_SECRET = 1;
+
+    /** The largest control frame (HELLO, AUTH, NAK, ERROR). */
+    public static final int MAX_CONTROL_FRAME = 1 << 20;
+    /** Length of the AUTH mac. */
+    public static final int MAC_LENGTH = 32;
+    /** Length of the HELLO nonce. */
+    public static final int NONCE_LENGTH = 16;
+
+    private FrameDescriptor() {
+    }
+
+    /**
+     * @param type a type byte
+     * @return its name, for messages
+     */
+    public static String typeName(int type) {
+        switch (type) {
+            case TYPE_HELLO:
+                return "HELLO";
+            case TYPE_AUTH:
+                return "AUTH";
+            case TYPE_READY:
+                return "READY";
+            case TYPE_WRITE:
+                return "WRITE";
+            case TYPE_SEND:
+                return "SEND";
+            case TYPE_ACK:
+                return "ACK";
+            case TYPE_NAK:
+                return "NAK";
+            case TYPE_PING:
+                return "PING";
+            case TYPE_ERROR:
+                return "ERROR";
+            default:
+                return "UNKNOWN(" + type + ")";
+        }
+    }
+
+    /**
+     * Checks a frame header; returns null when valid, else what is wrong.
+     *
+     * @param version the version byte
+     * @param type the type byte
+     * @param length the frame length
+     * @param maxTransfer the largest data length allowed
+     * @return null or an explanation with {@code name=value} context
+     */
+    public static String validate(int version, int type, long length, int maxTransfer) {
+        if (version != VERSION) {
+            return "unsupported frame version=" + version + " (supported=" + VERSION + ")";
+        }
+        long min;
+        long max;
+        switch (type) {
+            case TYPE_WRITE:
+                min = WRITE_HEADER_LENGTH;
+                max = WRITE_HEADER_LENGTH + (long) maxTransfer;
+                break;
+            case TYPE_SEND:
+                min = HEADER_LENGTH;
+                max = HEADER_LENGTH + (long) maxTransfer;
+                break;
+            case TYPE_READY:
+            case TYPE_ACK:
+            case TYPE_PING:
+                min = HEADER_LENGTH;
+                max = HEADER_LENGTH;
+                break;
+            case TYPE_AUTH:
+                min = HEADER_LENGTH + MAC_LENGTH;
+                max = min;
+                break;
+            case TYPE_HELLO:
+                min = HEADER_LENGTH + NONCE_LENGTH + 6;
+                max = MAX_CONTROL_FRAME;
+                break;
+            case TYPE_NAK:
+                min = HEADER_LENGTH + 2;
+                max = MAX_CONTROL_FRAME;
+                break;
+            case TYPE_ERROR:
+                min = HEADER_LENGTH;
+                max = MAX_CONTROL_FRAME;
+                break;
+            default:
+                return "unknown frame type=" + type;
+        }
+        if (length < min) {
+            return typeName(type) + " frame length=" + length + " is below the minimum=" + min;
+        }
+        if (length > max) {
+            return typeName(type) + " frame length=" + length + " exceeds the limit=" + max;
+        }
+        return null;
+    }
+}

@@ -1,0 +1,622 @@
+package io.rdmx.transport.stream;
+
+import static io.rdmx.transport.stream.FrameDescriptor.HEADER_LENGTH;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.handler.timeout.IdleState;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.Opcode;
+import io.rdmx.transport.ProtocolException;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.Status;
+import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.RegionImpl;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The receive side of one stream connection, and its handshake. Runs on the channel's event loop only
+ * (asserted), except {@link #recvPosted()}.
+ *
+ * <p>WRITE data is copied from the socket's buffers straight into the target region as it arrives, after the
+ * key and bounds were checked on the header (nothing is written for a refused WRITE). A SEND waits for a posted
+ * receive: while none is posted, reading from the socket stops (back pressure to the sender), and resumes when
+ * the application posts one.
+ */
+final class StreamHandler extends ChannelInboundHandlerAdapter {
+    private static final Logger LOG = LoggerFactory.getLogger(StreamHandler.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private static final int S_HELLO = 0;
+    private static final int S_AUTH = 1;
+    private static final int S_READY = 2;
+    private static final int S_HEADER = 3;
+    private static final int S_WRITE_DATA = 4;
+    private static final int S_IMM_RECV = 5;
+    private static final int S_SEND_RECV = 6;
+    private static final int S_SEND_DATA = 7;
+    private static final int S_DISCARD = 8;
+
+    private final StreamNode node;
+    private final boolean active;
+    private final String dialedAddress;
+    private final CompletableFuture<StreamConnection> connectFuture;
+    private final byte[] nonce = new byte[FrameDescriptor.NONCE_LENGTH];
+
+    private Channel channel;
+    private StreamConnection conn;
+    private FrameCodec.Hello peer;
+    private ByteBuf cum;
+    private int state = S_HELLO;
+
+    private long curSeq;
+    private int curFlags;
+    private int curImm;
+    private int curLength;
+    private int curFrameLength;
+    private int remaining;
+    private ByteBuffer target;
+    private AbstractConnection.Recv curRecv;
+    private long handledSeq;
+    private long ackedSeq;
+    private volatile boolean waitingRecv;
+
+    StreamHandler(StreamNode node, boolean active, String dialedAddress,
+                  CompletableFuture<StreamConnection> connectFuture) {
+        this.node = node;
+        this.active = active;
+        this.dialedAddress = dialedAddress;
+        this.connectFuture = connectFuture;
+        RANDOM.nextBytes(nonce);
+    }
+
+    private String peerName() {
+        return peer != null ? peer.name() : (active ? dialedAddress : String.valueOf(channel.remoteAddress()));
+    }
+
+    private FrameCodec.Hello myHello() {
+        return new FrameCodec.Hello(node.options().secret() != null, nonce, node.name(), node.address(),
+            node.exportedRegions());
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        channel = ctx.channel();
+        if (active) {
+            channel.writeAndFlush(FrameCodec.hello(channel.alloc(), myHello()));
+        }
+        super.channelActive(ctx);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        assert ctx.channel().eventLoop().inEventLoop();
+        ByteBuf in = (ByteBuf) msg;
+        if (state == S_DISCARD) {
+            in.release();
+            return;
+        }
+        cum = cum == null ? in : ByteToMessageDecoder.MERGE_CUMULATOR.cumulate(ctx.alloc(), cum, in);
+        process();
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        sendAck();
+    }
+
+    private void sendAck() {
+        if (handledSeq > ackedSeq && channel.isActive() && state != S_DISCARD) {
+            ackedSeq = handledSeq;
+            channel.writeAndFlush(FrameCodec.simple(channel.alloc(), FrameDescriptor.TYPE_ACK, handledSeq),
+                channel.voidPromise());
+        }
+    }
+
+    /** Any thread: a receive was posted on the connection. */
+    void recvPosted() {
+        VarHandle.fullFence();
+        if (waitingRecv) {
+            channel.eventLoop().execute(this::resume);
+        }
+    }
+
+    private void resume() {
+        if (!waitingRecv || state == S_DISCARD) {
+            return;
+        }
+        waitingRecv = false;
+        channel.config().setAutoRead(true);
+        process();
+        sendAck();
+    }
+
+    /** The connection is going down; stop handling input. */
+    void closing() {
+        if (channel.eventLoop().inEventLoop()) {
+            discard();
+        } else {
+            channel.eventLoop().execute(this::discard);
+        }
+    }
+
+    private void discard() {
+        state = S_DISCARD;
+        waitingRecv = false;
+        if (cum != null) {
+            cum.release();
+            cum = null;
+        }
+        channel.config().setAutoRead(true);
+    }
+
+    /** Blocks reading until a receive is posted; returns true if one is posted now after all. */
+    private boolean waitForRecv() {
+        waitingRecv = true;
+        VarHandle.fullFence();
+        if (conn.hasRecv()) {
+            waitingRecv = false;
+            return true;
+        }
+        channel.config().setAutoRead(false);
+        return false;
+    }
+
+    private void process() {
+        try {
+            while (state != S_DISCARD && step()) {
+                // keep going while progress is made
+            }
+        } catch (ProtocolException e) {
+            protocolError(e);
+        } catch (RuntimeException e) {
+            LOG.error("node '{}': unexpected error on the connection from '{}'", node.name(), peerName(), e);
+            protocolError(new ProtocolException("internal error handling a frame from '" + peerName() + "': "
+                + e));
+        }
+        if (cum != null && !cum.isReadable()) {
+            cum.release();
+            cum = null;
+        }
+    }
+
+    /** One step of the receive state machine; false when it needs more input or a posted receive. */
+    private boolean step() throws ProtocolException {
+        int readable = cum == null ? 0 : cum.readableBytes();
+        switch (state) {
+            case S_HELLO:
+            case S_AUTH:
+            case S_READY:
+            case S_HEADER:
+                return frame(readable);
+            case S_WRITE_DATA: {
+                int n = Math.min(readable, remaining);
+                if (n > 0) {
+                    target.limit(target.position() + n);
+                    cum.readBytes(target);
+                    remaining -= n;
+                }
+                if (remaining > 0) {
+                    return false;
+                }
+                if ((curFlags & FrameDescriptor.FLAG_WITH_IMM) != 0) {
+                    state = S_IMM_RECV;
+                } else {
+                    handledSeq = curSeq;
+                    state = S_HEADER;
+                }
+                return true;
+            }
+            case S_IMM_RECV: {
+                var r = conn.takeRecv();
+                if (r == null) {
+                    return waitForRecv();
+                }
+                conn.emit(Opcode.RECV, r.wrId(), Status.SUCCESS, curLength, curImm, true, null);
+                handledSeq = curSeq;
+                state = S_HEADER;
+                return true;
+            }
+            case S_SEND_RECV: {
+                var r = conn.takeRecv();
+                if (r == null) {
+                    return waitForRecv();
+                }
+                if (curLength > r.length()) {
+                    String why = "SEND length=" + curLength + " exceeds the receive buffer length=" + r.length()
+                        + " posted by '" + node.name() + "'";
+                    conn.emit(Opcode.RECV, r.wrId(), Status.LOCAL_LENGTH_ERROR, 0, 0, false, why);
+                    refuse(curSeq, Status.REMOTE_INVALID_REQUEST, why);
+                    return false;
+                }
+                curRecv = r;
+                target = r.region().memory().duplicate();
+                target.position(r.offset());
+                remaining = curLength;
+                state = S_SEND_DATA;
+                return true;
+            }
+            case S_SEND_DATA: {
+                int n = Math.min(readable, remaining);
+                if (n > 0) {
+                    target.limit(target.position() + n);
+                    cum.readBytes(target);
+                    remaining -= n;
+                }
+                if (remaining > 0) {
+                    return false;
+                }
+                conn.emit(Opcode.RECV, curRecv.wrId(), Status.SUCCESS, curLength, 0, false, null);
+                curRecv = null;
+                handledSeq = curSeq;
+                state = S_HEADER;
+                return true;
+            }
+            default:
+                return false;
+        }
+    }
+
+    private boolean frame(int readable) throws ProtocolException {
+        if (readable < HEADER_LENGTH) {
+            return false;
+        }
+        int base = cum.readerIndex();
+        int version = cum.getUnsignedByte(base + FrameDescriptor.VERSION_OFFSET);
+        int type = cum.getUnsignedByte(base + FrameDescriptor.TYPE_OFFSET);
+        int flags = cum.getUnsignedShortLE(base + FrameDescriptor.FLAGS_OFFSET);
+        long length = cum.getUnsignedIntLE(base + FrameDescriptor.LENGTH_OFFSET);
+        long seq = cum.getLongLE(base + FrameDescriptor.SEQ_OFFSET);
+        String bad = FrameDescriptor.validate(version, type, length, node.options().maxTransferSize());
+        if (bad != null) {
+            throw new ProtocolException("bad frame from '" + peerName() + "': " + bad);
+        }
+        curFrameLength = (int) length;
+        if (type == FrameDescriptor.TYPE_WRITE || type == FrameDescriptor.TYPE_SEND) {
+            if (state != S_HEADER) {
+                throw new ProtocolException(FrameDescriptor.typeName(type) + " frame from '" + peerName()
+                    + "' before the handshake completed");
+            }
+            if (seq != handledSeq + 1) {
+                throw new ProtocolException(FrameDescriptor.typeName(type) + " frame from '" + peerName()
+                    + "' has seq=" + seq + ", expected=" + (handledSeq + 1));
+            }
+            return type == FrameDescriptor.TYPE_WRITE ? writeHeader(readable, flags, seq) : sendHeader(seq);
+        }
+        if (readable < length) {
+            return false;
+        }
+        ByteBuf f = cum.readRetainedSlice((int) length);
+        try {
+            control(type, flags, seq, f);
+        } finally {
+            f.release();
+        }
+        return true;
+    }
+
+    private boolean writeHeader(int readable, int flags, long seq) throws ProtocolException {
+        if (readable < FrameDescriptor.WRITE_HEADER_LENGTH) {
+            return false;
+        }
+        int base = cum.readerIndex();
+        int rkey = cum.getIntLE(base + FrameDescriptor.WRITE_KEY_OFFSET);
+        int imm = cum.getIntLE(base + FrameDescriptor.WRITE_IMM_OFFSET);
+        long offset = cum.getLongLE(base + FrameDescriptor.WRITE_REMOTE_OFFSET_OFFSET);
+        int dataLength = cum.getIntLE(base + FrameDescriptor.WRITE_DATA_LENGTH_OFFSET);
+        boolean placed = (flags & FrameDescriptor.FLAG_PLACED) != 0;
+        int carried = curFrameLength - FrameDescriptor.WRITE_HEADER_LENGTH;
+        if (dataLength < 0 || (placed ? carried != 0 : carried != dataLength)) {
+            throw new ProtocolException("WRITE frame from '" + peerName() + "' has dataLength=" + dataLength
+                + " but carries " + carried + " bytes (placed=" + placed + ")");
+        }
+        if (placed && !node.acceptsPlacedWrites()) {
+            throw new ProtocolException("WRITE frame from '" + peerName()
+                + "' claims shared-memory placement, which this provider does not use");
+        }
+        cum.skipBytes(FrameDescriptor.WRITE_HEADER_LENGTH);
+        curSeq = seq;
+        curFlags = flags;
+        curImm = imm;
+        curLength = dataLength;
+        if (placed) {
+            state = (flags & FrameDescriptor.FLAG_WITH_IMM) != 0 ? S_IMM_RECV : S_HEADER;
+            if (state == S_HEADER) {
+                handledSeq = seq;
+            }
+            return true;
+        }
+        String err = node.checkRemoteWrite(rkey, offset, dataLength);
+        if (err != null) {
+            refuse(seq, Status.REMOTE_ACCESS_ERROR, err);
+            return false;
+        }
+        RegionImpl region = node.lookupRemote(rkey);
+        target = region.memory().duplicate();
+        target.position((int) offset);
+        remaining = dataLength;
+        state = S_WRITE_DATA;
+        return true;
+    }
+
+    private boolean sendHeader(long seq) {
+        cum.skipBytes(HEADER_LENGTH);
+        curSeq = seq;
+        curFlags = 0;
+        curLength = curFrameLength - HEADER_LENGTH;
+        state = S_SEND_RECV;
+        return true;
+    }
+
+    private void control(int type, int flags, long seq, ByteBuf f) throws ProtocolException {
+        switch (type) {
+            case FrameDescriptor.TYPE_PING:
+                return;
+            case FrameDescriptor.TYPE_ERROR: {
+                String msg = f.toString(HEADER_LENGTH, f.readableBytes() - HEADER_LENGTH, StandardCharsets.UTF_8);
+                peerError(msg);
+                return;
+            }
+            case FrameDescriptor.TYPE_ACK:
+                requireEstablished(type);
+                conn.onAck(seq);
+                return;
+            case FrameDescriptor.TYPE_NAK: {
+                requireEstablished(type);
+                int st = f.getUnsignedShortLE(HEADER_LENGTH);
+                Status[] all = Status.values();
+                if (st >= all.length || st == Status.SUCCESS.ordinal()) {
+                    throw new ProtocolException("NAK from '" + peerName() + "' has unknown status=" + st);
+                }
+                String msg = f.toString(HEADER_LENGTH + 2, f.readableBytes() - HEADER_LENGTH - 2,
+                    StandardCharsets.UTF_8);
+                conn.onNak(seq, all[st], msg);
+                return;
+            }
+            case FrameDescriptor.TYPE_HELLO:
+                hello(f);
+                return;
+            case FrameDescriptor.TYPE_AUTH:
+                auth(f);
+                return;
+            case FrameDescriptor.TYPE_READY:
+                ready();
+                return;
+            default:
+                throw new ProtocolException("unexpected frame type=" + FrameDescriptor.typeName(type) + " from '"
+                    + peerName() + "'");
+        }
+    }
+
+    private void requireEstablished(int type) throws ProtocolException {
+        if (conn == null) {
+            throw new ProtocolException(FrameDescriptor.typeName(type) + " frame from '" + peerName()
+                + "' before the handshake completed");
+        }
+    }
+
+    private void hello(ByteBuf f) throws ProtocolException {
+        if (state != S_HELLO) {
+            throw new ProtocolException("unexpected HELLO from '" + peerName() + "'");
+        }
+        peer = FrameCodec.parseHello(f);
+        boolean mine = node.options().secret() != null;
+        if (peer.hasSecret() != mine) {
+            handshakeRefused("cluster secret mismatch: node '" + node.name() + "' has a secret=" + mine
+                + ", peer '" + peer.name() + "' has a secret=" + peer.hasSecret());
+            return;
+        }
+        if (!active) {
+            if (node.connectionTo(peer.name()) != null) {
+                handshakeRefused("a connection between '" + peer.name() + "' and '" + node.name()
+                    + "' already exists (one connection per pair of nodes)");
+                return;
+            }
+            channel.write(FrameCodec.hello(channel.alloc(), myHello()));
+        }
+        if (mine) {
+            channel.writeAndFlush(FrameCodec.auth(channel.alloc(), mac(peer.nonce(), node.name())));
+            state = S_AUTH;
+        } else {
+            channel.flush();
+            if (active) {
+                state = S_READY;
+            } else {
+                establishPassive();
+            }
+        }
+    }
+
+    private void auth(ByteBuf f) throws ProtocolException {
+        if (state != S_AUTH) {
+            throw new ProtocolException("unexpected AUTH from '" + peerName() + "'");
+        }
+        byte[] got = new byte[FrameDescriptor.MAC_LENGTH];
+        f.getBytes(HEADER_LENGTH, got);
+        if (!MessageDigest.isEqual(got, mac(nonce, peer.name()))) {
+            handshakeRefused("cluster secret mismatch: peer '" + peer.name() + "' failed authentication with '"
+                + node.name() + "'");
+            return;
+        }
+        if (active) {
+            state = S_READY;
+        } else {
+            establishPassive();
+        }
+    }
+
+    private void establishPassive() {
+        StreamConnection c = new StreamConnection(node, peer.name(), peer.address(), peer.regions(), channel, this,
+            node.placerFor(peer.address()));
+        if (!node.addConnection(c)) {
+            handshakeRefused("a connection between '" + peer.name() + "' and '" + node.name() + "' already exists");
+            return;
+        }
+        if (!node.offerAccepted(c)) {
+            node.removeConnection(c);
+            handshakeRefused("node '" + node.name() + "' has a full accept backlog (acceptBacklog="
+                + node.options().acceptBacklog() + ")");
+            return;
+        }
+        conn = c;
+        state = S_HEADER;
+        channel.writeAndFlush(FrameCodec.simple(channel.alloc(), FrameDescriptor.TYPE_READY, 0));
+    }
+
+    private void ready() throws ProtocolException {
+        if (!active || state != S_READY) {
+            throw new ProtocolException("unexpected READY from '" + peerName() + "'");
+        }
+        StreamConnection c = new StreamConnection(node, peer.name(), dialedAddress, peer.regions(), channel, this,
+            node.placerFor(peer.address()));
+        if (!node.addConnection(c)) {
+            handshakeRefused("node '" + node.name() + "' already has a connection to '" + peer.name() + "'");
+            return;
+        }
+        conn = c;
+        state = S_HEADER;
+        if (!connectFuture.complete(c)) {
+            c.close();
+        }
+    }
+
+    private byte[] mac(byte[] challenge, String name) {
+        try {
+            javax.crypto.Mac m = javax.crypto.Mac.getInstance("HmacSHA256");
+            m.init(new javax.crypto.spec.SecretKeySpec(node.options().secret().getBytes(StandardCharsets.UTF_8),
+                "HmacSHA256"));
+            m.update(challenge);
+            m.update(name.getBytes(StandardCharsets.UTF_8));
+            return m.doFinal();
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 unavailable", e);
+        }
+    }
+
+    private void handshakeRefused(String why) {
+        LOG.warn("node '{}': connection with '{}' refused: {}", node.name(), peerName(), why);
+        if (active) {
+            connectFuture.completeExceptionally(new RdmxException("connect from '" + node.name() + "' to address="
+                + dialedAddress + " failed: " + why));
+        }
+        sendErrorAndClose(why);
+    }
+
+    private void sendErrorAndClose(String why) {
+        discard();
+        channel.writeAndFlush(FrameCodec.error(channel.alloc(), why)).addListener(
+            (ChannelFutureListener) f -> f.channel().eventLoop().schedule(() -> {
+                f.channel().close();
+            }, 500, TimeUnit.MILLISECONDS));
+    }
+
+    private void refuse(long seq, Status status, String why) {
+        sendAck();
+        channel.writeAndFlush(FrameCodec.nak(channel.alloc(), seq, status.ordinal(), why));
+        discard();
+        conn.fail(new ConnectionClosedException(peerName(), "refused request seq=" + seq + " from peer '"
+            + peerName() + "': " + why, null));
+    }
+
+    private void protocolError(ProtocolException e) {
+        LOG.warn("node '{}': closing the connection with '{}': {}", node.name(), peerName(), e.getMessage());
+        if (conn != null) {
+            discard();
+            conn.fail(e);
+        } else {
+            if (active) {
+                connectFuture.completeExceptionally(e);
+            }
+            sendErrorAndClose(e.getMessage());
+        }
+    }
+
+    private void peerError(String msg) {
+        discard();
+        if (conn != null) {
+            conn.fail(new ConnectionClosedException(peerName(), "connection to peer '" + peerName()
+                + "' closed by the peer: " + msg, null));
+        } else if (active) {
+            connectFuture.completeExceptionally(new RdmxException("connect from '" + node.name() + "' to address="
+                + dialedAddress + " refused by the peer: " + msg));
+        }
+        channel.close();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        boolean midFrame = state == S_WRITE_DATA || state == S_SEND_DATA
+            || ((state == S_HEADER || state == S_IMM_RECV || state == S_SEND_RECV) && cum != null
+                && cum.isReadable());
+        RdmxException cause;
+        if (midFrame) {
+            int got = curFrameLength - remaining;
+            cause = new ProtocolException("truncated frame from '" + peerName() + "': the stream ended "
+                + (state == S_WRITE_DATA || state == S_SEND_DATA ? "after " + got + " of " + curFrameLength
+                    + " bytes" : "inside a frame (" + (cum == null ? 0 : cum.readableBytes()) + " bytes pending)"));
+        } else {
+            cause = new ConnectionClosedException(peerName(), "connection to peer '" + peerName()
+                + "' lost: the peer closed it or died", null);
+        }
+        if (cum != null) {
+            cum.release();
+            cum = null;
+        }
+        state = S_DISCARD;
+        if (conn != null) {
+            conn.fail(cause);
+        } else if (active) {
+            connectFuture.completeExceptionally(new RdmxException("connect from '" + node.name() + "' to address="
+                + dialedAddress + " failed: " + cause.getMessage(), cause));
+        }
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        RdmxException e = new ConnectionClosedException(peerName(), "connection to peer '" + peerName()
+            + "' lost: " + cause.getMessage(), cause);
+        if (conn != null) {
+            conn.fail(e);
+        } else if (active) {
+            connectFuture.completeExceptionally(e);
+        }
+        ctx.close();
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof IdleStateEvent) {
+            IdleStateEvent e = (IdleStateEvent) evt;
+            if (e.state() == IdleState.READER_IDLE) {
+                String why = "peer '" + peerName() + "' silent for " + node.options().peerTimeout().toMillis()
+                    + " ms (peerTimeout): presumed hung or dead";
+                if (conn != null) {
+                    conn.fail(new ConnectionClosedException(peerName(), why, null));
+                } else {
+                    if (active) {
+                        connectFuture.completeExceptionally(new RdmxException(why));
+                    }
+                    ctx.close();
+                }
+            } else if (e.state() == IdleState.WRITER_IDLE && state != S_DISCARD) {
+                ctx.writeAndFlush(FrameCodec.simple(ctx.alloc(), FrameDescriptor.TYPE_PING, 0), ctx.voidPromise());
+            }
+            return;
+        }
+        super.userEventTriggered(ctx, evt);
+    }
+}

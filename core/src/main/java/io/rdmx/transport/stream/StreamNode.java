@@ -1,0 +1,193 @@
+package io.rdmx.transport.stream;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.handler.flush.FlushConsolidationHandler;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RdmxTimeoutException;
+import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.AbstractNode;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A node of a stream provider: a Netty server channel, one event loop group for all its connections, and
+ * the handshake of {@link StreamHandler}. Subclasses choose the channel types and the address format.
+ */
+public abstract class StreamNode extends AbstractNode {
+    private final EventLoopGroup group;
+    private final ConcurrentHashMap<String, CompletableFuture<StreamConnection>> dialing = new ConcurrentHashMap<>();
+    private volatile Channel server;
+    private volatile String address;
+
+    /**
+     * @param fabric the provider
+     * @param options validated options
+     * @param group the event loops (owned by the node from now on)
+     */
+    protected StreamNode(Fabric fabric, NodeOptions options, EventLoopGroup group) {
+        super(fabric, options);
+        this.group = group;
+    }
+
+    /** @return the client channel class */
+    protected abstract Class<? extends Channel> channelClass();
+
+    /** @return the server channel class */
+    protected abstract Class<? extends ServerChannel> serverChannelClass();
+
+    /**
+     * @param address an address in this provider's format
+     * @return the socket address
+     * @throws RdmxException if malformed
+     */
+    protected abstract SocketAddress parseAddress(String address) throws RdmxException;
+
+    /**
+     * @param bound the bound server address
+     * @return the address to advertise
+     */
+    protected abstract String formatAddress(SocketAddress bound);
+
+    /**
+     * @param peerAddress the peer's advertised address
+     * @return how WRITE data reaches the peer's memory directly, or null to send it in frames
+     */
+    protected abstract Placer placerFor(String peerAddress);
+
+    /** @return true if peers place WRITE data themselves (shared memory) */
+    protected abstract boolean acceptsPlacedWrites();
+
+    /**
+     * Adds provider-specific options to a bootstrap.
+     *
+     * @param b the client bootstrap
+     */
+    protected void configure(Bootstrap b) {
+    }
+
+    /**
+     * Binds the server channel. Called once, right after construction.
+     *
+     * @param bind where to listen
+     * @throws RdmxException if binding fails
+     */
+    protected final void bind(SocketAddress bind) throws RdmxException {
+        ServerBootstrap sb = new ServerBootstrap().group(group).channel(serverChannelClass())
+            .childHandler(initializer(false, null, null));
+        ChannelFuture f = sb.bind(bind).awaitUninterruptibly();
+        if (!f.isSuccess()) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            throw new RdmxException(fabric().name() + " node '" + name() + "' cannot listen on " + bind + ": "
+                + f.cause().getMessage(), f.cause());
+        }
+        server = f.channel();
+        address = formatAddress(server.localAddress());
+    }
+
+    private ChannelInitializer<Channel> initializer(boolean active, String dialed,
+                                                    CompletableFuture<StreamConnection> future) {
+        long timeout = options().peerTimeout().toMillis();
+        return new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                ch.pipeline().addLast(new FlushConsolidationHandler(256, true),
+                    new IdleStateHandler(timeout, Math.max(50, timeout / 4), 0, TimeUnit.MILLISECONDS),
+                    new StreamHandler(StreamNode.this, active, dialed, future));
+            }
+        };
+    }
+
+    @Override
+    public String address() {
+        return address;
+    }
+
+    @Override
+    public AbstractConnection connect(String peerAddress, Duration timeout) throws RdmxException {
+        checkOpen();
+        AbstractConnection existing = connectionAt(peerAddress);
+        if (existing != null) {
+            return existing;
+        }
+        if (peerAddress.equals(address)) {
+            throw new RdmxException("node '" + name() + "' cannot connect to itself (address=" + peerAddress + ")");
+        }
+        SocketAddress sa = parseAddress(peerAddress);
+        CompletableFuture<StreamConnection> mine = new CompletableFuture<>();
+        CompletableFuture<StreamConnection> f = dialing.putIfAbsent(peerAddress, mine);
+        Channel ch = null;
+        if (f == null) {
+            f = mine;
+            Bootstrap b = new Bootstrap().group(group).channel(channelClass())
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE,
+                    Math.max(1, timeout.toMillis())))
+                .handler(initializer(true, peerAddress, mine));
+            configure(b);
+            ChannelFuture cf = b.connect(sa);
+            ch = cf.channel();
+            cf.addListener(done -> {
+                if (!done.isSuccess()) {
+                    mine.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
+                        + peerAddress + " failed: " + done.cause().getMessage(), done.cause()));
+                }
+            });
+        }
+        try {
+            return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            RdmxTimeoutException t = new RdmxTimeoutException("connect from '" + name() + "' to address="
+                + peerAddress + " timed out after " + timeout.toMillis() + " ms");
+            if (f == mine) {
+                mine.completeExceptionally(t);
+                ch.close();
+            }
+            throw t;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            if (ch != null) {
+                ch.close();
+            }
+            throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " interrupted");
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof RdmxException) {
+                RdmxException r = (RdmxException) c;
+                throw r instanceof RdmxTimeoutException ? new RdmxTimeoutException(r.getMessage())
+                    : new RdmxException(r.getMessage(), r);
+            }
+            throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: " + c, c);
+        } finally {
+            if (f == mine) {
+                dialing.remove(peerAddress, mine);
+            }
+        }
+    }
+
+    @Override
+    protected void closeTransport() {
+        RdmxException closed = new RdmxException("node '" + name() + "' closed while connecting");
+        for (CompletableFuture<StreamConnection> f : dialing.values()) {
+            f.completeExceptionally(closed);
+        }
+        Channel s = server;
+        if (s != null) {
+            s.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
+        }
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+}
