@@ -1,0 +1,43 @@
+# Sourced by the rdmx scripts: finds (or installs) a JDK and Maven, and sets JAVA_HOME, MVN, JAVA.
+# Prefers JDK 25 (needed by the verbs provider at run time); any JDK >= 17 builds and runs the rest.
+
+rdmx_java_feature() { "$1" -XshowSettings:properties -version 2>&1 | awk -F'= ' '/java.specification.version/ {print $2; exit}'; }
+
+rdmx_find_jdk() {
+  local c
+  for c in "${RDMX_JAVA_HOME:-}" /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/temurin-25-jdk-arm64 \
+           /usr/lib/jvm/temurin-25* /usr/lib/jvm/java-25* "${JAVA_HOME:-}" /usr/lib/jvm/java-21* \
+           /usr/lib/jvm/java-17-openjdk-* /usr/lib/jvm/*; do
+    [ -n "$c" ] && [ -x "$c/bin/javac" ] || continue
+    local v; v=$(rdmx_java_feature "$c/bin/java")
+    v=${v%%.*}
+    if [ -n "$v" ] && [ "$v" -ge 17 ] 2>/dev/null; then echo "$c"; return 0; fi
+  done
+  return 1
+}
+
+if ! JAVA_HOME=$(rdmx_find_jdk); then
+  echo "rdmx: no JDK >= 17 found; installing openjdk-17-jdk-headless" >&2
+  if command -v apt-get >/dev/null; then
+    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >&2
+  fi
+  JAVA_HOME=$(rdmx_find_jdk) || { echo "rdmx: cannot find or install a JDK >= 17" >&2; exit 1; }
+fi
+export JAVA_HOME
+JAVA="$JAVA_HOME/bin/java"
+RDMX_JAVA_FEATURE=$(rdmx_java_feature "$JAVA"); RDMX_JAVA_FEATURE=${RDMX_JAVA_FEATURE%%.*}
+RDMX_JAVA_OPTS=""
+if [ "$RDMX_JAVA_FEATURE" -ge 23 ]; then
+  # Netty and JCTools still use sun.misc.Unsafe; allow it without the JDK 24+ warning.
+  RDMX_JAVA_OPTS="--sun-misc-unsafe-memory-access=allow --enable-native-access=ALL-UNNAMED"
+fi
+export MAVEN_OPTS="${MAVEN_OPTS:-} $RDMX_JAVA_OPTS"
+
+if ! command -v mvn >/dev/null; then
+  echo "rdmx: Maven not found; installing it" >&2
+  if command -v apt-get >/dev/null; then
+    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven >&2
+  fi
+  command -v mvn >/dev/null || { echo "rdmx: cannot find or install Maven" >&2; exit 1; }
+fi
+MVN="mvn -B -ntp"
