@@ -76,22 +76,24 @@ public final class StreamConnection extends AbstractConnection {
             if (failure == null) {
                 long seq = ++nextSeq;
                 outstanding.addLast(new Pending(seq, op, wrId, length, signaled));
+                // Header and payload go out as ONE write: the event loop writes ACKs directly, and must not
+                // slip one between the two halves of a frame.
+                io.netty.buffer.ByteBuf frame;
                 if (write) {
                     int flags = (op == Opcode.WRITE_WITH_IMM ? FrameDescriptor.FLAG_WITH_IMM : 0)
                         | (placer != null ? FrameDescriptor.FLAG_PLACED : 0);
-                    channel.write(FrameCodec.writeHeader(channel.alloc(), flags, seq, remote.remoteKey(), imm,
-                        remoteOffset, length), channel.voidPromise());
+                    frame = FrameCodec.writeHeader(channel.alloc(), flags, seq, remote.remoteKey(), imm,
+                        remoteOffset, length);
                     if (placer == null && length > 0) {
-                        channel.write(Unpooled.wrappedBuffer(local.memory().slice(localOffset, length)),
-                            channel.voidPromise());
+                        frame = withPayload(frame, local, localOffset, length);
                     }
                 } else {
-                    channel.write(FrameCodec.sendHeader(channel.alloc(), seq, length), channel.voidPromise());
+                    frame = FrameCodec.sendHeader(channel.alloc(), seq, length);
                     if (length > 0) {
-                        channel.write(Unpooled.wrappedBuffer(local.memory().slice(localOffset, length)),
-                            channel.voidPromise());
+                        frame = withPayload(frame, local, localOffset, length);
                     }
                 }
+                channel.write(frame, channel.voidPromise());
                 channel.flush();
             }
         }
@@ -99,6 +101,12 @@ public final class StreamConnection extends AbstractConnection {
             fail(failure);
         }
         return Post.OK;
+    }
+
+    private io.netty.buffer.ByteBuf withPayload(io.netty.buffer.ByteBuf header, RegionImpl local, int offset,
+                                                int length) {
+        return channel.alloc().compositeDirectBuffer(2).addComponents(true, header,
+            Unpooled.wrappedBuffer(local.memory().slice(offset, length)));
     }
 
     /**

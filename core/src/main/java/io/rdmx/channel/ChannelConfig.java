@@ -1,0 +1,227 @@
+package io.rdmx.channel;
+
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * Configuration of a {@link ChannelEngine}, validated once by {@link Builder#build()}. Every key has a name
+ * (system property overriding the default) and a default.
+ */
+public final class ChannelConfig {
+    /** How a receiver learns of new data. */
+    public enum Notification {
+        /** A batched SEND carrying the new head of each ring. */
+        SEND,
+        /** The immediate of a WRITE_WITH_IMM (ring index and length); no extra message. */
+        WRITE_WITH_IMM
+    }
+
+    /** System property: bytes per circular buffer (a power of two). */
+    public static final String RING_CAPACITY_PROP = "rdmx.channel.ringCapacity";
+    /** Default ring capacity: 256 KiB. */
+    public static final int RING_CAPACITY_DEFAULT = 256 << 10;
+    /** System property: a WRITE is posted once this many bytes wait (or on flush). */
+    public static final String BATCH_THRESHOLD_PROP = "rdmx.channel.batchThreshold";
+    /** Default batching threshold: 16 KiB (the paper's value for software RDMA), at most a quarter ring. */
+    public static final int BATCH_THRESHOLD_DEFAULT = 16 << 10;
+    /** System property: a receiver reports consumption after this many bytes. */
+    public static final String READ_NOTIFY_PROP = "rdmx.channel.readNotifyThreshold";
+    /** Default read-notification threshold: a quarter of the ring (0 selects it). */
+    public static final int READ_NOTIFY_DEFAULT = 0;
+    /** System property: SEND or WRITE_WITH_IMM. */
+    public static final String NOTIFICATION_PROP = "rdmx.channel.notification";
+    /** Default notification. */
+    public static final Notification NOTIFICATION_DEFAULT = Notification.SEND;
+    /** System property: microseconds after which unsent data is flushed without a flush call (0: never). */
+    public static final String FLUSH_INTERVAL_PROP = "rdmx.channel.flushIntervalUs";
+    /** Default flush interval: 2 ms. */
+    public static final long FLUSH_INTERVAL_DEFAULT_US = 2000;
+    /** System property: spins before a blocked worker parks (0: park at once). */
+    public static final String SPINS_PROP = "rdmx.channel.spinsBeforePark";
+    /** Default spins: park at once. */
+    public static final int SPINS_DEFAULT = 0;
+
+    private final int workers;
+    private final int ringCapacity;
+    private final int batchThreshold;
+    private final int readNotifyThreshold;
+    private final Notification notification;
+    private final Duration flushInterval;
+    private final int spinsBeforePark;
+
+    private ChannelConfig(Builder b) {
+        this.workers = b.workers;
+        this.ringCapacity = b.ringCapacity;
+        this.batchThreshold = b.batchThreshold == 0 ? Math.min(BATCH_THRESHOLD_DEFAULT, b.ringCapacity / 4)
+            : b.batchThreshold;
+        this.readNotifyThreshold = b.readNotifyThreshold == 0 ? b.ringCapacity / 4 : b.readNotifyThreshold;
+        this.notification = b.notification;
+        this.flushInterval = b.flushInterval;
+        this.spinsBeforePark = b.spinsBeforePark;
+    }
+
+    /**
+     * @param workers worker threads of this process
+     * @return a builder with the defaults
+     */
+    public static Builder builder(int workers) {
+        return new Builder(workers);
+    }
+
+    /** @return local workers */
+    public int workers() {
+        return workers;
+    }
+
+    /** @return bytes per ring */
+    public int ringCapacity() {
+        return ringCapacity;
+    }
+
+    /** @return bytes that trigger a WRITE */
+    public int batchThreshold() {
+        return batchThreshold;
+    }
+
+    /** @return bytes consumed before a credit is sent */
+    public int readNotifyThreshold() {
+        return readNotifyThreshold;
+    }
+
+    /** @return the notification kind */
+    public Notification notification() {
+        return notification;
+    }
+
+    /** @return the time bound on unsent data; zero for none */
+    public Duration flushInterval() {
+        return flushInterval;
+    }
+
+    /** @return spins before parking */
+    public int spinsBeforePark() {
+        return spinsBeforePark;
+    }
+
+    /**
+     * The largest record payload: a record plus its worst-case padding must fit in the space the writer is
+     * sure to see once the reader has consumed everything (capacity minus an unreported credit).
+     *
+     * @return bytes
+     */
+    public int maxRecordPayload() {
+        return ((ringCapacity - readNotifyThreshold) / 2 & -RecordDescriptor.ALIGNMENT)
+            - RecordDescriptor.HEADER_LENGTH;
+    }
+
+    @Override
+    public String toString() {
+        return "ChannelConfig{workers=" + workers + ", ringCapacity=" + ringCapacity + ", batchThreshold="
+            + batchThreshold + ", readNotifyThreshold=" + readNotifyThreshold + ", notification=" + notification
+            + ", flushInterval=" + flushInterval + ", spinsBeforePark=" + spinsBeforePark + "}";
+    }
+
+    /** Builder. */
+    public static final class Builder {
+        private final int workers;
+        private int ringCapacity = Integer.getInteger(RING_CAPACITY_PROP, RING_CAPACITY_DEFAULT);
+        private int batchThreshold = Integer.getInteger(BATCH_THRESHOLD_PROP, 0);
+        private int readNotifyThreshold = Integer.getInteger(READ_NOTIFY_PROP, READ_NOTIFY_DEFAULT);
+        private Notification notification = Notification.valueOf(System.getProperty(NOTIFICATION_PROP,
+            NOTIFICATION_DEFAULT.name()).toUpperCase(Locale.ROOT));
+        private Duration flushInterval = Duration.ofNanos(1000 * Long.getLong(FLUSH_INTERVAL_PROP,
+            FLUSH_INTERVAL_DEFAULT_US));
+        private int spinsBeforePark = Integer.getInteger(SPINS_PROP, SPINS_DEFAULT);
+
+        private Builder(int workers) {
+            this.workers = workers;
+        }
+
+        /**
+         * @param v bytes per ring (power of two)
+         * @return this
+         */
+        public Builder ringCapacity(int v) {
+            this.ringCapacity = v;
+            return this;
+        }
+
+        /**
+         * @param v bytes that trigger a WRITE (1 posts every commit; 0 selects the default)
+         * @return this
+         */
+        public Builder batchThreshold(int v) {
+            this.batchThreshold = v;
+            return this;
+        }
+
+        /**
+         * @param v bytes consumed before a credit is sent (0: a quarter of the ring)
+         * @return this
+         */
+        public Builder readNotifyThreshold(int v) {
+            this.readNotifyThreshold = v;
+            return this;
+        }
+
+        /**
+         * @param v notification kind
+         * @return this
+         */
+        public Builder notification(Notification v) {
+            this.notification = v;
+            return this;
+        }
+
+        /**
+         * @param v time bound on unsent data (zero: only thresholds and flush)
+         * @return this
+         */
+        public Builder flushInterval(Duration v) {
+            this.flushInterval = v;
+            return this;
+        }
+
+        /**
+         * @param v spins before a blocked worker parks
+         * @return this
+         */
+        public Builder spinsBeforePark(int v) {
+            this.spinsBeforePark = v;
+            return this;
+        }
+
+        /**
+         * @return the validated configuration
+         * @throws IllegalArgumentException naming the first bad key and value
+         */
+        public ChannelConfig build() {
+            if (workers < 1 || workers > 256) {
+                throw new IllegalArgumentException("workers=" + workers + " out of range [1, 256]");
+            }
+            if (ringCapacity < 1024 || Integer.bitCount(ringCapacity) != 1 || ringCapacity > (1 << 30)) {
+                throw new IllegalArgumentException(RING_CAPACITY_PROP + "=" + ringCapacity
+                    + " must be a power of two in [1024, 1 GiB]");
+            }
+            if (notification == Notification.WRITE_WITH_IMM && ringCapacity > (4 << 20)) {
+                throw new IllegalArgumentException(RING_CAPACITY_PROP + "=" + ringCapacity
+                    + " exceeds 4 MiB, the most a WRITE_WITH_IMM immediate can describe");
+            }
+            if (batchThreshold < 0 || batchThreshold > ringCapacity) {
+                throw new IllegalArgumentException(BATCH_THRESHOLD_PROP + "=" + batchThreshold
+                    + " out of range [1, ringCapacity=" + ringCapacity + "]");
+            }
+            if (readNotifyThreshold < 0 || readNotifyThreshold > ringCapacity / 2) {
+                throw new IllegalArgumentException(READ_NOTIFY_PROP + "=" + readNotifyThreshold
+                    + " out of range [0, ringCapacity/2=" + ringCapacity / 2 + "]");
+            }
+            if (flushInterval == null || flushInterval.isNegative()) {
+                throw new IllegalArgumentException(FLUSH_INTERVAL_PROP + "=" + flushInterval + " must be >= 0");
+            }
+            if (spinsBeforePark < 0) {
+                throw new IllegalArgumentException(SPINS_PROP + "=" + spinsBeforePark + " must be >= 0");
+            }
+            return new ChannelConfig(this);
+        }
+    }
+}

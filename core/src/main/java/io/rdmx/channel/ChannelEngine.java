@@ -1,0 +1,369 @@
+package io.rdmx.channel;
+
+import io.rdmx.transport.Completion;
+import io.rdmx.transport.Connection;
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.Node;
+import io.rdmx.transport.RdmxException;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The ring-channel protocol on one node (the DAIS 2016 shuffling middleware's communication layer): a circular
+ * buffer per pair of workers of every pair of nodes, filled by one-sided WRITEs, announced by notifications
+ * (a batched SEND, or the immediate of a WRITE_WITH_IMM), freed by batched credits.
+ *
+ * <p>One network thread per engine sleeps on the node's completion channel, handles completions and
+ * notifications, posts the WRITEs that were due while another was in flight, flushes data that waited longer
+ * than {@link ChannelConfig#flushInterval()}, and wakes blocked workers. Worker threads never wait for it:
+ * they post their own WRITEs and notifications when nothing is in flight. The engine is the only consumer of
+ * the node's completion queue.
+ */
+public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean {
+    private static final Logger LOG = LoggerFactory.getLogger(ChannelEngine.class);
+
+    private final Node node;
+    private final ChannelConfig config;
+    private final ChannelReader[] readers;
+    private final Map<Integer, PeerChannel> peers = new ConcurrentHashMap<>();
+    private final Map<Connection, PeerChannel> byConnection = new ConcurrentHashMap<>();
+    private final AtomicInteger ids = new AtomicInteger();
+    private final Thread network;
+    private final Thread acceptor;
+    private final java.util.concurrent.LinkedBlockingQueue<PeerChannel> accepted =
+        new java.util.concurrent.LinkedBlockingQueue<>();
+    private final ObjectName mbean;
+    private volatile boolean running = true;
+
+    private final LongAdder recordsWritten = new LongAdder();
+    private final LongAdder bytesWritten = new LongAdder();
+    private final LongAdder recordsRead = new LongAdder();
+    private final LongAdder writesPosted = new LongAdder();
+    private final LongAdder notificationsSent = new LongAdder();
+    private final LongAdder notificationsReceived = new LongAdder();
+    private final LongAdder writerBlocks = new LongAdder();
+    private final LongAdder writerBlockedNanos = new LongAdder();
+    private final LongAdder readerBlocks = new LongAdder();
+    private final LongAdder readerBlockedNanos = new LongAdder();
+
+    private ChannelEngine(Node node, ChannelConfig config) {
+        this.node = node;
+        this.config = config;
+        this.readers = new ChannelReader[config.workers()];
+        for (int i = 0; i < readers.length; i++) {
+            readers[i] = new ChannelReader(this, i);
+        }
+        this.network = new Thread(this::run, "rdmx-channel-" + node.name());
+        this.network.setDaemon(true);
+        this.acceptor = new Thread(this::acceptLoop, "rdmx-accept-" + node.name());
+        this.acceptor.setDaemon(true);
+        this.mbean = registerMBean();
+    }
+
+    /**
+     * Starts an engine on a node; the engine becomes the node's completion-queue consumer.
+     *
+     * @param node an open node
+     * @param config the configuration
+     * @return the engine
+     */
+    public static ChannelEngine open(Node node, ChannelConfig config) {
+        ChannelEngine e = new ChannelEngine(node, config);
+        e.network.start();
+        e.acceptor.start();
+        return e;
+    }
+
+    private ObjectName registerMBean() {
+        try {
+            ObjectName n = new ObjectName("io.rdmx:type=ChannelEngine,node=" + ObjectName.quote(node.name()));
+            MBeanServer s = ManagementFactory.getPlatformMBeanServer();
+            if (!s.isRegistered(n)) {
+                s.registerMBean(this, n);
+                return n;
+            }
+        } catch (javax.management.JMException e) {
+            LOG.warn("channel metrics of node '{}' not exported to JMX: {}", node.name(), e.toString());
+        }
+        return null;
+    }
+
+    /** @return the node */
+    public Node node() {
+        return node;
+    }
+
+    /** @return the configuration */
+    public ChannelConfig config() {
+        return config;
+    }
+
+    /** @return true until closed */
+    public boolean isOpen() {
+        return running;
+    }
+
+    /**
+     * Connects to a node's engine (or returns the existing channel to it) and completes the channel handshake.
+     *
+     * @param address the peer node's address
+     * @param timeout bound on connect and handshake
+     * @return the peer
+     * @throws RdmxException on failure or timeout (names the peer)
+     */
+    public PeerChannel connect(String address, Duration timeout) throws RdmxException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Connection c = node.connect(address, timeout);
+        return peerFor(c).awaitReady(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+    }
+
+    /**
+     * The next peer that connected to this node (peers are accepted and their handshakes run in the
+     * background, so a connecting peer never waits for this call).
+     *
+     * @param timeout bound on the wait
+     * @return the peer, handshake complete
+     * @throws RdmxException on failure or timeout
+     * @throws InterruptedException if interrupted
+     */
+    public PeerChannel accept(Duration timeout) throws RdmxException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        PeerChannel p = accepted.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        if (p == null) {
+            throw new io.rdmx.transport.RdmxTimeoutException("no peer connected to node '" + node.name()
+                + "' within " + timeout.toMillis() + " ms");
+        }
+        return p.awaitReady(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+    }
+
+    private void acceptLoop() {
+        while (running) {
+            try {
+                Connection c = node.accept(Duration.ofMillis(200));
+                accepted.offer(peerFor(c));
+            } catch (io.rdmx.transport.RdmxTimeoutException e) {
+                continue;
+            } catch (RdmxException e) {
+                if (running && node.isOpen()) {
+                    LOG.warn("node '{}': accepting a channel failed: {}", node.name(), e.getMessage());
+                } else {
+                    return;
+                }
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    private PeerChannel peerFor(Connection c) throws RdmxException {
+        if (!running) {
+            throw new RdmxException("channel engine of node '" + node.name() + "' is closed");
+        }
+        synchronized (byConnection) {
+            PeerChannel p = byConnection.get(c);
+            if (p != null) {
+                return p;
+            }
+            int id = ids.incrementAndGet();
+            p = new PeerChannel(this, id, c);
+            peers.put(id, p);
+            byConnection.put(c, p);
+            try {
+                p.start();
+            } catch (RdmxException e) {
+                p.fail(e);
+            }
+            return p;
+        }
+    }
+
+    /**
+     * The reader of a local worker.
+     *
+     * @param worker 0..workers-1
+     * @return its reader
+     */
+    public ChannelReader reader(int worker) {
+        if (worker < 0 || worker >= readers.length) {
+            throw new IllegalArgumentException("worker=" + worker + " out of range [0, " + readers.length + ")");
+        }
+        return readers[worker];
+    }
+
+    private void run() {
+        long waitNanos = config.flushInterval().isZero() ? TimeUnit.MILLISECONDS.toNanos(50)
+            : Math.max(config.flushInterval().toNanos() / 2, 50_000);
+        while (running) {
+            try {
+                node.completionQueue().await(this::onCompletion, 256, waitNanos, TimeUnit.NANOSECONDS);
+            } catch (RdmxException e) {
+                if (running) {
+                    LOG.warn("node '{}' closed under its channel engine: {}", node.name(), e.getMessage());
+                    for (PeerChannel p : peers.values()) {
+                        p.fail(new ConnectionClosedException(p.name(), "node '" + node.name()
+                            + "' closed under the channel to '" + p.name() + "'", e));
+                    }
+                }
+                return;
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException e) {
+                LOG.error("channel engine of node '{}': unexpected error", node.name(), e);
+            }
+            if (!config.flushInterval().isZero()) {
+                for (PeerChannel p : peers.values()) {
+                    p.scan();
+                }
+            }
+        }
+    }
+
+    private void onCompletion(Completion c) {
+        PeerChannel p = peers.get(PeerChannel.peerOf(c.wrId()));
+        if (p != null) {
+            p.onCompletion(c);
+        }
+    }
+
+    void peerFailed(PeerChannel p, ConnectionClosedException e) {
+        LOG.warn("node '{}': {}", node.name(), e.getMessage());
+        for (ChannelReader r : readers) {
+            r.peerFailed(e);
+        }
+    }
+
+    /** Stops the network thread, closes every channel and releases its memory. Idempotent. */
+    @Override
+    public void close() {
+        if (!running) {
+            return;
+        }
+        running = false;
+        for (PeerChannel p : peers.values()) {
+            p.fail(new ConnectionClosedException(p.name(), "channel engine of node '" + node.name()
+                + "' closed", null));
+        }
+        try {
+            network.join(5000);
+            acceptor.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (PeerChannel p : peers.values()) {
+            p.release();
+        }
+        for (ChannelReader r : readers) {
+            r.wake();
+        }
+        if (mbean != null) {
+            try {
+                ManagementFactory.getPlatformMBeanServer().unregisterMBean(mbean);
+            } catch (javax.management.JMException e) {
+                LOG.debug("unregister {}: {}", mbean, e.toString());
+            }
+        }
+    }
+
+    /** @return a snapshot of the counters */
+    public ChannelMetrics metrics() {
+        return new ChannelMetrics(recordsWritten.sum(), bytesWritten.sum(), recordsRead.sum(), writesPosted.sum(),
+            notificationsSent.sum(), notificationsReceived.sum(), writerBlocks.sum(), writerBlockedNanos.sum(),
+            readerBlocks.sum(), readerBlockedNanos.sum());
+    }
+
+    void metricRecordWritten(int bytes) {
+        recordsWritten.increment();
+        bytesWritten.add(bytes);
+    }
+
+    void metricRecordsRead(int n) {
+        recordsRead.add(n);
+    }
+
+    void metricWritesPosted(int n) {
+        writesPosted.add(n);
+    }
+
+    void metricNotificationSent() {
+        notificationsSent.increment();
+    }
+
+    void metricNotificationReceived() {
+        notificationsReceived.increment();
+    }
+
+    void metricWriterBlocked() {
+        writerBlocks.increment();
+    }
+
+    void metricWriterBlockedNanos(long n) {
+        writerBlockedNanos.add(n);
+    }
+
+    void metricReaderBlocked() {
+        readerBlocks.increment();
+    }
+
+    void metricReaderBlockedNanos(long n) {
+        readerBlockedNanos.add(n);
+    }
+
+    @Override
+    public long getRecordsWritten() {
+        return recordsWritten.sum();
+    }
+
+    @Override
+    public long getBytesWritten() {
+        return bytesWritten.sum();
+    }
+
+    @Override
+    public long getRecordsRead() {
+        return recordsRead.sum();
+    }
+
+    @Override
+    public long getWritesPosted() {
+        return writesPosted.sum();
+    }
+
+    @Override
+    public long getNotificationsSent() {
+        return notificationsSent.sum();
+    }
+
+    @Override
+    public long getNotificationsReceived() {
+        return notificationsReceived.sum();
+    }
+
+    @Override
+    public long getWriterBlocks() {
+        return writerBlocks.sum();
+    }
+
+    @Override
+    public long getWriterBlockedNanos() {
+        return writerBlockedNanos.sum();
+    }
+
+    @Override
+    public long getReaderBlocks() {
+        return readerBlocks.sum();
+    }
+
+    @Override
+    public long getReaderBlockedNanos() {
+        return readerBlockedNanos.sum();
+    }
+}

@@ -1,0 +1,34 @@
+package io.rdmx.channel;
+
+/** JMX view of a channel engine's counters ({@code io.rdmx:type=ChannelEngine,node=<name>}). */
+public interface ChannelMetricsMXBean {
+    /** @return records committed by writers */
+    long getRecordsWritten();
+
+    /** @return payload bytes committed by writers */
+    long getBytesWritten();
+
+    /** @return records handed to readers */
+    long getRecordsRead();
+
+    /** @return WRITE work requests posted */
+    long getWritesPosted();
+
+    /** @return notification messages sent (SEND) */
+    long getNotificationsSent();
+
+    /** @return notifications received (messages and immediates) */
+    long getNotificationsReceived();
+
+    /** @return times a writer blocked on a full buffer */
+    long getWriterBlocks();
+
+    /** @return nanoseconds writers spent blocked */
+    long getWriterBlockedNanos();
+
+    /** @return times a reader blocked with nothing to read */
+    long getReaderBlocks();
+
+    /** @return nanoseconds readers spent blocked */
+    long getReaderBlockedNanos();
+}

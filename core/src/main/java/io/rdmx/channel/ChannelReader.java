@@ -1,0 +1,150 @@
+package io.rdmx.channel;
+
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.RdmxException;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.jctools.queues.MpscUnboundedXaddArrayQueue;
+
+/**
+ * Everything sent to one local worker, from every remote worker of every peer. One reader thread at a time.
+ * The network thread queues each ring that received data (once until read), so the reader never polls every
+ * buffer; a reader with nothing to read blocks (parks) until data arrives, a peer fails, the engine closes, or
+ * a timeout.
+ */
+public final class ChannelReader {
+    private final ChannelEngine engine;
+    private final int worker;
+    private final MpscUnboundedXaddArrayQueue<IncomingRing> ready = new MpscUnboundedXaddArrayQueue<>(256);
+    private volatile Thread waiter;
+    private volatile ConnectionClosedException failure;
+
+    ChannelReader(ChannelEngine engine, int worker) {
+        this.engine = engine;
+        this.worker = worker;
+    }
+
+    /** @return the local worker this reader serves */
+    public int worker() {
+        return worker;
+    }
+
+    /**
+     * Network thread: a ring has new data.
+     *
+     * @param r the ring
+     */
+    void signal(IncomingRing r) {
+        if (r.queuedForReader.compareAndSet(false, true)) {
+            ready.offer(r);
+        }
+        wake();
+    }
+
+    /**
+     * Network thread: a peer failed; the reader throws once it has read what had arrived.
+     *
+     * @param e the failure naming the peer
+     */
+    void peerFailed(ConnectionClosedException e) {
+        if (failure == null) {
+            failure = e;
+        }
+        wake();
+    }
+
+    void wake() {
+        VarHandle.fullFence();
+        Thread w = waiter;
+        if (w != null) {
+            LockSupport.unpark(w);
+        }
+    }
+
+    /**
+     * Reads what is there without blocking.
+     *
+     * @param handler receives each record
+     * @param limit the most records
+     * @return records read
+     */
+    public int poll(RecordHandler handler, int limit) {
+        int n = 0;
+        IncomingRing r;
+        while (n < limit && (r = ready.relaxedPoll()) != null) {
+            n += r.read(handler, limit - n);
+            r.queuedForReader.set(false);
+            VarHandle.fullFence();
+            if (r.hasData()) {
+                signal(r);
+            }
+        }
+        if (n > 0) {
+            engine.metricRecordsRead(n);
+        }
+        return n;
+    }
+
+    /**
+     * Reads, blocking until at least one record arrives.
+     *
+     * @param handler receives each record
+     * @param limit the most records
+     * @param timeout how long to wait
+     * @param unit unit of timeout
+     * @return records read; 0 on timeout
+     * @throws ConnectionClosedException if a peer failed and nothing else is left to read (names the peer)
+     * @throws RdmxException if the engine is closed
+     * @throws InterruptedException if interrupted
+     */
+    public int read(RecordHandler handler, int limit, long timeout, TimeUnit unit)
+        throws RdmxException, InterruptedException {
+        int n = poll(handler, limit);
+        if (n > 0) {
+            return n;
+        }
+        checkFailure();
+        long start = System.nanoTime();
+        long deadline = start + unit.toNanos(timeout);
+        engine.metricReaderBlocked();
+        try {
+            for (int i = 0; i < engine.config().spinsBeforePark(); i++) {
+                Thread.onSpinWait();
+                if ((n = poll(handler, limit)) > 0) {
+                    return n;
+                }
+            }
+            waiter = Thread.currentThread();
+            while (true) {
+                VarHandle.fullFence();
+                n = poll(handler, limit);
+                if (n > 0) {
+                    return n;
+                }
+                checkFailure();
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return 0;
+                }
+                LockSupport.parkNanos(this, left);
+                if (Thread.interrupted()) {
+                    throw new InterruptedException("reader of worker " + worker);
+                }
+            }
+        } finally {
+            waiter = null;
+            engine.metricReaderBlockedNanos(System.nanoTime() - start);
+        }
+    }
+
+    private void checkFailure() throws RdmxException {
+        ConnectionClosedException f = failure;
+        if (f != null) {
+            throw new ConnectionClosedException(f.peer(), f.getMessage(), f);
+        }
+        if (!engine.isOpen()) {
+            throw new RdmxException("channel engine of node '" + engine.node().name() + "' is closed");
+        }
+    }
+}

@@ -1,0 +1,340 @@
+package io.rdmx.channel;
+
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.Opcode;
+import io.rdmx.transport.Post;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RdmxTimeoutException;
+import io.rdmx.transport.Region;
+import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.WorkRequest;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The outgoing circular buffer from one local worker to one remote worker. One writer thread at a time.
+ *
+ * <p>The writer serializes records straight into the buffer ({@link #tryClaim} / {@link #commit()}). Once
+ * {@link ChannelConfig#batchThreshold()} bytes wait, or on {@link #flush()}, the writer posts the WRITE of the
+ * unsent range itself, to the same offsets of the peer's mirror buffer, unless a WRITE of this buffer is in
+ * flight: then the network thread posts the rest when that one completes. Free space is computed from the last
+ * credit heard of; a writer with no space blocks (parks) until a credit arrives, the peer fails, or a timeout.
+ */
+public final class ChannelWriter implements Notifier.Notifiable {
+    /** {@link #tryClaim} result: the buffer is full until the reader's credit arrives. */
+    public static final int BACK_PRESSURED = -1;
+    /** {@link #tryClaim} result: the peer connection is down. */
+    public static final int CLOSED = -2;
+
+    private final PeerChannel peer;
+    private final int index;
+    private final int peerWorker;
+    private final RingBuffer ring;
+    private final Region region;
+    private final int base;
+    private final RemoteRegion remote;
+    private final int threshold;
+    private final long mask;
+    private final AtomicBoolean inFlight = new AtomicBoolean();
+    private final AtomicBoolean flushRequested = new AtomicBoolean();
+    private final AtomicBoolean queued = new AtomicBoolean();
+    private final AtomicLong pendingData = new AtomicLong(-1);
+    private final WorkRequest first = new WorkRequest();
+    private final WorkRequest last = new WorkRequest();
+    private volatile long sent;
+    private long inFlightEnd;
+    private long scanHead = -1;
+    private volatile Thread waiter;
+
+    ChannelWriter(PeerChannel peer, int index, int peerWorker, Region region, int base, RemoteRegion remote,
+                  ChannelConfig cfg) {
+        this.peer = peer;
+        this.index = index;
+        this.peerWorker = peerWorker;
+        this.region = region;
+        this.base = base;
+        this.remote = remote;
+        this.threshold = cfg.batchThreshold();
+        ByteBuffer mem = region.buffer();
+        mem.position(base).limit(base + cfg.ringCapacity());
+        this.ring = new RingBuffer(mem, cfg.maxRecordPayload());
+        this.mask = cfg.ringCapacity() - 1;
+        first.opcode(Opcode.WRITE).signaled(false);
+        last.opcode(cfg.notification() == ChannelConfig.Notification.WRITE_WITH_IMM ? Opcode.WRITE_WITH_IMM
+            : Opcode.WRITE).wrId(peer.wrId(PeerChannel.KIND_WRITE, index));
+    }
+
+    /** @return the receiving node */
+    public String peerName() {
+        return peer.name();
+    }
+
+    /** @return the receiving worker */
+    public int peerWorker() {
+        return peerWorker;
+    }
+
+    /** @return the largest record payload */
+    public int maxPayload() {
+        return ring.maxPayload();
+    }
+
+    /** @return the buffer that {@link #tryClaim} indexes refer to (little endian) */
+    public ByteBuffer buffer() {
+        return ring.buffer();
+    }
+
+    /**
+     * Reserves space for a record; write the payload at the returned index of {@link #buffer()}, then
+     * {@link #commit()}.
+     *
+     * @param streamId the stream (0..65535)
+     * @param length payload bytes, at most {@link #maxPayload()}
+     * @return the payload index, {@link #BACK_PRESSURED} or {@link #CLOSED}
+     */
+    public int tryClaim(int streamId, int length) {
+        if (!peer.isOpen()) {
+            return CLOSED;
+        }
+        int at = ring.tryClaim(streamId, length);
+        return at >= 0 ? at : BACK_PRESSURED;
+    }
+
+    /**
+     * Reserves space, blocking while the buffer is full (unsent data is flushed first so credits can come).
+     *
+     * @param streamId the stream
+     * @param length payload bytes
+     * @param timeout how long to wait for space
+     * @param unit unit of timeout
+     * @return the payload index
+     * @throws ConnectionClosedException if the peer is gone (names it)
+     * @throws RdmxTimeoutException if no space came in time
+     * @throws InterruptedException if interrupted
+     */
+    public int claim(int streamId, int length, long timeout, TimeUnit unit)
+        throws ConnectionClosedException, RdmxTimeoutException, InterruptedException {
+        int at = tryClaim(streamId, length);
+        if (at >= 0) {
+            return at;
+        }
+        if (at == CLOSED) {
+            throw peer.closedException();
+        }
+        flush();
+        long start = System.nanoTime();
+        long deadline = start + unit.toNanos(timeout);
+        int spins = peer.engine().config().spinsBeforePark();
+        peer.engine().metricWriterBlocked();
+        try {
+            for (int i = 0; i < spins; i++) {
+                Thread.onSpinWait();
+                if ((at = tryClaim(streamId, length)) >= 0) {
+                    return at;
+                }
+            }
+            waiter = Thread.currentThread();
+            while (true) {
+                VarHandle.fullFence();
+                at = tryClaim(streamId, length);
+                if (at >= 0) {
+                    return at;
+                }
+                if (at == CLOSED) {
+                    throw peer.closedException();
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new RdmxTimeoutException("no space in the buffer to '" + peer.name() + "' worker "
+                        + peerWorker + " within " + unit.toMillis(timeout) + " ms (length=" + length + ")");
+                }
+                LockSupport.parkNanos(this, left);
+                if (Thread.interrupted()) {
+                    throw new InterruptedException("blocked writer to '" + peer.name() + "'");
+                }
+            }
+        } finally {
+            waiter = null;
+            peer.engine().metricWriterBlockedNanos(System.nanoTime() - start);
+        }
+    }
+
+    /**
+     * Publishes the claimed record; posts a WRITE if the batching threshold is reached.
+     *
+     * @throws IllegalStateException if nothing is claimed
+     */
+    public void commit() {
+        peer.engine().metricRecordWritten(ring.commit());
+        if (ring.headAcquire() - sent >= threshold) {
+            trySend();
+        }
+    }
+
+    /**
+     * Copies a record in, blocking while the buffer is full.
+     *
+     * @param streamId the stream
+     * @param src the payload (remaining bytes; position unchanged)
+     * @param timeout how long to wait for space
+     * @param unit unit
+     * @throws ConnectionClosedException if the peer is gone
+     * @throws RdmxTimeoutException if no space came in time
+     * @throws InterruptedException if interrupted
+     */
+    public void write(int streamId, ByteBuffer src, long timeout, TimeUnit unit)
+        throws ConnectionClosedException, RdmxTimeoutException, InterruptedException {
+        int at = claim(streamId, src.remaining(), timeout, unit);
+        ring.buffer().put(at, src, src.position(), src.remaining());
+        commit();
+    }
+
+    /**
+     * Copies a record in if there is space.
+     *
+     * @param streamId the stream
+     * @param src the payload
+     * @return true if written
+     * @throws ConnectionClosedException if the peer is gone
+     */
+    public boolean offer(int streamId, ByteBuffer src) throws ConnectionClosedException {
+        int at = tryClaim(streamId, src.remaining());
+        if (at == CLOSED) {
+            throw peer.closedException();
+        }
+        if (at < 0) {
+            return false;
+        }
+        ring.buffer().put(at, src, src.position(), src.remaining());
+        commit();
+        return true;
+    }
+
+    /** Posts whatever is committed and unsent now, or right after the WRITE in flight completes. */
+    public void flush() {
+        flushRequested.set(true);
+        trySend();
+    }
+
+    /** @return committed bytes not yet posted */
+    public long unsent() {
+        return ring.headAcquire() - sent;
+    }
+
+    /** Any thread: posts the unsent range if a WRITE is due and none is in flight. */
+    void trySend() {
+        while (peer.isOpen()) {
+            if (!inFlight.compareAndSet(false, true)) {
+                return;
+            }
+            boolean flush = flushRequested.getAndSet(false);
+            long from = sent;
+            long to = ring.headAcquire();
+            if (to > from && (flush || to - from >= threshold)) {
+                post(from, to);
+                return;
+            }
+            inFlight.set(false);
+            VarHandle.fullFence();
+            long h = ring.headAcquire();
+            if (!(h > sent && (flushRequested.get() || h - sent >= threshold))) {
+                return;
+            }
+        }
+    }
+
+    private void post(long from, long to) {
+        int idx = (int) (from & mask);
+        int len = (int) (to - from);
+        int firstLen = Math.min(len, (int) (mask + 1) - idx);
+        inFlightEnd = to;
+        try {
+            if (firstLen < len) {
+                first.local(region, base + idx, firstLen).remote(remote, base + idx);
+                check(peer.connection().post(first));
+                last.local(region, base, len - firstLen).remote(remote, base);
+            } else {
+                last.local(region, base + idx, len).remote(remote, base + idx);
+            }
+            if (last.opcode() == Opcode.WRITE_WITH_IMM) {
+                last.immediate((index << 20) | (len >>> 3));
+            }
+            check(peer.connection().post(last));
+            peer.engine().metricWritesPosted(firstLen < len ? 2 : 1);
+        } catch (RdmxException e) {
+            peer.fail(e);
+            return;
+        }
+        if (last.opcode() == Opcode.WRITE) {
+            pendingData.set(to);
+            peer.notifier().mark(this);
+        }
+    }
+
+    private void check(int rc) throws RdmxException {
+        if (rc != Post.OK) {
+            throw new RdmxException("WRITE to '" + peer.name() + "' refused: " + Post.name(rc)
+                + " (raise rdmx.sendQueueDepth)");
+        }
+    }
+
+    /** Network thread: the signaled WRITE completed. */
+    void onWriteComplete() {
+        sent = inFlightEnd;
+        inFlight.set(false);
+        trySend();
+    }
+
+    /**
+     * Network thread: the reader consumed up to this position.
+     *
+     * @param position the new tail
+     */
+    void onCredit(long position) {
+        if (position > ring.tailAcquire()) {
+            ring.tailRelease(position);
+        }
+        wake();
+    }
+
+    /** Network thread: flushes data that sat unsent for a whole scan interval. */
+    void scan() {
+        long h = ring.headAcquire();
+        if (h > sent && h == scanHead && !inFlight.get()) {
+            flush();
+        }
+        scanHead = h;
+    }
+
+    void wake() {
+        VarHandle.fullFence();
+        Thread w = waiter;
+        if (w != null) {
+            LockSupport.unpark(w);
+        }
+    }
+
+    @Override
+    public AtomicBoolean queued() {
+        return queued;
+    }
+
+    @Override
+    public int drainInto(ByteBuffer b, int at, int i) {
+        long p = pendingData.getAndSet(-1);
+        if (p < 0) {
+            return 0;
+        }
+        NotificationDescriptor.entry(b, at, i, NotificationDescriptor.KIND_DATA, index, p);
+        return 1;
+    }
+
+    @Override
+    public String toString() {
+        return "ChannelWriter{peer=" + peer.name() + ", peerWorker=" + peerWorker + ", ring=" + index + "}";
+    }
+}

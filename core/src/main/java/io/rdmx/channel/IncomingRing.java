@@ -1,0 +1,110 @@
+package io.rdmx.channel;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The incoming circular buffer from one remote worker to one local worker: written by the peer's WRITEs, its
+ * head moved by the network thread on each data notification, read by the local worker's
+ * {@link ChannelReader}, which reports consumption (credits) after {@link ChannelConfig#readNotifyThreshold()}.
+ */
+final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, RecordSource {
+    final PeerChannel peer;
+    final int index;
+    final int peerWorker;
+    final int localWorker;
+    final RingBuffer ring;
+    final AtomicBoolean queuedForReader = new AtomicBoolean();
+    private final AtomicBoolean queued = new AtomicBoolean();
+    private final AtomicLong pendingCredit = new AtomicLong(-1);
+    private final int creditThreshold;
+    private long credited;
+    private RecordHandler handler;
+
+    IncomingRing(PeerChannel peer, int index, int peerWorker, int localWorker, ByteBuffer memory, ChannelConfig cfg) {
+        this.peer = peer;
+        this.index = index;
+        this.peerWorker = peerWorker;
+        this.localWorker = localWorker;
+        this.ring = new RingBuffer(memory, cfg.maxRecordPayload());
+        this.creditThreshold = cfg.readNotifyThreshold();
+    }
+
+    /**
+     * Network thread: data up to this position has landed.
+     *
+     * @param position the new head
+     * @return false if the position is impossible (beyond one ring of unconsumed data)
+     */
+    boolean onData(long position) {
+        long h = ring.headAcquire();
+        if (position <= h) {
+            return true;
+        }
+        if (position - ring.tailAcquire() > ring.capacity()) {
+            return false;
+        }
+        ring.headRelease(position);
+        return true;
+    }
+
+    /** @return true if published data is unread */
+    boolean hasData() {
+        return ring.headAcquire() > ring.tailAcquire();
+    }
+
+    /**
+     * Reader thread: hands records over and sends a credit when enough was consumed.
+     *
+     * @param h the handler
+     * @param limit most records
+     * @return records read
+     */
+    int read(RecordHandler h, int limit) {
+        handler = h;
+        int n;
+        try {
+            n = ring.read(this, limit);
+        } finally {
+            handler = null;
+        }
+        long t = ring.tailAcquire();
+        if (t - credited >= creditThreshold) {
+            credited = t;
+            pendingCredit.set(t);
+            peer.notifier().mark(this);
+        }
+        return n;
+    }
+
+    @Override
+    public void onRecord(int streamId, ByteBuffer buffer, int offset, int length) {
+        handler.onRecord(streamId, buffer, offset, length, this);
+    }
+
+    @Override
+    public String peerName() {
+        return peer.name();
+    }
+
+    @Override
+    public int peerWorker() {
+        return peerWorker;
+    }
+
+    @Override
+    public AtomicBoolean queued() {
+        return queued;
+    }
+
+    @Override
+    public int drainInto(ByteBuffer b, int at, int i) {
+        long p = pendingCredit.getAndSet(-1);
+        if (p < 0) {
+            return 0;
+        }
+        NotificationDescriptor.entry(b, at, i, NotificationDescriptor.KIND_CREDIT, index, p);
+        return 1;
+    }
+}

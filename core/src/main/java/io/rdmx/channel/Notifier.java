@@ -1,0 +1,104 @@
+package io.rdmx.channel;
+
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.Post;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.Region;
+import io.rdmx.transport.WorkRequest;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jctools.queues.MpscUnboundedXaddArrayQueue;
+
+/**
+ * Batches the notifications of one peer connection into SENDs. Rings with something to report mark
+ * themselves dirty (at most once in the queue); whoever wins {@code inFlight} drains the dirty rings into one
+ * message and posts it; while that SEND is in flight, new notifications accumulate and go out together when it
+ * completes (the network thread then calls {@link #onSendComplete()}). Any thread; no locks.
+ */
+final class Notifier {
+    /** Something that may have a position to report. */
+    interface Notifiable {
+        /** @return the at-most-once-queued flag */
+        AtomicBoolean queued();
+
+        /**
+         * Writes this ring's pending entry, if any.
+         *
+         * @param b the message buffer
+         * @param at the message index
+         * @param i the entry number
+         * @return 1 if an entry was written, else 0
+         */
+        int drainInto(ByteBuffer b, int at, int i);
+    }
+
+    private final PeerChannel peer;
+    private final Region slots;
+    private final int firstSlot;
+    private final MpscUnboundedXaddArrayQueue<Notifiable> dirty = new MpscUnboundedXaddArrayQueue<>(256);
+    private final AtomicBoolean inFlight = new AtomicBoolean();
+    private final WorkRequest send = new WorkRequest();
+    private int next;
+
+    Notifier(PeerChannel peer, Region slots, int firstSlot) {
+        this.peer = peer;
+        this.slots = slots;
+        this.firstSlot = firstSlot;
+        send.opcode(io.rdmx.transport.Opcode.SEND);
+    }
+
+    /**
+     * Queues a ring's notification and sends if no SEND is in flight. Any thread.
+     *
+     * @param n the ring
+     */
+    void mark(Notifiable n) {
+        if (n.queued().compareAndSet(false, true)) {
+            dirty.offer(n);
+        }
+        trySend();
+    }
+
+    /** Network thread: the previous SEND completed. */
+    void onSendComplete() {
+        inFlight.set(false);
+        trySend();
+    }
+
+    private void trySend() {
+        while (!dirty.isEmpty() && peer.isOpen()) {
+            if (!inFlight.compareAndSet(false, true)) {
+                return;
+            }
+            int slot = firstSlot + (next++ & 1);
+            int at = slot * NotificationDescriptor.MESSAGE_SLOT;
+            ByteBuffer b = slots.buffer();
+            int count = 0;
+            Notifiable n;
+            while (count < NotificationDescriptor.MAX_ENTRIES && (n = dirty.relaxedPoll()) != null) {
+                n.queued().set(false);
+                count += n.drainInto(b, at, count);
+            }
+            if (count == 0) {
+                inFlight.set(false);
+                continue;
+            }
+            NotificationDescriptor.header(b, at, NotificationDescriptor.TYPE_NOTIFY, count);
+            send.local(slots, at, NotificationDescriptor.HEADER_LENGTH + count * NotificationDescriptor.ENTRY_LENGTH)
+                .wrId(peer.wrId(PeerChannel.KIND_NOTIFY, slot));
+            try {
+                int rc = peer.connection().post(send);
+                if (rc != Post.OK) {
+                    peer.fail(new RdmxException("notification SEND to '" + peer.name() + "' refused: "
+                        + Post.name(rc)));
+                    return;
+                }
+            } catch (ConnectionClosedException e) {
+                peer.fail(e);
+                return;
+            }
+            peer.engine().metricNotificationSent();
+            return;
+        }
+    }
+}

@@ -1,0 +1,404 @@
+package io.rdmx.channel;
+
+import io.rdmx.transport.Access;
+import io.rdmx.transport.Completion;
+import io.rdmx.transport.Connection;
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.Post;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RdmxTimeoutException;
+import io.rdmx.transport.Region;
+import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.WorkRequest;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The channels between this node and one peer, over their one connection: the pair region (all rings, both
+ * directions), a control region for notification messages, the handshake (HELLO with parameters, REGION with
+ * the pair region's descriptor), and failure handling. Completions are handled on the network thread.
+ */
+public final class PeerChannel {
+    static final int KIND_WRITE = 1;
+    static final int KIND_NOTIFY = 2;
+    static final int KIND_RECV = 3;
+    static final int KIND_HANDSHAKE = 4;
+
+    private static final int BASE_RECVS = 16;
+    private static final int SEND_SLOTS = 4;
+
+    private final ChannelEngine engine;
+    private final int id;
+    private final Connection connection;
+    private final boolean low;
+    private final ChannelConfig cfg;
+    private final Region control;
+    private final Notifier notifier;
+    private final CompletableFuture<PeerChannel> ready = new CompletableFuture<>();
+    private volatile boolean open = true;
+    private volatile ConnectionClosedException failure;
+    private Region extraRecvs;
+    private Region pair;
+    private RemoteRegion remotePair;
+    private int peerWorkers;
+    private PairLayout layout;
+    private volatile ChannelWriter[] out;
+    private IncomingRing[] in;
+
+    PeerChannel(ChannelEngine engine, int id, Connection connection) throws RdmxException {
+        this.engine = engine;
+        this.id = id;
+        this.connection = connection;
+        this.cfg = engine.config();
+        this.low = engine.node().name().compareTo(connection.peerName()) < 0;
+        int slot = NotificationDescriptor.MESSAGE_SLOT;
+        this.control = engine.node().register((SEND_SLOTS + BASE_RECVS) * slot, Access.LOCAL_WRITE);
+        this.notifier = new Notifier(this, control, 0);
+    }
+
+    /** Starts the handshake: posts the receives and sends HELLO. Caller: the thread that opened the peer. */
+    void start() throws RdmxException {
+        // HELLO goes first: the peer answers our HELLO with REGION, which must not overtake our own HELLO.
+        int slot = NotificationDescriptor.MESSAGE_SLOT;
+        ByteBuffer b = control.buffer();
+        int at = 2 * slot;
+        NotificationDescriptor.header(b, at, NotificationDescriptor.TYPE_HELLO, 0);
+        b.putInt(at + NotificationDescriptor.HELLO_WORKERS_OFFSET, cfg.workers());
+        b.putInt(at + NotificationDescriptor.HELLO_CAPACITY_OFFSET, cfg.ringCapacity());
+        b.putInt(at + NotificationDescriptor.HELLO_MODE_OFFSET, cfg.notification().ordinal());
+        b.putInt(at + 20, 0);
+        postHandshake(at, NotificationDescriptor.HELLO_LENGTH);
+        for (int i = 0; i < BASE_RECVS; i++) {
+            postRecv(control, (SEND_SLOTS + i) * slot, i);
+        }
+    }
+
+    private void postRecv(Region r, int offset, int slotId) throws RdmxException {
+        int rc = connection.post(WorkRequest.recv(r, offset, NotificationDescriptor.MESSAGE_SLOT)
+            .wrId(wrId(KIND_RECV, slotId)));
+        if (rc != Post.OK) {
+            throw new RdmxException("RECV for '" + name() + "' refused: " + Post.name(rc)
+                + " (raise rdmx.recvQueueDepth)");
+        }
+    }
+
+    private void postHandshake(int at, int length) throws RdmxException {
+        int rc = connection.post(WorkRequest.send(control, at, length).wrId(wrId(KIND_HANDSHAKE, 0)));
+        if (rc != Post.OK) {
+            throw new RdmxException("handshake SEND to '" + name() + "' refused: " + Post.name(rc));
+        }
+    }
+
+    long wrId(int kind, int index) {
+        return ((long) kind << 60) | ((long) id << 32) | (index & 0xFFFFFFFFL);
+    }
+
+    static int kindOf(long wrId) {
+        return (int) (wrId >>> 60);
+    }
+
+    static int peerOf(long wrId) {
+        return (int) ((wrId >>> 32) & 0x0FFFFFFF);
+    }
+
+    /** @return the peer node's name */
+    public String name() {
+        return connection.peerName();
+    }
+
+    /** @return the peer's worker count (known once ready) */
+    public int workers() {
+        return peerWorkers;
+    }
+
+    /** @return true until the connection fails or is closed */
+    public boolean isOpen() {
+        return open;
+    }
+
+    /** @return why the peer went down, or null */
+    public ConnectionClosedException failure() {
+        return failure;
+    }
+
+    /**
+     * The buffer from a local worker to a remote worker.
+     *
+     * @param localWorker the writing worker
+     * @param remoteWorker the receiving worker on the peer
+     * @return the writer (one writer thread at a time)
+     */
+    public ChannelWriter writer(int localWorker, int remoteWorker) {
+        ChannelWriter[] o = out;
+        if (o == null) {
+            throw new IllegalStateException("channel to '" + name() + "' is not ready");
+        }
+        if (localWorker < 0 || localWorker >= cfg.workers() || remoteWorker < 0 || remoteWorker >= peerWorkers) {
+            throw new IllegalArgumentException("localWorker=" + localWorker + " (workers=" + cfg.workers()
+                + "), remoteWorker=" + remoteWorker + " (peer '" + name() + "' workers=" + peerWorkers + ")");
+        }
+        return o[layout.ringIndex(low, localWorker, remoteWorker)];
+    }
+
+    Connection connection() {
+        return connection;
+    }
+
+    ChannelEngine engine() {
+        return engine;
+    }
+
+    Notifier notifier() {
+        return notifier;
+    }
+
+    ConnectionClosedException closedException() {
+        ConnectionClosedException f = failure;
+        String msg = f != null ? f.getMessage() : "channel to peer '" + name() + "' is closed";
+        return new ConnectionClosedException(name(), msg, f);
+    }
+
+    PeerChannel awaitReady(Duration timeout) throws RdmxException {
+        try {
+            return ready.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            RdmxTimeoutException t = new RdmxTimeoutException("channel handshake with '" + name() + "' timed out after "
+                + timeout.toMillis() + " ms");
+            fail(t);
+            throw t;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RdmxException("interrupted during the channel handshake with '" + name() + "'");
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            throw new ConnectionClosedException(name(), "channel handshake with '" + name() + "' failed: "
+                + c.getMessage(), c);
+        }
+    }
+
+    /**
+     * Network thread: one completion of this peer's connection.
+     *
+     * @param c the completion
+     */
+    void onCompletion(Completion c) {
+        if (!c.ok()) {
+            fail(c.error());
+            return;
+        }
+        long wr = c.wrId();
+        int index = (int) wr;
+        switch (kindOf(wr)) {
+            case KIND_WRITE:
+                out[index].onWriteComplete();
+                break;
+            case KIND_NOTIFY:
+                notifier.onSendComplete();
+                break;
+            case KIND_RECV:
+                onRecv(index, c);
+                break;
+            default:
+                break;
+        }
+    }
+
+    private void onRecv(int slotId, Completion c) {
+        engine.metricNotificationReceived();
+        try {
+            if (c.hasImmediate()) {
+                int ring = c.immediate() >>> 20;
+                long len = (long) (c.immediate() & 0xFFFFF) << 3;
+                IncomingRing r = in != null && ring < in.length ? in[ring] : null;
+                if (r == null || !r.onData(r.ring.headAcquire() + len)) {
+                    throw new RdmxException("peer '" + name() + "' sent an immediate for ring=" + ring
+                        + " length=" + len + " that does not exist or overflows it");
+                }
+                engine.reader(r.localWorker).signal(r);
+            } else {
+                handleMessage(slotId, c.byteLength());
+            }
+            if (open) {
+                repost(slotId);
+            }
+        } catch (RdmxException e) {
+            fail(e);
+        }
+    }
+
+    private void repost(int slotId) throws RdmxException {
+        int slot = NotificationDescriptor.MESSAGE_SLOT;
+        if (slotId < BASE_RECVS) {
+            postRecv(control, (SEND_SLOTS + slotId) * slot, slotId);
+        } else {
+            postRecv(extraRecvs, (slotId - BASE_RECVS) * slot, slotId);
+        }
+    }
+
+    private void handleMessage(int slotId, int length) throws RdmxException {
+        int slot = NotificationDescriptor.MESSAGE_SLOT;
+        ByteBuffer b = slotId < BASE_RECVS ? control.buffer() : extraRecvs.buffer();
+        int at = slotId < BASE_RECVS ? (SEND_SLOTS + slotId) * slot : (slotId - BASE_RECVS) * slot;
+        String bad = NotificationDescriptor.validate(b, at, length, in == null ? 0 : in.length);
+        if (bad != null) {
+            throw new RdmxException("bad control message from '" + name() + "': " + bad);
+        }
+        int type = b.get(at + NotificationDescriptor.TYPE_OFFSET);
+        switch (type) {
+            case NotificationDescriptor.TYPE_HELLO:
+                onHello(b.getInt(at + NotificationDescriptor.HELLO_WORKERS_OFFSET),
+                    b.getInt(at + NotificationDescriptor.HELLO_CAPACITY_OFFSET),
+                    b.getInt(at + NotificationDescriptor.HELLO_MODE_OFFSET));
+                break;
+            case NotificationDescriptor.TYPE_REGION:
+                if (pair == null) {
+                    throw new RdmxException("peer '" + name() + "' sent REGION before HELLO");
+                }
+                remotePair = RemoteRegion.decode(b, at + NotificationDescriptor.REGION_OFFSET);
+                if (remotePair.length() != layout.regionLength()) {
+                    throw new RdmxException("peer '" + name() + "' pair region length=" + remotePair.length()
+                        + " != expected=" + layout.regionLength());
+                }
+                buildWriters();
+                ready.complete(this);
+                break;
+            default: {
+                int count = b.getShort(at + NotificationDescriptor.COUNT_OFFSET) & 0xFFFF;
+                for (int i = 0; i < count; i++) {
+                    int e = at + NotificationDescriptor.HEADER_LENGTH + i * NotificationDescriptor.ENTRY_LENGTH;
+                    int kind = b.get(e + NotificationDescriptor.ENTRY_KIND_OFFSET);
+                    int ring = b.getShort(e + NotificationDescriptor.ENTRY_RING_OFFSET) & 0xFFFF;
+                    long pos = b.getLong(e + NotificationDescriptor.ENTRY_POSITION_OFFSET);
+                    if (kind == NotificationDescriptor.KIND_DATA) {
+                        IncomingRing r = in[ring];
+                        if (!r.onData(pos)) {
+                            throw new RdmxException("peer '" + name() + "' announced data up to position=" + pos
+                                + " in ring=" + ring + ", beyond the buffer's capacity");
+                        }
+                        engine.reader(r.localWorker).signal(r);
+                    } else {
+                        ChannelWriter[] o = out;
+                        if (o == null || ring >= o.length) {
+                            throw new RdmxException("peer '" + name() + "' sent a credit for ring=" + ring
+                                + " that does not exist");
+                        }
+                        o[ring].onCredit(pos);
+                    }
+                }
+            }
+        }
+    }
+
+    private void onHello(int workers, int capacity, int mode) throws RdmxException {
+        if (layout != null) {
+            throw new RdmxException("peer '" + name() + "' sent HELLO twice");
+        }
+        if (capacity != cfg.ringCapacity() || mode != cfg.notification().ordinal()) {
+            throw new RdmxException("channel configuration mismatch with '" + name() + "': ringCapacity local="
+                + cfg.ringCapacity() + " peer=" + capacity + ", notification local=" + cfg.notification()
+                + " peer=" + (mode >= 0 && mode < 2 ? ChannelConfig.Notification.values()[mode] : mode));
+        }
+        if (workers < 1 || workers > 256) {
+            throw new RdmxException("peer '" + name() + "' announced workers=" + workers);
+        }
+        peerWorkers = workers;
+        int lw = low ? cfg.workers() : workers;
+        int hw = low ? workers : cfg.workers();
+        layout = new PairLayout(lw, hw, capacity);
+        int rings = cfg.workers() * workers;
+        int sq = engine.node().options().sendQueueDepth();
+        int rq = engine.node().options().recvQueueDepth();
+        boolean imm = cfg.notification() == ChannelConfig.Notification.WRITE_WITH_IMM;
+        if (sq < 2 * rings + SEND_SLOTS) {
+            throw new RdmxException("sendQueueDepth=" + sq + " too small for " + rings + " rings to '" + name()
+                + "' (needs " + (2 * rings + SEND_SLOTS) + ")");
+        }
+        if (rq < BASE_RECVS + (imm ? rings : 0)) {
+            throw new RdmxException("recvQueueDepth=" + rq + " too small for " + rings + " rings from '" + name()
+                + "' (needs " + (BASE_RECVS + (imm ? rings : 0)) + ")");
+        }
+        pair = engine.node().register(layout.regionLength(), Access.ALL);
+        in = new IncomingRing[rings];
+        for (int b = 0; b < workers; b++) {
+            for (int a = 0; a < cfg.workers(); a++) {
+                int idx = layout.ringIndex(!low, b, a);
+                ByteBuffer mem = pair.buffer();
+                int off = layout.offset(!low, idx);
+                mem.position(off).limit(off + capacity);
+                in[idx] = new IncomingRing(this, idx, b, a, mem, cfg);
+            }
+        }
+        if (imm) {
+            int slot = NotificationDescriptor.MESSAGE_SLOT;
+            extraRecvs = engine.node().register(rings * slot, Access.LOCAL_WRITE);
+            for (int i = 0; i < rings; i++) {
+                postRecv(extraRecvs, i * slot, BASE_RECVS + i);
+            }
+        }
+        ByteBuffer b = control.buffer();
+        int at = 3 * NotificationDescriptor.MESSAGE_SLOT;
+        NotificationDescriptor.header(b, at, NotificationDescriptor.TYPE_REGION, 0);
+        pair.descriptor().encode(b, at + NotificationDescriptor.REGION_OFFSET);
+        postHandshake(at, NotificationDescriptor.REGION_LENGTH);
+    }
+
+    private void buildWriters() {
+        ChannelWriter[] o = new ChannelWriter[cfg.workers() * peerWorkers];
+        for (int a = 0; a < cfg.workers(); a++) {
+            for (int b = 0; b < peerWorkers; b++) {
+                int idx = layout.ringIndex(low, a, b);
+                o[idx] = new ChannelWriter(this, idx, b, pair, layout.offset(low, idx), remotePair, cfg);
+            }
+        }
+        out = o;
+    }
+
+    /** Network thread: time-bound flush of idle unsent data. */
+    void scan() {
+        ChannelWriter[] o = out;
+        if (o != null && open) {
+            for (ChannelWriter w : o) {
+                w.scan();
+            }
+        }
+    }
+
+    /**
+     * Takes the peer down: wakes every blocked writer and reader of it with an exception naming it. Idempotent.
+     *
+     * @param cause why
+     */
+    void fail(Throwable cause) {
+        if (!open) {
+            return;
+        }
+        String msg = cause.getMessage() != null && cause.getMessage().contains(name()) ? cause.getMessage()
+            : "channel to peer '" + name() + "' failed: " + cause.getMessage();
+        failure = new ConnectionClosedException(name(), msg, cause);
+        open = false;
+        ready.completeExceptionally(failure);
+        ChannelWriter[] o = out;
+        if (o != null) {
+            for (ChannelWriter w : o) {
+                w.wake();
+            }
+        }
+        if (in != null) {
+            engine.peerFailed(this, failure);
+        }
+        connection.close();
+    }
+
+    /** Releases the regions; called when the engine closes. */
+    void release() {
+        for (Region r : new Region[] {control, extraRecvs, pair}) {
+            if (r != null && r.refCnt() > 0) {
+                r.release();
+            }
+        }
+    }
+}

@@ -1,0 +1,420 @@
+package io.rdmx.channel;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmx.transport.Access;
+import io.rdmx.transport.Connection;
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.Node;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RdmxTimeoutException;
+import io.rdmx.transport.Region;
+import io.rdmx.transport.WorkRequest;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
+import javax.management.ObjectName;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Ring channels over one provider; every provider runs it unchanged. */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+public abstract class ChannelSuite {
+    private static final AtomicInteger SEQ = new AtomicInteger();
+    private static final Duration WAIT = Duration.ofSeconds(10);
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+
+    /** @return the provider */
+    protected abstract Fabric fabric();
+
+    /**
+     * Kills a node abruptly.
+     *
+     * @param node the node
+     */
+    protected abstract void kill(Node node);
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = closeables.size() - 1; i >= 0; i--) {
+            closeables.get(i).close();
+        }
+    }
+
+    /** Two engines and the channel between them. */
+    protected final class Pair {
+        final Node nodeA;
+        final Node nodeB;
+        final ChannelEngine a;
+        final ChannelEngine b;
+        final PeerChannel ab;
+        final PeerChannel ba;
+
+        Pair(int workersA, int workersB, UnaryOperator<ChannelConfig.Builder> tweak) throws Exception {
+            nodeA = open("a");
+            nodeB = open("b");
+            a = ChannelEngine.open(nodeA, tweak.apply(ChannelConfig.builder(workersA)).build());
+            closeables.add(a);
+            b = ChannelEngine.open(nodeB, tweak.apply(ChannelConfig.builder(workersB)).build());
+            closeables.add(b);
+            ab = a.connect(nodeB.address(), WAIT);
+            ba = b.accept(WAIT);
+        }
+    }
+
+    Node open(String role) throws RdmxException {
+        Node n = fabric().open(NodeOptions.builder().name("ch" + role + "-" + ProcessHandle.current().pid() + "-"
+            + SEQ.incrementAndGet()).build());
+        closeables.add(n);
+        return n;
+    }
+
+    private static ByteBuffer record(int writer, int seq, int length) {
+        ByteBuffer b = ByteBuffer.allocate(Math.max(8, length)).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        b.putInt(0, writer).putInt(4, seq);
+        for (int i = 8; i < length; i++) {
+            b.put(i, (byte) (seq + i));
+        }
+        return b;
+    }
+
+    /** Counts records per source and checks their order and content. */
+    private static final class Checker implements RecordHandler {
+        final int[][] next;
+        int total;
+        String error;
+
+        Checker(int writers, int peers) {
+            next = new int[peers][writers];
+        }
+
+        @Override
+        public void onRecord(int streamId, ByteBuffer buffer, int offset, int length, RecordSource source) {
+            int w = buffer.getInt(offset);
+            int seq = buffer.getInt(offset + 4);
+            if (w != source.peerWorker()) {
+                error = "record from worker " + w + " reported as " + source.peerWorker();
+            }
+            if (streamId != (seq % 3)) {
+                error = "stream " + streamId + " for seq " + seq;
+            }
+            if (seq != next[0][w]) {
+                error = "from worker " + w + ": seq " + seq + " after " + (next[0][w] - 1);
+            }
+            for (int i = 8; i < length; i++) {
+                if (buffer.get(offset + i) != (byte) (seq + i)) {
+                    error = "corrupt byte " + i + " of seq " + seq;
+                    break;
+                }
+            }
+            next[0][w] = seq + 1;
+            total++;
+        }
+    }
+
+    private void allPairs(ChannelConfig.Notification mode, int capacity, int threshold, int records,
+                          int maxLength) throws Exception {
+        int wa = 2;
+        int wb = 3;
+        Pair p = new Pair(wa, wb, c -> c.notification(mode).ringCapacity(capacity).batchThreshold(threshold));
+        assertEquals(wb, p.ab.workers());
+        assertEquals(wa, p.ba.workers());
+        ExecutorService ex = Executors.newFixedThreadPool(wa + wb);
+        try {
+            List<Future<?>> writers = new ArrayList<>();
+            for (int w = 0; w < wa; w++) {
+                int me = w;
+                writers.add(ex.submit(() -> {
+                    java.util.Random rnd = new java.util.Random(me);
+                    for (int i = 0; i < records; i++) {
+                        for (int r = 0; r < wb; r++) {
+                            ChannelWriter cw = p.ab.writer(me, r);
+                            int len = 8 + rnd.nextInt(Math.min(maxLength, cw.maxPayload()) - 7);
+                            cw.write(i % 3, record(me, i, len), 10, TimeUnit.SECONDS);
+                        }
+                    }
+                    for (int r = 0; r < wb; r++) {
+                        p.ab.writer(me, r).flush();
+                    }
+                    return null;
+                }));
+            }
+            List<Future<Checker>> readers = new ArrayList<>();
+            for (int r = 0; r < wb; r++) {
+                ChannelReader reader = p.b.reader(r);
+                readers.add(ex.submit(() -> {
+                    Checker c = new Checker(wa, 1);
+                    while (c.total < wa * records && c.error == null) {
+                        if (reader.read(c, 64, 10, TimeUnit.SECONDS) == 0) {
+                            throw new AssertionError("reader " + reader.worker() + " starved at " + c.total);
+                        }
+                    }
+                    return c;
+                }));
+            }
+            for (Future<?> f : writers) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+            for (Future<Checker> f : readers) {
+                Checker c = f.get(60, TimeUnit.SECONDS);
+                assertEquals(null, c.error);
+                assertEquals(wa * records, c.total);
+                for (int w = 0; w < wa; w++) {
+                    assertEquals(records, c.next[0][w]);
+                }
+            }
+        } finally {
+            ex.shutdownNow();
+        }
+        ChannelMetrics ma = p.a.metrics();
+        assertEquals((long) wa * wb * records, ma.recordsWritten());
+        assertEquals((long) wa * wb * records, p.b.metrics().recordsRead());
+        assertTrue(ma.writesPosted() > 0);
+        assertTrue(p.b.metrics().notificationsReceived() > 0);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ChannelConfig.Notification.class)
+    void everyPairOfWorkersGetsEveryRecordInOrder(ChannelConfig.Notification mode) throws Exception {
+        allPairs(mode, 64 << 10, 16 << 10, 2000, 300);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ChannelConfig.Notification.class)
+    void smallRingsWrapAndBlockWithoutLoss(ChannelConfig.Notification mode) throws Exception {
+        allPairs(mode, 2048, 512, 1500, 400);
+    }
+
+    @Test
+    void batchThresholdOfOnePostsEveryRecord() throws Exception {
+        allPairs(ChannelConfig.Notification.SEND, 4096, 1, 300, 100);
+    }
+
+    @Test
+    void zeroCopyClaimAndMultiplexedStreams() throws Exception {
+        Pair p = new Pair(1, 1, c -> c);
+        ChannelWriter w = p.ab.writer(0, 0);
+        for (int s = 0; s < 5; s++) {
+            int at = w.tryClaim(100 + s, 4);
+            assertTrue(at >= 0);
+            w.buffer().putInt(at, s * 11);
+            w.commit();
+        }
+        w.flush();
+        List<String> got = new ArrayList<>();
+        ChannelReader r = p.b.reader(0);
+        while (got.size() < 5) {
+            r.read((stream, buf, off, len, src) -> got.add(stream + "=" + buf.getInt(off) + "@" + src.peerName()),
+                10, 5, TimeUnit.SECONDS);
+        }
+        assertEquals(List.of("100=0@" + p.nodeA.name(), "101=11@" + p.nodeA.name(), "102=22@" + p.nodeA.name(),
+            "103=33@" + p.nodeA.name(), "104=44@" + p.nodeA.name()), got);
+    }
+
+    @Test
+    void belowThresholdNothingMovesUntilFlush() throws Exception {
+        Pair p = new Pair(1, 1, c -> c.batchThreshold(1024).flushInterval(Duration.ZERO));
+        ChannelWriter w = p.ab.writer(0, 0);
+        assertTrue(w.offer(1, ByteBuffer.allocate(1008)), "1016 bytes: below the 1024 threshold");
+        assertEquals(1016, w.unsent());
+        ChannelReader r = p.b.reader(0);
+        AtomicInteger got = new AtomicInteger();
+        assertEquals(0, r.read((s, b, o, l, src) -> got.incrementAndGet(), 10, 300, TimeUnit.MILLISECONDS));
+        assertEquals(0, p.a.metrics().writesPosted());
+        assertTrue(w.offer(1, ByteBuffer.allocate(0)), "8 more bytes reach the threshold exactly");
+        while (got.get() < 2) {
+            assertTrue(r.read((s, b, o, l, src) -> got.incrementAndGet(), 10, 5, TimeUnit.SECONDS) > 0);
+        }
+        assertTrue(w.offer(1, ByteBuffer.allocate(10)));
+        assertEquals(0, r.read((s, b, o, l, src) -> got.incrementAndGet(), 10, 200, TimeUnit.MILLISECONDS));
+        w.flush();
+        assertEquals(1, r.read((s, b, o, l, src) -> got.incrementAndGet(), 10, 5, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void timeBoundFlushesALoneRecord() throws Exception {
+        Pair p = new Pair(1, 1, c -> c.batchThreshold(64 << 10).flushInterval(Duration.ofMillis(5)));
+        assertTrue(p.ab.writer(0, 0).offer(9, ByteBuffer.allocate(16)));
+        AtomicInteger stream = new AtomicInteger(-1);
+        assertEquals(1, p.b.reader(0).read((s, b, o, l, src) -> stream.set(s), 10, 5, TimeUnit.SECONDS),
+            "the network thread must flush it without a flush call");
+        assertEquals(9, stream.get());
+    }
+
+    @Test
+    void fullBufferBlocksTheWriterUntilTheReaderConsumes() throws Exception {
+        Pair p = new Pair(1, 1, c -> c.ringCapacity(4096).batchThreshold(256).readNotifyThreshold(1024));
+        ChannelWriter w = p.ab.writer(0, 0);
+        int n = 0;
+        while (w.offer(1, ByteBuffer.allocate(248))) {
+            n++;
+        }
+        assertEquals(16, n, "4096 / 256");
+        RdmxTimeoutException t = assertThrows(RdmxTimeoutException.class,
+            () -> w.claim(1, 248, 200, TimeUnit.MILLISECONDS));
+        assertTrue(t.getMessage().contains(p.nodeB.name()), t.getMessage());
+        CompletableFuture<Integer> blocked = CompletableFuture.supplyAsync(() -> {
+            try {
+                w.write(1, ByteBuffer.allocate(248), 10, TimeUnit.SECONDS);
+                return 1;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Thread.sleep(100);
+        assertFalse(blocked.isDone(), "writer must block on a full buffer");
+        AtomicInteger read = new AtomicInteger();
+        while (read.get() < 4) {
+            p.b.reader(0).read((s, b, o, l, src) -> read.incrementAndGet(), 4 - read.get(), 5, TimeUnit.SECONDS);
+        }
+        assertEquals(1, blocked.get(10, TimeUnit.SECONDS), "4 x 256 consumed = the credit threshold: unblocked");
+        assertTrue(p.a.metrics().writerBlocks() >= 1);
+        assertTrue(p.a.metrics().writerBlockedNanos() > 0);
+    }
+
+    @Test
+    void creditsBelowTheReadNotificationThresholdAreNotSent() throws Exception {
+        Pair p = new Pair(1, 1, c -> c.ringCapacity(4096).batchThreshold(256).readNotifyThreshold(2048));
+        ChannelWriter w = p.ab.writer(0, 0);
+        while (w.offer(1, ByteBuffer.allocate(248))) {
+            // fill
+        }
+        w.flush();
+        AtomicInteger read = new AtomicInteger();
+        while (read.get() < 7) {
+            p.b.reader(0).read((s, b, o, l, src) -> read.incrementAndGet(), 7 - read.get(), 5, TimeUnit.SECONDS);
+        }
+        long sentBefore = p.b.metrics().notificationsSent();
+        assertThrows(RdmxTimeoutException.class, () -> w.claim(1, 248, 300, TimeUnit.MILLISECONDS),
+            "7 x 256 = 1792 bytes consumed, below the 2048 threshold: the writer hears nothing");
+        assertEquals(sentBefore, p.b.metrics().notificationsSent());
+        p.b.reader(0).read((s, b, o, l, src) -> read.incrementAndGet(), 1, 5, TimeUnit.SECONDS);
+        assertTrue(w.claim(1, 248, 5, TimeUnit.SECONDS) >= 0, "2048 consumed: credit sent, space back");
+    }
+
+    @Test
+    void recordLargerThanTheLimitIsRefused() throws Exception {
+        Pair p = new Pair(1, 1, c -> c.ringCapacity(4096));
+        ChannelWriter w = p.ab.writer(0, 0);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> w.tryClaim(1, w.maxPayload() + 1));
+        assertTrue(e.getMessage().contains("maxPayload=" + w.maxPayload()), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> p.ab.writer(1, 0));
+        assertTrue(w.offer(1, ByteBuffer.allocate(w.maxPayload())));
+    }
+
+    @Test
+    void peerDeathWakesBlockedReaderAndWriterNamingThePeer() throws Exception {
+        Pair p = new Pair(1, 1, c -> c.ringCapacity(4096).batchThreshold(256));
+        ChannelWriter w = p.ba.writer(0, 0);
+        while (w.offer(1, ByteBuffer.allocate(248))) {
+            // fill until the writer would block
+        }
+        CompletableFuture<Throwable> reader = CompletableFuture.supplyAsync(() -> {
+            try {
+                p.b.reader(0).read((s, b, o, l, src) -> { }, 1, 30, TimeUnit.SECONDS);
+                return null;
+            } catch (Throwable e) {
+                return e;
+            }
+        });
+        CompletableFuture<Throwable> writer = CompletableFuture.supplyAsync(() -> {
+            try {
+                w.claim(1, 248, 30, TimeUnit.SECONDS);
+                return null;
+            } catch (Throwable e) {
+                return e;
+            }
+        });
+        Thread.sleep(200);
+        kill(p.nodeA);
+        for (CompletableFuture<Throwable> f : List.of(reader, writer)) {
+            Throwable e = f.get(5, TimeUnit.SECONDS);
+            assertTrue(e instanceof ConnectionClosedException, String.valueOf(e));
+            assertEquals(p.nodeA.name(), ((ConnectionClosedException) e).peer());
+            assertTrue(e.getMessage().contains(p.nodeA.name()), e.getMessage());
+        }
+        assertFalse(p.ba.isOpen());
+        assertEquals(ChannelWriter.CLOSED, w.tryClaim(1, 8));
+    }
+
+    @Test
+    void configurationMismatchFailsTheHandshakeClearly() throws Exception {
+        Node na = open("a");
+        Node nb = open("b");
+        ChannelEngine a = ChannelEngine.open(na, ChannelConfig.builder(1).ringCapacity(4096).build());
+        closeables.add(a);
+        ChannelEngine b = ChannelEngine.open(nb, ChannelConfig.builder(1).ringCapacity(8192).build());
+        closeables.add(b);
+        RdmxException e = assertThrows(RdmxException.class, () -> a.connect(nb.address(), WAIT));
+        assertTrue(e.getMessage().contains("ringCapacity local=4096 peer=8192"), e.getMessage());
+    }
+
+    @Test
+    void malformedControlMessageFailsOnlyThatPeer() throws Exception {
+        Pair p = new Pair(1, 1, c -> c);
+        Node rogue = open("rogue");
+        Connection c = rogue.connect(p.nodeB.address(), WAIT);
+        Region r = rogue.register(64, Access.ALL);
+        r.buffer().put(0, (byte) 3).put(1, (byte) 99);
+        c.post(WorkRequest.send(r, 0, 8));
+        RdmxException e = assertThrows(RdmxException.class, () -> p.b.accept(WAIT));
+        assertTrue(e.getMessage().contains("unsupported channel protocol version=99"), e.getMessage());
+        assertTrue(e.getMessage().contains(rogue.name()), e.getMessage());
+        assertTrue(p.ab.writer(0, 0).offer(1, ByteBuffer.allocate(8)));
+        p.ab.writer(0, 0).flush();
+        assertEquals(1, p.b.reader(0).read((s, b, o, l, src) -> { }, 1, 5, TimeUnit.SECONDS),
+            "the good peer is unaffected");
+    }
+
+    @Test
+    void metricsAreExposedThroughJmx() throws Exception {
+        Pair p = new Pair(1, 1, c -> c);
+        for (int i = 0; i < 10; i++) {
+            p.ab.writer(0, 0).write(1, ByteBuffer.allocate(100), 5, TimeUnit.SECONDS);
+        }
+        p.ab.writer(0, 0).flush();
+        AtomicInteger n = new AtomicInteger();
+        while (n.get() < 10) {
+            p.b.reader(0).read((s, b, o, l, src) -> n.incrementAndGet(), 10, 5, TimeUnit.SECONDS);
+        }
+        ObjectName name = new ObjectName("io.rdmx:type=ChannelEngine,node=" + ObjectName.quote(p.nodeA.name()));
+        assertEquals(10L, ManagementFactory.getPlatformMBeanServer().getAttribute(name, "RecordsWritten"));
+        assertEquals(1000L, ManagementFactory.getPlatformMBeanServer().getAttribute(name, "BytesWritten"));
+        assertEquals(10, p.b.metrics().recordsRead());
+    }
+
+    @Test
+    void closingTheEngineWakesItsReaders() throws Exception {
+        Pair p = new Pair(1, 1, c -> c);
+        CompletableFuture<Throwable> reader = CompletableFuture.supplyAsync(() -> {
+            try {
+                p.b.reader(0).read((s, b, o, l, src) -> { }, 1, 30, TimeUnit.SECONDS);
+                return null;
+            } catch (Throwable e) {
+                return e;
+            }
+        });
+        Thread.sleep(100);
+        p.b.close();
+        Throwable e = reader.get(5, TimeUnit.SECONDS);
+        assertTrue(e instanceof RdmxException, String.valueOf(e));
+    }
+}

@@ -1,0 +1,17 @@
+package io.rdmx.channel;
+
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.Node;
+
+/** Ring channels over the loopback provider. */
+class LoopbackChannelTest extends ChannelSuite {
+    @Override
+    protected Fabric fabric() {
+        return new io.rdmx.transport.loopback.LoopbackFabric();
+    }
+
+    @Override
+    protected void kill(Node node) {
+        ((io.rdmx.transport.loopback.LoopbackNode) node).faults().kill();
+    }
+}
