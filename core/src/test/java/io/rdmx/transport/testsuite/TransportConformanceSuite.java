@@ -529,6 +529,51 @@ public abstract class TransportConformanceSuite {
         assertArrayEquals(bytes(a, 0, 4096), bytes(rb, 99 * 4096, 4096));
     }
 
+    @Test
+    void heavyTrafficBothWaysKeepsFramesIntact() throws Exception {
+        int rounds = 1500;
+        Region tgtC = client.register(1 << 16, Access.ALL);
+        Node[] ends = {client, server};
+        Connection[] conns = {c2s, s2c};
+        Region[] targets = {target, tgtC};
+        ExecutorService ex = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<?>> fs = new ArrayList<>();
+            for (int side = 0; side < 2; side++) {
+                int me = side;
+                fs.add(ex.submit(() -> {
+                    Region src = filled(ends[me], 1 << 16, 30 + me);
+                    RemoteRegion dst = targets[me].descriptor();
+                    Random rnd = new Random(me);
+                    int inFlight = 0;
+                    for (int i = 0; i < rounds; i++) {
+                        int len = 1 + rnd.nextInt(60_000);
+                        int rc;
+                        while ((rc = conns[me].post(WorkRequest.write(src, 0, len, dst, 0).wrId(i))) != Post.OK) {
+                            assertEquals(Post.SEND_QUEUE_FULL, rc);
+                            inFlight -= Completions.take(ends[me], 1, WAIT).size();
+                        }
+                        inFlight++;
+                    }
+                    List<Completion> cs = Completions.take(ends[me], inFlight, WAIT);
+                    for (Completion k : cs) {
+                        assertTrue(k.ok(), String.valueOf(k));
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : fs) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            ex.shutdownNow();
+        }
+        assertTrue(c2s.isOpen() && s2c.isOpen(), "no frame may be torn: " + c2s.closeCause() + " / "
+            + s2c.closeCause());
+        Region probe = filled(client, 4096, 30);
+        assertEquals(crc(probe, 0, 4096), crc(target, 0, 4096), "last WRITE from the client landed intact");
+    }
+
     // ---------------------------------------------------------------- refused access
 
     private void assertRefusedAndIsolated(Completion c, String... mustContain) throws Exception {
