@@ -30,6 +30,9 @@ public final class BenchMain {
             case "transport":
                 TransportBench.run(quick, results);
                 break;
+            case "channel":
+                io.rdmx.bench.channel.ChannelBench.run(quick, results);
+                break;
             default:
                 usage();
                 System.exit(2);
@@ -37,6 +40,6 @@ public final class BenchMain {
     }
 
     private static void usage() {
-        System.err.println("usage: rdmx bench <name> [--quick]\n  names: transport");
+        System.err.println("usage: rdmx bench <name> [--quick]\n  names: transport, channel");
     }
 }

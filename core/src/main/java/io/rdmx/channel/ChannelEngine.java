@@ -235,7 +235,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     }
 
     void peerFailed(PeerChannel p, ConnectionClosedException e) {
-        LOG.warn("node '{}': {}", node.name(), e.getMessage());
+        LOG.info("node '{}': {}", node.name(), e.getMessage());
         for (ChannelReader r : readers) {
             r.peerFailed(e);
         }
