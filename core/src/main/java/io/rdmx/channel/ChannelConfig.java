@@ -1,5 +1,6 @@
 package io.rdmx.channel;
 
+import io.rdmx.spi.Platform;
 import java.time.Duration;
 import java.util.Locale;
 
@@ -22,7 +23,10 @@ public final class ChannelConfig {
     public static final int RING_CAPACITY_DEFAULT = 256 << 10;
     /** System property: a WRITE is posted once this many bytes wait (or on flush). */
     public static final String BATCH_THRESHOLD_PROP = "rdmx.channel.batchThreshold";
-    /** Default batching threshold: 16 KiB (the paper's value for software RDMA), at most a quarter ring. */
+    /**
+     * Default batching threshold: 16 KiB (the paper's value for software RDMA) or the platform's tuned value, at
+     * most a quarter ring.
+     */
     public static final int BATCH_THRESHOLD_DEFAULT = 16 << 10;
     /** System property: a receiver reports consumption after this many bytes. */
     public static final String READ_NOTIFY_PROP = "rdmx.channel.readNotifyThreshold";
@@ -52,7 +56,8 @@ public final class ChannelConfig {
     private ChannelConfig(Builder b) {
         this.workers = b.workers;
         this.ringCapacity = b.ringCapacity;
-        this.batchThreshold = b.batchThreshold == 0 ? Math.min(BATCH_THRESHOLD_DEFAULT, b.ringCapacity / 4)
+        this.batchThreshold = b.batchThreshold == 0 ? Math.max(1, Math.min(
+            Platform.hooks().tunedDefault(BATCH_THRESHOLD_PROP).orElse(BATCH_THRESHOLD_DEFAULT), b.ringCapacity / 4))
             : b.batchThreshold;
         this.readNotifyThreshold = b.readNotifyThreshold == 0 ? b.ringCapacity / 4 : b.readNotifyThreshold;
         this.notification = b.notification;
@@ -124,8 +129,9 @@ public final class ChannelConfig {
     /** Builder. */
     public static final class Builder {
         private final int workers;
-        private int ringCapacity = Integer.getInteger(RING_CAPACITY_PROP, RING_CAPACITY_DEFAULT);
-        private int batchThreshold = Integer.getInteger(BATCH_THRESHOLD_PROP, 0);
+        private int ringCapacity = Platform.intValue(RING_CAPACITY_PROP, RING_CAPACITY_DEFAULT);
+        private int batchThreshold = System.getProperty(BATCH_THRESHOLD_PROP) == null ? 0
+            : Platform.intValue(BATCH_THRESHOLD_PROP, 0);
         private int readNotifyThreshold = Integer.getInteger(READ_NOTIFY_PROP, READ_NOTIFY_DEFAULT);
         private Notification notification = Notification.valueOf(System.getProperty(NOTIFICATION_PROP,
             NOTIFICATION_DEFAULT.name()).toUpperCase(Locale.ROOT));

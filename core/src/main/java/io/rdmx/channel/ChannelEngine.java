@@ -5,6 +5,7 @@ import io.rdmx.transport.Connection;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.RdmxException;
+import io.rdmx.spi.Platform;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Map;
@@ -200,6 +201,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     }
 
     private void run() {
+        Platform.hooks().bindCurrentThread("network", node.fabric().name(), node.address());
         long waitNanos = config.flushInterval().isZero() ? TimeUnit.MILLISECONDS.toNanos(50)
             : Math.max(config.flushInterval().toNanos() / 2, 50_000);
         while (running) {

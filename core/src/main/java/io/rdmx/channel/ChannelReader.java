@@ -1,5 +1,6 @@
 package io.rdmx.channel;
 
+import io.rdmx.spi.Platform;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
 import java.lang.invoke.VarHandle;
@@ -14,6 +15,7 @@ import org.jctools.queues.MpscUnboundedXaddArrayQueue;
  * a timeout.
  */
 public final class ChannelReader {
+    private static final boolean BIND_WORKERS = Platform.hooks().bindWorkers();
     private final ChannelEngine engine;
     private final int worker;
     private final MpscUnboundedXaddArrayQueue<IncomingRing> ready = new MpscUnboundedXaddArrayQueue<>(256);
@@ -100,6 +102,9 @@ public final class ChannelReader {
      */
     public int read(RecordHandler handler, int limit, long timeout, TimeUnit unit)
         throws RdmxException, InterruptedException {
+        if (BIND_WORKERS) {
+            Platform.hooks().bindCurrentThread("worker", engine.node().fabric().name(), engine.node().address());
+        }
         int n = poll(handler, limit);
         if (n > 0) {
             return n;

@@ -1,5 +1,6 @@
 package io.rdmx.channel;
 
+import io.rdmx.spi.Platform;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
@@ -29,6 +30,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
     public static final int BACK_PRESSURED = -1;
     /** {@link #tryClaim} result: the peer connection is down. */
     public static final int CLOSED = -2;
+    private static final boolean BIND_WORKERS = Platform.hooks().bindWorkers();
 
     private final PeerChannel peer;
     private final int index;
@@ -124,6 +126,10 @@ public final class ChannelWriter implements Notifier.Notifiable {
         }
         if (at == CLOSED) {
             throw peer.closedException();
+        }
+        if (BIND_WORKERS) {
+            Platform.hooks().bindCurrentThread("worker", peer.engine().node().fabric().name(),
+                peer.engine().node().address());
         }
         flush();
         long start = System.nanoTime();

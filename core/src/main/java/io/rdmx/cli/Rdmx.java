@@ -73,6 +73,10 @@ public final class Rdmx {
         out.println("RDMA devices: " + (rdmaDevices(sys).isEmpty() ? "none" : String.join(", ", rdmaDevices(sys))));
         out.println();
         out.println("CPU topology: " + cpuSummary(sys));
+        out.println();
+        for (String line : io.rdmx.spi.Platform.hooks().describe()) {
+            out.println(line);
+        }
     }
 
     private static String version() {

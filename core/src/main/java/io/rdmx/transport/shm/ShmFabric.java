@@ -7,7 +7,6 @@ import io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.netty.channel.epoll.EpollEventLoopGroup;
 import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.unix.DomainSocketAddress;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import io.rdmx.transport.Access;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
@@ -148,8 +147,8 @@ public final class ShmFabric implements Fabric {
         private final Path dir;
 
         ShmNode(ShmFabric fabric, NodeOptions options, Path dir) {
-            super(fabric, options, new EpollEventLoopGroup(1, new DefaultThreadFactory("rdmx-shm-" + options.name(),
-                true)));
+            super(fabric, options, new EpollEventLoopGroup(1, new io.rdmx.transport.stream.BindingThreadFactory(
+                "rdmx-shm-" + options.name(), NAME, dir.toString())));
             this.dir = dir;
         }
 

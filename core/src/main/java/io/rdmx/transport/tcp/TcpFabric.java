@@ -12,7 +12,7 @@ import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.concurrent.ThreadFactory;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.NodeOptions;
@@ -83,11 +83,12 @@ public final class TcpFabric implements Fabric {
         private static final boolean EPOLL = Epoll.isAvailable();
 
         TcpNode(TcpFabric fabric, NodeOptions options) {
-            super(fabric, options, group(options.name()));
+            super(fabric, options, group(options.name(), options.bindAddress() == null ? DEFAULT_BIND
+                : options.bindAddress()));
         }
 
-        private static EventLoopGroup group(String name) {
-            DefaultThreadFactory tf = new DefaultThreadFactory("rdmx-tcp-" + name, true);
+        private static EventLoopGroup group(String name, String bind) {
+            ThreadFactory tf = new io.rdmx.transport.stream.BindingThreadFactory("rdmx-tcp-" + name, NAME, bind);
             return EPOLL ? new EpollEventLoopGroup(1, tf) : new NioEventLoopGroup(1, tf);
         }
 
