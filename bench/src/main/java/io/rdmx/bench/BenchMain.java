@@ -30,6 +30,9 @@ public final class BenchMain {
             case "transport":
                 TransportBench.run(quick, results);
                 break;
+            case "affinity":
+                io.rdmx.bench.affinity.AffinityBench.run(quick, results);
+                break;
             case "channel":
                 io.rdmx.bench.channel.ChannelBench.run(quick, results);
                 break;
@@ -40,6 +43,6 @@ public final class BenchMain {
     }
 
     private static void usage() {
-        System.err.println("usage: rdmx bench <name> [--quick]\n  names: transport, channel");
+        System.err.println("usage: rdmx bench <name> [--quick]\n  names: transport, channel, affinity");
     }
 }
