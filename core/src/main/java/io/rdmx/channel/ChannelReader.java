@@ -20,6 +20,7 @@ public final class ChannelReader {
     private final int worker;
     private final MpscUnboundedXaddArrayQueue<IncomingRing> ready = new MpscUnboundedXaddArrayQueue<>(256);
     private volatile Thread waiter;
+    private volatile boolean wakeupRequested;
     private volatile ConnectionClosedException failure;
 
     ChannelReader(ChannelEngine engine, int worker) {
@@ -53,6 +54,15 @@ public final class ChannelReader {
         if (failure == null) {
             failure = e;
         }
+        wake();
+    }
+
+    /**
+     * Makes a blocked (or the next) {@link #read} return early, with what it has or 0. Any thread: used by
+     * layers that feed the same worker from elsewhere (a same-process fast path) to wake it.
+     */
+    public void wakeup() {
+        wakeupRequested = true;
         wake();
     }
 
@@ -129,7 +139,8 @@ public final class ChannelReader {
                 }
                 checkFailure();
                 long left = deadline - System.nanoTime();
-                if (left <= 0) {
+                if (left <= 0 || wakeupRequested) {
+                    wakeupRequested = false;
                     return 0;
                 }
                 LockSupport.parkNanos(this, left);

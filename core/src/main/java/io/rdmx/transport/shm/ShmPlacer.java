@@ -29,6 +29,8 @@ final class ShmPlacer implements Placer {
         MappedByteBuffer m = mappings.get(remoteKey);
         if (m == null) {
             Path file = ShmFabric.regionFile(peerDir, remoteKey);
+            // FileChannel is interruptible: an interrupted posting thread must not fail the WRITE.
+            boolean interrupted = Thread.interrupted();
             try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
                 m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size());
             } catch (NoSuchFileException e) {
@@ -37,6 +39,10 @@ final class ShmPlacer implements Placer {
             } catch (IOException e) {
                 return "cannot map region rkey=0x" + Integer.toHexString(remoteKey) + " at peer " + peerDir + ": "
                     + e;
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
             }
             mappings.put(remoteKey, m);
         }

@@ -87,6 +87,7 @@ public abstract class StreamNode extends AbstractNode {
      * @throws RdmxException if binding fails
      */
     protected final void bind(SocketAddress bind) throws RdmxException {
+        address = formatAddress(bind);
         ServerBootstrap sb = new ServerBootstrap().group(group).channel(serverChannelClass())
             .childHandler(initializer(false, null, null));
         ChannelFuture f = sb.bind(bind).awaitUninterruptibly();

@@ -1,0 +1,415 @@
+package io.rdmx.shuffle;
+
+import io.rdmx.channel.RingBuffer;
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RdmxTimeoutException;
+import java.io.IOException;
+import java.lang.invoke.VarHandle;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sockets baseline (the DAIS paper's original middleware): one TCP connection per pair of processes, an
+ * I/O thread per process on a java.nio selector; workers write records into per-destination outgoing buffers,
+ * the I/O thread copies them into the socket, and on the other side copies received records into per-source
+ * incoming buffers that the workers read. A full incoming buffer stops reading from that socket (back pressure).
+ *
+ * <p>Wire record: {@code src worker (16) | dst worker (16) | stream (16) | reserved (16) | length (32) | payload}.
+ */
+final class NioShuffleTransport implements ShuffleTransport {
+    private static final Logger LOG = LoggerFactory.getLogger(NioShuffleTransport.class);
+    private static final int HEADER = 12;
+    private static final int IO_BUFFER = 1 << 20;
+
+    private final ShuffleConfig cfg;
+    private final Selector selector;
+    private final ServerSocketChannel server;
+    private final Conn[] conns;
+    private final Waiter[] waiters;
+    private final Thread io;
+    private volatile boolean running = true;
+    private volatile ConnectionClosedException failure;
+    private final java.util.concurrent.atomic.LongAdder sentRecords = new java.util.concurrent.atomic.LongAdder();
+
+    private static final class Waiter {
+        volatile Thread thread;
+        volatile boolean wake;
+    }
+
+    private final class Conn {
+        final int rank;
+        final SocketChannel ch;
+        final ByteBuffer rbuf = ByteBuffer.allocateDirect(IO_BUFFER).order(ByteOrder.LITTLE_ENDIAN);
+        final ByteBuffer wbuf = ByteBuffer.allocateDirect(IO_BUFFER).order(ByteOrder.LITTLE_ENDIAN);
+        final RingBuffer[][] out;
+        final RingBuffer[][] in;
+        volatile boolean readPaused;
+        SelectionKey key;
+
+        Conn(int rank, SocketChannel ch) {
+            this.rank = rank;
+            this.ch = ch;
+            int w = cfg.workers();
+            int max = cfg.bufferSize() / 4 - 8;
+            out = new RingBuffer[w][w];
+            in = new RingBuffer[w][w];
+            for (int a = 0; a < w; a++) {
+                for (int b = 0; b < w; b++) {
+                    out[a][b] = new RingBuffer(ByteBuffer.allocateDirect(cfg.bufferSize()), max);
+                    in[a][b] = new RingBuffer(ByteBuffer.allocateDirect(cfg.bufferSize()), max);
+                }
+            }
+            rbuf.flip();
+        }
+    }
+
+    private NioShuffleTransport(ShuffleConfig cfg, Selector selector, ServerSocketChannel server) {
+        this.cfg = cfg;
+        this.selector = selector;
+        this.server = server;
+        this.conns = new Conn[cfg.processes()];
+        this.waiters = new Waiter[cfg.workers()];
+        for (int i = 0; i < waiters.length; i++) {
+            waiters[i] = new Waiter();
+        }
+        this.io = new Thread(this::loop, "rdmx-nio-shuffle-r" + cfg.rank());
+        this.io.setDaemon(true);
+    }
+
+    private static InetSocketAddress parse(String hostPort) {
+        int i = hostPort.lastIndexOf(':');
+        return new InetSocketAddress(hostPort.substring(0, i), Integer.parseInt(hostPort.substring(i + 1)));
+    }
+
+    static NioShuffleTransport open(ShuffleConfig cfg) throws RdmxException {
+        try {
+            ServerSocketChannel server = ServerSocketChannel.open().bind(parse(cfg.endpoints().get(cfg.rank())));
+            NioShuffleTransport t = new NioShuffleTransport(cfg, Selector.open(), server);
+            try {
+                t.join();
+            } catch (IOException | RuntimeException e) {
+                t.close();
+                throw e;
+            }
+            t.io.start();
+            return t;
+        } catch (IOException e) {
+            throw new RdmxException("sockets shuffle rank " + cfg.rank() + " cannot join: " + e, e);
+        }
+    }
+
+    private void join() throws IOException {
+        long deadline = System.nanoTime() + cfg.connectTimeout().toNanos();
+        for (int r = 0; r < cfg.rank(); r++) {
+            while (true) {
+                try {
+                    SocketChannel ch = SocketChannel.open(parse(cfg.endpoints().get(r)));
+                    ByteBuffer hello = ByteBuffer.allocate(4).putInt(0, cfg.rank());
+                    while (hello.hasRemaining()) {
+                        ch.write(hello);
+                    }
+                    conns[r] = new Conn(r, ch);
+                    break;
+                } catch (IOException e) {
+                    if (System.nanoTime() > deadline) {
+                        throw new RdmxTimeoutException("rank " + cfg.rank() + " could not reach rank " + r + " at "
+                            + cfg.endpoints().get(r) + ": " + e.getMessage());
+                    }
+                    try {
+                        Thread.sleep(50);
+                    } catch (InterruptedException ie) {
+                        Thread.currentThread().interrupt();
+                        throw new IOException("interrupted while joining", ie);
+                    }
+                }
+            }
+        }
+        for (int n = cfg.rank() + 1; n < cfg.processes(); n++) {
+            SocketChannel ch = server.accept();
+            ByteBuffer hello = ByteBuffer.allocate(4);
+            while (hello.hasRemaining()) {
+                if (ch.read(hello) < 0) {
+                    throw new IOException("peer closed during the hello");
+                }
+            }
+            int r = hello.getInt(0);
+            if (r <= cfg.rank() || r >= cfg.processes() || conns[r] != null) {
+                throw new IOException("unexpected hello from rank " + r);
+            }
+            conns[r] = new Conn(r, ch);
+        }
+        for (Conn c : conns) {
+            if (c != null) {
+                c.ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                c.ch.configureBlocking(false);
+                c.key = c.ch.register(selector, SelectionKey.OP_READ, c);
+            }
+        }
+    }
+
+    private void loop() {
+        try {
+            while (running) {
+                selector.select(1);
+                selector.selectedKeys().clear();
+                for (Conn c : conns) {
+                    if (c != null && running) {
+                        service(c);
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            if (running) {
+                LOG.warn("sockets shuffle rank {}: {}", cfg.rank(), e.toString());
+            }
+        }
+    }
+
+    private void service(Conn c) throws IOException {
+        try {
+            fill(c);
+            if (c.wbuf.position() > 0) {
+                c.wbuf.flip();
+                c.ch.write(c.wbuf);
+                c.wbuf.compact();
+            }
+            c.key.interestOps(SelectionKey.OP_READ | (c.wbuf.position() > 0 ? SelectionKey.OP_WRITE : 0));
+            if (!c.readPaused || parse(c)) {
+                c.readPaused = false;
+                c.rbuf.compact();
+                int n = c.ch.read(c.rbuf);
+                c.rbuf.flip();
+                if (n < 0) {
+                    throw new IOException("end of stream");
+                }
+                parse(c);
+            }
+        } catch (IOException e) {
+            fail(c, e);
+        }
+    }
+
+    /** Copies records from the outgoing buffers into the socket buffer. */
+    private void fill(Conn c) {
+        int w = cfg.workers();
+        for (int a = 0; a < w; a++) {
+            for (int b = 0; b < w; b++) {
+                RingBuffer ring = c.out[a][b];
+                int src = a;
+                int dst = b;
+                while (ring.size() > 0 && c.wbuf.remaining() >= HEADER + ring.maxPayload()) {
+                    ring.read((stream, buf, off, len) -> {
+                        c.wbuf.putShort((short) src).putShort((short) dst).putShort((short) stream).putShort((short) 0)
+                            .putInt(len);
+                        c.wbuf.put(buf.slice(off, len));
+                    }, 64);
+                }
+            }
+        }
+    }
+
+    /** Copies received records into the incoming buffers; false (read paused) when one is full. */
+    private boolean parse(Conn c) {
+        ByteBuffer r = c.rbuf;
+        while (r.remaining() >= HEADER) {
+            int p = r.position();
+            int len = r.getInt(p + 8);
+            if (r.remaining() < HEADER + len) {
+                break;
+            }
+            int src = r.getShort(p) & 0xFFFF;
+            int dst = r.getShort(p + 2) & 0xFFFF;
+            int stream = r.getShort(p + 4) & 0xFFFF;
+            RingBuffer ring = c.in[src][dst];
+            int at = ring.tryClaim(stream, len);
+            if (at < 0) {
+                c.readPaused = true;
+                wakeAll();
+                return false;
+            }
+            ring.buffer().put(at, r, p + HEADER, len);
+            ring.commit();
+            r.position(p + HEADER + len);
+            Waiter wt = waiters[dst];
+            VarHandle.fullFence();
+            Thread t = wt.thread;
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
+        }
+        return true;
+    }
+
+    private void wakeAll() {
+        for (Waiter wt : waiters) {
+            Thread t = wt.thread;
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
+        }
+    }
+
+    private void fail(Conn c, Exception e) {
+        if (failure == null) {
+            failure = new ConnectionClosedException(cfg.nodeName(c.rank), "sockets shuffle: rank " + c.rank + " ('"
+                + cfg.nodeName(c.rank) + "' at " + cfg.endpoints().get(c.rank) + ") is lost: " + e.getMessage(), e);
+        }
+        try {
+            c.key.cancel();
+            c.ch.close();
+        } catch (IOException e2) {
+            LOG.debug("close after failure: {}", e2.toString());
+        }
+        wakeAll();
+    }
+
+    private Conn conn(int rank) {
+        return conns[rank];
+    }
+
+    @Override
+    public Outbox outbox(int localWorker, int rank, int remoteWorker) {
+        Conn c = conn(rank);
+        RingBuffer ring = c.out[localWorker][remoteWorker];
+        int threshold = cfg.batchThreshold();
+        return new Outbox() {
+            @Override
+            public int tryClaim(int stream, int len) throws ConnectionClosedException {
+                ConnectionClosedException f = failure;
+                if (f != null) {
+                    throw new ConnectionClosedException(f.peer(), f.getMessage(), f);
+                }
+                return ring.tryClaim(stream, len);
+            }
+
+            @Override
+            public ByteBuffer buffer() {
+                return ring.buffer();
+            }
+
+            @Override
+            public void commit() {
+                ring.commit();
+                sentRecords.increment();
+                if (ring.size() >= threshold) {
+                    selector.wakeup();
+                }
+            }
+
+            @Override
+            public void flush() {
+                if (ring.size() > 0) {
+                    selector.wakeup();
+                }
+            }
+        };
+    }
+
+    @Override
+    public int poll(int localWorker, Dispatch d, int limit) throws RdmxException {
+        int n = 0;
+        boolean resume = false;
+        for (Conn c : conns) {
+            if (c == null) {
+                continue;
+            }
+            for (int s = 0; s < cfg.workers() && n < limit; s++) {
+                int k = c.in[s][localWorker].read(d::onRecord, limit - n);
+                n += k;
+                resume |= k > 0 && c.readPaused;
+            }
+        }
+        if (resume) {
+            selector.wakeup();
+        }
+        if (n == 0 && failure != null) {
+            ConnectionClosedException f = failure;
+            throw new ConnectionClosedException(f.peer(), f.getMessage(), f);
+        }
+        return n;
+    }
+
+    @Override
+    public int read(int localWorker, Dispatch d, int limit, long timeoutNanos)
+        throws RdmxException, InterruptedException {
+        int n = poll(localWorker, d, limit);
+        if (n > 0) {
+            return n;
+        }
+        Waiter wt = waiters[localWorker];
+        long deadline = System.nanoTime() + timeoutNanos;
+        wt.thread = Thread.currentThread();
+        try {
+            while (true) {
+                VarHandle.fullFence();
+                n = poll(localWorker, d, limit);
+                if (n > 0) {
+                    return n;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || wt.wake) {
+                    wt.wake = false;
+                    return 0;
+                }
+                LockSupport.parkNanos(this, left);
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+            }
+        } finally {
+            wt.thread = null;
+        }
+    }
+
+    @Override
+    public void wakeup(int localWorker) {
+        Waiter wt = waiters[localWorker];
+        wt.wake = true;
+        VarHandle.fullFence();
+        Thread t = wt.thread;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    @Override
+    public long networkRecords() {
+        return sentRecords.sum();
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        selector.wakeup();
+        try {
+            io.join(2000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (Conn c : conns) {
+            if (c != null) {
+                try {
+                    c.ch.close();
+                } catch (IOException e) {
+                    LOG.debug("close: {}", e.toString());
+                }
+            }
+        }
+        try {
+            server.close();
+            selector.close();
+        } catch (IOException e) {
+            LOG.debug("close: {}", e.toString());
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package io.rdmx.shuffle;
+
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.RdmxException;
+import java.nio.ByteBuffer;
+
+/** What the shuffle needs from a transport between processes (ring channels, or the sockets baseline). */
+interface ShuffleTransport extends AutoCloseable {
+    /** Receives records. */
+    interface Dispatch {
+        /**
+         * @param stream the stream id
+         * @param buf memory valid during the call
+         * @param off payload offset
+         * @param len payload length
+         */
+        void onRecord(int stream, ByteBuffer buf, int off, int len);
+    }
+
+    /** The outgoing buffer from a local worker to one remote worker. One writer thread. */
+    interface Outbox {
+        /**
+         * @param stream stream id
+         * @param len payload bytes
+         * @return the payload index in {@link #buffer()}, or -1 when full
+         * @throws ConnectionClosedException if the peer is gone (names it)
+         */
+        int tryClaim(int stream, int len) throws ConnectionClosedException;
+
+        /** @return the buffer claims index */
+        ByteBuffer buffer();
+
+        /** Publishes the claim. */
+        void commit();
+
+        /** Sends what is committed. */
+        void flush();
+    }
+
+    /**
+     * @param localWorker the sending worker
+     * @param rank the receiving process
+     * @param remoteWorker the receiving worker there
+     * @return the outbox
+     */
+    Outbox outbox(int localWorker, int rank, int remoteWorker);
+
+    /**
+     * Reads what is there.
+     *
+     * @param localWorker the reading worker
+     * @param d receives records
+     * @param limit most records
+     * @return records read
+     * @throws RdmxException if a peer failed (names it)
+     */
+    int poll(int localWorker, Dispatch d, int limit) throws RdmxException;
+
+    /**
+     * Reads, blocking until records arrive, {@link #wakeup} is called, or the timeout.
+     *
+     * @param localWorker the reading worker
+     * @param d receives records
+     * @param limit most records
+     * @param timeoutNanos the bound
+     * @return records read
+     * @throws RdmxException if a peer failed (names it)
+     * @throws InterruptedException if interrupted
+     */
+    int read(int localWorker, Dispatch d, int limit, long timeoutNanos) throws RdmxException, InterruptedException;
+
+    /**
+     * Wakes a worker blocked in {@link #read}.
+     *
+     * @param localWorker the worker
+     */
+    void wakeup(int localWorker);
+
+    /** @return records this process sent over the network */
+    long networkRecords();
+
+    @Override
+    void close();
+}
