@@ -243,11 +243,26 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         }
     }
 
-    /** Stops the network thread, closes every channel and releases its memory. Idempotent. */
+    /**
+     * Delivers what writers committed (up to 2 s: data, then its notifications), then stops the network thread,
+     * closes every channel and releases its memory. Idempotent.
+     */
     @Override
     public void close() {
         if (!running) {
             return;
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        for (PeerChannel p : peers.values()) {
+            p.flushAll();
+        }
+        while (System.nanoTime() < deadline && !peers.values().stream().allMatch(PeerChannel::quiet)) {
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
         }
         running = false;
         for (PeerChannel p : peers.values()) {

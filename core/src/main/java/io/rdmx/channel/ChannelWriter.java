@@ -226,6 +226,11 @@ public final class ChannelWriter implements Notifier.Notifiable {
         trySend();
     }
 
+    /** @return true when everything committed was written and announced, and nothing is in flight */
+    boolean quiet() {
+        return unsent() == 0 && !inFlight.get() && pendingData.get() < 0 && !queued.get();
+    }
+
     /** @return committed bytes not yet posted */
     public long unsent() {
         return ring.headAcquire() - sent;

@@ -59,6 +59,11 @@ final class Notifier {
         trySend();
     }
 
+    /** @return true when no notification waits and none is in flight */
+    boolean quiet() {
+        return dirty.isEmpty() && !inFlight.get();
+    }
+
     /** Network thread: the previous SEND completed. */
     void onSendComplete() {
         inFlight.set(false);

@@ -357,6 +357,32 @@ public final class PeerChannel {
         out = o;
     }
 
+    /** Flushes every writer. */
+    void flushAll() {
+        ChannelWriter[] o = out;
+        if (o != null) {
+            for (ChannelWriter w : o) {
+                w.flush();
+            }
+        }
+    }
+
+    /** @return true when everything written was delivered and announced (or the peer is down) */
+    boolean quiet() {
+        if (!open) {
+            return true;
+        }
+        ChannelWriter[] o = out;
+        if (o != null) {
+            for (ChannelWriter w : o) {
+                if (!w.quiet()) {
+                    return false;
+                }
+            }
+        }
+        return notifier.quiet();
+    }
+
     /** Network thread: time-bound flush of idle unsent data. */
     void scan() {
         ChannelWriter[] o = out;

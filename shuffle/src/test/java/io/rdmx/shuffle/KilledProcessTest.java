@@ -1,0 +1,69 @@
+package io.rdmx.shuffle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmx.transport.ConnectionClosedException;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** A process that dies mid-shuffle: the worker waiting on it gets an exception naming it within 5 s. */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class KilledProcessTest {
+    @ParameterizedTest
+    @EnumSource(ShuffleConfig.Transport.class)
+    void workerWaitingOnAKilledProcessGetsAnExceptionNamingIt(ShuffleConfig.Transport t) throws Exception {
+        String job = "k" + ProcessHandle.current().pid() + t.name().toLowerCase(java.util.Locale.ROOT);
+        List<String> endpoints = t == ShuffleConfig.Transport.SHM ? List.of() : Cluster.freePorts(2);
+        String java = ProcessHandle.current().info().command().orElse("java");
+        Process child = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+            "-Drdmx.leakDetection=disabled", ShuffleChild.class.getName(), t.name(), job,
+            endpoints.isEmpty() ? "-" : String.join(",", endpoints))
+            .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        try (ShuffleService svc = ShuffleService.open(ShuffleConfig.builder(0, 2, 1).transport(t).job(job)
+            .endpoints(endpoints).build())) {
+            Exchange<Integer> ex = svc.exchange(1, Routing.hash(x -> x), RowSerializer.INT);
+            Worker w = svc.worker(0);
+            AtomicLong rows = new AtomicLong();
+            w.consume(ex, x -> rows.incrementAndGet());
+            BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(),
+                StandardCharsets.UTF_8));
+            assertEquals("SENT", out.readLine());
+            CompletableFuture<Throwable> run = CompletableFuture.supplyAsync(() -> {
+                try {
+                    boolean[] fin = {false};
+                    w.run(() -> {
+                        if (!fin[0]) {
+                            fin[0] = true;
+                            w.finish(ex);
+                            return true;
+                        }
+                        return false;
+                    }, () -> fin[0] && w.done(ex));
+                    return null;
+                } catch (Throwable e) {
+                    return e;
+                }
+            });
+            Thread.sleep(500);
+            child.destroyForcibly();
+            Throwable e = run.get(5, TimeUnit.SECONDS);
+            assertInstanceOf(ConnectionClosedException.class, e, String.valueOf(e));
+            assertTrue(e.getMessage().contains(job + "-r1"), e.getMessage());
+            assertEquals(job + "-r1", ((ConnectionClosedException) e).peer());
+            assertTrue(rows.get() > 0, "rows sent before the death were delivered");
+        } finally {
+            child.destroyForcibly();
+            child.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+}
