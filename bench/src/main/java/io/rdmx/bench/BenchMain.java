@@ -30,6 +30,9 @@ public final class BenchMain {
             case "transport":
                 TransportBench.run(quick, results);
                 break;
+            case "shuffle":
+                io.rdmx.bench.shuffle.ShuffleBench.run(quick, results);
+                break;
             case "affinity":
                 io.rdmx.bench.affinity.AffinityBench.run(quick, results);
                 break;
@@ -43,6 +46,6 @@ public final class BenchMain {
     }
 
     private static void usage() {
-        System.err.println("usage: rdmx bench <name> [--quick]\n  names: transport, channel, affinity");
+        System.err.println("usage: rdmx bench <name> [--quick]\n  names: transport, channel, shuffle, affinity");
     }
 }

@@ -1,0 +1,181 @@
+package io.rdmx.bench.shuffle;
+
+import io.rdmx.shuffle.SyntheticPlan;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.PrintStream;
+import java.io.Writer;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** Launches P processes of the synthetic plan, verifies exactly-once delivery and times the run. */
+public final class ShuffleRunner {
+    /** The outcome of one run. */
+    public record Run(String transport, int processes, int workers, int threshold, long rowsPerProcess,
+                      double seconds, long blocked) {
+        /** @return rows shuffled per second (both stages) */
+        public double rowsPerSecond() {
+            return 2.0 * processes * rowsPerProcess / seconds;
+        }
+    }
+
+    private ShuffleRunner() {
+    }
+
+    private static List<String> freePorts(int n) throws IOException {
+        List<String> out = new ArrayList<>();
+        List<ServerSocket> hold = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                ServerSocket s = new ServerSocket(0);
+                hold.add(s);
+                out.add("127.0.0.1:" + s.getLocalPort());
+            }
+        } finally {
+            for (ServerSocket s : hold) {
+                s.close();
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Runs the plan once.
+     *
+     * @param transport shm, tcp or sockets
+     * @param processes P
+     * @param workers W
+     * @param rows rows per process
+     * @param bufferSize bytes per buffer
+     * @param threshold batching threshold
+     * @param log progress output, or null
+     * @return the run
+     * @throws Exception if a process fails or the verification fails
+     */
+    public static Run run(String transport, int processes, int workers, long rows, int bufferSize, int threshold,
+                          PrintStream log) throws Exception {
+        String job = "b" + ProcessHandle.current().pid() + "-" + System.nanoTime() % 1_000_000;
+        String endpoints = transport.equals("shm") ? "-" : String.join(",", freePorts(processes));
+        List<Process> procs = new ArrayList<>();
+        List<BufferedReader> outs = new ArrayList<>();
+        List<Writer> ins = new ArrayList<>();
+        try {
+            for (int r = 0; r < processes; r++) {
+                List<String> cmd = new ArrayList<>();
+                cmd.add(ProcessHandle.current().info().command().orElse("java"));
+                ProcessHandle.current().info().arguments().ifPresent(a -> {
+                    for (String x : a) {
+                        if (x.startsWith("--sun-misc") || x.startsWith("--enable-native")) {
+                            cmd.add(x);
+                        }
+                    }
+                });
+                cmd.addAll(List.of("-Xmx256m", "-XX:+UseSerialGC", "-Drdmx.leakDetection=disabled", "-cp",
+                    System.getProperty("java.class.path"), ShuffleProc.class.getName(), transport,
+                    Integer.toString(r), Integer.toString(processes), Integer.toString(workers), Long.toString(rows),
+                    endpoints, job, Integer.toString(bufferSize), Integer.toString(threshold)));
+                Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                procs.add(p);
+                outs.add(new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)));
+                ins.add(new OutputStreamWriter(p.getOutputStream(), StandardCharsets.UTF_8));
+            }
+            for (int r = 0; r < processes; r++) {
+                String l = outs.get(r).readLine();
+                if (!"READY".equals(l)) {
+                    throw new IllegalStateException("rank " + r + " did not join: " + l);
+                }
+            }
+            long t0 = System.nanoTime();
+            for (Writer w : ins) {
+                w.write("GO\n");
+                w.flush();
+            }
+            AtomicLong[] progress = new AtomicLong[processes];
+            String[] results = new String[processes];
+            List<Thread> readers = new ArrayList<>();
+            for (int r = 0; r < processes; r++) {
+                int rank = r;
+                progress[r] = new AtomicLong();
+                Thread t = new Thread(() -> {
+                    try {
+                        String l;
+                        while ((l = outs.get(rank).readLine()) != null) {
+                            if (l.startsWith("PROGRESS ")) {
+                                progress[rank].set(Long.parseLong(l.substring(9)));
+                            } else if (l.startsWith("RESULT ")) {
+                                results[rank] = l;
+                                return;
+                            }
+                        }
+                    } catch (IOException e) {
+                        results[rank] = "ERROR " + e;
+                    }
+                });
+                t.start();
+                readers.add(t);
+            }
+            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+            long lastPrint = System.nanoTime();
+            for (Thread t : readers) {
+                while (t.isAlive()) {
+                    t.join(200);
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("shuffle run did not finish in 10 minutes");
+                    }
+                    if (log != null && System.nanoTime() - lastPrint > TimeUnit.SECONDS.toNanos(2)) {
+                        long done = 0;
+                        for (AtomicLong a : progress) {
+                            done += a.get();
+                        }
+                        log.printf(Locale.ROOT, "    %s: %.0f%% of rows generated and sent%n", transport,
+                            100.0 * done / (rows * processes));
+                        lastPrint = System.nanoTime();
+                    }
+                }
+            }
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            long c1 = 0;
+            long s1 = 0;
+            long c2 = 0;
+            long s2 = 0;
+            long blocked = 0;
+            for (int r = 0; r < processes; r++) {
+                if (results[r] == null || !results[r].startsWith("RESULT ")) {
+                    throw new IllegalStateException("rank " + r + " failed: " + results[r]);
+                }
+                String[] f = results[r].split(" ");
+                c1 += Long.parseLong(f[1]);
+                s1 += Long.parseLong(f[2]);
+                c2 += Long.parseLong(f[3]);
+                s2 += Long.parseLong(f[4]);
+                blocked += Long.parseLong(f[6]);
+            }
+            long[] want = SyntheticPlan.expected(processes, rows);
+            if (c1 != want[0] || c2 != want[0] || s1 != want[1] || s2 != want[2]) {
+                throw new IllegalStateException("exactly-once verification FAILED for " + transport + " P="
+                    + processes + " W=" + workers + ": stage 1 count " + c1 + " checksum " + s1 + ", stage 2 count "
+                    + c2 + " checksum " + s2 + "; expected count " + want[0] + " checksums " + want[1] + " / "
+                    + want[2]);
+            }
+            for (Writer w : ins) {
+                w.write("EXIT\n");
+                w.flush();
+            }
+            for (Process p : procs) {
+                p.waitFor(20, TimeUnit.SECONDS);
+            }
+            return new Run(transport, processes, workers, threshold, rows, seconds, blocked);
+        } finally {
+            for (Process p : procs) {
+                p.destroyForcibly();
+            }
+        }
+    }
+}

@@ -1,0 +1,2 @@
+/** Example SPMD plans on the shuffle service. */
+package io.rdmx.shuffle.examples;
