@@ -62,7 +62,7 @@ final class RingShuffleTransport implements ShuffleTransport {
         Node node = Fabrics.get(provider).open(nb.build());
         ChannelEngine engine = ChannelEngine.open(node, ChannelConfig.builder(cfg.workers())
             .ringCapacity(cfg.bufferSize()).batchThreshold(cfg.batchThreshold())
-            .readNotifyThreshold(cfg.bufferSize() / 4).build());
+            .readNotifyThreshold(cfg.bufferSize() / 2).build());
         RingShuffleTransport t = new RingShuffleTransport(cfg, node, engine);
         try {
             t.join();

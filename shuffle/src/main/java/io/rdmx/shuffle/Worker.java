@@ -68,6 +68,8 @@ public final class Worker {
     private final ShuffleTransport.Outbox[] outboxes;
     private final RingBuffer[] localIn;
     private final Map<Integer, Consumed<?>> consumers = new HashMap<>();
+    private final Consumed<?>[] byId = new Consumed<?>[Exchange.MAX_ID + 1];
+    private final Exchange<?>[] declaredById = new Exchange<?>[Exchange.MAX_ID + 1];
     private final ArrayDeque<Stashed> pending = new ArrayDeque<>();
     private final long idleNanos;
     private volatile boolean waiting;
@@ -163,6 +165,8 @@ public final class Worker {
             c.eos = prev.eos;
         }
         consumers.put(ex.id(), c);
+        byId[ex.id()] = c;
+        declaredById[ex.id()] = ex;
     }
 
     /**
@@ -287,6 +291,8 @@ public final class Worker {
      */
     public void release(Exchange<?> ex) {
         consumers.remove(ex.id());
+        byId[ex.id()] = null;
+        declaredById[ex.id()] = null;
     }
 
     /**
@@ -303,7 +309,10 @@ public final class Worker {
         Object row = null;
         byte[] bytes = null;
         if ((stream & 0x8000) == 0) {
-            Exchange<?> ex = svc.declared(id);
+            Exchange<?> ex = declaredById[id];
+            if (ex == null) {
+                ex = svc.declared(id);
+            }
             if (ex != null) {
                 row = ex.serializer().read(buf, off, len);
             } else {
@@ -331,7 +340,7 @@ public final class Worker {
         for (int i = 0; i < size && depth == 0 && !pending.isEmpty(); i++) {
             Stashed s = pending.pollFirst();
             int id = s.stream() & Exchange.MAX_ID;
-            Consumed<?> c = consumers.get(id);
+            Consumed<?> c = byId[id];
             if (c == null || c.handler == null) {
                 pending.addLast(s);
                 continue;

@@ -88,6 +88,9 @@ public final class ShuffleRunner {
             }
             for (int r = 0; r < processes; r++) {
                 String l = outs.get(r).readLine();
+                for (int skip = 0; l != null && !"READY".equals(l) && skip < 20; skip++) {
+                    l = outs.get(r).readLine();
+                }
                 if (!"READY".equals(l)) {
                     throw new IllegalStateException("rank " + r + " did not join: " + l);
                 }
