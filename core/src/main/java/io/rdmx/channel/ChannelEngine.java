@@ -45,8 +45,6 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     private final ObjectName mbean;
     private volatile boolean running = true;
 
-    private final LongAdder recordsWritten = new LongAdder();
-    private final LongAdder bytesWritten = new LongAdder();
     private final LongAdder recordsRead = new LongAdder();
     private final LongAdder writesPosted = new LongAdder();
     private final LongAdder notificationsSent = new LongAdder();
@@ -292,14 +290,9 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
 
     /** @return a snapshot of the counters */
     public ChannelMetrics metrics() {
-        return new ChannelMetrics(recordsWritten.sum(), bytesWritten.sum(), recordsRead.sum(), writesPosted.sum(),
+        return new ChannelMetrics(getRecordsWritten(), getBytesWritten(), recordsRead.sum(), writesPosted.sum(),
             notificationsSent.sum(), notificationsReceived.sum(), writerBlocks.sum(), writerBlockedNanos.sum(),
             readerBlocks.sum(), readerBlockedNanos.sum());
-    }
-
-    void metricRecordWritten(int bytes) {
-        recordsWritten.increment();
-        bytesWritten.add(bytes);
     }
 
     void metricRecordsRead(int n) {
@@ -336,12 +329,20 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
 
     @Override
     public long getRecordsWritten() {
-        return recordsWritten.sum();
+        long n = 0;
+        for (PeerChannel p : peers.values()) {
+            n += p.written()[0];
+        }
+        return n;
     }
 
     @Override
     public long getBytesWritten() {
-        return bytesWritten.sum();
+        long n = 0;
+        for (PeerChannel p : peers.values()) {
+            n += p.written()[1];
+        }
+        return n;
     }
 
     @Override

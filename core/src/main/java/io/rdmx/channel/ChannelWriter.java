@@ -48,6 +48,8 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private final WorkRequest first = new WorkRequest();
     private final WorkRequest last = new WorkRequest();
     private volatile long sent;
+    private long records;
+    private long bytes;
     private long inFlightEnd;
     private long scanHead = -1;
     private volatile Thread waiter;
@@ -175,7 +177,10 @@ public final class ChannelWriter implements Notifier.Notifiable {
      * @throws IllegalStateException if nothing is claimed
      */
     public void commit() {
-        peer.engine().metricRecordWritten(ring.commit());
+        int len = ring.commit();
+        // single-writer counters, read racily by metrics snapshots
+        records++;
+        bytes += len;
         if (ring.headAcquire() - sent >= threshold) {
             trySend();
         }
@@ -229,6 +234,16 @@ public final class ChannelWriter implements Notifier.Notifiable {
     /** @return true when everything committed was written and announced, and nothing is in flight */
     boolean quiet() {
         return unsent() == 0 && !inFlight.get() && pendingData.get() < 0 && !queued.get();
+    }
+
+    /** @return records committed (written by the writer thread only; a snapshot may lag) */
+    long recordsWritten() {
+        return records;
+    }
+
+    /** @return payload bytes committed */
+    long bytesWritten() {
+        return bytes;
     }
 
     /** @return committed bytes not yet posted */

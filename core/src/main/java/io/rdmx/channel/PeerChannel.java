@@ -357,6 +357,23 @@ public final class PeerChannel {
         out = o;
     }
 
+    /** @return records and bytes committed by this peer's writers */
+    long[] written() {
+        long[] out = new long[2];
+        ChannelWriter[] o = out();
+        if (o != null) {
+            for (ChannelWriter w : o) {
+                out[0] += w.recordsWritten();
+                out[1] += w.bytesWritten();
+            }
+        }
+        return out;
+    }
+
+    private ChannelWriter[] out() {
+        return out;
+    }
+
     /** Flushes every writer. */
     void flushAll() {
         ChannelWriter[] o = out;

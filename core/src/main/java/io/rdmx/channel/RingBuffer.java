@@ -61,6 +61,7 @@ public final class RingBuffer {
     private volatile long tail;
     private long claimedHead = -1;
     private int claimedLength;
+    private long tailCache;
 
     /**
      * @param buffer the memory; its remaining bytes (a power of two, at least 64) are the capacity
@@ -147,8 +148,11 @@ public final class RingBuffer {
         int index = (int) (h & mask);
         int toEnd = capacity - index;
         int total = need > toEnd ? toEnd + need : need;
-        if (total > capacity - (h - tailAcquire())) {
-            return INSUFFICIENT_SPACE;
+        if (total > capacity - (h - tailCache)) {
+            tailCache = tailAcquire();
+            if (total > capacity - (h - tailCache)) {
+                return INSUFFICIENT_SPACE;
+            }
         }
         if (need > toEnd) {
             buffer.putInt(index + RecordDescriptor.LENGTH_OFFSET, toEnd - HEADER_LENGTH);

@@ -19,6 +19,10 @@ import org.jctools.queues.MpscUnboundedXaddArrayQueue;
  * producer sees the waiter, so no wake-up is lost.
  */
 public final class CompletionQueueImpl implements CompletionQueue {
+    /** System property: polls (with {@code Thread.onSpinWait}) before an {@link #await} parks; 0 parks at once. */
+    public static final String SPINS_PROP = "rdmx.cq.spinsBeforePark";
+    private static final int SPINS = Integer.getInteger(SPINS_PROP, 0);
+
     private final String owner;
     private final MpscUnboundedXaddArrayQueue<Completion> queue = new MpscUnboundedXaddArrayQueue<>(1024);
     private final AtomicReference<Thread> consumer = new AtomicReference<>();
@@ -78,6 +82,12 @@ public final class CompletionQueueImpl implements CompletionQueue {
         int n = poll(handler, max);
         if (n > 0) {
             return n;
+        }
+        for (int i = 0; i < SPINS; i++) {
+            Thread.onSpinWait();
+            if (!queue.isEmpty()) {
+                return poll(handler, max);
+            }
         }
         long deadline = System.nanoTime() + unit.toNanos(timeout);
         waiter = Thread.currentThread();
