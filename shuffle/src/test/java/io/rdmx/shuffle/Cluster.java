@@ -1,7 +1,6 @@
 package io.rdmx.shuffle;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -44,20 +43,7 @@ final class Cluster implements AutoCloseable {
     }
 
     static List<String> freePorts(int n) throws IOException {
-        List<String> out = new ArrayList<>();
-        List<ServerSocket> hold = new ArrayList<>();
-        try {
-            for (int i = 0; i < n; i++) {
-                ServerSocket s = new ServerSocket(0);
-                hold.add(s);
-                out.add("127.0.0.1:" + s.getLocalPort());
-            }
-        } finally {
-            for (ServerSocket s : hold) {
-                s.close();
-            }
-        }
-        return out;
+        return Endpoints.freeLocal(n);
     }
 
     /** Runs one SPMD body per process concurrently and returns their results in rank order. */

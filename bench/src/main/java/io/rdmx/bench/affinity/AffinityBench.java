@@ -1,5 +1,6 @@
 package io.rdmx.bench.affinity;
 
+import io.rdmx.bench.report.ChildJvm;
 import io.rdmx.bench.report.Report;
 import io.rdmx.channel.ChannelConfig;
 import io.rdmx.channel.ChannelEngine;
@@ -50,17 +51,8 @@ public final class AffinityBench {
             .context("provider", "shm").context("backgroundThreads", Runtime.getRuntime().availableProcessors());
         Map<String, double[]> stats = new LinkedHashMap<>();
         for (String policy : POLICIES) {
-            List<String> cmd = new ArrayList<>();
-            cmd.add(ProcessHandle.current().info().command().orElse("java"));
-            ProcessHandle.current().info().arguments().ifPresent(a -> {
-                for (String x : a) {
-                    if (x.startsWith("--sun-misc") || x.startsWith("--enable-native")) {
-                        cmd.add(x);
-                    }
-                }
-            });
-            cmd.addAll(List.of("-Drdmx.affinity.policy=" + policy, "-Drdmx.leakDetection=disabled", "-cp",
-                System.getProperty("java.class.path"), AffinityBench.class.getName(), Integer.toString(iterations)));
+            List<String> cmd = ChildJvm.command(AffinityBench.class.getName(),
+                List.of("-Drdmx.affinity.policy=" + policy), Integer.toString(iterations));
             Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             String line;
             try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),

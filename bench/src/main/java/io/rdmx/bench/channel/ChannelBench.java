@@ -1,5 +1,6 @@
 package io.rdmx.bench.channel;
 
+import io.rdmx.bench.report.ChildJvm;
 import io.rdmx.bench.report.Report;
 import io.rdmx.channel.ChannelConfig;
 import io.rdmx.channel.ChannelEngine;
@@ -126,23 +127,8 @@ public final class ChannelBench {
     }
 
     private static Process spawn(String main, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(ProcessHandle.current().info().command().orElse("java"));
-        cmd.addAll(ProcessHandle.current().info().arguments().map(a -> {
-            List<String> keep = new ArrayList<>();
-            for (String x : a) {
-                if (x.startsWith("--sun-misc") || x.startsWith("--enable-native")) {
-                    keep.add(x);
-                }
-            }
-            return keep;
-        }).orElse(List.of()));
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add("-Drdmx.leakDetection=disabled");
-        cmd.add(main);
-        cmd.addAll(Arrays.asList(args));
-        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        return new ProcessBuilder(ChildJvm.command(main, List.of(), args))
+            .redirectError(ProcessBuilder.Redirect.INHERIT).start();
     }
 
     private static String address(Process p) throws IOException {

@@ -1,5 +1,7 @@
 package io.rdmx.bench.shuffle;
 
+import io.rdmx.bench.report.ChildJvm;
+import io.rdmx.shuffle.Endpoints;
 import io.rdmx.shuffle.SyntheticPlan;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -7,7 +9,6 @@ import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.Writer;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,23 +30,6 @@ public final class ShuffleRunner {
     private ShuffleRunner() {
     }
 
-    private static List<String> freePorts(int n) throws IOException {
-        List<String> out = new ArrayList<>();
-        List<ServerSocket> hold = new ArrayList<>();
-        try {
-            for (int i = 0; i < n; i++) {
-                ServerSocket s = new ServerSocket(0);
-                hold.add(s);
-                out.add("127.0.0.1:" + s.getLocalPort());
-            }
-        } finally {
-            for (ServerSocket s : hold) {
-                s.close();
-            }
-        }
-        return out;
-    }
-
     /**
      * Runs the plan once.
      *
@@ -62,25 +46,16 @@ public final class ShuffleRunner {
     public static Run run(String transport, int processes, int workers, long rows, int bufferSize, int threshold,
                           PrintStream log) throws Exception {
         String job = "b" + ProcessHandle.current().pid() + "-" + System.nanoTime() % 1_000_000;
-        String endpoints = transport.equals("shm") ? "-" : String.join(",", freePorts(processes));
+        String endpoints = transport.equals("shm") ? "-" : String.join(",", Endpoints.freeLocal(processes));
         List<Process> procs = new ArrayList<>();
         List<BufferedReader> outs = new ArrayList<>();
         List<Writer> ins = new ArrayList<>();
         try {
             for (int r = 0; r < processes; r++) {
-                List<String> cmd = new ArrayList<>();
-                cmd.add(ProcessHandle.current().info().command().orElse("java"));
-                ProcessHandle.current().info().arguments().ifPresent(a -> {
-                    for (String x : a) {
-                        if (x.startsWith("--sun-misc") || x.startsWith("--enable-native")) {
-                            cmd.add(x);
-                        }
-                    }
-                });
-                cmd.addAll(List.of("-Xmx256m", "-XX:+UseSerialGC", "-Drdmx.leakDetection=disabled", "-cp",
-                    System.getProperty("java.class.path"), ShuffleProc.class.getName(), transport,
-                    Integer.toString(r), Integer.toString(processes), Integer.toString(workers), Long.toString(rows),
-                    endpoints, job, Integer.toString(bufferSize), Integer.toString(threshold)));
+                List<String> cmd = ChildJvm.command(ShuffleProc.class.getName(),
+                    List.of("-Xmx256m", "-XX:+UseSerialGC"), transport, Integer.toString(r),
+                    Integer.toString(processes), Integer.toString(workers), Long.toString(rows), endpoints, job, Integer.toString(bufferSize),
+                    Integer.toString(threshold));
                 Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
                 procs.add(p);
                 outs.add(new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)));

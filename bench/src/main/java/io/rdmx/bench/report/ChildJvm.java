@@ -1,0 +1,36 @@
+package io.rdmx.bench.report;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/** The command line of a child JVM for multi-process benchmarks: same java, same class path. */
+public final class ChildJvm {
+    private ChildJvm() {
+    }
+
+    /**
+     * @param mainClass the child's main class
+     * @param jvmArgs extra JVM options
+     * @param args the child's arguments
+     * @return the command (java, the flags this JVM runs with that children need, -cp, main, args)
+     */
+    public static List<String> command(String mainClass, List<String> jvmArgs, String... args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(ProcessHandle.current().info().command().orElse("java"));
+        ProcessHandle.current().info().arguments().ifPresent(a -> {
+            for (String x : a) {
+                if (x.startsWith("--sun-misc") || x.startsWith("--enable-native")) {
+                    cmd.add(x);
+                }
+            }
+        });
+        cmd.addAll(jvmArgs);
+        cmd.add("-Drdmx.leakDetection=disabled");
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(mainClass);
+        cmd.addAll(Arrays.asList(args));
+        return cmd;
+    }
+}
