@@ -46,7 +46,8 @@ public final class ShuffleRunner {
     public static Run run(String transport, int processes, int workers, long rows, int bufferSize, int threshold,
                           PrintStream log) throws Exception {
         String job = "b" + ProcessHandle.current().pid() + "-" + System.nanoTime() % 1_000_000;
-        String endpoints = transport.equals("shm") ? "-" : String.join(",", Endpoints.freeLocal(processes));
+        String endpoints = transport.equals("shm") ? "-"
+            : String.join(",", Endpoints.freeLocal(processes));
         List<Process> procs = new ArrayList<>();
         List<BufferedReader> outs = new ArrayList<>();
         List<Writer> ins = new ArrayList<>();
