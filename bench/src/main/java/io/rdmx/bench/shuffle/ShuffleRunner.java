@@ -55,8 +55,8 @@ public final class ShuffleRunner {
             for (int r = 0; r < processes; r++) {
                 List<String> cmd = ChildJvm.command(ShuffleProc.class.getName(),
                     List.of("-Xmx256m", "-XX:+UseSerialGC"), transport, Integer.toString(r),
-                    Integer.toString(processes), Integer.toString(workers), Long.toString(rows), endpoints, job, Integer.toString(bufferSize),
-                    Integer.toString(threshold));
+                    Integer.toString(processes), Integer.toString(workers), Long.toString(rows), endpoints, job,
+                    Integer.toString(bufferSize), Integer.toString(threshold));
                 Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
                 procs.add(p);
                 outs.add(new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)));
