@@ -53,6 +53,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private long inFlightEnd;
     private long scanHead = -1;
     private volatile Thread waiter;
+    private volatile ChannelReader creditListener;
 
     ChannelWriter(PeerChannel peer, int index, int peerWorker, Region region, int base, RemoteRegion remote,
                   ChannelConfig cfg) {
@@ -325,6 +326,20 @@ public final class ChannelWriter implements Notifier.Notifiable {
             ring.tailRelease(position);
         }
         wake();
+        ChannelReader l = creditListener;
+        if (l != null) {
+            l.wakeup();
+        }
+    }
+
+    /**
+     * Wakes a reader whenever a credit arrives for this buffer, so a worker that waits for rows and for space
+     * at once (a blocked shuffle sender draining its inbox) sleeps in one place. Null to stop.
+     *
+     * @param reader the reader to wake, or null
+     */
+    public void wakeOnCredit(ChannelReader reader) {
+        this.creditListener = reader;
     }
 
     /** Network thread: flushes data that sat unsent for a whole scan interval. */

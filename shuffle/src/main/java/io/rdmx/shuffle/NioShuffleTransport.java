@@ -207,12 +207,17 @@ final class NioShuffleTransport implements ShuffleTransport {
                 RingBuffer ring = c.out[a][b];
                 int src = a;
                 int dst = b;
+                boolean drained = false;
                 while (ring.size() > 0 && c.wbuf.remaining() >= HEADER + ring.maxPayload()) {
+                    drained = true;
                     ring.read((stream, buf, off, len) -> {
                         c.wbuf.putShort((short) src).putShort((short) dst).putShort((short) stream).putShort((short) 0)
                             .putInt(len);
                         c.wbuf.put(buf.slice(off, len));
                     }, 64);
+                }
+                if (drained && waiters[a].thread != null) {
+                    wakeup(a);
                 }
             }
         }
@@ -311,6 +316,11 @@ final class NioShuffleTransport implements ShuffleTransport {
                 if (ring.size() > 0) {
                     selector.wakeup();
                 }
+            }
+
+            @Override
+            public void wakeOnSpace(int worker) {
+                // the I/O thread wakes the writing worker whenever it drains one of its outgoing buffers
             }
         };
     }

@@ -166,6 +166,11 @@ final class RingShuffleTransport implements ShuffleTransport {
                     w.flush();
                 }
             }
+
+            @Override
+            public void wakeOnSpace(int worker) {
+                w.wakeOnCredit(worker < 0 ? null : engine.reader(worker));
+            }
         };
     }
 

@@ -35,6 +35,13 @@ interface ShuffleTransport extends AutoCloseable {
 
         /** Sends what is committed. */
         void flush();
+
+        /**
+         * Makes space in this outbox wake the given worker's {@link ShuffleTransport#read}, until disarmed.
+         *
+         * @param localWorker the worker to wake, or -1 to disarm
+         */
+        void wakeOnSpace(int localWorker);
     }
 
     /**

@@ -122,6 +122,11 @@ public final class Worker {
             public void flush() {
                 svc.worker(dst).wakeIfWaiting();
             }
+
+            @Override
+            public void wakeOnSpace(int worker) {
+                // the reading worker wakes its blocked local writers after each read (drainLocal)
+            }
         };
     }
 
@@ -213,6 +218,7 @@ public final class Worker {
         long deadline = System.nanoTime() + idleNanos;
         svc.metricBlocked();
         depth++;
+        ob.wakeOnSpace(local);
         try {
             while (true) {
                 ob.flush();
@@ -223,7 +229,7 @@ public final class Worker {
                 if (drainLocal() + transport.poll(local, dispatch, 256) == 0) {
                     waiting = true;
                     try {
-                        transport.read(local, dispatch, 256, TimeUnit.MICROSECONDS.toNanos(100));
+                        transport.read(local, dispatch, 256, TimeUnit.MILLISECONDS.toNanos(5));
                     } finally {
                         waiting = false;
                     }
@@ -234,6 +240,7 @@ public final class Worker {
                 }
             }
         } finally {
+            ob.wakeOnSpace(-1);
             depth--;
         }
     }
@@ -327,8 +334,12 @@ public final class Worker {
 
     private int drainLocal() {
         int n = 0;
-        for (RingBuffer r : localIn) {
-            n += r.read(localDispatch, 256);
+        for (int s = 0; s < localIn.length; s++) {
+            int k = localIn[s].read(localDispatch, 256);
+            if (k > 0 && s != local) {
+                svc.worker(s).wakeIfWaiting();
+            }
+            n += k;
         }
         return n;
     }
