@@ -16,6 +16,9 @@ import java.nio.ByteOrder;
  * reads the other's with an <b>acquire load</b>. Claim, then publish: {@link #tryClaim} reserves space and writes
  * the header, the caller writes the payload in place (zero copy), {@link #commit()} publishes it.
  *
+ * <p>There is no trailer in the buffer's memory: positions live in the two ends' objects and travel between
+ * nodes in notifications ({@link NotificationDescriptor}), so the shared memory holds records only.
+ *
  * <p>In a channel the two ends of one ring live on different nodes: the sender's copy has a local writer whose
  * tail is moved by credits from the peer ({@link #tailRelease}); the receiver's copy has a local reader whose
  * head is moved by data notifications ({@link #headRelease}). Same class, same ordering rules.
