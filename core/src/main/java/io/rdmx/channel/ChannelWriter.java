@@ -69,8 +69,11 @@ public final class ChannelWriter implements Notifier.Notifiable {
         this.ring = new RingBuffer(mem, cfg.maxRecordPayload());
         this.mask = cfg.ringCapacity() - 1;
         first.opcode(Opcode.WRITE).signaled(false);
-        last.opcode(cfg.notification() == ChannelConfig.Notification.WRITE_WITH_IMM ? Opcode.WRITE_WITH_IMM
-            : Opcode.WRITE).wrId(peer.wrId(PeerChannel.KIND_WRITE, index));
+        boolean imm = cfg.notification() == ChannelConfig.Notification.WRITE_WITH_IMM;
+        // SEND mode: the WRITE stays unsignaled; the completion of the notification SEND that announces it
+        // (posted after it on the same reliable connection) completes it too, saving a completion per WRITE.
+        last.opcode(imm ? Opcode.WRITE_WITH_IMM : Opcode.WRITE).signaled(imm)
+            .wrId(peer.wrId(PeerChannel.KIND_WRITE, index));
     }
 
     /** @return the receiving node */
@@ -309,7 +312,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
         }
     }
 
-    /** Network thread: the signaled WRITE completed. */
+    /** Network thread: the WRITE completed (its own completion, or that of the notification announcing it). */
     void onWriteComplete() {
         sent = inFlightEnd;
         inFlight.set(false);

@@ -13,7 +13,7 @@ import org.jctools.queues.MpscUnboundedXaddArrayQueue;
  * Batches the notifications of one peer connection into SENDs. Rings with something to report mark
  * themselves dirty (at most once in the queue); whoever wins {@code inFlight} drains the dirty rings into one
  * message and posts it; while that SEND is in flight, new notifications accumulate and go out together when it
- * completes (the network thread then calls {@link #onSendComplete()}). Any thread; no locks.
+ * completes (the network thread then calls {@link #onSendComplete(int)}). Any thread; no locks.
  */
 final class Notifier {
     /** Something that may have a position to report. */
@@ -38,6 +38,8 @@ final class Notifier {
     private final MpscUnboundedXaddArrayQueue<Notifiable> dirty = new MpscUnboundedXaddArrayQueue<>(256);
     private final AtomicBoolean inFlight = new AtomicBoolean();
     private final WorkRequest send = new WorkRequest();
+    private final java.util.ArrayList<ChannelWriter> covered0 = new java.util.ArrayList<>();
+    private final java.util.ArrayList<ChannelWriter> covered1 = new java.util.ArrayList<>();
     private int next;
 
     Notifier(PeerChannel peer, Region slots, int firstSlot) {
@@ -45,6 +47,10 @@ final class Notifier {
         this.slots = slots;
         this.firstSlot = firstSlot;
         send.opcode(io.rdmx.transport.Opcode.SEND);
+    }
+
+    private java.util.ArrayList<ChannelWriter> covered(int slot) {
+        return ((slot - firstSlot) & 1) == 0 ? covered0 : covered1;
     }
 
     /**
@@ -64,9 +70,19 @@ final class Notifier {
         return dirty.isEmpty() && !inFlight.get();
     }
 
-    /** Network thread: the previous SEND completed. */
-    void onSendComplete() {
+    /**
+     * Network thread: the previous SEND completed. In SEND mode it also completes the (unsignaled) WRITEs whose
+     * data notifications it carried: on a reliable connection a completion implies every request before it.
+     *
+     * @param slot the slot the SEND was posted from
+     */
+    void onSendComplete(int slot) {
+        java.util.ArrayList<ChannelWriter> done = covered(slot);
         inFlight.set(false);
+        for (int i = 0; i < done.size(); i++) {
+            done.get(i).onWriteComplete();
+        }
+        done.clear();
         trySend();
     }
 
@@ -78,11 +94,16 @@ final class Notifier {
             int slot = firstSlot + (next++ & 1);
             int at = slot * NotificationDescriptor.MESSAGE_SLOT;
             ByteBuffer b = slots.buffer();
+            java.util.ArrayList<ChannelWriter> cover = covered(slot);
             int count = 0;
             Notifiable n;
             while (count < NotificationDescriptor.MAX_ENTRIES && (n = dirty.relaxedPoll()) != null) {
                 n.queued().set(false);
-                count += n.drainInto(b, at, count);
+                int k = n.drainInto(b, at, count);
+                if (k > 0 && n instanceof ChannelWriter) {
+                    cover.add((ChannelWriter) n);
+                }
+                count += k;
             }
             if (count == 0) {
                 inFlight.set(false);

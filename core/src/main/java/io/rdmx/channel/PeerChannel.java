@@ -197,7 +197,7 @@ public final class PeerChannel {
                 out[index].onWriteComplete();
                 break;
             case KIND_NOTIFY:
-                notifier.onSendComplete();
+                notifier.onSendComplete(index);
                 break;
             case KIND_RECV:
                 onRecv(index, c);
