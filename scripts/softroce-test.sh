@@ -2,6 +2,7 @@
 # Soft-RoCE runner: boots a small VM (virtme-ng, TCG: KVM is not available here) on the host's filesystem with
 # Debian's kernel, loads rdma_rxe, creates device rxe0 on a dummy interface (10.9.9.1) and runs, inside:
 #   - the environment check (ibv_devices), and perftest's ib_write_bw / ib_write_lat on rxe0,
+#   - the FFM verbs smoke test (io.rdmx.verbs.Smoke: rdma_cm connect/accept, WRITE, SEND, WRITE_WITH_IMM),
 # writing bench/results/perftest-rxe.json (the baseline the verbs provider will be compared with).
 # Installs what is missing (Debian packages, virtme-ng from PyPI). Exits non-zero on any failure; every step
 # is bounded. The verbs provider's conformance run will be added here when the provider lands (issue: verbs).
@@ -27,6 +28,12 @@ if ! command -v vng >/dev/null; then
   hash -r
 fi
 KERNEL="$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)"
+# shellcheck source=env.sh
+. "$ROOT/scripts/env.sh"
+if [ "$RDMX_JAVA_FEATURE" -lt 22 ]; then
+  echo "softroce: the verbs smoke test needs Java 22+ (found $RDMX_JAVA_FEATURE)"; exit 1
+fi
+(cd "$ROOT" && $MVN -q -DskipTests install -pl core,verbs -am >/dev/null)
 [ -n "$KERNEL" ] || { echo "softroce: no kernel image in /boot (linux-image-amd64)"; exit 1; }
 
 cat > "$WORK/inside.sh" <<INSIDE
@@ -44,6 +51,9 @@ timeout 120 ib_write_bw -d rxe0 -x 1 -s 65536 -n 2000 10.9.9.1 > bw.txt 2>&1
 (timeout 120 ib_write_lat -d rxe0 -x 1 -s 64 -n 2000 > lat_server.txt 2>&1 &)
 sleep 2
 timeout 120 ib_write_lat -d rxe0 -x 1 -s 64 -n 2000 10.9.9.1 > lat.txt 2>&1
+ulimit -l unlimited
+timeout 300 "$JAVA" --enable-native-access=ALL-UNNAMED -XX:TieredStopAtLevel=1 \
+  -cp "$ROOT/verbs/target/classes" io.rdmx.verbs.Smoke 10.9.9.1 7471 > smoke.txt 2>&1 || true
 echo ok > done.txt
 INSIDE
 
@@ -56,6 +66,8 @@ if ! timeout 900 vng --disable-kvm --run "$KERNEL" --user root --cpus 2 --memory
   exit 1
 fi
 grep -q rxe0 "$WORK/devices.txt" || { echo "softroce: rxe0 missing"; cat "$WORK/devices.txt"; exit 1; }
+grep -q "VERBS SMOKE OK" "$WORK/smoke.txt" || { echo "softroce: the FFM verbs smoke test failed:"; cat "$WORK/smoke.txt"; exit 1; }
+echo "softroce: $(grep 'VERBS SMOKE OK' "$WORK/smoke.txt")"
 bw=$(awk '$1 == 65536 {print $4}' "$WORK/bw.txt" | tail -1)
 lat=$(awk '$1 == 64 {print $5}' "$WORK/lat.txt" | tail -1)
 [ -n "$bw" ] && [ -n "$lat" ] || { echo "softroce: perftest output not understood"; cat "$WORK/bw.txt" "$WORK/lat.txt"; exit 1; }

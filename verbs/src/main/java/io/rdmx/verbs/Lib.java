@@ -1,0 +1,104 @@
+package io.rdmx.verbs;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+
+/**
+ * Downcall handles into libibverbs and librdmacm ({@code java.lang.foreign}). The named functions capture
+ * errno: their first parameter is a call-state segment ({@link #callState}), read with {@link #errno}.
+ * The static inline verbs ({@code ibv_post_send}, {@code ibv_post_recv}, {@code ibv_poll_cq}) are called through
+ * the function pointers of {@code struct ibv_context}'s ops table.
+ */
+@SuppressWarnings("restricted") // native access is the point of this module; run with --enable-native-access
+public final class Lib {
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final StructLayout STATE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+    private static final Linker.Option CAPTURE = Linker.Option.captureCallState("errno");
+
+    private static final SymbolLookup IBV = SymbolLookup.libraryLookup("libibverbs.so.1", Arena.global());
+    private static final SymbolLookup CM = SymbolLookup.libraryLookup("librdmacm.so.1", Arena.global());
+
+    /** {@code struct rdma_event_channel *rdma_create_event_channel(void)}. */
+    public static final MethodHandle CREATE_EVENT_CHANNEL = fn(CM, "rdma_create_event_channel",
+        FunctionDescriptor.of(ADDRESS));
+    /** {@code int rdma_create_id(channel, id**, context, ps)}. */
+    public static final MethodHandle CREATE_ID = fn(CM, "rdma_create_id",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT));
+    /** {@code int rdma_bind_addr(id, sockaddr*)}. */
+    public static final MethodHandle BIND_ADDR = fn(CM, "rdma_bind_addr",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    /** {@code int rdma_listen(id, backlog)}. */
+    public static final MethodHandle LISTEN = fn(CM, "rdma_listen", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    /** {@code int rdma_resolve_addr(id, src, dst, timeout_ms)}. */
+    public static final MethodHandle RESOLVE_ADDR = fn(CM, "rdma_resolve_addr",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_INT));
+    /** {@code int rdma_resolve_route(id, timeout_ms)}. */
+    public static final MethodHandle RESOLVE_ROUTE = fn(CM, "rdma_resolve_route",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    /** {@code int rdma_get_cm_event(channel, event**)}. */
+    public static final MethodHandle GET_CM_EVENT = fn(CM, "rdma_get_cm_event",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    /** {@code int rdma_ack_cm_event(event)}. */
+    public static final MethodHandle ACK_CM_EVENT = fn(CM, "rdma_ack_cm_event",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    /** {@code int rdma_create_qp(id, pd, ibv_qp_init_attr*)}. */
+    public static final MethodHandle CREATE_QP = fn(CM, "rdma_create_qp",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+    /** {@code int rdma_connect(id, conn_param*)}. */
+    public static final MethodHandle CONNECT = fn(CM, "rdma_connect",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    /** {@code int rdma_accept(id, conn_param*)}. */
+    public static final MethodHandle ACCEPT = fn(CM, "rdma_accept", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    /** {@code int rdma_disconnect(id)}. */
+    public static final MethodHandle DISCONNECT = fn(CM, "rdma_disconnect", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    /** {@code struct ibv_pd *ibv_alloc_pd(context)}. */
+    public static final MethodHandle ALLOC_PD = fn(IBV, "ibv_alloc_pd", FunctionDescriptor.of(ADDRESS, ADDRESS));
+    /** {@code struct ibv_cq *ibv_create_cq(context, cqe, cq_context, channel, comp_vector)}. */
+    public static final MethodHandle CREATE_CQ = fn(IBV, "ibv_create_cq",
+        FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+    /** {@code struct ibv_mr *ibv_reg_mr(pd, addr, length, access)}. */
+    public static final MethodHandle REG_MR = fn(IBV, "ibv_reg_mr",
+        FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT));
+
+    private static final FunctionDescriptor POST = FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS);
+    private static final FunctionDescriptor POLL = FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);
+    /** {@code ops.post_send(qp, wr, bad_wr**)}: first argument is the function address. */
+    public static final MethodHandle POST_SEND_OP = LINKER.downcallHandle(POST);
+    /** {@code ops.post_recv(qp, wr, bad_wr**)}. */
+    public static final MethodHandle POST_RECV_OP = LINKER.downcallHandle(POST);
+    /** {@code ops.poll_cq(cq, num_entries, wc*)}. */
+    public static final MethodHandle POLL_CQ_OP = LINKER.downcallHandle(POLL);
+
+    private Lib() {
+    }
+
+    private static MethodHandle fn(SymbolLookup lib, String name, FunctionDescriptor fd) {
+        MemorySegment sym = lib.find(name).orElseThrow(() -> new UnsatisfiedLinkError("symbol " + name));
+        return LINKER.downcallHandle(sym, fd, CAPTURE);
+    }
+
+    /** @return a call-state segment to pass as the first argument of every captured call */
+    public static MemorySegment callState(Arena arena) {
+        return arena.allocate(STATE);
+    }
+
+    /**
+     * @param state the call state of the last call
+     * @return its errno
+     */
+    public static int errno(MemorySegment state) {
+        return (int) ERRNO.get(state, 0L);
+    }
+}
