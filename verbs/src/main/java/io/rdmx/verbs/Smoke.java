@@ -138,12 +138,17 @@ public final class Smoke {
         return p;
     }
 
-    private void postRecv(MemorySegment ctx, MemorySegment qp, MemorySegment mr, MemorySegment buf, long wrId)
-        throws Throwable {
+    private MemorySegment sge(MemorySegment mr, MemorySegment buf) {
         MemorySegment sge = arena.allocate(IbvSge.SIZE);
         sge.set(JAVA_LONG, IbvSge.ADDR, buf.address());
         sge.set(JAVA_INT, IbvSge.LENGTH, (int) buf.byteSize());
         sge.set(JAVA_INT, IbvSge.LKEY, mr.get(JAVA_INT, IbvMr.LKEY));
+        return sge;
+    }
+
+    private void postRecv(MemorySegment ctx, MemorySegment qp, MemorySegment mr, MemorySegment buf, long wrId)
+        throws Throwable {
+        MemorySegment sge = sge(mr, buf);
         MemorySegment wr = arena.allocate(IbvRecvWr.SIZE);
         wr.set(JAVA_LONG, IbvRecvWr.WR_ID, wrId);
         wr.set(ADDRESS, IbvRecvWr.SG_LIST, sge);
@@ -158,10 +163,7 @@ public final class Smoke {
 
     private void postSend(MemorySegment ctx, MemorySegment qp, MemorySegment mr, MemorySegment buf, int opcode,
                           long remoteAddr, int rkey, int imm, long wrId) throws Throwable {
-        MemorySegment sge = arena.allocate(IbvSge.SIZE);
-        sge.set(JAVA_LONG, IbvSge.ADDR, buf.address());
-        sge.set(JAVA_INT, IbvSge.LENGTH, (int) buf.byteSize());
-        sge.set(JAVA_INT, IbvSge.LKEY, mr.get(JAVA_INT, IbvMr.LKEY));
+        MemorySegment sge = sge(mr, buf);
         MemorySegment wr = arena.allocate(IbvSendWr.SIZE);
         wr.set(JAVA_LONG, IbvSendWr.WR_ID, wrId);
         wr.set(ADDRESS, IbvSendWr.SG_LIST, sge);
