@@ -84,6 +84,7 @@ public final class ShmFabric implements Fabric {
             throw new RdmxException("shm provider unusable here: " + a.reason());
         }
         Path dir = options.bindAddress() != null ? Paths.get(options.bindAddress()) : root().resolve(options.name());
+        sweepStale(dir.toAbsolutePath().getParent());
         prepareDirectory(dir);
         ShmNode n = new ShmNode(this, options, dir);
         n.start();
@@ -109,6 +110,29 @@ public final class ShmFabric implements Fabric {
                 PosixFilePermissions.fromString("rwx------")));
         } catch (IOException e) {
             throw new RdmxException("cannot create shm node directory " + dir + ": " + e, e);
+        }
+    }
+
+    /**
+     * Removes the directories of nodes whose process died (their socket no longer accepts connections) and that
+     * are older than a minute (a node being created right now has no listening socket yet).
+     */
+    static void sweepStale(Path parent) {
+        if (parent == null || !Files.isDirectory(parent)) {
+            return;
+        }
+        long cutoff = System.currentTimeMillis() - 60_000;
+        try (Stream<Path> dirs = Files.list(parent)) {
+            for (Path d : (Iterable<Path>) dirs::iterator) {
+                Path sock = d.resolve(SOCKET_FILE);
+                if (Files.isDirectory(d) && Files.exists(sock)
+                    && Files.getLastModifiedTime(d).toMillis() < cutoff && !alive(sock)) {
+                    LOG.info("removing the directory of dead shm node {}", d);
+                    deleteTree(d);
+                }
+            }
+        } catch (IOException e) {
+            LOG.debug("cannot sweep {}: {}", parent, e.toString());
         }
     }
 
