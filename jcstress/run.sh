@@ -4,6 +4,7 @@
 set -uo pipefail
 java="$1"; jar="$2"; mode="$3"; out="$4"
 mkdir -p "$out"
+cd "$(dirname "$jar")"   # jcstress drops its binary results in the working directory
 log="$out/console.log"
 "$java" -jar "$jar" -m "$mode" -r "$out" 2>&1 | tee "$log" | grep -E '^\(Results:|FAILED|ERROR' | tail -3
 rc=${PIPESTATUS[0]}
