@@ -125,13 +125,17 @@ public final class ShmFabric implements Fabric {
         try (Stream<Path> dirs = Files.list(parent)) {
             for (Path d : (Iterable<Path>) dirs::iterator) {
                 Path sock = d.resolve(SOCKET_FILE);
-                if (Files.isDirectory(d) && Files.exists(sock)
-                    && Files.getLastModifiedTime(d).toMillis() < cutoff && !alive(sock)) {
-                    LOG.info("removing the directory of dead shm node {}", d);
-                    deleteTree(d);
+                try {
+                    if (Files.isDirectory(d) && Files.exists(sock)
+                        && Files.getLastModifiedTime(d).toMillis() < cutoff && !alive(sock)) {
+                        LOG.info("removing the directory of dead shm node {}", d);
+                        deleteTree(d);
+                    }
+                } catch (IOException e) {
+                    LOG.debug("skipping {} while sweeping: {}", d, e.toString());
                 }
             }
-        } catch (IOException e) {
+        } catch (IOException | java.io.UncheckedIOException e) {
             LOG.debug("cannot sweep {}: {}", parent, e.toString());
         }
     }
@@ -157,8 +161,9 @@ public final class ShmFabric implements Fabric {
                     LOG.warn("cannot delete {}: {}", p, e.toString());
                 }
             });
-        } catch (IOException e) {
-            LOG.warn("cannot delete {}: {}", dir, e.toString());
+        } catch (IOException | java.io.UncheckedIOException e) {
+            // another process may be sweeping the same dead directory: what it removed is gone either way
+            LOG.debug("cannot delete {}: {}", dir, e.toString());
         }
     }
 
