@@ -287,24 +287,19 @@ final class NioShuffleTransport implements ShuffleTransport {
         Conn c = conn(rank);
         RingBuffer ring = c.out[localWorker][remoteWorker];
         int threshold = cfg.batchThreshold();
-        return new Outbox() {
+        return new RingOutbox(ring) {
             @Override
             public int tryClaim(int stream, int len) throws ConnectionClosedException {
                 ConnectionClosedException f = failure;
                 if (f != null) {
                     throw new ConnectionClosedException(f.peer(), f.getMessage(), f);
                 }
-                return ring.tryClaim(stream, len);
-            }
-
-            @Override
-            public ByteBuffer buffer() {
-                return ring.buffer();
+                return super.tryClaim(stream, len);
             }
 
             @Override
             public void commit() {
-                ring.commit();
+                super.commit();
                 sentRecords.increment();
                 if (ring.size() >= threshold) {
                     selector.wakeup();
@@ -317,16 +312,11 @@ final class NioShuffleTransport implements ShuffleTransport {
                     selector.wakeup();
                 }
             }
-
-            @Override
-            public void wakeOnSpace(int worker) {
-                // the I/O thread wakes the writing worker whenever it drains one of its outgoing buffers
-            }
         };
     }
 
     @Override
-    public int poll(int localWorker, Dispatch d, int limit) throws RdmxException {
+    public int poll(int localWorker, RingBuffer.Handler d, int limit) throws RdmxException {
         int n = 0;
         boolean resume = false;
         for (Conn c : conns) {
@@ -334,7 +324,7 @@ final class NioShuffleTransport implements ShuffleTransport {
                 continue;
             }
             for (int s = 0; s < cfg.workers() && n < limit; s++) {
-                int k = c.in[s][localWorker].read(d::onRecord, limit - n);
+                int k = c.in[s][localWorker].read(d, limit - n);
                 n += k;
                 resume |= k > 0 && c.readPaused;
             }
@@ -350,7 +340,7 @@ final class NioShuffleTransport implements ShuffleTransport {
     }
 
     @Override
-    public int read(int localWorker, Dispatch d, int limit, long timeoutNanos)
+    public int read(int localWorker, RingBuffer.Handler d, int limit, long timeoutNanos)
         throws RdmxException, InterruptedException {
         int n = poll(localWorker, d, limit);
         if (n > 0) {

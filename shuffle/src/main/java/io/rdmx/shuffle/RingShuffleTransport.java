@@ -5,6 +5,7 @@ import io.rdmx.channel.ChannelEngine;
 import io.rdmx.channel.ChannelWriter;
 import io.rdmx.channel.PeerChannel;
 import io.rdmx.channel.RecordHandler;
+import io.rdmx.channel.RingBuffer;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.Node;
@@ -26,7 +27,7 @@ final class RingShuffleTransport implements ShuffleTransport {
 
     /** Adapts the channel's record handler to a dispatch, without allocating per call. */
     private static final class Adapter implements RecordHandler {
-        Dispatch target;
+        RingBuffer.Handler target;
 
         @Override
         public void onRecord(int streamId, ByteBuffer buffer, int offset, int length,
@@ -175,14 +176,14 @@ final class RingShuffleTransport implements ShuffleTransport {
     }
 
     @Override
-    public int poll(int localWorker, Dispatch d, int limit) {
+    public int poll(int localWorker, RingBuffer.Handler d, int limit) {
         Adapter a = adapters[localWorker];
         a.target = d;
         return engine.reader(localWorker).poll(a, limit);
     }
 
     @Override
-    public int read(int localWorker, Dispatch d, int limit, long timeoutNanos)
+    public int read(int localWorker, RingBuffer.Handler d, int limit, long timeoutNanos)
         throws RdmxException, InterruptedException {
         Adapter a = adapters[localWorker];
         a.target = d;

@@ -1,22 +1,12 @@
 package io.rdmx.shuffle;
 
+import io.rdmx.channel.RingBuffer;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
 import java.nio.ByteBuffer;
 
 /** What the shuffle needs from a transport between processes (ring channels, or the sockets baseline). */
 interface ShuffleTransport extends AutoCloseable {
-    /** Receives records. */
-    interface Dispatch {
-        /**
-         * @param stream the stream id
-         * @param buf memory valid during the call
-         * @param off payload offset
-         * @param len payload length
-         */
-        void onRecord(int stream, ByteBuffer buf, int off, int len);
-    }
-
     /** The outgoing buffer from a local worker to one remote worker. One writer thread. */
     interface Outbox {
         /**
@@ -61,7 +51,7 @@ interface ShuffleTransport extends AutoCloseable {
      * @return records read
      * @throws RdmxException if a peer failed (names it)
      */
-    int poll(int localWorker, Dispatch d, int limit) throws RdmxException;
+    int poll(int localWorker, RingBuffer.Handler d, int limit) throws RdmxException;
 
     /**
      * Reads, blocking until records arrive, {@link #wakeup} is called, or the timeout.
@@ -74,7 +64,8 @@ interface ShuffleTransport extends AutoCloseable {
      * @throws RdmxException if a peer failed (names it)
      * @throws InterruptedException if interrupted
      */
-    int read(int localWorker, Dispatch d, int limit, long timeoutNanos) throws RdmxException, InterruptedException;
+    int read(int localWorker, RingBuffer.Handler d, int limit, long timeoutNanos)
+        throws RdmxException, InterruptedException;
 
     /**
      * Wakes a worker blocked in {@link #read}.

@@ -76,8 +76,7 @@ public final class Worker {
     private int depth;
     private long stashedBytes;
 
-    private final ShuffleTransport.Dispatch dispatch = this::dispatch;
-    private final RingBuffer.Handler localDispatch = this::dispatch;
+    private final RingBuffer.Handler dispatch = this::dispatch;
 
     Worker(ShuffleService svc, ShuffleTransport transport, int local, RingBuffer[][] localRings) {
         this.svc = svc;
@@ -101,31 +100,16 @@ public final class Worker {
     }
 
     private ShuffleTransport.Outbox localOutbox(RingBuffer ring, int dst) {
-        return new ShuffleTransport.Outbox() {
-            @Override
-            public int tryClaim(int stream, int len) {
-                return ring.tryClaim(stream, len);
-            }
-
-            @Override
-            public ByteBuffer buffer() {
-                return ring.buffer();
-            }
-
+        return new RingOutbox(ring) {
             @Override
             public void commit() {
-                ring.commit();
+                super.commit();
                 svc.worker(dst).wakeIfWaiting();
             }
 
             @Override
             public void flush() {
                 svc.worker(dst).wakeIfWaiting();
-            }
-
-            @Override
-            public void wakeOnSpace(int worker) {
-                // the reading worker wakes its blocked local writers after each read (drainLocal)
             }
         };
     }
@@ -335,7 +319,7 @@ public final class Worker {
     private int drainLocal() {
         int n = 0;
         for (int s = 0; s < localIn.length; s++) {
-            int k = localIn[s].read(localDispatch, 256);
+            int k = localIn[s].read(dispatch, 256);
             if (k > 0 && s != local) {
                 svc.worker(s).wakeIfWaiting();
             }

@@ -92,10 +92,7 @@ public final class AffinityBench {
         }
         report.panel(new Report.Panel("round trip p50", "us, lower is better", p50));
         report.panel(new Report.Panel("round trip p99", "us, lower is better", p99));
-        report.print(System.out);
-        Path json = report.write(results);
-        System.out.println();
-        System.out.println("wrote " + json + " and " + json.resolveSibling("affinity.svg"));
+        report.finish(System.out, results);
     }
 
     /**

@@ -79,10 +79,7 @@ public final class ChannelBench {
             ringSession("shm", ChannelConfig.Notification.SEND, t, false);
         }
         compare(sweep);
-        report.print(System.out);
-        Path json = report.write(results);
-        System.out.println();
-        System.out.println("wrote " + json + " and " + json.resolveSibling("channel.svg"));
+        report.finish(System.out, results);
     }
 
     private void put(String key, String name, String variant, double value, String unit) {

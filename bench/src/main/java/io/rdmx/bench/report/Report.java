@@ -162,6 +162,20 @@ public final class Report {
         return json;
     }
 
+    /**
+     * Prints the tables, writes the JSON and the chart, and says where.
+     *
+     * @param out where to print
+     * @param dir the results directory
+     * @throws IOException on failure
+     */
+    public void finish(PrintStream out, Path dir) throws IOException {
+        print(out);
+        Path json = write(dir);
+        out.println();
+        out.println("wrote " + json + " and " + json.resolveSibling(name + ".svg"));
+    }
+
     /** @return the chart: one bar panel per unit group, side by side */
     public String svg() {
         int pw = 420;

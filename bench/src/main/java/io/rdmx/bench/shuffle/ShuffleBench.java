@@ -73,9 +73,6 @@ public final class ShuffleBench {
             report.panel(new Report.Panel("synthetic, P=" + p, "s, lower is better", bars));
         }
         report.panel(new Report.Panel("shm P=4 W=2 by threshold", "s, lower is better", sweepBars));
-        report.print(System.out);
-        Path json = report.write(results);
-        System.out.println();
-        System.out.println("wrote " + json + " and " + json.resolveSibling("shuffle.svg"));
+        report.finish(System.out, results);
     }
 }

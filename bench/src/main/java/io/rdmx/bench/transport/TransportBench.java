@@ -105,9 +105,6 @@ public final class TransportBench {
         }
         report.panel(new Report.Panel("WRITE 64 KiB bandwidth", "MiB/s", bwBars));
         report.panel(new Report.Panel("SEND 64 B round trip", "us, lower is better", rttBars));
-        report.print(System.out);
-        Path json = report.write(results);
-        System.out.println();
-        System.out.println("wrote " + json + " and " + json.resolveSibling("transport.svg"));
+        report.finish(System.out, results);
     }
 }
