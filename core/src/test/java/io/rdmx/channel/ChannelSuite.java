@@ -79,6 +79,18 @@ public abstract class ChannelSuite {
         }
     }
 
+    /** Runs a blocking call in the background; completes with what it threw, or null if it returned. */
+    private static CompletableFuture<Throwable> failureOf(java.util.concurrent.Callable<?> call) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                call.call();
+                return null;
+            } catch (Throwable e) {
+                return e;
+            }
+        });
+    }
+
     Node open(String role) throws RdmxException {
         Node n = fabric().open(NodeOptions.builder().name("ch" + role + "-" + ProcessHandle.current().pid() + "-"
             + SEQ.incrementAndGet()).build());
@@ -327,22 +339,9 @@ public abstract class ChannelSuite {
         while (w.offer(1, ByteBuffer.allocate(248))) {
             // fill until the writer would block
         }
-        CompletableFuture<Throwable> reader = CompletableFuture.supplyAsync(() -> {
-            try {
-                p.b.reader(0).read((s, b, o, l, src) -> { }, 1, 30, TimeUnit.SECONDS);
-                return null;
-            } catch (Throwable e) {
-                return e;
-            }
-        });
-        CompletableFuture<Throwable> writer = CompletableFuture.supplyAsync(() -> {
-            try {
-                w.claim(1, 248, 30, TimeUnit.SECONDS);
-                return null;
-            } catch (Throwable e) {
-                return e;
-            }
-        });
+        CompletableFuture<Throwable> reader = failureOf(() -> p.b.reader(0).read((s, b, o, l, src) -> { }, 1, 30,
+            TimeUnit.SECONDS));
+        CompletableFuture<Throwable> writer = failureOf(() -> w.claim(1, 248, 30, TimeUnit.SECONDS));
         Thread.sleep(200);
         kill(p.nodeA);
         for (CompletableFuture<Throwable> f : List.of(reader, writer)) {
@@ -404,14 +403,8 @@ public abstract class ChannelSuite {
     @Test
     void closingTheEngineWakesItsReaders() throws Exception {
         Pair p = new Pair(1, 1, c -> c);
-        CompletableFuture<Throwable> reader = CompletableFuture.supplyAsync(() -> {
-            try {
-                p.b.reader(0).read((s, b, o, l, src) -> { }, 1, 30, TimeUnit.SECONDS);
-                return null;
-            } catch (Throwable e) {
-                return e;
-            }
-        });
+        CompletableFuture<Throwable> reader = failureOf(() -> p.b.reader(0).read((s, b, o, l, src) -> { }, 1, 30,
+            TimeUnit.SECONDS));
         Thread.sleep(100);
         p.b.close();
         Throwable e = reader.get(5, TimeUnit.SECONDS);

@@ -185,8 +185,23 @@ public final class ChannelBench {
         return got[0];
     }
 
-    private double ringStream(ChannelWriter w, ChannelReader r, int size) throws Exception {
-        ByteBuffer payload = ByteBuffer.allocateDirect(size);
+    /** Sends one record of the stream being measured. */
+    private interface Send {
+        void record() throws Exception;
+    }
+
+    /** Asks the peer how many records it counted since the last mark. */
+    private interface Mark {
+        long count() throws Exception;
+    }
+
+    /**
+     * Streams records for the measuring time (after a warm-up round of half of it) and checks that the peer
+     * counted every one.
+     *
+     * @return MiB/s of the measured round
+     */
+    private double stream(int size, String peer, Send send, Mark mark) throws Exception {
         double result = 0;
         for (int round = 0; round < 2; round++) {
             long sent = 0;
@@ -194,20 +209,27 @@ public final class ChannelBench {
             long end = start + (round == 0 ? measureNanos / 2 : measureNanos);
             while (System.nanoTime() < end) {
                 for (int i = 0; i < 32; i++) {
-                    int at = w.claim(ChannelPeer.DATA, size, 10, TimeUnit.SECONDS);
-                    w.buffer().put(at, payload, 0, size);
-                    w.commit();
+                    send.record();
                 }
                 sent += 32;
             }
-            long received = ringMark(w, r);
+            long received = mark.count();
             double s = (System.nanoTime() - start) / 1e9;
             if (received != sent) {
-                throw new IllegalStateException("sent " + sent + " records, peer counted " + received);
+                throw new IllegalStateException("sent " + sent + " records, " + peer + " counted " + received);
             }
             result = received * (double) size / s / (1 << 20);
         }
         return result;
+    }
+
+    private double ringStream(ChannelWriter w, ChannelReader r, int size) throws Exception {
+        ByteBuffer payload = ByteBuffer.allocateDirect(size);
+        return stream(size, "the peer", () -> {
+            int at = w.claim(ChannelPeer.DATA, size, 10, TimeUnit.SECONDS);
+            w.buffer().put(at, payload, 0, size);
+            w.commit();
+        }, () -> ringMark(w, r));
     }
 
     private double ringRtt(ChannelWriter w, ChannelReader r, int size) throws Exception {
@@ -296,27 +318,10 @@ public final class ChannelBench {
         return n;
     }
 
-    private double nioStream(SocketChannel ch, ByteBuffer out, ByteBuffer in, int size) throws IOException {
+    private double nioStream(SocketChannel ch, ByteBuffer out, ByteBuffer in, int size) throws Exception {
         ByteBuffer payload = ByteBuffer.allocateDirect(size);
-        double result = 0;
-        for (int round = 0; round < 2; round++) {
-            long sent = 0;
-            long start = System.nanoTime();
-            long end = start + (round == 0 ? measureNanos / 2 : measureNanos);
-            while (System.nanoTime() < end) {
-                for (int i = 0; i < 32; i++) {
-                    record(ch, out, ChannelPeer.DATA, payload, size);
-                }
-                sent += 32;
-            }
-            long received = nioMark(ch, out, in);
-            double s = (System.nanoTime() - start) / 1e9;
-            if (received != sent) {
-                throw new IllegalStateException("sent " + sent + " records, NIO peer counted " + received);
-            }
-            result = received * (double) size / s / (1 << 20);
-        }
-        return result;
+        return stream(size, "the NIO peer", () -> record(ch, out, ChannelPeer.DATA, payload, size),
+            () -> nioMark(ch, out, in));
     }
 
     private double nioRtt(SocketChannel ch, ByteBuffer out, ByteBuffer in, int size) throws IOException {
