@@ -39,6 +39,9 @@ public final class BenchMain {
             case "channel":
                 io.rdmx.bench.channel.ChannelBench.run(quick, results);
                 break;
+            case "verbs-report":
+                VerbsReport.run(Paths.get(rest.get(0)), results);
+                break;
             default:
                 usage();
                 System.exit(2);
@@ -46,6 +49,7 @@ public final class BenchMain {
     }
 
     private static void usage() {
-        System.err.println("usage: rdmx bench <name> [--quick]\n  names: transport, channel, shuffle, affinity");
+        System.err.println("usage: rdmx bench <name> [--quick]\n  names: transport, channel, shuffle, affinity"
+            + "\n  (verbs: scripts/softroce-test.sh measures in a Soft-RoCE VM, then runs 'verbs-report <figures>')");
     }
 }

@@ -1,8 +1,10 @@
 package io.rdmx.verbs;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -72,6 +74,60 @@ public final class Lib {
     public static final MethodHandle REG_MR = fn(IBV, "ibv_reg_mr",
         FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT));
 
+    /** {@code int rdma_reject(id, private_data, len)}. */
+    public static final MethodHandle REJECT = fn(CM, "rdma_reject",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_BYTE));
+    /** {@code void rdma_destroy_qp(id)}. */
+    public static final MethodHandle DESTROY_QP = fnVoid(CM, "rdma_destroy_qp", ADDRESS);
+    /** {@code int rdma_destroy_id(id)}. */
+    public static final MethodHandle DESTROY_ID = fn(CM, "rdma_destroy_id", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    /** {@code void rdma_destroy_event_channel(channel)}. */
+    public static final MethodHandle DESTROY_EVENT_CHANNEL = fnVoid(CM, "rdma_destroy_event_channel", ADDRESS);
+    /** {@code __be16 rdma_get_src_port(id)}: network byte order. */
+    public static final MethodHandle GET_SRC_PORT = fn(CM, "rdma_get_src_port",
+        FunctionDescriptor.of(JAVA_SHORT, ADDRESS));
+    /** {@code int ibv_dealloc_pd(pd)}. */
+    public static final MethodHandle DEALLOC_PD = fn(IBV, "ibv_dealloc_pd", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    /** {@code int ibv_dereg_mr(mr)}. */
+    public static final MethodHandle DEREG_MR = fn(IBV, "ibv_dereg_mr", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    /** {@code int ibv_destroy_cq(cq)}. */
+    public static final MethodHandle DESTROY_CQ = fn(IBV, "ibv_destroy_cq", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    /** {@code struct ibv_comp_channel *ibv_create_comp_channel(context)}. */
+    public static final MethodHandle CREATE_COMP_CHANNEL = fn(IBV, "ibv_create_comp_channel",
+        FunctionDescriptor.of(ADDRESS, ADDRESS));
+    /** {@code int ibv_destroy_comp_channel(channel)}. */
+    public static final MethodHandle DESTROY_COMP_CHANNEL = fn(IBV, "ibv_destroy_comp_channel",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    /** {@code int ibv_get_cq_event(channel, cq**, context**)}. */
+    public static final MethodHandle GET_CQ_EVENT = fn(IBV, "ibv_get_cq_event",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+    /** {@code void ibv_ack_cq_events(cq, nevents)}. */
+    public static final MethodHandle ACK_CQ_EVENTS = fnVoid(IBV, "ibv_ack_cq_events", ADDRESS, JAVA_INT);
+    /** {@code const char *ibv_wc_status_str(status)}. */
+    public static final MethodHandle WC_STATUS_STR = fn(IBV, "ibv_wc_status_str",
+        FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    /** {@code const char *rdma_event_str(event)}. */
+    public static final MethodHandle EVENT_STR = fn(CM, "rdma_event_str", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    /** libc {@code int poll(struct pollfd*, nfds_t, int timeout_ms)}. */
+    public static final MethodHandle POLL_FDS = fn(LINKER.defaultLookup(), "poll",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    /** libc {@code int fcntl(fd, cmd, int arg)} (variadic). */
+    public static final MethodHandle FCNTL = LINKER.downcallHandle(
+        LINKER.defaultLookup().find("fcntl").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT,
+            JAVA_INT), CAPTURE, Linker.Option.firstVariadicArg(2));
+    /** libc {@code int eventfd(initval, flags)}. */
+    public static final MethodHandle EVENTFD = fn(LINKER.defaultLookup(), "eventfd",
+        FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    /** libc {@code ssize_t read(fd, buf, n)}. */
+    public static final MethodHandle READ = fn(LINKER.defaultLookup(), "read",
+        FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    /** libc {@code ssize_t write(fd, buf, n)}. */
+    public static final MethodHandle WRITE = fn(LINKER.defaultLookup(), "write",
+        FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    /** libc {@code int close(fd)}. */
+    public static final MethodHandle CLOSE = fn(LINKER.defaultLookup(), "close",
+        FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+
     private static final FunctionDescriptor POST = FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS);
     private static final FunctionDescriptor POLL = FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);
     /** {@code ops.post_send(qp, wr, bad_wr**)}: first argument is the function address. */
@@ -84,9 +140,40 @@ public final class Lib {
     private Lib() {
     }
 
+    private static MethodHandle fnVoid(SymbolLookup lib, String name, MemoryLayout... args) {
+        return fn(lib, name, FunctionDescriptor.ofVoid(args));
+    }
+
+    /** {@code ops.req_notify_cq(cq, solicited_only)}. */
+    public static final MethodHandle REQ_NOTIFY_CQ_OP = LINKER.downcallHandle(
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+
+    /**
+     * Reads a C string returned by a native call.
+     *
+     * @param p the pointer
+     * @return the string, or "?" for NULL
+     */
+    public static String string(MemorySegment p) {
+        return p.equals(MemorySegment.NULL) ? "?" : p.reinterpret(256).getString(0);
+    }
+
     private static MethodHandle fn(SymbolLookup lib, String name, FunctionDescriptor fd) {
         MemorySegment sym = lib.find(name).orElseThrow(() -> new UnsatisfiedLinkError("symbol " + name));
         return LINKER.downcallHandle(sym, fd, CAPTURE);
+    }
+
+    private static final ThreadLocal<MemorySegment> STATES = ThreadLocal.withInitial(
+        () -> Arena.ofAuto().allocate(STATE));
+
+    /** @return this thread's call-state segment (errno of its last captured call) */
+    public static MemorySegment state() {
+        return STATES.get();
+    }
+
+    /** @return the errno of this thread's last captured call */
+    public static int errno() {
+        return errno(STATES.get());
     }
 
     /** @return a call-state segment to pass as the first argument of every captured call */

@@ -265,6 +265,65 @@ public final class Native {
         }
     }
 
+    /** {@code struct rdma_event_channel}. */
+    public static final class RdmaEventChannel {
+        /** {@code fd}. */
+        public static final long FD = 0;
+
+        private RdmaEventChannel() {
+        }
+    }
+
+    /** {@code struct ibv_comp_channel}. */
+    public static final class IbvCompChannel {
+        /** {@code fd}. */
+        public static final long FD = 8;
+
+        private IbvCompChannel() {
+        }
+    }
+
+    /** Constants not needed by the smoke test. */
+    public static final class More {
+        /** {@code IBV_SEND_INLINE}. */
+        public static final int IBV_SEND_INLINE = 8;
+        /** {@code IBV_WC_REM_OP_ERR}. */
+        public static final int IBV_WC_REM_OP_ERR = 11;
+        /** {@code IBV_WC_RETRY_EXC_ERR}. */
+        public static final int IBV_WC_RETRY_EXC_ERR = 12;
+        /** {@code IBV_WC_RNR_RETRY_EXC_ERR}. */
+        public static final int IBV_WC_RNR_RETRY_EXC_ERR = 13;
+        /** {@code RDMA_CM_EVENT_ADDR_ERROR}. */
+        public static final int RDMA_CM_EVENT_ADDR_ERROR = 1;
+        /** {@code RDMA_CM_EVENT_ROUTE_ERROR}. */
+        public static final int RDMA_CM_EVENT_ROUTE_ERROR = 3;
+        /** {@code RDMA_CM_EVENT_CONNECT_ERROR}. */
+        public static final int RDMA_CM_EVENT_CONNECT_ERROR = 6;
+        /** {@code RDMA_CM_EVENT_UNREACHABLE}. */
+        public static final int RDMA_CM_EVENT_UNREACHABLE = 7;
+        /** {@code RDMA_CM_EVENT_DEVICE_REMOVAL}. */
+        public static final int RDMA_CM_EVENT_DEVICE_REMOVAL = 11;
+        /** {@code RDMA_CM_EVENT_TIMEWAIT_EXIT}. */
+        public static final int RDMA_CM_EVENT_TIMEWAIT_EXIT = 15;
+        /** {@code O_NONBLOCK} (x86_64 and aarch64 Linux). */
+        public static final int O_NONBLOCK = 04000;
+        /** {@code F_SETFL}. */
+        public static final int F_SETFL = 4;
+        /** {@code F_GETFL}. */
+        public static final int F_GETFL = 3;
+        /** {@code POLLIN}. */
+        public static final int POLLIN = 1;
+        /** {@code EFD_NONBLOCK}. */
+        public static final int EFD_NONBLOCK = 04000;
+        /** {@code EAGAIN}. */
+        public static final int EAGAIN = 11;
+        /** {@code ENOMEM}. */
+        public static final int ENOMEM = 12;
+
+        private More() {
+        }
+    }
+
     /**
      * Every checked value, keyed by the C expression that must equal it (an {@code offsetof}, a
      * {@code sizeof}, or an enum constant). The header test compiles these expressions.
@@ -360,6 +419,26 @@ public final class Native {
         m.put("RDMA_CM_EVENT_REJECTED", (long) Consts.RDMA_CM_EVENT_REJECTED);
         m.put("RDMA_CM_EVENT_ESTABLISHED", (long) Consts.RDMA_CM_EVENT_ESTABLISHED);
         m.put("RDMA_CM_EVENT_DISCONNECTED", (long) Consts.RDMA_CM_EVENT_DISCONNECTED);
+        m.put("offsetof(struct rdma_event_channel, fd)", RdmaEventChannel.FD);
+        m.put("offsetof(struct ibv_comp_channel, fd)", IbvCompChannel.FD);
+        m.put("IBV_SEND_INLINE", (long) More.IBV_SEND_INLINE);
+        m.put("IBV_WC_REM_OP_ERR", (long) More.IBV_WC_REM_OP_ERR);
+        m.put("IBV_WC_RETRY_EXC_ERR", (long) More.IBV_WC_RETRY_EXC_ERR);
+        m.put("IBV_WC_RNR_RETRY_EXC_ERR", (long) More.IBV_WC_RNR_RETRY_EXC_ERR);
+        m.put("RDMA_CM_EVENT_ADDR_ERROR", (long) More.RDMA_CM_EVENT_ADDR_ERROR);
+        m.put("RDMA_CM_EVENT_ROUTE_ERROR", (long) More.RDMA_CM_EVENT_ROUTE_ERROR);
+        m.put("RDMA_CM_EVENT_CONNECT_ERROR", (long) More.RDMA_CM_EVENT_CONNECT_ERROR);
+        m.put("RDMA_CM_EVENT_UNREACHABLE", (long) More.RDMA_CM_EVENT_UNREACHABLE);
+        m.put("RDMA_CM_EVENT_DEVICE_REMOVAL", (long) More.RDMA_CM_EVENT_DEVICE_REMOVAL);
+        m.put("RDMA_CM_EVENT_TIMEWAIT_EXIT", (long) More.RDMA_CM_EVENT_TIMEWAIT_EXIT);
+        m.put("O_NONBLOCK", (long) More.O_NONBLOCK);
+        m.put("F_SETFL", (long) More.F_SETFL);
+        m.put("F_GETFL", (long) More.F_GETFL);
+        m.put("POLLIN", (long) More.POLLIN);
+        m.put("EFD_NONBLOCK", (long) More.EFD_NONBLOCK);
+        m.put("EAGAIN", (long) More.EAGAIN);
+        m.put("ENOMEM", (long) More.ENOMEM);
+        m.put("sizeof(struct pollfd)", 8L);
         return m;
     }
 }

@@ -43,7 +43,8 @@ class HeaderLayoutTest {
             "rdma-core headers missing (install libibverbs-dev and librdmacm-dev): cannot check struct layouts");
         Map<String, Long> want = Native.checked();
         StringBuilder c = new StringBuilder("#include <stdio.h>\n#include <stddef.h>\n#include <infiniband/verbs.h>\n"
-            + "#include <rdma/rdma_cma.h>\nint main(void) {\n");
+            + "#include <rdma/rdma_cma.h>\n#include <fcntl.h>\n#include <poll.h>\n#include <errno.h>\n"
+            + "#include <sys/eventfd.h>\nint main(void) {\n");
         for (String expr : want.keySet()) {
             c.append("  printf(\"%ld\\n\", (long) (").append(expr).append("));\n");
         }

@@ -127,19 +127,34 @@ public abstract class AbstractConnection implements Connection {
         }
         checkOpen();
         if (op == Opcode.RECV) {
-            synchronized (recvs) {
-                if (recvs.size() >= node.options().recvQueueDepth()) {
-                    return Post.RECV_QUEUE_FULL;
-                }
-                recvs.addLast(new Recv(wrId, local, localOffset, length));
-            }
-            onRecvPosted();
-            if (down.get()) {
-                flushRecvs();
-            }
-            return Post.OK;
+            return postRecv(wrId, local, localOffset, length);
         }
         return postSendQueue(op, wrId, local, localOffset, length, remote, remoteOffset, imm, signaled);
+    }
+
+    /**
+     * Posts a receive already validated locally. This default queues it for the provider's I/O thread
+     * ({@link #takeRecv}); a provider with a hardware receive queue posts it there instead.
+     *
+     * @param wrId id
+     * @param local the buffer's region
+     * @param localOffset offset
+     * @param length bytes
+     * @return {@link Post#OK} or {@link Post#RECV_QUEUE_FULL}
+     * @throws ConnectionClosedException if the connection is down
+     */
+    protected int postRecv(long wrId, RegionImpl local, int localOffset, int length) throws ConnectionClosedException {
+        synchronized (recvs) {
+            if (recvs.size() >= node.options().recvQueueDepth()) {
+                return Post.RECV_QUEUE_FULL;
+            }
+            recvs.addLast(new Recv(wrId, local, localOffset, length));
+        }
+        onRecvPosted();
+        if (down.get()) {
+            flushRecvs();
+        }
+        return Post.OK;
     }
 
     /**
@@ -164,7 +179,10 @@ public abstract class AbstractConnection implements Connection {
     /** Called after a RECV is queued, on the posting thread. */
     protected abstract void onRecvPosted();
 
-    /** Completes every outstanding send-queue request as {@link Status#FLUSHED}. */
+    /**
+     * Completes every outstanding send-queue request as {@link Status#FLUSHED}; a provider that posts receives
+     * to a hardware queue ({@link #postRecv}) flushes those here too.
+     */
     protected abstract void flushSendQueue();
 
     /**

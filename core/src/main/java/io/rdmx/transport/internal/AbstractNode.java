@@ -48,8 +48,27 @@ public abstract class AbstractNode implements Node {
         this.acceptQueue = new LinkedBlockingQueue<>(options.acceptBacklog() + 1);
     }
 
-    /** Memory handed out by a provider for a new region, and how to give it back. */
-    public record Allocation(ByteBuffer memory, Runnable onDeregister) {
+    /**
+     * Memory handed out by a provider for a new region, and how to give it back. A provider whose hardware
+     * assigns addresses and keys (verbs: {@code ibv_reg_mr}) passes them; the others leave {@code address} 0
+     * and the node assigns a virtual address and keys.
+     *
+     * @param memory the memory
+     * @param onDeregister gives it back
+     * @param address the registered virtual address, or 0 to let the node choose
+     * @param localKey the hardware local key (when {@code address} is not 0)
+     * @param remoteKey the hardware remote key (when {@code address} is not 0)
+     */
+    public record Allocation(ByteBuffer memory, Runnable onDeregister, long address, int localKey, int remoteKey) {
+        /**
+         * Memory whose address and keys the node assigns.
+         *
+         * @param memory the memory
+         * @param onDeregister gives it back
+         */
+        public Allocation(ByteBuffer memory, Runnable onDeregister) {
+            this(memory, onDeregister, 0, 0, 0);
+        }
     }
 
     /**
@@ -112,9 +131,14 @@ public abstract class AbstractNode implements Node {
             key = KEYS.nextInt();
         } while (key == 0 || regions.containsKey(key));
         Allocation a = allocate(length, access, key);
-        long address = (regionSeq.incrementAndGet()) << 31;
-        RegionImpl r = new RegionImpl(this, a.memory(), address, key ^ 0x5a5a5a5a, key, access, a.onDeregister());
-        regions.put(key, r);
+        RegionImpl r;
+        if (a.address() != 0) {
+            r = new RegionImpl(this, a.memory(), a.address(), a.localKey(), a.remoteKey(), access, a.onDeregister());
+        } else {
+            long address = (regionSeq.incrementAndGet()) << 31;
+            r = new RegionImpl(this, a.memory(), address, key ^ 0x5a5a5a5a, key, access, a.onDeregister());
+        }
+        regions.put(r.remoteKey(), r);
         return r;
     }
 

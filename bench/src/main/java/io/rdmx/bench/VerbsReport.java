@@ -1,0 +1,58 @@
+package io.rdmx.bench;
+
+import io.rdmx.bench.report.Report;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Turns the figures measured inside the Soft-RoCE VM ({@code scripts/softroce-test.sh}: perftest's
+ * {@code ib_write_bw}/{@code ib_write_lat} and rdmx's {@code WritePerf} on the same device, in the same run)
+ * into {@code verbs.json} and {@code verbs.svg}. The figures file holds {@code KEY VALUE} lines.
+ */
+final class VerbsReport {
+    private VerbsReport() {
+    }
+
+    static void run(Path figures, Path results) throws IOException {
+        Map<String, Double> v = new HashMap<>();
+        for (String line : Files.readAllLines(figures)) {
+            String[] kv = line.trim().split("\\s+");
+            if (kv.length == 2) {
+                v.put(kv[0], Double.parseDouble(kv[1]));
+            }
+        }
+        for (String k : List.of("PERFTEST_WRITE_BW", "PERFTEST_WRITE_LAT", "RDMX_WRITE_BW", "RDMX_WRITE_LAT",
+            "BW_SIZE", "LAT_SIZE")) {
+            if (!v.containsKey(k)) {
+                throw new IllegalArgumentException(figures + " lacks " + k + ": " + v);
+            }
+        }
+        int bwSize = v.get("BW_SIZE").intValue();
+        int latSize = v.get("LAT_SIZE").intValue();
+        Report r = new Report("verbs", false)
+            .context("device", "rxe0 (Soft-RoCE) in a TCG virtual machine, 2 vCPUs")
+            .context("baseline", "perftest ib_write_bw / ib_write_lat on the same device in the same VM run");
+        r.add(new Report.Result("WRITE bandwidth " + bwSize + " B", "rdmx verbs", v.get("RDMX_WRITE_BW"), 0,
+            "MB/s"));
+        r.add(new Report.Result("WRITE bandwidth " + bwSize + " B", "ib_write_bw", v.get("PERFTEST_WRITE_BW"), 0,
+            "MB/s"));
+        r.add(new Report.Result("WRITE latency " + latSize + " B", "rdmx verbs", v.get("RDMX_WRITE_LAT"), 0, "us"));
+        r.add(new Report.Result("WRITE latency " + latSize + " B", "ib_write_lat", v.get("PERFTEST_WRITE_LAT"), 0,
+            "us"));
+        r.higherIsBetter("WRITE bandwidth " + bwSize + " B vs ib_write_bw", v.get("RDMX_WRITE_BW"),
+            v.get("PERFTEST_WRITE_BW"), "MB/s", ">= 0.9x");
+        r.lowerIsBetter("WRITE latency " + latSize + " B vs ib_write_lat", v.get("RDMX_WRITE_LAT"),
+            v.get("PERFTEST_WRITE_LAT"), "us", "<= 1.2x the latency");
+        r.panel(new Report.Panel("WRITE bandwidth, " + bwSize + " B (MB/s, higher is better)", "MB/s", List.of(
+            new Report.Bar("rdmx verbs", v.get("RDMX_WRITE_BW"), false),
+            new Report.Bar("ib_write_bw", v.get("PERFTEST_WRITE_BW"), true))));
+        r.panel(new Report.Panel("WRITE latency, " + latSize + " B (us, lower is better)", "us", List.of(
+            new Report.Bar("rdmx verbs", v.get("RDMX_WRITE_LAT"), false),
+            new Report.Bar("ib_write_lat", v.get("PERFTEST_WRITE_LAT"), true))));
+        r.finish(System.out, results);
+    }
+}

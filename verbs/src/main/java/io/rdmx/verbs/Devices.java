@@ -1,0 +1,160 @@
+package io.rdmx.verbs;
+
+import io.rdmx.transport.RdmxException;
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * RDMA devices of this machine, from sysfs ({@code /sys/class/infiniband}), each with the network interface it
+ * runs on and that interface's IPv4 address (rdma_cm addresses a device through an IP of its interface).
+ *
+ * <p>Selection, in order: the node's bind address (an IP; rdma_cm binds to the device behind it), the system
+ * property {@value #DEVICE_PROP} (a device name such as {@code rxe0} or {@code mlx5_0}), else the first device
+ * whose interface has an IPv4 address.
+ */
+public final class Devices {
+    /** System property naming the RDMA device to use. */
+    public static final String DEVICE_PROP = "rdmx.verbs.device";
+    /** Where the kernel lists RDMA devices. */
+    public static final Path SYSFS = Path.of("/sys/class/infiniband");
+
+    /**
+     * A device.
+     *
+     * @param name the device name
+     * @param netdev its network interface, or null if sysfs does not say
+     * @param address an IPv4 address of that interface, or null
+     */
+    public record Device(String name, String netdev, InetAddress address) {
+        @Override
+        public String toString() {
+            return name + " (netdev " + (netdev == null ? "?" : netdev) + ", "
+                + (address == null ? "no IPv4 address" : address.getHostAddress()) + ")";
+        }
+    }
+
+    private Devices() {
+    }
+
+    /**
+     * Lists the devices under a sysfs directory.
+     *
+     * @param sysfs {@code /sys/class/infiniband} or a copy of its layout
+     * @return the devices, sorted by name; empty if the directory is missing
+     */
+    public static List<Device> list(Path sysfs) {
+        List<Device> out = new ArrayList<>();
+        if (!Files.isDirectory(sysfs)) {
+            return out;
+        }
+        try (Stream<Path> devs = Files.list(sysfs)) {
+            for (Path d : devs.sorted().toList()) {
+                String netdev = netdevOf(d);
+                out.add(new Device(d.getFileName().toString(), netdev, netdev == null ? null : ipv4Of(netdev)));
+            }
+        } catch (IOException e) {
+            return out;
+        }
+        return out;
+    }
+
+    /** @return the devices of this machine */
+    public static List<Device> list() {
+        return list(SYSFS);
+    }
+
+    private static String netdevOf(Path dev) throws IOException {
+        Path ports = dev.resolve("ports");
+        if (!Files.isDirectory(ports)) {
+            return null;
+        }
+        try (Stream<Path> ps = Files.list(ports)) {
+            for (Path port : ps.sorted().toList()) {
+                Path ndev = port.resolve("gid_attrs").resolve("ndevs").resolve("0");
+                if (Files.isReadable(ndev)) {
+                    try {
+                        String n = Files.readString(ndev).trim();
+                        if (!n.isEmpty()) {
+                            return n;
+                        }
+                    } catch (IOException e) {
+                        // an unpopulated GID entry reads as an error: try the next port
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    private static InetAddress ipv4Of(String netdev) {
+        try {
+            NetworkInterface ni = NetworkInterface.getByName(netdev);
+            if (ni == null) {
+                return null;
+            }
+            Enumeration<InetAddress> as = ni.getInetAddresses();
+            while (as.hasMoreElements()) {
+                InetAddress a = as.nextElement();
+                if (a instanceof Inet4Address) {
+                    return a;
+                }
+            }
+        } catch (SocketException e) {
+            return null;
+        }
+        return null;
+    }
+
+    /**
+     * Chooses the local IP a node binds to.
+     *
+     * @param bindAddress the node's bind address (IP, or IP:port), or null
+     * @param deviceName a device name, or null
+     * @param devices the devices to choose from
+     * @return the IP
+     * @throws RdmxException naming what was asked for and what exists
+     */
+    public static InetAddress select(String bindAddress, String deviceName, List<Device> devices)
+        throws RdmxException {
+        if (bindAddress != null && !bindAddress.isBlank()) {
+            String host = bindAddress;
+            int colon = host.lastIndexOf(':');
+            if (colon > 0 && host.indexOf(':') == colon) {
+                host = host.substring(0, colon);
+            }
+            try {
+                return InetAddress.getByName(host);
+            } catch (IOException e) {
+                throw new RdmxException("verbs: bind address '" + bindAddress + "' is not an IP address");
+            }
+        }
+        if (devices.isEmpty()) {
+            throw new RdmxException("verbs: no RDMA device on this machine (" + SYSFS + " is empty or missing);"
+                + " load a driver (for Soft-RoCE: modprobe rdma_rxe; rdma link add rxe0 type rxe netdev <if>)");
+        }
+        for (Device d : devices) {
+            if (deviceName != null && !deviceName.isBlank() && !d.name().equals(deviceName)) {
+                continue;
+            }
+            if (d.address() != null) {
+                return d.address();
+            }
+            if (deviceName != null && !deviceName.isBlank()) {
+                throw new RdmxException("verbs: device " + d + " has no IPv4 address on its interface;"
+                    + " rdma_cm needs one");
+            }
+        }
+        throw new RdmxException(deviceName == null || deviceName.isBlank()
+            ? "verbs: no RDMA device has an IPv4 address on its interface: " + devices
+            : "verbs: no RDMA device named '" + deviceName + "' (" + DEVICE_PROP + "); devices: " + devices);
+    }
+}

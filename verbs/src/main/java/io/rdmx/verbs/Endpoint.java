@@ -1,0 +1,599 @@
+package io.rdmx.verbs;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.Opcode;
+import io.rdmx.transport.Post;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.Status;
+import io.rdmx.transport.internal.RegionImpl;
+import io.rdmx.verbs.Native.Consts;
+import io.rdmx.verbs.Native.IbvMr;
+import io.rdmx.verbs.Native.IbvQpInitAttr;
+import io.rdmx.verbs.Native.IbvRecvWr;
+import io.rdmx.verbs.Native.IbvSendWr;
+import io.rdmx.verbs.Native.IbvSge;
+import io.rdmx.verbs.Native.IbvWc;
+import io.rdmx.verbs.Native.More;
+import io.rdmx.verbs.Native.RdmaCmId;
+import io.rdmx.verbs.Native.RdmaConnParam;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One rdma_cm id with its RC queue pair, its CQ (on the node's completion channel), a small control region for
+ * the setup exchange, and the bookkeeping of posted requests. Native objects are created and destroyed on the
+ * node's progress thread (or by the closing thread once that thread has stopped); posting threads touch the
+ * queue pair only under {@link #lock} while it is {@link #usable()}.
+ *
+ * <p>Hardware work request ids: user sends carry their sequence number, user receives {@link #RECV_BIT} plus
+ * theirs, the setup messages {@link #CTRL_BIT}. RC completes each queue in order, so a signaled send completion
+ * also retires the unsignaled sends before it; every {@code depth/2}-th unsignaled send is signaled internally
+ * so the send queue cannot fill with requests nobody retires.
+ */
+@SuppressWarnings("restricted")
+final class Endpoint {
+    static final long RECV_BIT = 1L << 61;
+    static final long CTRL_BIT = 1L << 62;
+    static final long CTRL_RECV = CTRL_BIT | 1;
+    static final long CTRL_SEND = CTRL_BIT | 2;
+    /** Bytes of each half (receive, send) of the control region. */
+    static final int CTRL_HALF = 64 * 1024;
+    private static final ValueLayout.OfInt BE_INT = JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final int INLINE = 64;
+    private static final int WC_BATCH = 32;
+
+    final VerbsNode node;
+    final MemorySegment id;
+    final boolean active;
+    final String dialAddress;
+    final CompletableFuture<VerbsConnection> future;
+    final long deadlineNanos;
+    final ReentrantLock lock = new ReentrantLock();
+
+    private final Arena arena = Arena.ofShared();
+    private final int sdepth;
+    private final int rdepth;
+    private MemorySegment cq = MemorySegment.NULL;
+    private MemorySegment qp = MemorySegment.NULL;
+    private MemorySegment ctrl;
+    private MemorySegment ctrlMr = MemorySegment.NULL;
+    private int ctrlLkey;
+    private int inlineCap;
+    private boolean qpAlive;
+    private boolean closed;
+    private boolean destroyed;
+    private volatile boolean established;
+    private volatile VerbsConnection conn;
+
+    private final MemorySegment sendWr;
+    private final MemorySegment sendSge;
+    private final MemorySegment recvWr;
+    private final MemorySegment recvSge;
+    private final MemorySegment bad;
+    private final MemorySegment wcs;
+
+    private final long[] sWrId;
+    private final Opcode[] sOp;
+    private final int[] sLen;
+    private final int[] sRkey;
+    private final long[] sRoff;
+    private final boolean[] sSignaled;
+    private long sPosted;
+    private long sDone;
+    private long lastSignaled = -1;
+
+    private final long[] rWrId;
+    private final int[] rLen;
+    private long rPosted;
+    private long rDone;
+
+    Endpoint(VerbsNode node, MemorySegment id, boolean active, String dialAddress,
+             CompletableFuture<VerbsConnection> future, long deadlineNanos) {
+        this.node = node;
+        this.id = id.reinterpret(64);
+        this.active = active;
+        this.dialAddress = dialAddress;
+        this.future = future;
+        this.deadlineNanos = deadlineNanos;
+        this.sdepth = node.options().sendQueueDepth();
+        this.rdepth = node.options().recvQueueDepth();
+        sendWr = arena.allocate(IbvSendWr.SIZE, 8);
+        sendSge = arena.allocate(IbvSge.SIZE, 8);
+        recvWr = arena.allocate(IbvRecvWr.SIZE, 8);
+        recvSge = arena.allocate(IbvSge.SIZE, 8);
+        bad = arena.allocate(ADDRESS);
+        wcs = arena.allocate(IbvWc.SIZE * WC_BATCH, 8);
+        sendWr.set(ADDRESS, IbvSendWr.SG_LIST, sendSge);
+        recvWr.set(ADDRESS, IbvRecvWr.SG_LIST, recvSge);
+        sWrId = new long[sdepth];
+        sOp = new Opcode[sdepth];
+        sLen = new int[sdepth];
+        sRkey = new int[sdepth];
+        sRoff = new long[sdepth];
+        sSignaled = new boolean[sdepth];
+        rWrId = new long[rdepth];
+        rLen = new int[rdepth];
+    }
+
+    long idKey() {
+        return id.address();
+    }
+
+    long cqKey() {
+        return cq.address();
+    }
+
+    VerbsConnection connection() {
+        return conn;
+    }
+
+    boolean isEstablished() {
+        return established;
+    }
+
+    String peerLabel() {
+        VerbsConnection c = conn;
+        return c != null ? "peer '" + c.peerName() + "' (" + c.peerAddress() + ")"
+            : active ? "address=" + dialAddress : "an incoming peer";
+    }
+
+    // ------------------------------------------------------------------ setup (progress thread)
+
+    /** Creates the CQ and QP on this id, registers the control region and posts the setup receive. */
+    void createQueuePair() throws RdmxException {
+        MemorySegment st = Lib.state();
+        try {
+            MemorySegment ctx = id.get(ADDRESS, RdmaCmId.VERBS);
+            if (!ctx.equals(MemorySegment.NULL) && ctx.address() != node.context().address()) {
+                throw new RdmxException("verbs: the route to " + peerLabel() + " leaves through another RDMA device"
+                    + " than node '" + node.name() + "' (bound to " + node.address() + ")");
+            }
+            cq = (MemorySegment) Lib.CREATE_CQ.invoke(st, node.context(), sdepth + rdepth + 8, MemorySegment.NULL,
+                node.compChannel(), 0);
+            if (cq.equals(MemorySegment.NULL)) {
+                throw new RdmxException("verbs: ibv_create_cq(" + (sdepth + rdepth + 8) + " entries) failed: errno="
+                    + Lib.errno(st));
+            }
+            node.cqCreated(this);
+            node.armCq(cq);
+            MemorySegment attr = arena.allocate(IbvQpInitAttr.SIZE, 8);
+            attr.set(ADDRESS, IbvQpInitAttr.SEND_CQ, cq);
+            attr.set(ADDRESS, IbvQpInitAttr.RECV_CQ, cq);
+            attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_SEND_WR, sdepth + 4);
+            attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_RECV_WR, rdepth + 2);
+            attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_SEND_SGE, 1);
+            attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_RECV_SGE, 1);
+            attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_INLINE_DATA, INLINE);
+            attr.set(JAVA_INT, IbvQpInitAttr.QP_TYPE, Consts.IBV_QPT_RC);
+            int rc = (int) Lib.CREATE_QP.invoke(st, id, node.pd(), attr);
+            if (rc != 0) {
+                throw new RdmxException("verbs: rdma_create_qp(send " + (sdepth + 4) + ", recv " + (rdepth + 2)
+                    + ") failed: errno=" + Lib.errno(st));
+            }
+            inlineCap = attr.get(JAVA_INT, IbvQpInitAttr.CAP_MAX_INLINE_DATA);
+            qp = id.get(ADDRESS, RdmaCmId.QP);
+            ctrl = arena.allocate(2L * CTRL_HALF, 4096);
+            ctrlMr = ((MemorySegment) Lib.REG_MR.invoke(st, node.pd(), ctrl, ctrl.byteSize(),
+                Consts.IBV_ACCESS_LOCAL_WRITE)).reinterpret(64);
+            if (ctrlMr.equals(MemorySegment.NULL)) {
+                throw new RdmxException("verbs: ibv_reg_mr of the control region failed: errno=" + Lib.errno(st)
+                    + " (locked memory limit? ulimit -l)");
+            }
+            ctrlLkey = ctrlMr.get(JAVA_INT, IbvMr.LKEY);
+            lock.lock();
+            try {
+                qpAlive = true;
+                recvSge.set(JAVA_LONG, IbvSge.ADDR, ctrl.address());
+                recvSge.set(JAVA_INT, IbvSge.LENGTH, CTRL_HALF);
+                recvSge.set(JAVA_INT, IbvSge.LKEY, ctrlLkey);
+                recvWr.set(JAVA_LONG, IbvRecvWr.WR_ID, CTRL_RECV);
+                recvWr.set(JAVA_INT, IbvRecvWr.NUM_SGE, 1);
+                rc = (int) Lib.POST_RECV_OP.invokeExact(node.postRecvFn(), qp, recvWr, bad);
+            } finally {
+                lock.unlock();
+            }
+            if (rc != 0) {
+                throw new RdmxException("verbs: posting the setup receive failed: " + rc);
+            }
+        } catch (RdmxException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new RdmxException("verbs: queue pair setup failed: " + t, t);
+        }
+    }
+
+    MemorySegment connParam() {
+        MemorySegment p = arena.allocate(RdmaConnParam.SIZE, 8);
+        p.set(JAVA_BYTE, RdmaConnParam.RESPONDER_RESOURCES, (byte) 1);
+        p.set(JAVA_BYTE, RdmaConnParam.INITIATOR_DEPTH, (byte) 1);
+        p.set(JAVA_BYTE, RdmaConnParam.RETRY_COUNT, (byte) 7);
+        p.set(JAVA_BYTE, RdmaConnParam.RNR_RETRY_COUNT, (byte) 7);
+        return p;
+    }
+
+    void markEstablished() {
+        established = true;
+    }
+
+    /** The send half of the control region. */
+    MemorySegment ctrlSendArea() {
+        return ctrl.asSlice(CTRL_HALF, CTRL_HALF);
+    }
+
+    /** The receive half of the control region. */
+    MemorySegment ctrlRecvArea() {
+        return ctrl.asSlice(0, CTRL_HALF);
+    }
+
+    /**
+     * Posts the setup message written in {@link #ctrlSendArea()}.
+     *
+     * @param length its length
+     * @throws RdmxException if the post fails
+     */
+    void postCtrlSend(int length) throws RdmxException {
+        lock.lock();
+        try {
+            if (!usable()) {
+                throw new RdmxException("verbs: connection to " + peerLabel() + " closed during setup");
+            }
+            sendSge.set(JAVA_LONG, IbvSge.ADDR, ctrl.address() + CTRL_HALF);
+            sendSge.set(JAVA_INT, IbvSge.LENGTH, length);
+            sendSge.set(JAVA_INT, IbvSge.LKEY, ctrlLkey);
+            sendWr.set(JAVA_LONG, IbvSendWr.WR_ID, CTRL_SEND);
+            sendWr.set(JAVA_INT, IbvSendWr.NUM_SGE, 1);
+            sendWr.set(JAVA_INT, IbvSendWr.OPCODE, Consts.IBV_WR_SEND);
+            sendWr.set(JAVA_INT, IbvSendWr.SEND_FLAGS, Consts.IBV_SEND_SIGNALED);
+            int rc = (int) Lib.POST_SEND_OP.invokeExact(node.postSendFn(), qp, sendWr, bad);
+            if (rc != 0) {
+                throw new RdmxException("verbs: posting the setup message to " + peerLabel() + " failed: " + rc);
+            }
+        } catch (RdmxException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new RdmxException("verbs: posting the setup message failed: " + t, t);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void attach(VerbsConnection c) {
+        conn = c;
+    }
+
+    // ------------------------------------------------------------------ posting (any thread)
+
+    private boolean usable() {
+        return qpAlive && !closed;
+    }
+
+    int postSend(Opcode op, long wrId, RegionImpl local, int localOffset, int length, RemoteRegion remote,
+                 long remoteOffset, int imm, boolean signaled) throws ConnectionClosedException {
+        lock.lock();
+        try {
+            if (!usable()) {
+                conn.throwClosed();
+            }
+            long seq = sPosted;
+            if (seq - sDone >= sdepth) {
+                return Post.SEND_QUEUE_FULL;
+            }
+            boolean signal = signaled || seq - Math.max(lastSignaled, sDone - 1) >= sdepth / 2;
+            int slot = (int) (seq % sdepth);
+            sWrId[slot] = wrId;
+            sOp[slot] = op;
+            sLen[slot] = length;
+            sSignaled[slot] = signaled;
+            int flags = signal ? Consts.IBV_SEND_SIGNALED : 0;
+            if (length > 0 && length <= inlineCap) {
+                flags |= More.IBV_SEND_INLINE;
+            }
+            sendWr.set(JAVA_LONG, IbvSendWr.WR_ID, seq);
+            sendWr.set(JAVA_INT, IbvSendWr.NUM_SGE, length == 0 ? 0 : 1);
+            sendWr.set(JAVA_INT, IbvSendWr.SEND_FLAGS, flags);
+            sendSge.set(JAVA_LONG, IbvSge.ADDR, local.address() + localOffset);
+            sendSge.set(JAVA_INT, IbvSge.LENGTH, length);
+            sendSge.set(JAVA_INT, IbvSge.LKEY, local.localKey());
+            switch (op) {
+                case WRITE:
+                    sendWr.set(JAVA_INT, IbvSendWr.OPCODE, Consts.IBV_WR_RDMA_WRITE);
+                    break;
+                case WRITE_WITH_IMM:
+                    sendWr.set(JAVA_INT, IbvSendWr.OPCODE, Consts.IBV_WR_RDMA_WRITE_WITH_IMM);
+                    sendWr.set(BE_INT, IbvSendWr.IMM_DATA, imm);
+                    break;
+                default:
+                    sendWr.set(JAVA_INT, IbvSendWr.OPCODE, Consts.IBV_WR_SEND);
+                    break;
+            }
+            if (op != Opcode.SEND) {
+                sRkey[slot] = remote.remoteKey();
+                sRoff[slot] = remoteOffset;
+                sendWr.set(JAVA_LONG, IbvSendWr.RDMA_REMOTE_ADDR, remote.address() + remoteOffset);
+                sendWr.set(JAVA_INT, IbvSendWr.RDMA_RKEY, remote.remoteKey());
+            }
+            int rc;
+            try {
+                rc = (int) Lib.POST_SEND_OP.invokeExact(node.postSendFn(), qp, sendWr, bad);
+            } catch (Throwable t) {
+                throw new IllegalStateException("verbs: post_send call failed", t);
+            }
+            if (rc == More.ENOMEM) {
+                return Post.SEND_QUEUE_FULL;
+            }
+            if (rc != 0) {
+                failLater("post_send on the connection to " + peerLabel() + " failed: errno=" + rc);
+                conn.throwClosed();
+            }
+            sPosted = seq + 1;
+            if (signal) {
+                lastSignaled = seq;
+            }
+            return Post.OK;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    int postRecv(long wrId, RegionImpl local, int localOffset, int length) throws ConnectionClosedException {
+        lock.lock();
+        try {
+            if (!usable()) {
+                conn.throwClosed();
+            }
+            long seq = rPosted;
+            if (seq - rDone >= rdepth) {
+                return Post.RECV_QUEUE_FULL;
+            }
+            int slot = (int) (seq % rdepth);
+            rWrId[slot] = wrId;
+            rLen[slot] = length;
+            recvWr.set(JAVA_LONG, IbvRecvWr.WR_ID, RECV_BIT | seq);
+            recvWr.set(JAVA_INT, IbvRecvWr.NUM_SGE, length == 0 ? 0 : 1);
+            recvSge.set(JAVA_LONG, IbvSge.ADDR, local.address() + localOffset);
+            recvSge.set(JAVA_INT, IbvSge.LENGTH, length);
+            recvSge.set(JAVA_INT, IbvSge.LKEY, local.localKey());
+            int rc;
+            try {
+                rc = (int) Lib.POST_RECV_OP.invokeExact(node.postRecvFn(), qp, recvWr, bad);
+            } catch (Throwable t) {
+                throw new IllegalStateException("verbs: post_recv call failed", t);
+            }
+            if (rc == More.ENOMEM) {
+                return Post.RECV_QUEUE_FULL;
+            }
+            if (rc != 0) {
+                failLater("post_recv on the connection to " + peerLabel() + " failed: errno=" + rc);
+                conn.throwClosed();
+            }
+            rPosted = seq + 1;
+            return Post.OK;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void failLater(String why) {
+        VerbsConnection c = conn;
+        closed = true;
+        node.execute(() -> c.fail(new ConnectionClosedException(c.peerName(), why, null)));
+    }
+
+    // ------------------------------------------------------------------ completions (progress thread)
+
+    /** Drains the CQ. */
+    void drain() {
+        while (true) {
+            int n;
+            lock.lock();
+            try {
+                if (cq.equals(MemorySegment.NULL) || destroyed) {
+                    return;
+                }
+                try {
+                    n = (int) Lib.POLL_CQ_OP.invokeExact(node.pollCqFn(), cq, WC_BATCH, wcs);
+                } catch (Throwable t) {
+                    throw new IllegalStateException("verbs: poll_cq call failed", t);
+                }
+                if (n < 0) {
+                    node.log().warn("verbs: poll_cq on the connection to {} returned {}", peerLabel(), n);
+                    return;
+                }
+                for (int i = 0; i < n; i++) {
+                    handle(wcs.asSlice((long) i * IbvWc.SIZE, IbvWc.SIZE));
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (n < WC_BATCH) {
+                return;
+            }
+        }
+    }
+
+    private void handle(MemorySegment wc) {
+        long wrId = wc.get(JAVA_LONG, IbvWc.WR_ID);
+        int status = wc.get(JAVA_INT, IbvWc.STATUS);
+        if ((wrId & CTRL_BIT) != 0) {
+            node.onControl(this, wrId == CTRL_RECV, status, wc.get(JAVA_INT, IbvWc.BYTE_LEN));
+            return;
+        }
+        VerbsConnection c = conn;
+        if (c == null || closed) {
+            return; // flushed by the connection's close already
+        }
+        if ((wrId & RECV_BIT) != 0) {
+            long seq = wrId & ~RECV_BIT;
+            if (seq != rDone) {
+                node.log().warn("verbs: receive completion {} out of order (expected {}) from {}", seq, rDone,
+                    peerLabel());
+            }
+            int slot = (int) (seq % rdepth);
+            rDone = seq + 1;
+            if (status == Consts.IBV_WC_SUCCESS) {
+                int flags = wc.get(JAVA_INT, IbvWc.WC_FLAGS);
+                boolean hasImm = (flags & Consts.IBV_WC_WITH_IMM) != 0;
+                c.emit(Opcode.RECV, rWrId[slot], Status.SUCCESS, wc.get(JAVA_INT, IbvWc.BYTE_LEN),
+                    hasImm ? wc.get(BE_INT, IbvWc.IMM_DATA) : 0, hasImm, null);
+                return;
+            }
+            String detail = status == Consts.IBV_WC_LOC_LEN_ERR
+                ? "a SEND from peer '" + c.peerName() + "' did not fit the receive buffer length=" + rLen[slot]
+                    + " posted by '" + node.name() + "' (" + statusName(status) + ")"
+                : "receive on the connection to peer '" + c.peerName() + "' failed: " + statusName(status);
+            c.emit(Opcode.RECV, rWrId[slot], mapStatus(status), 0, 0, false, detail);
+            c.fail(new ConnectionClosedException(c.peerName(), "connection from '" + node.name() + "' to peer '"
+                + c.peerName() + "' failed: " + detail, null));
+            return;
+        }
+        long seq = wrId;
+        int slot = (int) (seq % sdepth);
+        sDone = seq + 1;
+        if (status == Consts.IBV_WC_SUCCESS) {
+            if (sSignaled[slot]) {
+                c.emit(sOp[slot], sWrId[slot], Status.SUCCESS, sLen[slot], 0, false, null);
+            }
+            return;
+        }
+        String detail = sendErrorDetail(c, slot, status);
+        c.emit(sOp[slot], sWrId[slot], mapStatus(status), 0, 0, false, detail);
+        c.fail(new ConnectionClosedException(c.peerName(), "connection from '" + node.name() + "' to peer '"
+            + c.peerName() + "' failed: " + detail, null));
+    }
+
+    private String sendErrorDetail(VerbsConnection c, int slot, int status) {
+        Opcode op = sOp[slot];
+        String peer = "peer '" + c.peerName() + "'";
+        if (status == Consts.IBV_WC_REM_ACCESS_ERR) {
+            return op + " rkey=0x" + Integer.toHexString(sRkey[slot]) + " offset=" + sRoff[slot] + " length="
+                + sLen[slot] + " refused by " + peer + ": no live, remotely writable region covers it ("
+                + statusName(status) + ")";
+        }
+        if (status == Consts.IBV_WC_REM_INV_REQ_ERR) {
+            return op + " length=" + sLen[slot] + " refused by " + peer
+                + ": larger than the receive buffer it posted (" + statusName(status) + ")";
+        }
+        return op + " to " + peer + " failed: " + statusName(status);
+    }
+
+    /**
+     * Maps a work completion status.
+     *
+     * @param status {@code enum ibv_wc_status}
+     * @return the SPI status
+     */
+    static Status mapStatus(int status) {
+        switch (status) {
+            case Consts.IBV_WC_SUCCESS:
+                return Status.SUCCESS;
+            case Consts.IBV_WC_REM_ACCESS_ERR:
+                return Status.REMOTE_ACCESS_ERROR;
+            case Consts.IBV_WC_LOC_LEN_ERR:
+                return Status.LOCAL_LENGTH_ERROR;
+            case Consts.IBV_WC_REM_INV_REQ_ERR:
+                return Status.REMOTE_INVALID_REQUEST;
+            case Consts.IBV_WC_WR_FLUSH_ERR:
+                return Status.FLUSHED;
+            default:
+                return Status.TRANSPORT_ERROR;
+        }
+    }
+
+    static String statusName(int status) {
+        try {
+            return Lib.string((MemorySegment) Lib.WC_STATUS_STR.invoke(Lib.state(), status)) + " (" + status + ")";
+        } catch (Throwable t) {
+            return "ibv_wc_status " + status;
+        }
+    }
+
+    /**
+     * Completes every outstanding request as flushed (the connection went down).
+     *
+     * @param detail names the peer and the cause
+     */
+    void flushAll(String detail) {
+        lock.lock();
+        try {
+            closed = true;
+            VerbsConnection c = conn;
+            if (c == null) {
+                return;
+            }
+            for (long s = sDone; s < sPosted; s++) {
+                int slot = (int) (s % sdepth);
+                c.emit(sOp[slot], sWrId[slot], Status.FLUSHED, 0, 0, false, detail);
+            }
+            sDone = sPosted;
+            for (long s = rDone; s < rPosted; s++) {
+                c.emit(Opcode.RECV, rWrId[(int) (s % rdepth)], Status.FLUSHED, 0, 0, false, detail);
+            }
+            rDone = rPosted;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ teardown
+
+    /** Stops posting, disconnects (the peer sees DISCONNECTED) and schedules the destruction. Any thread. */
+    void close() {
+        lock.lock();
+        try {
+            closed = true;
+        } finally {
+            lock.unlock();
+        }
+        try {
+            Lib.DISCONNECT.invoke(Lib.state(), id);
+        } catch (Throwable t) {
+            node.log().debug("verbs: rdma_disconnect", t);
+        }
+        node.execute(this::destroy);
+    }
+
+    /** Destroys the QP, CQ, control region and id. Idempotent; progress thread (or the closing thread). */
+    void destroy() {
+        lock.lock();
+        try {
+            if (destroyed) {
+                return;
+            }
+            destroyed = true;
+            closed = true;
+            qpAlive = false;
+        } finally {
+            lock.unlock();
+        }
+        node.forget(this);
+        MemorySegment st = Lib.state();
+        try {
+            if (!qp.equals(MemorySegment.NULL)) {
+                Lib.DESTROY_QP.invoke(st, id);
+            }
+            if (!cq.equals(MemorySegment.NULL)) {
+                int rc = (int) Lib.DESTROY_CQ.invoke(st, cq);
+                if (rc != 0) {
+                    node.log().warn("verbs: ibv_destroy_cq for {} failed: {}", peerLabel(), rc);
+                }
+            }
+            if (!ctrlMr.equals(MemorySegment.NULL)) {
+                Lib.DEREG_MR.invoke(st, ctrlMr);
+            }
+            Lib.DESTROY_ID.invoke(st, id);
+        } catch (Throwable t) {
+            node.log().warn("verbs: teardown of the connection to {} failed", peerLabel(), t);
+        }
+        arena.close();
+    }
+}

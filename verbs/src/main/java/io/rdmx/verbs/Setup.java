@@ -1,0 +1,133 @@
+package io.rdmx.verbs;
+
+import io.rdmx.transport.ProtocolException;
+import io.rdmx.transport.RemoteRegion;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The setup message each side SENDs over the new queue pair once rdma_cm established it (rdma_cm's private
+ * data is too small for a region list). Little-endian:
+ *
+ * <pre>
+ *   0                   1                   2                   3
+ *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ *  +---------------------------------------------------------------+
+ *  |                        magic 'RDMX'                           |
+ *  +-------------------------------+---------------+---------------+
+ *  |           version             |     kind      |   reserved    |
+ *  +-------------------------------+---------------+---------------+
+ *  |  name length  | name (UTF-8) ...  | address length | address  |
+ *  +---------------------------------------------------------------+
+ *  |  region count | regions: RemoteRegion.ENCODED_LENGTH bytes each |
+ *  +---------------------------------------------------------------+
+ *  |  reason length | reason (UTF-8, kind REFUSE only) ...          |
+ *  +---------------------------------------------------------------+
+ * </pre>
+ *
+ * The active side sends {@link #HELLO}; the passive side answers {@link #ACCEPT} or {@link #REFUSE}.
+ */
+final class Setup {
+    static final int MAGIC = 0x58_4d_44_52; // "RDMX" read little-endian
+    static final short VERSION = 1;
+    static final byte HELLO = 0;
+    static final byte ACCEPT = 1;
+    static final byte REFUSE = 2;
+
+    final byte kind;
+    final String name;
+    final String address;
+    final List<RemoteRegion> regions;
+    final String reason;
+
+    Setup(byte kind, String name, String address, List<RemoteRegion> regions, String reason) {
+        this.kind = kind;
+        this.name = name;
+        this.address = address;
+        this.regions = regions;
+        this.reason = reason;
+    }
+
+    /**
+     * Encodes into {@code dst}.
+     *
+     * @param dst the control send area
+     * @return bytes written
+     * @throws ProtocolException if it does not fit (too many regions)
+     */
+    int encode(MemorySegment dst) throws ProtocolException {
+        ByteBuffer b = dst.asByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+        byte[] n = name.getBytes(StandardCharsets.UTF_8);
+        byte[] a = address.getBytes(StandardCharsets.UTF_8);
+        byte[] r = reason == null ? new byte[0] : reason.getBytes(StandardCharsets.UTF_8);
+        long need = 16L + n.length + a.length + r.length + (long) regions.size() * RemoteRegion.ENCODED_LENGTH;
+        if (need > b.capacity()) {
+            throw new ProtocolException("verbs: setup message of " + need + " bytes (" + regions.size()
+                + " regions) exceeds " + b.capacity() + " bytes");
+        }
+        b.putInt(MAGIC).putShort(VERSION).put(kind).put((byte) 0);
+        b.putShort((short) n.length).put(n).putShort((short) a.length).put(a);
+        b.putInt(regions.size());
+        for (RemoteRegion rr : regions) {
+            rr.encode(b, b.position());
+            b.position(b.position() + RemoteRegion.ENCODED_LENGTH);
+        }
+        b.putShort((short) r.length).put(r);
+        return b.position();
+    }
+
+    /**
+     * Decodes a received message.
+     *
+     * @param src the received bytes
+     * @return the message
+     * @throws ProtocolException naming what is wrong
+     */
+    static Setup decode(ByteBuffer src) throws ProtocolException {
+        ByteBuffer b = src.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        try {
+            int magic = b.getInt();
+            if (magic != MAGIC) {
+                throw new ProtocolException("verbs: setup message with magic 0x" + Integer.toHexString(magic)
+                    + " (not an rdmx peer)");
+            }
+            short version = b.getShort();
+            if (version != VERSION) {
+                throw new ProtocolException("verbs: setup message version " + version + ", this node speaks "
+                    + VERSION);
+            }
+            byte kind = b.get();
+            if (kind != HELLO && kind != ACCEPT && kind != REFUSE) {
+                throw new ProtocolException("verbs: setup message of unknown kind " + kind);
+            }
+            b.get();
+            String name = string(b);
+            String address = string(b);
+            int count = b.getInt();
+            if (count < 0 || (long) count * RemoteRegion.ENCODED_LENGTH > b.remaining()) {
+                throw new ProtocolException("verbs: setup message announces " + count + " regions in "
+                    + b.remaining() + " bytes");
+            }
+            List<RemoteRegion> regions = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                regions.add(RemoteRegion.decode(b, b.position()));
+                b.position(b.position() + RemoteRegion.ENCODED_LENGTH);
+            }
+            String reason = string(b);
+            return new Setup(kind, name, address, regions, reason.isEmpty() ? null : reason);
+        } catch (java.nio.BufferUnderflowException | IllegalArgumentException e) {
+            throw new ProtocolException("verbs: truncated setup message (" + src.remaining() + " bytes)");
+        }
+    }
+
+    private static String string(ByteBuffer b) {
+        int len = Short.toUnsignedInt(b.getShort());
+        byte[] s = new byte[len];
+        b.get(s);
+        return new String(s, StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,48 @@
+package io.rdmx.verbs;
+
+import io.rdmx.transport.Availability;
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.Node;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.RdmxException;
+import java.util.List;
+
+/**
+ * The {@code verbs} provider: real RDMA (InfiniBand, RoCE, iWARP, Soft-RoCE) through {@code java.lang.foreign}
+ * calls into libibverbs and librdmacm. No JNI, no native code of ours. Needs Java 22+, the rdma-core libraries,
+ * an RDMA device with an IPv4 address on its interface, and enough locked memory ({@code ulimit -l}).
+ */
+public final class VerbsFabric implements Fabric {
+    @Override
+    public String name() {
+        return "verbs";
+    }
+
+    @Override
+    public Availability availability() {
+        try {
+            Lib.state();
+        } catch (Throwable t) { // UnsatisfiedLinkError, ExceptionInInitializerError, IllegalCallerException
+            Throwable c = t.getCause() != null ? t.getCause() : t;
+            return Availability.unusable("libibverbs.so.1 / librdmacm.so.1 cannot be loaded (Debian: rdma-core,"
+                + " ibverbs-providers): " + c);
+        }
+        List<Devices.Device> devices = Devices.list();
+        try {
+            Devices.select(null, System.getProperty(Devices.DEVICE_PROP), devices);
+        } catch (RdmxException e) {
+            return Availability.unusable(e.getMessage());
+        }
+        return Availability.usable("RDMA devices: " + devices);
+    }
+
+    @Override
+    public Node open(NodeOptions options) throws RdmxException {
+        try {
+            Lib.state();
+        } catch (Throwable t) {
+            throw new RdmxException("verbs: " + availability().reason(), t);
+        }
+        return new VerbsNode(this, options);
+    }
+}

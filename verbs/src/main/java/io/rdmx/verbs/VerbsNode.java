@@ -1,0 +1,815 @@
+package io.rdmx.verbs;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import io.rdmx.spi.Platform;
+import io.rdmx.transport.Access;
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.ProtocolException;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RdmxTimeoutException;
+import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.AbstractNode;
+import io.rdmx.verbs.Native.Consts;
+import io.rdmx.verbs.Native.IbvCompChannel;
+import io.rdmx.verbs.Native.IbvContext;
+import io.rdmx.verbs.Native.IbvMr;
+import io.rdmx.verbs.Native.More;
+import io.rdmx.verbs.Native.RdmaCmEvent;
+import io.rdmx.verbs.Native.RdmaCmId;
+import io.rdmx.verbs.Native.RdmaEventChannel;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A verbs node: an rdma_cm listener bound to an IP of an RDMA device, a protection domain, a completion channel,
+ * and one progress thread that handles rdma_cm events and CQ events ({@code poll(2)} on both descriptors and an
+ * eventfd, so close wakes it at once). Connections are RC queue pairs; after rdma_cm establishes one, the sides
+ * exchange names, addresses and region descriptors over it ({@link Setup}).
+ *
+ * <p>Every step is bounded: address and route resolution by rdma_cm timeouts, the whole setup by the connect
+ * timeout (active side) or the node's peer timeout (passive side); a setup that does not finish in time is
+ * torn down by the progress thread.
+ */
+@SuppressWarnings("restricted")
+public final class VerbsNode extends AbstractNode {
+    /** System property: {@code true} makes the progress thread spin on the CQs instead of sleeping. */
+    public static final String BUSY_POLL_PROP = "rdmx.verbs.busyPoll";
+    private static final Logger LOG = LoggerFactory.getLogger(VerbsNode.class);
+    private static final int RESOLVE_MS = 5000;
+
+    private final Arena arena = Arena.ofShared();
+    private final boolean busyPoll = Boolean.getBoolean(BUSY_POLL_PROP);
+    private final InetAddress ip;
+    private final RegistrationCache cache;
+    private final ConcurrentHashMap<Long, Endpoint> byId = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Long, Endpoint> byCq = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, CompletableFuture<VerbsConnection>> dialing = new ConcurrentHashMap<>();
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private MemorySegment channel = MemorySegment.NULL;
+    private MemorySegment listenId = MemorySegment.NULL;
+    private MemorySegment ctx = MemorySegment.NULL;
+    private MemorySegment pd = MemorySegment.NULL;
+    private MemorySegment compChannel = MemorySegment.NULL;
+    private int wakeFd = -1;
+    private final MemorySegment wakeOne = arena.allocate(JAVA_LONG);
+    private MemorySegment postSendFn;
+    private MemorySegment postRecvFn;
+    private MemorySegment pollCqFn;
+    private MemorySegment reqNotifyFn;
+    private String address;
+    private final Thread progress;
+    private volatile boolean stopping;
+
+    VerbsNode(VerbsFabric fabric, NodeOptions options) throws RdmxException {
+        super(fabric, options);
+        ip = Devices.select(options.bindAddress(), System.getProperty(Devices.DEVICE_PROP), Devices.list());
+        if (!(ip instanceof Inet4Address)) {
+            throw new RdmxException("verbs: node '" + name() + "' needs an IPv4 address, got " + ip);
+        }
+        int port = 0;
+        String bind = options.bindAddress();
+        if (bind != null && bind.lastIndexOf(':') > 0 && bind.indexOf(':') == bind.lastIndexOf(':')) {
+            port = Integer.parseInt(bind.substring(bind.lastIndexOf(':') + 1));
+        }
+        wakeOne.set(JAVA_LONG, 0, 1L);
+        try {
+            open(port);
+        } catch (RdmxException e) {
+            releaseNative();
+            arena.close();
+            throw e;
+        } catch (Throwable t) {
+            releaseNative();
+            arena.close();
+            throw new RdmxException("verbs: node '" + name() + "' cannot open on " + ip.getHostAddress() + ": " + t, t);
+        }
+        cache = new RegistrationCache(this);
+        progress = new Thread(this::progressLoop, "rdmx-verbs-" + name());
+        progress.setDaemon(true);
+        progress.start();
+    }
+
+    private void open(int port) throws Throwable {
+        MemorySegment st = Lib.state();
+        channel = nonNull("rdma_create_event_channel", (MemorySegment) Lib.CREATE_EVENT_CHANNEL.invoke(st), st)
+            .reinterpret(8);
+        nonBlocking(channel.get(JAVA_INT, RdmaEventChannel.FD));
+        MemorySegment holder = arena.allocate(ADDRESS);
+        check("rdma_create_id", (int) Lib.CREATE_ID.invoke(st, channel, holder, MemorySegment.NULL,
+            Consts.RDMA_PS_TCP), st);
+        listenId = holder.get(ADDRESS, 0).reinterpret(64);
+        int rc = (int) Lib.BIND_ADDR.invoke(st, listenId, sockaddr(arena, ip, port));
+        if (rc != 0) {
+            throw new RdmxException("verbs: node '" + name() + "' cannot bind to " + ip.getHostAddress() + ":" + port
+                + ": errno=" + Lib.errno(st) + " (is it an address of an RDMA device's interface?)");
+        }
+        ctx = listenId.get(ADDRESS, RdmaCmId.VERBS);
+        if (ctx.equals(MemorySegment.NULL)) {
+            throw new RdmxException("verbs: " + ip.getHostAddress() + " is not an address of an RDMA device's"
+                + " interface (devices: " + Devices.list() + ")");
+        }
+        ctx = ctx.reinterpret(512);
+        check("rdma_listen", (int) Lib.LISTEN.invoke(st, listenId, Math.min(options().acceptBacklog(), 1024)), st);
+        int p = Short.toUnsignedInt(Short.reverseBytes((short) Lib.GET_SRC_PORT.invoke(st, listenId)));
+        address = ip.getHostAddress() + ":" + p;
+        pd = nonNull("ibv_alloc_pd", (MemorySegment) Lib.ALLOC_PD.invoke(st, ctx), st);
+        compChannel = nonNull("ibv_create_comp_channel", (MemorySegment) Lib.CREATE_COMP_CHANNEL.invoke(st, ctx), st)
+            .reinterpret(16);
+        nonBlocking(compChannel.get(JAVA_INT, IbvCompChannel.FD));
+        wakeFd = (int) Lib.EVENTFD.invoke(st, 0, More.EFD_NONBLOCK);
+        if (wakeFd < 0) {
+            throw new RdmxException("verbs: eventfd failed: errno=" + Lib.errno(st));
+        }
+        postSendFn = ctx.get(ADDRESS, IbvContext.OPS_POST_SEND);
+        postRecvFn = ctx.get(ADDRESS, IbvContext.OPS_POST_RECV);
+        pollCqFn = ctx.get(ADDRESS, IbvContext.OPS_POLL_CQ);
+        reqNotifyFn = ctx.get(ADDRESS, IbvContext.OPS_REQ_NOTIFY_CQ);
+    }
+
+    private static MemorySegment nonNull(String call, MemorySegment p, MemorySegment st) throws RdmxException {
+        if (p.equals(MemorySegment.NULL)) {
+            throw new RdmxException("verbs: " + call + " failed: errno=" + Lib.errno(st));
+        }
+        return p;
+    }
+
+    private static void check(String call, int rc, MemorySegment st) throws RdmxException {
+        if (rc != 0) {
+            throw new RdmxException("verbs: " + call + " failed: errno=" + Lib.errno(st));
+        }
+    }
+
+    private static void nonBlocking(int fd) throws Throwable {
+        MemorySegment st = Lib.state();
+        int flags = (int) Lib.FCNTL.invoke(st, fd, More.F_GETFL, 0);
+        if (flags < 0 || (int) Lib.FCNTL.invoke(st, fd, More.F_SETFL, flags | More.O_NONBLOCK) < 0) {
+            throw new RdmxException("verbs: fcntl(O_NONBLOCK) failed: errno=" + Lib.errno(st));
+        }
+    }
+
+    private static MemorySegment sockaddr(Arena arena, InetAddress a, int port) {
+        MemorySegment sa = arena.allocate(16, 8);
+        sa.set(JAVA_SHORT, 0, (short) 2);
+        sa.set(JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2, (short) port);
+        MemorySegment.copy(MemorySegment.ofArray(a.getAddress()), 0, sa, 4, 4);
+        return sa;
+    }
+
+    // ------------------------------------------------------------------ accessors for Endpoint
+
+    Logger log() {
+        return LOG;
+    }
+
+    MemorySegment context() {
+        return ctx;
+    }
+
+    MemorySegment pd() {
+        return pd;
+    }
+
+    MemorySegment compChannel() {
+        return compChannel;
+    }
+
+    MemorySegment postSendFn() {
+        return postSendFn;
+    }
+
+    MemorySegment postRecvFn() {
+        return postRecvFn;
+    }
+
+    MemorySegment pollCqFn() {
+        return pollCqFn;
+    }
+
+    /** @return the registration cache (for tests and {@code rdmx info}) */
+    public RegistrationCache registrationCache() {
+        return cache;
+    }
+
+    void armCq(MemorySegment cq) throws RdmxException {
+        try {
+            int rc = (int) Lib.REQ_NOTIFY_CQ_OP.invokeExact(reqNotifyFn, cq, 0);
+            if (rc != 0) {
+                throw new RdmxException("verbs: ibv_req_notify_cq failed: " + rc);
+            }
+        } catch (RdmxException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new RdmxException("verbs: ibv_req_notify_cq failed: " + t, t);
+        }
+    }
+
+    /**
+     * Runs a task on the progress thread.
+     *
+     * @param task the task
+     */
+    void execute(Runnable task) {
+        tasks.add(task);
+        wake();
+    }
+
+    private void wake() {
+        if (wakeFd < 0) {
+            return;
+        }
+        try {
+            Lib.WRITE.invoke(Lib.state(), wakeFd, wakeOne, 8L);
+        } catch (Throwable t) {
+            LOG.debug("verbs: wake", t);
+        }
+    }
+
+    void forget(Endpoint ep) {
+        byId.remove(ep.idKey(), ep);
+        if (ep.cqKey() != 0) {
+            byCq.remove(ep.cqKey(), ep);
+        }
+    }
+
+    // ------------------------------------------------------------------ memory
+
+    @Override
+    protected Allocation allocate(int length, int access, int remoteKey) throws RdmxException {
+        checkOpen();
+        return cache.allocate(length, access);
+    }
+
+    /**
+     * Registers memory with the protection domain.
+     *
+     * @param memory the memory
+     * @param access SPI access flags
+     * @return the {@code struct ibv_mr}
+     * @throws RdmxException with the errno and the usual cause
+     */
+    MemorySegment register(MemorySegment memory, int access) throws RdmxException {
+        int flags = Consts.IBV_ACCESS_LOCAL_WRITE;
+        if ((access & Access.REMOTE_WRITE) != 0) {
+            flags |= Consts.IBV_ACCESS_REMOTE_WRITE;
+        }
+        MemorySegment st = Lib.state();
+        MemorySegment mr;
+        try {
+            mr = (MemorySegment) Lib.REG_MR.invoke(st, pd, memory, memory.byteSize(), flags);
+        } catch (Throwable t) {
+            throw new RdmxException("verbs: ibv_reg_mr failed: " + t, t);
+        }
+        if (mr.equals(MemorySegment.NULL)) {
+            int err = Lib.errno(st);
+            throw new RdmxException("verbs: ibv_reg_mr of " + memory.byteSize() + " bytes at node '" + name()
+                + "' failed: errno=" + err + (err == More.ENOMEM || err == 1
+                ? " (locked memory limit: raise 'ulimit -l' / memlock for this user)" : ""));
+        }
+        return mr.reinterpret(64);
+    }
+
+    static int localKey(MemorySegment mr) {
+        return mr.get(JAVA_INT, IbvMr.LKEY);
+    }
+
+    static int remoteKey(MemorySegment mr) {
+        return mr.get(JAVA_INT, IbvMr.RKEY);
+    }
+
+    void deregister(MemorySegment mr) {
+        try {
+            int rc = (int) Lib.DEREG_MR.invoke(Lib.state(), mr);
+            if (rc != 0) {
+                LOG.warn("verbs: ibv_dereg_mr at node '{}' failed: {}", name(), rc);
+            }
+        } catch (Throwable t) {
+            LOG.warn("verbs: ibv_dereg_mr at node '{}' failed", name(), t);
+        }
+    }
+
+    // ------------------------------------------------------------------ connect
+
+    @Override
+    public String address() {
+        return address;
+    }
+
+    @Override
+    public AbstractConnection connect(String peerAddress, Duration timeout) throws RdmxException {
+        checkOpen();
+        AbstractConnection existing = connectionAt(peerAddress);
+        if (existing != null) {
+            return existing;
+        }
+        if (peerAddress.equals(address)) {
+            throw new RdmxException("node '" + name() + "' cannot connect to itself (address=" + peerAddress + ")");
+        }
+        int colon = peerAddress.lastIndexOf(':');
+        InetAddress peerIp;
+        int port;
+        try {
+            peerIp = InetAddress.getByName(peerAddress.substring(0, Math.max(0, colon)));
+            port = Integer.parseInt(peerAddress.substring(colon + 1));
+        } catch (UnknownHostException | NumberFormatException | StringIndexOutOfBoundsException e) {
+            throw new RdmxException("verbs: address=" + peerAddress + " is not IP:port");
+        }
+        if (colon <= 0 || port <= 0 || port > 65535 || !(peerIp instanceof Inet4Address)) {
+            throw new RdmxException("verbs: address=" + peerAddress + " is not IPv4:port");
+        }
+        CompletableFuture<VerbsConnection> mine = new CompletableFuture<>();
+        CompletableFuture<VerbsConnection> f = dialing.putIfAbsent(peerAddress, mine);
+        Endpoint ep = null;
+        long deadline = System.nanoTime() + timeout.toNanos();
+        if (f == null) {
+            f = mine;
+            ep = dial(peerAddress, peerIp, port, mine, deadline, timeout);
+        }
+        try {
+            return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            RdmxTimeoutException t = new RdmxTimeoutException("connect from '" + name() + "' to address="
+                + peerAddress + " timed out after " + timeout.toMillis() + " ms");
+            if (f == mine) {
+                mine.completeExceptionally(t);
+                abandon(ep);
+            }
+            throw t;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            if (f == mine) {
+                mine.completeExceptionally(new RdmxException("interrupted"));
+                abandon(ep);
+            }
+            throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " interrupted");
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof RdmxTimeoutException) {
+                throw new RdmxTimeoutException(c.getMessage());
+            }
+            if (c instanceof RdmxException) {
+                throw new RdmxException(c.getMessage(), c);
+            }
+            throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: " + c, c);
+        } finally {
+            if (f == mine) {
+                dialing.remove(peerAddress, mine);
+            }
+        }
+    }
+
+    private void abandon(Endpoint ep) {
+        if (ep != null && ep.connection() == null) {
+            execute(ep::destroy);
+        }
+    }
+
+    private Endpoint dial(String peerAddress, InetAddress peerIp, int port, CompletableFuture<VerbsConnection> f,
+                          long deadline, Duration timeout) {
+        MemorySegment st = Lib.state();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment holder = a.allocate(ADDRESS);
+            int rc = (int) Lib.CREATE_ID.invoke(st, channel, holder, MemorySegment.NULL, Consts.RDMA_PS_TCP);
+            if (rc != 0) {
+                f.completeExceptionally(new RdmxException("verbs: rdma_create_id failed: errno=" + Lib.errno(st)));
+                return null;
+            }
+            Endpoint ep = new Endpoint(this, holder.get(ADDRESS, 0), true, peerAddress, f, deadline);
+            byId.put(ep.idKey(), ep);
+            int ms = (int) Math.max(1, Math.min(RESOLVE_MS, timeout.toMillis()));
+            MemorySegment src = sockaddr(a, ip, 0);
+            MemorySegment dst = sockaddr(a, peerIp, port);
+            rc = (int) Lib.RESOLVE_ADDR.invoke(st, ep.id, src, dst, ms);
+            if (rc != 0) {
+                f.completeExceptionally(new RdmxException("connect from '" + name() + "' to address=" + peerAddress
+                    + " failed: rdma_resolve_addr errno=" + Lib.errno(st)));
+                execute(ep::destroy);
+            }
+            return ep;
+        } catch (Throwable t) {
+            f.completeExceptionally(new RdmxException("connect from '" + name() + "' to address=" + peerAddress
+                + " failed: " + t, t));
+            return null;
+        }
+    }
+
+    // ------------------------------------------------------------------ progress thread
+
+    private void progressLoop() {
+        Platform.hooks().bindCurrentThread("io", "verbs", address);
+        MemorySegment fds = arena.allocate(24, 8);
+        MemorySegment drainBuf = arena.allocate(8, 8);
+        fds.set(JAVA_INT, 0, channel.get(JAVA_INT, RdmaEventChannel.FD));
+        fds.set(JAVA_INT, 8, compChannel.get(JAVA_INT, IbvCompChannel.FD));
+        fds.set(JAVA_INT, 16, wakeFd);
+        for (int i = 0; i < 3; i++) {
+            fds.set(JAVA_SHORT, i * 8 + 4, (short) More.POLLIN);
+        }
+        MemorySegment st = Lib.state();
+        long nextSweep = System.nanoTime();
+        while (!stopping) {
+            try {
+                for (int i = 0; i < 3; i++) {
+                    fds.set(JAVA_SHORT, i * 8 + 6, (short) 0);
+                }
+                int n = (int) Lib.POLL_FDS.invoke(st, fds, 3L, busyPoll ? 0 : 100);
+                if (n > 0 && fds.get(JAVA_SHORT, 6) != 0) {
+                    cmEvents();
+                }
+                if (n > 0 && fds.get(JAVA_SHORT, 14) != 0) {
+                    cqEvents();
+                }
+                if (busyPoll) {
+                    for (Endpoint ep : byCq.values()) {
+                        ep.drain();
+                    }
+                }
+                if (n > 0 && fds.get(JAVA_SHORT, 22) != 0) {
+                    Lib.READ.invoke(st, wakeFd, drainBuf, 8L);
+                }
+                runTasks();
+                long now = System.nanoTime();
+                if (now - nextSweep >= 0) {
+                    nextSweep = now + 50_000_000L;
+                    sweepSetups(now);
+                }
+            } catch (Throwable t) {
+                LOG.error("verbs: progress thread of node '{}'", name(), t);
+            }
+        }
+    }
+
+    private void runTasks() {
+        Runnable r;
+        while ((r = tasks.poll()) != null) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                LOG.warn("verbs: task at node '{}' failed", name(), e);
+            }
+        }
+    }
+
+    private void sweepSetups(long now) {
+        long peerTimeout = options().peerTimeout().toNanos();
+        for (Endpoint ep : byId.values()) {
+            if (ep.connection() != null) {
+                continue;
+            }
+            long deadline = ep.active ? ep.deadlineNanos : ep.deadlineNanos + peerTimeout;
+            if (now - deadline > 0 || (ep.future != null && ep.future.isDone())) {
+                if (ep.future != null) {
+                    ep.future.completeExceptionally(new RdmxTimeoutException("connect from '" + name()
+                        + "' to address=" + ep.dialAddress + " timed out"));
+                } else {
+                    LOG.debug("verbs: node '{}' drops a setup that did not finish in time", name());
+                }
+                ep.destroy();
+            }
+        }
+    }
+
+    private void cqEvents() throws Throwable {
+        MemorySegment st = Lib.state();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment cqHolder = a.allocate(ADDRESS);
+            MemorySegment ctxHolder = a.allocate(ADDRESS);
+            while (true) {
+                int rc = (int) Lib.GET_CQ_EVENT.invoke(st, compChannel, cqHolder, ctxHolder);
+                if (rc != 0) {
+                    return; // EAGAIN: no more events
+                }
+                MemorySegment cq = cqHolder.get(ADDRESS, 0);
+                Lib.ACK_CQ_EVENTS.invoke(st, cq, 1);
+                Endpoint ep = byCq.get(cq.address());
+                if (ep != null) {
+                    armCq(cq);
+                    ep.drain();
+                }
+            }
+        }
+    }
+
+    private void cmEvents() throws Throwable {
+        MemorySegment st = Lib.state();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment holder = a.allocate(ADDRESS);
+            while (true) {
+                int rc = (int) Lib.GET_CM_EVENT.invoke(st, channel, holder);
+                if (rc != 0) {
+                    return;
+                }
+                MemorySegment ev = holder.get(ADDRESS, 0).reinterpret(64);
+                int type = ev.get(JAVA_INT, RdmaCmEvent.EVENT);
+                int status = ev.get(JAVA_INT, RdmaCmEvent.STATUS);
+                MemorySegment id = ev.get(ADDRESS, RdmaCmEvent.ID);
+                Lib.ACK_CM_EVENT.invoke(st, ev);
+                try {
+                    cmEvent(type, status, id);
+                } catch (RuntimeException e) {
+                    LOG.warn("verbs: node '{}' failed to handle {}", name(), eventName(type), e);
+                }
+            }
+        }
+    }
+
+    static String eventName(int type) {
+        try {
+            return Lib.string((MemorySegment) Lib.EVENT_STR.invoke(Lib.state(), type));
+        } catch (Throwable t) {
+            return "rdma_cm event " + type;
+        }
+    }
+
+    private void cmEvent(int type, int status, MemorySegment id) {
+        if (type == Consts.RDMA_CM_EVENT_CONNECT_REQUEST) {
+            incoming(id);
+            return;
+        }
+        Endpoint ep = byId.get(id.address());
+        if (ep == null) {
+            return; // an endpoint given up already, or TIMEWAIT_EXIT after destroy
+        }
+        MemorySegment st = Lib.state();
+        try {
+            switch (type) {
+                case Consts.RDMA_CM_EVENT_ADDR_RESOLVED:
+                    long left = (ep.deadlineNanos - System.nanoTime()) / 1_000_000;
+                    int ms = (int) Math.max(1, Math.min(RESOLVE_MS, left));
+                    if ((int) Lib.RESOLVE_ROUTE.invoke(st, ep.id, ms) != 0) {
+                        setupFailed(ep, "rdma_resolve_route errno=" + Lib.errno(st));
+                    }
+                    break;
+                case Consts.RDMA_CM_EVENT_ROUTE_RESOLVED:
+                    ep.createQueuePair();
+                    if ((int) Lib.CONNECT.invoke(st, ep.id, ep.connParam()) != 0) {
+                        setupFailed(ep, "rdma_connect errno=" + Lib.errno(st));
+                    }
+                    break;
+                case Consts.RDMA_CM_EVENT_ESTABLISHED:
+                    ep.markEstablished();
+                    if (ep.active) {
+                        sendSetup(ep, new Setup(Setup.HELLO, name(), address, exportedRegions(), null));
+                    }
+                    break;
+                case Consts.RDMA_CM_EVENT_DISCONNECTED:
+                case More.RDMA_CM_EVENT_DEVICE_REMOVAL:
+                    peerGone(ep, type);
+                    break;
+                case More.RDMA_CM_EVENT_TIMEWAIT_EXIT:
+                    break;
+                default:
+                    // ADDR_ERROR, ROUTE_ERROR, CONNECT_ERROR, UNREACHABLE, REJECTED
+                    setupFailed(ep, eventName(type) + " (status " + status + ")"
+                        + (type == Consts.RDMA_CM_EVENT_REJECTED ? ": no rdmx node listens there" : ""));
+                    break;
+            }
+        } catch (RdmxException e) {
+            setupFailed(ep, e.getMessage());
+        } catch (Throwable t) {
+            setupFailed(ep, t.toString());
+        }
+    }
+
+    private void setupFailed(Endpoint ep, String why) {
+        VerbsConnection c = ep.connection();
+        if (c != null) {
+            c.fail(new ConnectionClosedException(c.peerName(), "connection from '" + name() + "' to peer '"
+                + c.peerName() + "' failed: " + why, null));
+            return;
+        }
+        if (ep.future != null) {
+            ep.future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
+                + ep.dialAddress + " failed: " + why));
+        } else {
+            LOG.debug("verbs: node '{}' drops an incoming setup: {}", name(), why);
+        }
+        ep.destroy();
+    }
+
+    private void peerGone(Endpoint ep, int type) {
+        VerbsConnection c = ep.connection();
+        if (c != null) {
+            c.fail(new ConnectionClosedException(c.peerName(), "peer '" + c.peerName() + "' (" + c.peerAddress()
+                + ") disconnected from '" + name() + "' (" + eventName(type) + ")", null));
+        } else {
+            setupFailed(ep, "the peer disconnected during setup (" + eventName(type) + ")");
+        }
+    }
+
+    private void incoming(MemorySegment id) {
+        MemorySegment st = Lib.state();
+        Endpoint ep = new Endpoint(this, id, false, null, null, System.nanoTime());
+        byId.put(ep.idKey(), ep);
+        try {
+            if (stopping) {
+                Lib.REJECT.invoke(st, ep.id, MemorySegment.NULL, (byte) 0);
+                ep.destroy();
+                return;
+            }
+            ep.createQueuePair();
+            if ((int) Lib.ACCEPT.invoke(st, ep.id, ep.connParam()) != 0) {
+                setupFailed(ep, "rdma_accept errno=" + Lib.errno(st));
+            }
+        } catch (RdmxException e) {
+            try {
+                Lib.REJECT.invoke(st, ep.id, MemorySegment.NULL, (byte) 0);
+            } catch (Throwable ignored) {
+                // the id is destroyed next
+            }
+            setupFailed(ep, e.getMessage());
+        } catch (Throwable t) {
+            setupFailed(ep, t.toString());
+        }
+    }
+
+    /** Routes the events of a new endpoint's CQ to it. */
+    void cqCreated(Endpoint ep) {
+        byCq.put(ep.cqKey(), ep);
+    }
+
+    private void sendSetup(Endpoint ep, Setup s) throws RdmxException {
+        int len;
+        try {
+            len = s.encode(ep.ctrlSendArea());
+        } catch (ProtocolException e) {
+            throw new RdmxException(e.getMessage());
+        }
+        ep.postCtrlSend(len);
+    }
+
+    /** A setup message arrived or was sent (progress thread, under the endpoint's lock). */
+    void onControl(Endpoint ep, boolean received, int status, int byteLen) {
+        if (status != Consts.IBV_WC_SUCCESS) {
+            if (ep.connection() == null) {
+                execute(() -> setupFailed(ep, "setup message " + (received ? "receive" : "send") + " failed: "
+                    + Endpoint.statusName(status)));
+            }
+            return;
+        }
+        if (!received) {
+            return;
+        }
+        Setup s;
+        try {
+            s = Setup.decode(ep.ctrlRecvArea().asSlice(0, byteLen).asByteBuffer());
+        } catch (ProtocolException e) {
+            execute(() -> setupFailed(ep, e.getMessage()));
+            return;
+        }
+        if (ep.active) {
+            onAnswer(ep, s);
+        } else {
+            onHello(ep, s);
+        }
+    }
+
+    private void onHello(Endpoint ep, Setup s) {
+        String refusal = null;
+        if (s.kind != Setup.HELLO) {
+            refusal = "expected a hello, got kind " + s.kind;
+        } else if (isOpen() && connectionTo(s.name) != null) {
+            refusal = "a connection between '" + s.name + "' and '" + name() + "' already exists";
+        } else if (!isOpen()) {
+            refusal = "node '" + name() + "' is closing";
+        }
+        VerbsConnection c = null;
+        if (refusal == null) {
+            c = new VerbsConnection(this, s.name, s.address, s.regions, ep);
+            if (!addConnection(c)) {
+                refusal = "a connection between '" + s.name + "' and '" + name() + "' already exists";
+                c = null;
+            }
+        }
+        try {
+            if (refusal != null) {
+                sendSetup(ep, new Setup(Setup.REFUSE, name(), address, List.of(), refusal));
+                String why = refusal;
+                LOG.debug("verbs: node '{}' refuses '{}': {}", name(), s.name, why);
+                return; // the peer disconnects; the sweep destroys the endpoint if it does not
+            }
+            sendSetup(ep, new Setup(Setup.ACCEPT, name(), address, exportedRegions(), null));
+        } catch (RdmxException e) {
+            if (c != null) {
+                removeConnection(c);
+            }
+            execute(() -> setupFailed(ep, e.getMessage()));
+            return;
+        }
+        ep.attach(c);
+        if (!offerAccepted(c)) {
+            VerbsConnection full = c;
+            execute(() -> full.fail(new ConnectionClosedException(full.peerName(), "node '" + name()
+                + "' accept backlog of " + options().acceptBacklog() + " is full", null)));
+        }
+    }
+
+    private void onAnswer(Endpoint ep, Setup s) {
+        if (s.kind == Setup.REFUSE) {
+            ep.future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
+                + ep.dialAddress + " refused by '" + s.name + "': " + s.reason));
+            execute(ep::close);
+            return;
+        }
+        if (s.kind != Setup.ACCEPT) {
+            execute(() -> setupFailed(ep, "expected an answer, got kind " + s.kind));
+            return;
+        }
+        VerbsConnection c = new VerbsConnection(this, s.name, ep.dialAddress, s.regions, ep);
+        if (!isOpen() || !addConnection(c)) {
+            ep.future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
+                + ep.dialAddress + ": a connection to '" + s.name + "' already exists"));
+            execute(ep::close);
+            return;
+        }
+        ep.attach(c);
+        if (!ep.future.complete(c)) {
+            // the caller gave up (timeout) in the meantime
+            execute(() -> c.fail(new ConnectionClosedException(s.name, "connect from '" + name() + "' to '"
+                + s.name + "' was abandoned by its caller", null)));
+        }
+    }
+
+    // ------------------------------------------------------------------ close
+
+    /** Test support: the node dies like a crashed process (the kernel sends the peers a disconnect). */
+    public void kill() {
+        close();
+    }
+
+    @Override
+    protected void closeTransport() {
+        stopping = true;
+        RdmxException closed = new RdmxException("node '" + name() + "' closed while connecting");
+        for (CompletableFuture<VerbsConnection> f : dialing.values()) {
+            f.completeExceptionally(closed);
+        }
+        wake();
+        try {
+            progress.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (progress.isAlive()) {
+            LOG.warn("verbs: progress thread of node '{}' did not stop; leaking its native resources", name());
+            return;
+        }
+        runTasks();
+        for (Endpoint ep : new ArrayList<>(byId.values())) {
+            ep.destroy();
+        }
+        cache.close();
+        releaseNative();
+        arena.close();
+    }
+
+    private void releaseNative() {
+        MemorySegment st = Lib.state();
+        try {
+            if (!listenId.equals(MemorySegment.NULL)) {
+                Lib.DESTROY_ID.invoke(st, listenId);
+            }
+            if (!compChannel.equals(MemorySegment.NULL)) {
+                Lib.DESTROY_COMP_CHANNEL.invoke(st, compChannel);
+            }
+            if (!pd.equals(MemorySegment.NULL)) {
+                int rc = (int) Lib.DEALLOC_PD.invoke(st, pd);
+                if (rc != 0) {
+                    LOG.warn("verbs: ibv_dealloc_pd at node '{}' failed: {} (resources still registered)", name(), rc);
+                }
+            }
+            if (!channel.equals(MemorySegment.NULL)) {
+                Lib.DESTROY_EVENT_CHANNEL.invoke(st, channel);
+            }
+            if (wakeFd >= 0) {
+                Lib.CLOSE.invoke(st, wakeFd);
+                wakeFd = -1;
+            }
+        } catch (Throwable t) {
+            LOG.warn("verbs: releasing the native resources of node '{}' failed", name(), t);
+        }
+        listenId = MemorySegment.NULL;
+        compChannel = MemorySegment.NULL;
+        pd = MemorySegment.NULL;
+        channel = MemorySegment.NULL;
+    }
+}

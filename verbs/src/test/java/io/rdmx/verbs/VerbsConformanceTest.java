@@ -1,0 +1,31 @@
+package io.rdmx.verbs;
+
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.Node;
+import io.rdmx.transport.testsuite.TransportConformanceSuite;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The conformance suite, unchanged, on real verbs. Runs where an RDMA device is usable (Soft-RoCE in
+ * {@code scripts/softroce-test.sh}); skipped with the reason elsewhere.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class VerbsConformanceTest extends TransportConformanceSuite {
+    @BeforeAll
+    static void rdma() {
+        RequiresRdma.assume();
+    }
+
+    @Override
+    protected Fabric fabric() {
+        return new VerbsFabric();
+    }
+
+    /** A crashed process's RDMA ids are destroyed by the kernel, which disconnects its peers: so does kill. */
+    @Override
+    protected void kill(Node node) {
+        ((VerbsNode) node).kill();
+    }
+}
