@@ -447,11 +447,19 @@ final class Endpoint {
                     hasImm ? wc.get(BE_INT, IbvWc.IMM_DATA) : 0, hasImm, null);
                 return;
             }
-            String detail = status == Consts.IBV_WC_LOC_LEN_ERR
+            Status mapped = mapStatus(status);
+            boolean tooSmall = status == Consts.IBV_WC_LOC_LEN_ERR;
+            if (status == More.IBV_WC_LOC_QP_OP_ERR && node.softRoce()) {
+                // rxe completes a SEND larger than the receive buffer as a malformed WQE (copy_data -EINVAL in
+                // rxe_resp.c) instead of LOC_LEN_ERR; our SGEs are checked, so the length is the cause.
+                tooSmall = true;
+                mapped = Status.LOCAL_LENGTH_ERROR;
+            }
+            String detail = tooSmall
                 ? "a SEND from peer '" + c.peerName() + "' did not fit the receive buffer length=" + rLen[slot]
                     + " posted by '" + node.name() + "' (" + statusName(status) + ")"
                 : "receive on the connection to peer '" + c.peerName() + "' failed: " + statusName(status);
-            c.emit(Opcode.RECV, rWrId[slot], mapStatus(status), 0, 0, false, detail);
+            c.emit(Opcode.RECV, rWrId[slot], mapped, 0, 0, false, detail);
             c.fail(new ConnectionClosedException(c.peerName(), "connection from '" + node.name() + "' to peer '"
                 + c.peerName() + "' failed: " + detail, null));
             return;
@@ -465,8 +473,14 @@ final class Endpoint {
             }
             return;
         }
+        Status mapped = mapStatus(status);
+        if (status == More.IBV_WC_REM_OP_ERR && sOp[slot] == Opcode.SEND && node.softRoce()) {
+            // rxe's answer to a SEND larger than the posted receive (see the receive side above)
+            status = Consts.IBV_WC_REM_INV_REQ_ERR;
+            mapped = Status.REMOTE_INVALID_REQUEST;
+        }
         String detail = sendErrorDetail(c, slot, status);
-        c.emit(sOp[slot], sWrId[slot], mapStatus(status), 0, 0, false, detail);
+        c.emit(sOp[slot], sWrId[slot], mapped, 0, 0, false, detail);
         c.fail(new ConnectionClosedException(c.peerName(), "connection from '" + node.name() + "' to peer '"
             + c.peerName() + "' failed: " + detail, null));
     }

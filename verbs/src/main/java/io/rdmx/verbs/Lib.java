@@ -106,6 +106,9 @@ public final class Lib {
     /** {@code const char *ibv_wc_status_str(status)}. */
     public static final MethodHandle WC_STATUS_STR = fn(IBV, "ibv_wc_status_str",
         FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    /** {@code const char *ibv_get_device_name(device)}. */
+    public static final MethodHandle GET_DEVICE_NAME = fn(IBV, "ibv_get_device_name",
+        FunctionDescriptor.of(ADDRESS, ADDRESS));
     /** {@code const char *rdma_event_str(event)}. */
     public static final MethodHandle EVENT_STR = fn(CM, "rdma_event_str", FunctionDescriptor.of(ADDRESS, JAVA_INT));
     /** libc {@code int poll(struct pollfd*, nfds_t, int timeout_ms)}. */
@@ -146,7 +149,7 @@ public final class Lib {
 
     /** {@code ops.req_notify_cq(cq, solicited_only)}. */
     public static final MethodHandle REQ_NOTIFY_CQ_OP = LINKER.downcallHandle(
-        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
 
     /**
      * Reads a C string returned by a native call.

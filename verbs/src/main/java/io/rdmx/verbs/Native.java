@@ -287,6 +287,8 @@ public final class Native {
     public static final class More {
         /** {@code IBV_SEND_INLINE}. */
         public static final int IBV_SEND_INLINE = 8;
+        /** {@code IBV_WC_LOC_QP_OP_ERR}. */
+        public static final int IBV_WC_LOC_QP_OP_ERR = 2;
         /** {@code IBV_WC_REM_OP_ERR}. */
         public static final int IBV_WC_REM_OP_ERR = 11;
         /** {@code IBV_WC_RETRY_EXC_ERR}. */
@@ -422,6 +424,7 @@ public final class Native {
         m.put("offsetof(struct rdma_event_channel, fd)", RdmaEventChannel.FD);
         m.put("offsetof(struct ibv_comp_channel, fd)", IbvCompChannel.FD);
         m.put("IBV_SEND_INLINE", (long) More.IBV_SEND_INLINE);
+        m.put("IBV_WC_LOC_QP_OP_ERR", (long) More.IBV_WC_LOC_QP_OP_ERR);
         m.put("IBV_WC_REM_OP_ERR", (long) More.IBV_WC_REM_OP_ERR);
         m.put("IBV_WC_RETRY_EXC_ERR", (long) More.IBV_WC_RETRY_EXC_ERR);
         m.put("IBV_WC_RNR_RETRY_EXC_ERR", (long) More.IBV_WC_RNR_RETRY_EXC_ERR);

@@ -28,6 +28,8 @@ import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -77,6 +79,8 @@ public final class VerbsNode extends AbstractNode {
     private MemorySegment pollCqFn;
     private MemorySegment reqNotifyFn;
     private String address;
+    private String deviceName = "?";
+    private boolean softRoce;
     private final Thread progress;
     private volatile boolean stopping;
 
@@ -129,6 +133,9 @@ public final class VerbsNode extends AbstractNode {
                 + " interface (devices: " + Devices.list() + ")");
         }
         ctx = ctx.reinterpret(512);
+        deviceName = Lib.string((MemorySegment) Lib.GET_DEVICE_NAME.invoke(st, ctx.get(ADDRESS, 0)));
+        softRoce = Files.exists(Devices.SYSFS.resolve(deviceName).resolve("parent"))
+            && Files.isDirectory(Path.of("/sys/module/rdma_rxe"));
         check("rdma_listen", (int) Lib.LISTEN.invoke(st, listenId, Math.min(options().acceptBacklog(), 1024)), st);
         int p = Short.toUnsignedInt(Short.reverseBytes((short) Lib.GET_SRC_PORT.invoke(st, listenId)));
         address = ip.getHostAddress() + ":" + p;
@@ -176,6 +183,16 @@ public final class VerbsNode extends AbstractNode {
     }
 
     // ------------------------------------------------------------------ accessors for Endpoint
+
+    /** @return the RDMA device this node uses */
+    public String deviceName() {
+        return deviceName;
+    }
+
+    /** @return true on Soft-RoCE (rdma_rxe), whose completion statuses differ in one documented case */
+    boolean softRoce() {
+        return softRoce;
+    }
 
     Logger log() {
         return LOG;

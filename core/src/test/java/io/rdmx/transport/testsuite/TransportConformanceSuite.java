@@ -649,12 +649,12 @@ public abstract class TransportConformanceSuite {
         assertEquals(Post.OK, s2c.post(WorkRequest.recv(rbuf, 0, 100).wrId(1)));
         assertEquals(Post.OK, c2s.post(WorkRequest.send(src, 0, 256).wrId(2)));
         Completion r = Completions.one(server);
-        assertEquals(Status.LOCAL_LENGTH_ERROR, r.status());
+        assertEquals(Status.LOCAL_LENGTH_ERROR, r.status(), String.valueOf(r));
         // The receiver names its own buffer: on RDMA hardware it cannot know the length of the refused SEND.
         assertTrue(r.detail().contains("length=100"), r.detail());
         assertTrue(r.error().getMessage().contains(client.name()), r.error().getMessage());
         Completion s = Completions.one(client);
-        assertEquals(Status.REMOTE_INVALID_REQUEST, s.status());
+        assertEquals(Status.REMOTE_INVALID_REQUEST, s.status(), String.valueOf(s));
         assertEquals(2, s.wrId());
     }
 
