@@ -449,11 +449,12 @@ public final class VerbsNode extends AbstractNode {
                     fds.set(JAVA_SHORT, i * 8 + 6, (short) 0);
                 }
                 int n = (int) Lib.POLL_FDS.invoke(st, fds, 3L, busyPoll ? 0 : 100);
-                if (n > 0 && fds.get(JAVA_SHORT, 6) != 0) {
-                    cmEvents();
-                }
+                // completions first: data that arrived before a disconnect is delivered before the flush
                 if (n > 0 && fds.get(JAVA_SHORT, 14) != 0) {
                     cqEvents();
+                }
+                if (n > 0 && fds.get(JAVA_SHORT, 6) != 0) {
+                    cmEvents();
                 }
                 if (busyPoll) {
                     for (Endpoint ep : byCq.values()) {
@@ -624,6 +625,7 @@ public final class VerbsNode extends AbstractNode {
     }
 
     private void peerGone(Endpoint ep, int type) {
+        ep.drain(); // what the peer sent before it left is delivered, in order, before the flush
         VerbsConnection c = ep.connection();
         if (c != null) {
             c.fail(new ConnectionClosedException(c.peerName(), "peer '" + c.peerName() + "' (" + c.peerAddress()
