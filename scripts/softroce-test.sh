@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# Soft-RoCE runner: boots a small VM (virtme-ng, TCG: KVM is not available here) on the host's filesystem with
-# Debian's kernel, loads rdma_rxe, creates device rxe0 on a dummy interface (10.9.9.1) and runs, inside:
-#   - the environment check (ibv_devices), and perftest's ib_write_bw / ib_write_lat on rxe0,
-#   - the FFM verbs smoke test (io.rdmx.verbs.Smoke: rdma_cm connect/accept, WRITE, SEND, WRITE_WITH_IMM),
-# writing bench/results/perftest-rxe.json (the baseline the verbs provider will be compared with).
-# Installs what is missing (Debian packages, virtme-ng from PyPI). Exits non-zero on any failure; every step
-# is bounded. The verbs provider's conformance run will be added here when the provider lands (issue: verbs).
+# Soft-RoCE job (run by `scripts/rdmx test`, hence by CI): boots a small VM (virtme-ng, TCG: KVM is not
+# available here) on the host's filesystem with Debian's kernel, loads rdma_rxe, creates device rxe0 on a dummy
+# interface (10.9.9.1) and runs, inside, against real verbs:
+#   1. perftest's ib_write_bw (64 KiB) and ib_write_lat (64 B) on rxe0: the baseline;
+#   2. the verbs test suites in one JVM: the transport conformance suite and the ring-channel suite, unchanged,
+#      on the verbs provider, plus the FFM smoke test of the raw binding;
+#   3. a two-JVM ring-channel run over rxe0 (every byte checked by the receiving process);
+#   4. rdmx's WRITE bandwidth and latency measured like perftest (io.rdmx.verbs.tools.WritePerf).
+# Then writes bench/results/verbs.json and verbs.svg (rdmx vs perftest, same device, same run).
+# Installs what is missing (Debian packages, virtme-ng from PyPI). Exits non-zero on any failure; every step is
+# bounded (the whole job takes about 5 minutes here, at most 14).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RESULTS="$ROOT/bench/results"
 WORK="$(mktemp -d /tmp/rdmx-softroce.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
+BW_SIZE=65536
+BW_N=2000
+LAT_SIZE=64
+LAT_N=2000
 
 need_pkgs=()
 for p in qemu-system-x86 linux-image-amd64 rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest \
@@ -28,60 +36,109 @@ if ! command -v vng >/dev/null; then
   hash -r
 fi
 KERNEL="$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)"
+[ -n "$KERNEL" ] || { echo "softroce: no kernel image in /boot (linux-image-amd64)"; exit 1; }
 # shellcheck source=env.sh
 . "$ROOT/scripts/env.sh"
 if [ "$RDMX_JAVA_FEATURE" -lt 22 ]; then
-  echo "softroce: the verbs smoke test needs Java 22+ (found $RDMX_JAVA_FEATURE)"; exit 1
+  echo "softroce: the verbs provider needs Java 22+ (found $RDMX_JAVA_FEATURE)"; exit 1
 fi
-(cd "$ROOT" && $MVN -q -DskipTests install -pl core,verbs -am >/dev/null)
-[ -n "$KERNEL" ] || { echo "softroce: no kernel image in /boot (linux-image-amd64)"; exit 1; }
+echo "softroce: building core, verbs and bench"
+(cd "$ROOT" && $MVN -q -DskipTests install -pl core,verbs,bench -am >/dev/null)
+(cd "$ROOT" && $MVN -q dependency:build-classpath -pl verbs -Dmdep.includeScope=test \
+  -Dmdep.outputFile="$WORK/cp.txt" >/dev/null)
+CP="$ROOT/verbs/target/classes:$ROOT/verbs/target/test-classes:$(cat "$WORK/cp.txt")"
+JOPTS="-XX:TieredStopAtLevel=1 --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow"
+JOPTS="$JOPTS -Drdmx.leakDetection=disabled -Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
 
 cat > "$WORK/inside.sh" <<INSIDE
-set -eu
+set -u
 cd "$WORK"
+step() { echo "\$(date +%T) \$*" >> progress.txt; }
+step "vm up"
 modprobe rdma_rxe
 ip link add dummy0 type dummy
 ip link set dummy0 up
 ip addr add 10.9.9.1/24 dev dummy0
 rdma link add rxe0 type rxe netdev dummy0
 ibv_devices > devices.txt
-(timeout 120 ib_write_bw -d rxe0 -x 1 -s 65536 -n 2000 > bw_server.txt 2>&1 &)
-sleep 2
-timeout 120 ib_write_bw -d rxe0 -x 1 -s 65536 -n 2000 10.9.9.1 > bw.txt 2>&1
-(timeout 120 ib_write_lat -d rxe0 -x 1 -s 64 -n 2000 > lat_server.txt 2>&1 &)
-sleep 2
-timeout 120 ib_write_lat -d rxe0 -x 1 -s 64 -n 2000 10.9.9.1 > lat.txt 2>&1
 ulimit -l unlimited
-timeout 300 "$JAVA" --enable-native-access=ALL-UNNAMED -XX:TieredStopAtLevel=1 \
-  -cp "$ROOT/verbs/target/classes" io.rdmx.verbs.Smoke 10.9.9.1 7471 > smoke.txt 2>&1 || true
+step "perftest"
+(timeout 120 ib_write_bw -d rxe0 -x 1 -s $BW_SIZE -n $BW_N > bw_server.txt 2>&1 &)
+sleep 2
+timeout 120 ib_write_bw -d rxe0 -x 1 -s $BW_SIZE -n $BW_N 10.9.9.1 > bw.txt 2>&1
+(timeout 120 ib_write_lat -d rxe0 -x 1 -s $LAT_SIZE -n $LAT_N > lat_server.txt 2>&1 &)
+sleep 2
+timeout 120 ib_write_lat -d rxe0 -x 1 -s $LAT_SIZE -n $LAT_N 10.9.9.1 > lat.txt 2>&1
+step "verbs suites (one JVM)"
+timeout 420 "$JAVA" $JOPTS -cp "$CP" org.junit.platform.console.ConsoleLauncher execute --disable-banner \
+  --disable-ansi-colors --details=tree --reports-dir="$WORK/junit" \
+  --select-class=io.rdmx.verbs.VerbsConformanceTest --select-class=io.rdmx.verbs.VerbsChannelTest \
+  --select-class=io.rdmx.verbs.VerbsUnitTest --select-class=io.rdmx.verbs.RegistrationCacheTest > junit.txt 2>&1
+echo \$? > junit.rc
+timeout 120 "$JAVA" $JOPTS -cp "$CP" io.rdmx.verbs.Smoke 10.9.9.1 7471 > smoke.txt 2>&1
+step "two-JVM ring channel"
+rm -f channel.addr
+(timeout 240 "$JAVA" $JOPTS -cp "$CP" io.rdmx.verbs.tools.ChannelRun server verbs "$WORK/channel.addr" 20000 \
+  > channel_server.txt 2>&1; echo \$? > channel_server.rc) &
+timeout 240 "$JAVA" $JOPTS -cp "$CP" io.rdmx.verbs.tools.ChannelRun client verbs "$WORK/channel.addr" 20000 \
+  > channel_client.txt 2>&1
+echo \$? > channel_client.rc
+wait
+step "rdmx WRITE bandwidth and latency"
+timeout 240 "$JAVA" $JOPTS -cp "$CP" io.rdmx.verbs.tools.WritePerf $BW_SIZE $BW_N \
+  $LAT_SIZE $LAT_N > perf.txt 2>&1
+step "done"
 echo ok > done.txt
 INSIDE
 
-echo "softroce: booting a VM with $KERNEL (TCG, about a minute)"
+echo "softroce: booting a VM with $KERNEL (TCG, about a minute), then the verbs jobs (about 4 minutes)"
 start=$(date +%s)
-if ! timeout 900 vng --disable-kvm --run "$KERNEL" --user root --cpus 2 --memory 2G --rwdir "$WORK" \
+if ! timeout 840 vng --disable-kvm --run "$KERNEL" --user root --cpus 2 --memory 2G --rwdir "$WORK" \
       --exec "bash $WORK/inside.sh" > "$WORK/vng.log" 2>&1 || [ ! -f "$WORK/done.txt" ]; then
-  echo "softroce: the VM run failed; its log:"
+  echo "softroce: the VM run failed or timed out; progress:"
+  cat "$WORK/progress.txt" 2>/dev/null || true
   tail -40 "$WORK/vng.log"
+  tail -60 "$WORK/junit.txt" 2>/dev/null || true
   exit 1
 fi
+fail=0
 grep -q rxe0 "$WORK/devices.txt" || { echo "softroce: rxe0 missing"; cat "$WORK/devices.txt"; exit 1; }
-grep -q "VERBS SMOKE OK" "$WORK/smoke.txt" || { echo "softroce: the FFM verbs smoke test failed:"; cat "$WORK/smoke.txt"; exit 1; }
-echo "softroce: $(grep 'VERBS SMOKE OK' "$WORK/smoke.txt")"
-bw=$(awk '$1 == 65536 {print $4}' "$WORK/bw.txt" | tail -1)
-lat=$(awk '$1 == 64 {print $5}' "$WORK/lat.txt" | tail -1)
-[ -n "$bw" ] && [ -n "$lat" ] || { echo "softroce: perftest output not understood"; cat "$WORK/bw.txt" "$WORK/lat.txt"; exit 1; }
-mkdir -p "$RESULTS"
-cat > "$RESULTS/perftest-rxe.json" <<JSON
-{
-  "benchmark": "perftest-rxe",
-  "device": "rxe0 (Soft-RoCE in a TCG virtual machine, kernel $(basename "$KERNEL"))",
-  "results": [
-    {"name": "ib_write_bw 64 KiB average", "value": $bw, "unit": "MB/s"},
-    {"name": "ib_write_lat 64 B typical", "value": $lat, "unit": "us"}
-  ],
-  "comparisons": []
-}
-JSON
-echo "softroce: rxe0 works; ib_write_bw 64 KiB = $bw MB/s, ib_write_lat 64 B = $lat us ($(( $(date +%s) - start )) s)"
-echo "softroce: wrote $RESULTS/perftest-rxe.json"
+if [ "$(cat "$WORK/junit.rc")" != 0 ]; then
+  echo "softroce: verbs test suites FAILED:"; grep -E "✘|=>|tests (successful|failed|skipped)" "$WORK/junit.txt" | head -60
+  fail=1
+else
+  echo "softroce: verbs suites on rxe0: $(grep -E 'tests successful' "$WORK/junit.txt" | tr -s ' []' ' '),"\
+"$(grep -E 'tests skipped' "$WORK/junit.txt" | tr -s ' []' ' '), $(grep -E 'tests failed' "$WORK/junit.txt" | tr -s ' []' ' ')"
+  if grep -qE '^\[ +[1-9][0-9]* tests skipped' "$WORK/junit.txt"; then
+    echo "softroce: verbs tests were skipped inside the VM (no usable device?)"; fail=1
+  fi
+fi
+grep -q "VERBS SMOKE OK" "$WORK/smoke.txt" || { echo "softroce: FFM smoke test failed:"; cat "$WORK/smoke.txt"; fail=1; }
+if [ "$(cat "$WORK/channel_client.rc" 2>/dev/null)" = 0 ] && [ "$(cat "$WORK/channel_server.rc" 2>/dev/null)" = 0 ]; then
+  echo "softroce: $(grep 'CHANNEL OK' "$WORK/channel_client.txt")"
+else
+  echo "softroce: two-JVM ring channel over rxe0 FAILED:"; tail -20 "$WORK/channel_client.txt" "$WORK/channel_server.txt"
+  fail=1
+fi
+bw=$(awk -v s=$BW_SIZE '$1 == s {print $4}' "$WORK/bw.txt" | tail -1)
+lat=$(awk -v s=$LAT_SIZE '$1 == s {print $5}' "$WORK/lat.txt" | tail -1)
+rbw=$(awk '$1 == "RDMX_WRITE_BW" {print $2}' "$WORK/perf.txt")
+rlat=$(awk '$1 == "RDMX_WRITE_LAT" {print $2}' "$WORK/perf.txt")
+if [ -z "$bw" ] || [ -z "$lat" ] || [ -z "$rbw" ] || [ -z "$rlat" ]; then
+  echo "softroce: benchmark output not understood:"; cat "$WORK/bw.txt" "$WORK/lat.txt" "$WORK/perf.txt"; fail=1
+else
+  cat > "$WORK/figures.txt" <<FIG
+PERFTEST_WRITE_BW $bw
+PERFTEST_WRITE_LAT $lat
+RDMX_WRITE_BW $rbw
+RDMX_WRITE_LAT $rlat
+BW_SIZE $BW_SIZE
+LAT_SIZE $LAT_SIZE
+FIG
+  mkdir -p "$RESULTS"
+  "$JAVA" $RDMX_JAVA_OPTS -Drdmx.bench.results="$RESULTS" -cp "$ROOT/bench/target/benchmarks.jar" \
+    io.rdmx.bench.BenchMain verbs-report "$WORK/figures.txt" || fail=1
+fi
+echo "softroce: progress in the VM:"; sed 's/^/  /' "$WORK/progress.txt"
+echo "softroce: $(( $(date +%s) - start )) s in the VM"
+exit $fail
