@@ -25,6 +25,7 @@ import io.rdmx.verbs.Native.RdmaConnParam;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantLock;
@@ -50,6 +51,7 @@ final class Endpoint {
     static final int CTRL_HALF = 64 * 1024;
     private static final ValueLayout.OfInt BE_INT = JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN);
     private static final int INLINE = 64;
+    private static final boolean LITTLE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
     private static final int WC_BATCH = 32;
 
     final VerbsNode node;
@@ -81,6 +83,11 @@ final class Endpoint {
     private final MemorySegment recvSge;
     private final MemorySegment bad;
     private final MemorySegment wcs;
+    /** Views of the work request structs for the posting path (cheaper than segment accessors before C2). */
+    private final ByteBuffer sWr;
+    private final ByteBuffer sSge;
+    private final ByteBuffer rWr;
+    private final ByteBuffer rSge;
 
     private final long[] sWrId;
     private final Opcode[] sOp;
@@ -115,6 +122,10 @@ final class Endpoint {
         wcs = arena.allocate(IbvWc.SIZE * WC_BATCH, 8);
         sendWr.set(ADDRESS, IbvSendWr.SG_LIST, sendSge);
         recvWr.set(ADDRESS, IbvRecvWr.SG_LIST, recvSge);
+        sWr = sendWr.asByteBuffer().order(ByteOrder.nativeOrder());
+        sSge = sendSge.asByteBuffer().order(ByteOrder.nativeOrder());
+        rWr = recvWr.asByteBuffer().order(ByteOrder.nativeOrder());
+        rSge = recvSge.asByteBuffer().order(ByteOrder.nativeOrder());
         sWrId = new long[sdepth];
         sOp = new Opcode[sdepth];
         sLen = new int[sdepth];
@@ -298,29 +309,27 @@ final class Endpoint {
             if (length > 0 && length <= inlineCap) {
                 flags |= More.IBV_SEND_INLINE;
             }
-            sendWr.set(JAVA_LONG, IbvSendWr.WR_ID, seq);
-            sendWr.set(JAVA_INT, IbvSendWr.NUM_SGE, length == 0 ? 0 : 1);
-            sendWr.set(JAVA_INT, IbvSendWr.SEND_FLAGS, flags);
-            sendSge.set(JAVA_LONG, IbvSge.ADDR, local.address() + localOffset);
-            sendSge.set(JAVA_INT, IbvSge.LENGTH, length);
-            sendSge.set(JAVA_INT, IbvSge.LKEY, local.localKey());
-            switch (op) {
-                case WRITE:
-                    sendWr.set(JAVA_INT, IbvSendWr.OPCODE, Consts.IBV_WR_RDMA_WRITE);
-                    break;
-                case WRITE_WITH_IMM:
-                    sendWr.set(JAVA_INT, IbvSendWr.OPCODE, Consts.IBV_WR_RDMA_WRITE_WITH_IMM);
-                    sendWr.set(BE_INT, IbvSendWr.IMM_DATA, imm);
-                    break;
-                default:
-                    sendWr.set(JAVA_INT, IbvSendWr.OPCODE, Consts.IBV_WR_SEND);
-                    break;
+            sWr.putLong((int) IbvSendWr.WR_ID, seq);
+            sWr.putInt((int) IbvSendWr.NUM_SGE, length == 0 ? 0 : 1);
+            sWr.putInt((int) IbvSendWr.SEND_FLAGS, flags);
+            sSge.putLong((int) IbvSge.ADDR, local.address() + localOffset);
+            sSge.putInt((int) IbvSge.LENGTH, length);
+            sSge.putInt((int) IbvSge.LKEY, local.localKey());
+            int opcode;
+            if (op == Opcode.WRITE) {
+                opcode = Consts.IBV_WR_RDMA_WRITE;
+            } else if (op == Opcode.WRITE_WITH_IMM) {
+                opcode = Consts.IBV_WR_RDMA_WRITE_WITH_IMM;
+                sWr.putInt((int) IbvSendWr.IMM_DATA, LITTLE ? Integer.reverseBytes(imm) : imm); // __be32
+            } else {
+                opcode = Consts.IBV_WR_SEND;
             }
+            sWr.putInt((int) IbvSendWr.OPCODE, opcode);
             if (op != Opcode.SEND) {
                 sRkey[slot] = remote.remoteKey();
                 sRoff[slot] = remoteOffset;
-                sendWr.set(JAVA_LONG, IbvSendWr.RDMA_REMOTE_ADDR, remote.address() + remoteOffset);
-                sendWr.set(JAVA_INT, IbvSendWr.RDMA_RKEY, remote.remoteKey());
+                sWr.putLong((int) IbvSendWr.RDMA_REMOTE_ADDR, remote.address() + remoteOffset);
+                sWr.putInt((int) IbvSendWr.RDMA_RKEY, remote.remoteKey());
             }
             int rc;
             try {
@@ -358,11 +367,11 @@ final class Endpoint {
             int slot = (int) (seq % rdepth);
             rWrId[slot] = wrId;
             rLen[slot] = length;
-            recvWr.set(JAVA_LONG, IbvRecvWr.WR_ID, RECV_BIT | seq);
-            recvWr.set(JAVA_INT, IbvRecvWr.NUM_SGE, length == 0 ? 0 : 1);
-            recvSge.set(JAVA_LONG, IbvSge.ADDR, local.address() + localOffset);
-            recvSge.set(JAVA_INT, IbvSge.LENGTH, length);
-            recvSge.set(JAVA_INT, IbvSge.LKEY, local.localKey());
+            rWr.putLong((int) IbvRecvWr.WR_ID, RECV_BIT | seq);
+            rWr.putInt((int) IbvRecvWr.NUM_SGE, length == 0 ? 0 : 1);
+            rSge.putLong((int) IbvSge.ADDR, local.address() + localOffset);
+            rSge.putInt((int) IbvSge.LENGTH, length);
+            rSge.putInt((int) IbvSge.LKEY, local.localKey());
             int rc;
             try {
                 rc = (int) Lib.POST_RECV_OP.invokeExact(node.postRecvFn(), qp, recvWr, bad);

@@ -131,14 +131,19 @@ public final class Lib {
     public static final MethodHandle CLOSE = fn(LINKER.defaultLookup(), "close",
         FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
+    /**
+     * The data-path verbs are short and never block (a provider's post at most rings a doorbell): they are
+     * called as critical functions, without the Java-to-native thread state transition.
+     */
+    private static final Linker.Option FAST = Linker.Option.critical(false);
     private static final FunctionDescriptor POST = FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS);
     private static final FunctionDescriptor POLL = FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);
     /** {@code ops.post_send(qp, wr, bad_wr**)}: first argument is the function address. */
-    public static final MethodHandle POST_SEND_OP = LINKER.downcallHandle(POST);
+    public static final MethodHandle POST_SEND_OP = LINKER.downcallHandle(POST, FAST);
     /** {@code ops.post_recv(qp, wr, bad_wr**)}. */
-    public static final MethodHandle POST_RECV_OP = LINKER.downcallHandle(POST);
+    public static final MethodHandle POST_RECV_OP = LINKER.downcallHandle(POST, FAST);
     /** {@code ops.poll_cq(cq, num_entries, wc*)}. */
-    public static final MethodHandle POLL_CQ_OP = LINKER.downcallHandle(POLL);
+    public static final MethodHandle POLL_CQ_OP = LINKER.downcallHandle(POLL, FAST);
 
     private Lib() {
     }

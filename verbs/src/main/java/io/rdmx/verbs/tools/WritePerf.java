@@ -6,6 +6,7 @@ import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.Post;
+import io.rdmx.transport.PreparedRequest;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.WorkRequest;
@@ -28,7 +29,8 @@ import java.util.concurrent.TimeUnit;
  *       the typical (median) of half the round trips, in microseconds.</li>
  * </ul>
  * Prints {@code RDMX_WRITE_BW <MB/s>} and {@code RDMX_WRITE_LAT <us>}. Usage:
- * {@code WritePerf <bw size> <bw n> <lat size> <lat n>}.
+ * {@code WritePerf <bw size> <bw n> <lat size> <lat n> [latency warm-up round trips, default 20000]}. The
+ * latency loop re-posts prepared requests ({@link Connection#prepare}), the way a latency-sensitive user would.
  */
 public final class WritePerf {
     private static final Duration WAIT = Duration.ofSeconds(60);
@@ -56,9 +58,15 @@ public final class WritePerf {
             RemoteRegion dstBack = find(s2c, back);
             double bw = bandwidth(client, c2s, back, dst, bwSize, bwN, 128);
             System.out.printf("RDMX_WRITE_BW %.2f%n", bw);
-            double lat = latency(client, c2s, back, dst, server, s2c, target, dstBack, latSize, latN);
+            // a first round lets the JIT compile the data path (C2 needs some 10^4 calls), as perftest, being C,
+            // starts compiled
+            int warm = args.length > 4 ? Integer.parseInt(args[4]) : 20_000;
+            latency(client, c2s, back, dst, server, s2c, target, dstBack, latSize, warm, 0);
+            double lat = latency(client, c2s, back, dst, server, s2c, target, dstBack, latSize, latN, warm);
             System.out.printf("RDMX_WRITE_LAT %.2f%n", lat);
             System.out.flush();
+            target.release();
+            back.release();
         }
         System.exit(0);
     }
@@ -114,17 +122,22 @@ public final class WritePerf {
     }
 
     static double latency(Node client, Connection c2s, Region clientMem, RemoteRegion toServer, Node server,
-                          Connection s2c, Region serverMem, RemoteRegion toClient, int size, int n) throws Exception {
+                          Connection s2c, Region serverMem, RemoteRegion toClient, int size, int n, int base)
+        throws Exception {
         int seqAt = size - 4;
+        PreparedRequest[] pingReq = {c2s.prepare(WorkRequest.write(clientMem, 0, 0, toServer, 0).signaled(false)),
+            c2s.prepare(WorkRequest.write(clientMem, 0, 0, toServer, 0))};
+        PreparedRequest[] pongReq = {s2c.prepare(WorkRequest.write(serverMem, 0, 0, toClient, 0).signaled(false)),
+            s2c.prepare(WorkRequest.write(serverMem, 0, 0, toClient, 0))};
         Thread pong = new Thread(() -> {
             try {
                 ByteBuffer mine = serverMem.buffer();
-                for (int i = 1; i <= n; i++) {
+                for (int i = base + 1; i <= base + n; i++) {
                     while ((int) SEQ.getVolatile(mine, seqAt) != i) {
                         Thread.onSpinWait();
                     }
                     mine.putInt(size + seqAt, i);
-                    post(s2c, serverMem, size, toClient, size, i, server);
+                    post(pongReq, size, size, i, server);
                 }
             } catch (Exception e) {
                 throw new IllegalStateException(e);
@@ -134,10 +147,12 @@ public final class WritePerf {
         pong.start();
         ByteBuffer mine = clientMem.buffer();
         long[] rtt = new long[n];
-        for (int i = 1; i <= n; i++) {
+        long[] posts = new long[n];
+        for (int i = base + 1; i <= base + n; i++) {
             mine.putInt(size + seqAt, i);
             long t0 = System.nanoTime();
-            post(c2s, clientMem, size, toServer, size, i, client);
+            post(pingReq, size, size, i, client);
+            posts[i - base - 1] = System.nanoTime() - t0;
             long deadline = t0 + WAIT.toNanos();
             while ((int) SEQ.getVolatile(mine, seqAt) != i) {
                 Thread.onSpinWait();
@@ -145,19 +160,22 @@ public final class WritePerf {
                     throw new IllegalStateException("no pong for ping " + i);
                 }
             }
-            rtt[i - 1] = System.nanoTime() - t0;
+            rtt[i - base - 1] = System.nanoTime() - t0;
         }
         pong.join(WAIT.toMillis());
+        if (base > 0) {
+            Arrays.sort(posts);
+            System.out.printf("RDMX_POST_US %.2f%n", posts[n / 2] / 1000.0);
+        }
         long[] sorted = rtt.clone();
         Arrays.sort(sorted);
         return sorted[n / 2] / 2.0 / 1000.0;
     }
 
     /** Posts one WRITE from {@code [from, from+size)} to offset 0, signaled every 64th to retire the queue. */
-    private static void post(Connection c, Region src, int from, RemoteRegion dst, int size, int i, Node node)
-        throws Exception {
+    private static void post(PreparedRequest[] p, int from, int size, int i, Node node) throws Exception {
         boolean signal = i % 64 == 0;
-        int rc = c.post(WorkRequest.write(src, from, size, dst, 0).wrId(i).signaled(signal));
+        int rc = p[signal ? 1 : 0].post(i, from, size, 0);
         if (rc != Post.OK) {
             throw new IllegalStateException("post: " + Post.name(rc));
         }
