@@ -51,6 +51,8 @@ final class Endpoint {
     static final int CTRL_HALF = 64 * 1024;
     private static final ValueLayout.OfInt BE_INT = JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN);
     private static final int INLINE = 64;
+    /** Bound on how long a user's close waits for posted sends (see {@link #close()}). */
+    static final long LINGER_MS = 500;
     private static final boolean LITTLE = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
     private static final int WC_BATCH = 32;
 
@@ -392,6 +394,15 @@ final class Endpoint {
         }
     }
 
+    private boolean hasOutstandingSends() {
+        lock.lock();
+        try {
+            return !destroyed && qpAlive && sDone < sPosted;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     private void failLater(String why) {
         VerbsConnection c = conn;
         closed = true;
@@ -569,8 +580,21 @@ final class Endpoint {
 
     // ------------------------------------------------------------------ teardown
 
-    /** Stops posting, disconnects (the peer sees DISCONNECTED) and schedules the destruction. Any thread. */
+    /**
+     * Stops posting, disconnects (the peer sees DISCONNECTED) and schedules the destruction. Any thread.
+     *
+     * <p>Called by a user thread on a healthy connection, it first lingers up to {@value #LINGER_MS} ms for the
+     * sends already posted to complete: rdma_cm's disconnect travels apart from the data and may overtake it,
+     * and a send completion means the peer has the data, so waiting for them delivers what was posted before
+     * the close (a SEND waiting for a receive the peer never posts is flushed once the linger ends).
+     */
     void close() {
+        if (Thread.currentThread() != node.progressThread()) {
+            long deadline = System.nanoTime() + LINGER_MS * 1_000_000L;
+            while (System.nanoTime() - deadline < 0 && hasOutstandingSends()) {
+                java.util.concurrent.locks.LockSupport.parkNanos(200_000L);
+            }
+        }
         lock.lock();
         try {
             closed = true;

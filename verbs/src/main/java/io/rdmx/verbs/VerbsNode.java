@@ -222,6 +222,10 @@ public final class VerbsNode extends AbstractNode {
         return pollCqFn;
     }
 
+    Thread progressThread() {
+        return progress;
+    }
+
     /** @return the registration cache (for tests and {@code rdmx info}) */
     public RegistrationCache registrationCache() {
         return cache;
