@@ -12,6 +12,7 @@ import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.RegionImpl;
+import io.rdmx.transport.internal.WorkQueues;
 import io.rdmx.verbs.Native.Consts;
 import io.rdmx.verbs.Native.IbvMr;
 import io.rdmx.verbs.Native.IbvQpInitAttr;
@@ -43,8 +44,8 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 @SuppressWarnings("restricted")
 final class Endpoint {
-    static final long RECV_BIT = 1L << 61;
-    static final long CTRL_BIT = 1L << 62;
+    static final long RECV_BIT = WorkQueues.RECV_BIT;
+    static final long CTRL_BIT = WorkQueues.CTRL_BIT;
     static final long CTRL_RECV = CTRL_BIT | 1;
     static final long CTRL_SEND = CTRL_BIT | 2;
     /** Bytes of each half (receive, send) of the control region. */
@@ -91,20 +92,7 @@ final class Endpoint {
     private final ByteBuffer rWr;
     private final ByteBuffer rSge;
 
-    private final long[] sWrId;
-    private final Opcode[] sOp;
-    private final int[] sLen;
-    private final int[] sRkey;
-    private final long[] sRoff;
-    private final boolean[] sSignaled;
-    private long sPosted;
-    private long sDone;
-    private long lastSignaled = -1;
-
-    private final long[] rWrId;
-    private final int[] rLen;
-    private long rPosted;
-    private long rDone;
+    private final WorkQueues queues;
 
     Endpoint(VerbsNode node, MemorySegment id, boolean active, String dialAddress,
              CompletableFuture<VerbsConnection> future, long deadlineNanos) {
@@ -128,14 +116,7 @@ final class Endpoint {
         sSge = sendSge.asByteBuffer().order(ByteOrder.nativeOrder());
         rWr = recvWr.asByteBuffer().order(ByteOrder.nativeOrder());
         rSge = recvSge.asByteBuffer().order(ByteOrder.nativeOrder());
-        sWrId = new long[sdepth];
-        sOp = new Opcode[sdepth];
-        sLen = new int[sdepth];
-        sRkey = new int[sdepth];
-        sRoff = new long[sdepth];
-        sSignaled = new boolean[sdepth];
-        rWrId = new long[rdepth];
-        rLen = new int[rdepth];
+        queues = new WorkQueues(node.name(), sdepth, rdepth);
     }
 
     long idKey() {
@@ -297,16 +278,12 @@ final class Endpoint {
             if (!usable()) {
                 conn.throwClosed();
             }
-            long seq = sPosted;
-            if (seq - sDone >= sdepth) {
+            int rkey = op == Opcode.SEND ? 0 : remote.remoteKey();
+            long seq = queues.reserveSend(op, wrId, length, rkey, remoteOffset, signaled);
+            if (seq < 0) {
                 return Post.SEND_QUEUE_FULL;
             }
-            boolean signal = signaled || seq - Math.max(lastSignaled, sDone - 1) >= sdepth / 2;
-            int slot = (int) (seq % sdepth);
-            sWrId[slot] = wrId;
-            sOp[slot] = op;
-            sLen[slot] = length;
-            sSignaled[slot] = signaled;
+            boolean signal = queues.mustSignal(seq);
             int flags = signal ? Consts.IBV_SEND_SIGNALED : 0;
             if (length > 0 && length <= inlineCap) {
                 flags |= More.IBV_SEND_INLINE;
@@ -328,8 +305,6 @@ final class Endpoint {
             }
             sWr.putInt((int) IbvSendWr.OPCODE, opcode);
             if (op != Opcode.SEND) {
-                sRkey[slot] = remote.remoteKey();
-                sRoff[slot] = remoteOffset;
                 sWr.putLong((int) IbvSendWr.RDMA_REMOTE_ADDR, remote.address() + remoteOffset);
                 sWr.putInt((int) IbvSendWr.RDMA_RKEY, remote.remoteKey());
             }
@@ -346,10 +321,7 @@ final class Endpoint {
                 failLater("post_send on the connection to " + peerLabel() + " failed: errno=" + rc);
                 conn.throwClosed();
             }
-            sPosted = seq + 1;
-            if (signal) {
-                lastSignaled = seq;
-            }
+            queues.sendPosted(seq, signal);
             return Post.OK;
         } finally {
             lock.unlock();
@@ -362,14 +334,11 @@ final class Endpoint {
             if (!usable()) {
                 conn.throwClosed();
             }
-            long seq = rPosted;
-            if (seq - rDone >= rdepth) {
+            long hwId = queues.reserveRecv(wrId, length);
+            if (hwId < 0) {
                 return Post.RECV_QUEUE_FULL;
             }
-            int slot = (int) (seq % rdepth);
-            rWrId[slot] = wrId;
-            rLen[slot] = length;
-            rWr.putLong((int) IbvRecvWr.WR_ID, RECV_BIT | seq);
+            rWr.putLong((int) IbvRecvWr.WR_ID, hwId);
             rWr.putInt((int) IbvRecvWr.NUM_SGE, length == 0 ? 0 : 1);
             rSge.putLong((int) IbvSge.ADDR, local.address() + localOffset);
             rSge.putInt((int) IbvSge.LENGTH, length);
@@ -387,7 +356,7 @@ final class Endpoint {
                 failLater("post_recv on the connection to " + peerLabel() + " failed: errno=" + rc);
                 conn.throwClosed();
             }
-            rPosted = seq + 1;
+            queues.recvPosted();
             return Post.OK;
         } finally {
             lock.unlock();
@@ -397,7 +366,7 @@ final class Endpoint {
     private boolean hasOutstandingSends() {
         lock.lock();
         try {
-            return !destroyed && qpAlive && sDone < sPosted;
+            return !destroyed && qpAlive && queues.sendsOutstanding();
         } finally {
             lock.unlock();
         }
@@ -452,72 +421,34 @@ final class Endpoint {
         if (c == null || closed) {
             return; // flushed by the connection's close already
         }
-        if ((wrId & RECV_BIT) != 0) {
-            long seq = wrId & ~RECV_BIT;
-            if (seq != rDone) {
-                node.log().warn("verbs: receive completion {} out of order (expected {}) from {}", seq, rDone,
-                    peerLabel());
-            }
-            int slot = (int) (seq % rdepth);
-            rDone = seq + 1;
-            if (status == Consts.IBV_WC_SUCCESS) {
-                int flags = wc.get(JAVA_INT, IbvWc.WC_FLAGS);
-                boolean hasImm = (flags & Consts.IBV_WC_WITH_IMM) != 0;
-                c.emit(Opcode.RECV, rWrId[slot], Status.SUCCESS, wc.get(JAVA_INT, IbvWc.BYTE_LEN),
-                    hasImm ? wc.get(BE_INT, IbvWc.IMM_DATA) : 0, hasImm, null);
-                return;
-            }
-            Status mapped = mapStatus(status);
-            boolean tooSmall = status == Consts.IBV_WC_LOC_LEN_ERR;
-            if (status == More.IBV_WC_LOC_QP_OP_ERR && node.softRoce()) {
-                // rxe completes a SEND larger than the receive buffer as a malformed WQE (copy_data -EINVAL in
-                // rxe_resp.c) instead of LOC_LEN_ERR; our SGEs are checked, so the length is the cause.
-                tooSmall = true;
-                mapped = Status.LOCAL_LENGTH_ERROR;
-            }
-            String detail = tooSmall
-                ? "a SEND from peer '" + c.peerName() + "' did not fit the receive buffer length=" + rLen[slot]
-                    + " posted by '" + node.name() + "' (" + statusName(status) + ")"
-                : "receive on the connection to peer '" + c.peerName() + "' failed: " + statusName(status);
-            c.emit(Opcode.RECV, rWrId[slot], mapped, 0, 0, false, detail);
-            c.fail(new ConnectionClosedException(c.peerName(), "connection from '" + node.name() + "' to peer '"
-                + c.peerName() + "' failed: " + detail, null));
-            return;
+        boolean ok = status == Consts.IBV_WC_SUCCESS;
+        WorkQueues.Failure failure = failure(status);
+        if (node.softRoce() && (wrId & RECV_BIT) != 0 && status == More.IBV_WC_LOC_QP_OP_ERR) {
+            // rxe completes a SEND larger than the receive buffer as a malformed WQE (copy_data -EINVAL in
+            // rxe_resp.c) instead of LOC_LEN_ERR; our SGEs are checked, so the length is the cause.
+            failure = WorkQueues.Failure.LOCAL_LENGTH;
+        } else if (node.softRoce() && (wrId & RECV_BIT) == 0 && status == More.IBV_WC_REM_OP_ERR
+            && queues.sendOpcode(wrId) == Opcode.SEND) {
+            failure = WorkQueues.Failure.REMOTE_INVALID; // rxe's answer to that SEND, see above
         }
-        long seq = wrId;
-        int slot = (int) (seq % sdepth);
-        sDone = seq + 1;
-        if (status == Consts.IBV_WC_SUCCESS) {
-            if (sSignaled[slot]) {
-                c.emit(sOp[slot], sWrId[slot], Status.SUCCESS, sLen[slot], 0, false, null);
-            }
-            return;
-        }
-        Status mapped = mapStatus(status);
-        if (status == More.IBV_WC_REM_OP_ERR && sOp[slot] == Opcode.SEND && node.softRoce()) {
-            // rxe's answer to a SEND larger than the posted receive (see the receive side above)
-            status = Consts.IBV_WC_REM_INV_REQ_ERR;
-            mapped = Status.REMOTE_INVALID_REQUEST;
-        }
-        String detail = sendErrorDetail(c, slot, status);
-        c.emit(sOp[slot], sWrId[slot], mapped, 0, 0, false, detail);
-        c.fail(new ConnectionClosedException(c.peerName(), "connection from '" + node.name() + "' to peer '"
-            + c.peerName() + "' failed: " + detail, null));
+        boolean hasImm = ok && (wc.get(JAVA_INT, IbvWc.WC_FLAGS) & Consts.IBV_WC_WITH_IMM) != 0;
+        queues.complete(c, wrId, ok, failure, ok ? null : statusName(status), wc.get(JAVA_INT, IbvWc.BYTE_LEN),
+            hasImm, hasImm ? wc.get(BE_INT, IbvWc.IMM_DATA) : 0);
     }
 
-    private String sendErrorDetail(VerbsConnection c, int slot, int status) {
-        Opcode op = sOp[slot];
-        String peer = "peer '" + c.peerName() + "'";
-        if (status == Consts.IBV_WC_REM_ACCESS_ERR) {
-            return op + " rkey=0x" + Integer.toHexString(sRkey[slot]) + " offset=" + sRoff[slot] + " length="
-                + sLen[slot] + " refused by " + peer + ": no live, remotely writable region covers it ("
-                + statusName(status) + ")";
+    static WorkQueues.Failure failure(int status) {
+        switch (status) {
+            case Consts.IBV_WC_REM_ACCESS_ERR:
+                return WorkQueues.Failure.REMOTE_ACCESS;
+            case Consts.IBV_WC_LOC_LEN_ERR:
+                return WorkQueues.Failure.LOCAL_LENGTH;
+            case Consts.IBV_WC_REM_INV_REQ_ERR:
+                return WorkQueues.Failure.REMOTE_INVALID;
+            case Consts.IBV_WC_WR_FLUSH_ERR:
+                return WorkQueues.Failure.FLUSHED;
+            default:
+                return WorkQueues.Failure.OTHER;
         }
-        if (status == Consts.IBV_WC_REM_INV_REQ_ERR) {
-            return op + " length=" + sLen[slot] + " refused by " + peer
-                + ": larger than the receive buffer it posted (" + statusName(status) + ")";
-        }
-        return op + " to " + peer + " failed: " + statusName(status);
     }
 
     /**
@@ -527,20 +458,7 @@ final class Endpoint {
      * @return the SPI status
      */
     static Status mapStatus(int status) {
-        switch (status) {
-            case Consts.IBV_WC_SUCCESS:
-                return Status.SUCCESS;
-            case Consts.IBV_WC_REM_ACCESS_ERR:
-                return Status.REMOTE_ACCESS_ERROR;
-            case Consts.IBV_WC_LOC_LEN_ERR:
-                return Status.LOCAL_LENGTH_ERROR;
-            case Consts.IBV_WC_REM_INV_REQ_ERR:
-                return Status.REMOTE_INVALID_REQUEST;
-            case Consts.IBV_WC_WR_FLUSH_ERR:
-                return Status.FLUSHED;
-            default:
-                return Status.TRANSPORT_ERROR;
-        }
+        return status == Consts.IBV_WC_SUCCESS ? Status.SUCCESS : WorkQueues.status(failure(status));
     }
 
     static String statusName(int status) {
@@ -561,18 +479,9 @@ final class Endpoint {
         try {
             closed = true;
             VerbsConnection c = conn;
-            if (c == null) {
-                return;
+            if (c != null) {
+                queues.flushAll(c, detail);
             }
-            for (long s = sDone; s < sPosted; s++) {
-                int slot = (int) (s % sdepth);
-                c.emit(sOp[slot], sWrId[slot], Status.FLUSHED, 0, 0, false, detail);
-            }
-            sDone = sPosted;
-            for (long s = rDone; s < rPosted; s++) {
-                c.emit(Opcode.RECV, rWrId[(int) (s % rdepth)], Status.FLUSHED, 0, 0, false, detail);
-            }
-            rDone = rPosted;
         } finally {
             lock.unlock();
         }

@@ -1,5 +1,6 @@
 package io.rdmx.verbs;
 
+import io.rdmx.transport.internal.RdmaDevices;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Node;
@@ -27,11 +28,11 @@ public final class VerbsFabric implements Fabric {
             return Availability.unusable("libibverbs.so.1 / librdmacm.so.1 cannot be loaded (Debian: rdma-core,"
                 + " ibverbs-providers): " + c);
         }
-        List<Devices.Device> devices = Devices.list();
+        List<RdmaDevices.Device> devices = RdmaDevices.list();
         try {
-            Devices.select(null, System.getProperty(Devices.DEVICE_PROP), devices);
+            RdmaDevices.select(null, System.getProperty(RdmaDevices.DEVICE_PROP), devices);
         } catch (RdmxException e) {
-            return Availability.unusable(e.getMessage());
+            return Availability.unusable("verbs: " + e.getMessage());
         }
         return Availability.usable("RDMA devices: " + devices);
     }

@@ -1,5 +1,6 @@
 package io.rdmx.verbs;
 
+import io.rdmx.transport.internal.RdmaDevices;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -14,6 +15,7 @@ import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
+import io.rdmx.transport.internal.SetupMessage;
 import io.rdmx.verbs.Native.Consts;
 import io.rdmx.verbs.Native.IbvCompChannel;
 import io.rdmx.verbs.Native.IbvContext;
@@ -46,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * A verbs node: an rdma_cm listener bound to an IP of an RDMA device, a protection domain, a completion channel,
  * and one progress thread that handles rdma_cm events and CQ events ({@code poll(2)} on both descriptors and an
  * eventfd, so close wakes it at once). Connections are RC queue pairs; after rdma_cm establishes one, the sides
- * exchange names, addresses and region descriptors over it ({@link Setup}).
+ * exchange names, addresses and region descriptors over it ({@link SetupMessage}).
  *
  * <p>Every step is bounded: address and route resolution by rdma_cm timeouts, the whole setup by the connect
  * timeout (active side) or the node's peer timeout (passive side); a setup that does not finish in time is
@@ -86,7 +88,12 @@ public final class VerbsNode extends AbstractNode {
 
     VerbsNode(VerbsFabric fabric, NodeOptions options) throws RdmxException {
         super(fabric, options);
-        ip = Devices.select(options.bindAddress(), System.getProperty(Devices.DEVICE_PROP), Devices.list());
+        try {
+            ip = RdmaDevices.select(options.bindAddress(), System.getProperty(RdmaDevices.DEVICE_PROP),
+                RdmaDevices.list());
+        } catch (RdmxException e) {
+            throw new RdmxException("verbs: " + e.getMessage());
+        }
         if (!(ip instanceof Inet4Address)) {
             throw new RdmxException("verbs: node '" + name() + "' needs an IPv4 address, got " + ip);
         }
@@ -130,11 +137,11 @@ public final class VerbsNode extends AbstractNode {
         ctx = listenId.get(ADDRESS, RdmaCmId.VERBS);
         if (ctx.equals(MemorySegment.NULL)) {
             throw new RdmxException("verbs: " + ip.getHostAddress() + " is not an address of an RDMA device's"
-                + " interface (devices: " + Devices.list() + ")");
+                + " interface (devices: " + RdmaDevices.list() + ")");
         }
         ctx = ctx.reinterpret(512);
         deviceName = Lib.string((MemorySegment) Lib.GET_DEVICE_NAME.invoke(st, ctx.get(ADDRESS, 0)));
-        softRoce = Files.exists(Devices.SYSFS.resolve(deviceName).resolve("parent"))
+        softRoce = Files.exists(RdmaDevices.SYSFS.resolve(deviceName).resolve("parent"))
             && Files.isDirectory(Path.of("/sys/module/rdma_rxe"));
         check("rdma_listen", (int) Lib.LISTEN.invoke(st, listenId, Math.min(options().acceptBacklog(), 1024)), st);
         int p = Short.toUnsignedInt(Short.reverseBytes((short) Lib.GET_SRC_PORT.invoke(st, listenId)));
@@ -590,7 +597,7 @@ public final class VerbsNode extends AbstractNode {
                 case Consts.RDMA_CM_EVENT_ESTABLISHED:
                     ep.markEstablished();
                     if (ep.active) {
-                        sendSetup(ep, new Setup(Setup.HELLO, name(), address, exportedRegions(), null));
+                        sendSetup(ep, new SetupMessage(SetupMessage.HELLO, name(), address, exportedRegions(), null));
                     }
                     break;
                 case Consts.RDMA_CM_EVENT_DISCONNECTED:
@@ -670,10 +677,10 @@ public final class VerbsNode extends AbstractNode {
         byCq.put(ep.cqKey(), ep);
     }
 
-    private void sendSetup(Endpoint ep, Setup s) throws RdmxException {
+    private void sendSetup(Endpoint ep, SetupMessage s) throws RdmxException {
         int len;
         try {
-            len = s.encode(ep.ctrlSendArea());
+            len = s.encode(ep.ctrlSendArea().asByteBuffer());
         } catch (ProtocolException e) {
             throw new RdmxException(e.getMessage());
         }
@@ -692,9 +699,9 @@ public final class VerbsNode extends AbstractNode {
         if (!received) {
             return;
         }
-        Setup s;
+        SetupMessage s;
         try {
-            s = Setup.decode(ep.ctrlRecvArea().asSlice(0, byteLen).asByteBuffer());
+            s = SetupMessage.decode(ep.ctrlRecvArea().asSlice(0, byteLen).asByteBuffer());
         } catch (ProtocolException e) {
             execute(() -> setupFailed(ep, e.getMessage()));
             return;
@@ -706,9 +713,9 @@ public final class VerbsNode extends AbstractNode {
         }
     }
 
-    private void onHello(Endpoint ep, Setup s) {
+    private void onHello(Endpoint ep, SetupMessage s) {
         String refusal = null;
-        if (s.kind != Setup.HELLO) {
+        if (s.kind != SetupMessage.HELLO) {
             refusal = "expected a hello, got kind " + s.kind;
         } else if (isOpen() && connectionTo(s.name) != null) {
             refusal = "a connection between '" + s.name + "' and '" + name() + "' already exists";
@@ -725,12 +732,12 @@ public final class VerbsNode extends AbstractNode {
         }
         try {
             if (refusal != null) {
-                sendSetup(ep, new Setup(Setup.REFUSE, name(), address, List.of(), refusal));
+                sendSetup(ep, new SetupMessage(SetupMessage.REFUSE, name(), address, List.of(), refusal));
                 String why = refusal;
                 LOG.debug("verbs: node '{}' refuses '{}': {}", name(), s.name, why);
                 return; // the peer disconnects; the sweep destroys the endpoint if it does not
             }
-            sendSetup(ep, new Setup(Setup.ACCEPT, name(), address, exportedRegions(), null));
+            sendSetup(ep, new SetupMessage(SetupMessage.ACCEPT, name(), address, exportedRegions(), null));
         } catch (RdmxException e) {
             if (c != null) {
                 removeConnection(c);
@@ -746,14 +753,14 @@ public final class VerbsNode extends AbstractNode {
         }
     }
 
-    private void onAnswer(Endpoint ep, Setup s) {
-        if (s.kind == Setup.REFUSE) {
+    private void onAnswer(Endpoint ep, SetupMessage s) {
+        if (s.kind == SetupMessage.REFUSE) {
             ep.future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
                 + ep.dialAddress + " refused by '" + s.name + "': " + s.reason));
             execute(ep::close);
             return;
         }
-        if (s.kind != Setup.ACCEPT) {
+        if (s.kind != SetupMessage.ACCEPT) {
             execute(() -> setupFailed(ep, "expected an answer, got kind " + s.kind));
             return;
         }

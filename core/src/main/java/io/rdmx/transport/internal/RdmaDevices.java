@@ -1,4 +1,4 @@
-package io.rdmx.verbs;
+package io.rdmx.transport.internal;
 
 import io.rdmx.transport.RdmxException;
 import java.io.IOException;
@@ -14,16 +14,16 @@ import java.util.List;
 import java.util.stream.Stream;
 
 /**
- * RDMA devices of this machine, from sysfs ({@code /sys/class/infiniband}), each with the network interface it
+ * RDMA devices of this machine (for the {@code verbs} and {@code disni} providers), from sysfs ({@code /sys/class/infiniband}), each with the network interface it
  * runs on and that interface's IPv4 address (rdma_cm addresses a device through an IP of its interface).
  *
  * <p>Selection, in order: the node's bind address (an IP; rdma_cm binds to the device behind it), the system
  * property {@value #DEVICE_PROP} (a device name such as {@code rxe0} or {@code mlx5_0}), else the first device
  * whose interface has an IPv4 address.
  */
-public final class Devices {
+public final class RdmaDevices {
     /** System property naming the RDMA device to use. */
-    public static final String DEVICE_PROP = "rdmx.verbs.device";
+    public static final String DEVICE_PROP = "rdmx.rdma.device";
     /** Where the kernel lists RDMA devices. */
     public static final Path SYSFS = Path.of("/sys/class/infiniband");
 
@@ -42,7 +42,7 @@ public final class Devices {
         }
     }
 
-    private Devices() {
+    private RdmaDevices() {
     }
 
     /**
@@ -134,11 +134,11 @@ public final class Devices {
             try {
                 return InetAddress.getByName(host);
             } catch (IOException e) {
-                throw new RdmxException("verbs: bind address '" + bindAddress + "' is not an IP address");
+                throw new RdmxException("bind address '" + bindAddress + "' is not an IP address");
             }
         }
         if (devices.isEmpty()) {
-            throw new RdmxException("verbs: no RDMA device on this machine (" + SYSFS + " is empty or missing);"
+            throw new RdmxException("no RDMA device on this machine (" + SYSFS + " is empty or missing);"
                 + " load a driver (for Soft-RoCE: modprobe rdma_rxe; rdma link add rxe0 type rxe netdev <if>)");
         }
         for (Device d : devices) {
@@ -149,12 +149,12 @@ public final class Devices {
                 return d.address();
             }
             if (deviceName != null && !deviceName.isBlank()) {
-                throw new RdmxException("verbs: device " + d + " has no IPv4 address on its interface;"
+                throw new RdmxException("device " + d + " has no IPv4 address on its interface;"
                     + " rdma_cm needs one");
             }
         }
         throw new RdmxException(deviceName == null || deviceName.isBlank()
-            ? "verbs: no RDMA device has an IPv4 address on its interface: " + devices
-            : "verbs: no RDMA device named '" + deviceName + "' (" + DEVICE_PROP + "); devices: " + devices);
+            ? "no RDMA device has an IPv4 address on its interface: " + devices
+            : "no RDMA device named '" + deviceName + "' (" + DEVICE_PROP + "); devices: " + devices);
     }
 }

@@ -1,8 +1,7 @@
-package io.rdmx.verbs;
+package io.rdmx.transport.internal;
 
 import io.rdmx.transport.ProtocolException;
 import io.rdmx.transport.RemoteRegion;
-import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -10,8 +9,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The setup message each side SENDs over the new queue pair once rdma_cm established it (rdma_cm's private
- * data is too small for a region list). Little-endian:
+ * The setup message of the RDMA providers ({@code verbs}, {@code disni}): each side SENDs it over the new queue
+ * pair once rdma_cm established it (rdma_cm's private data is too small for a region list). Little-endian:
  *
  * <pre>
  *   0                   1                   2                   3
@@ -31,20 +30,37 @@ import java.util.List;
  *
  * The active side sends {@link #HELLO}; the passive side answers {@link #ACCEPT} or {@link #REFUSE}.
  */
-final class Setup {
-    static final int MAGIC = 0x58_4d_44_52; // "RDMX" read little-endian
-    static final short VERSION = 1;
-    static final byte HELLO = 0;
-    static final byte ACCEPT = 1;
-    static final byte REFUSE = 2;
+public final class SetupMessage {
+    /** The first four bytes. */
+    public static final int MAGIC = 0x58_4d_44_52; // "RDMX" read little-endian
+    /** The version this code speaks. */
+    public static final short VERSION = 1;
+    /** The active side's message. */
+    public static final byte HELLO = 0;
+    /** The passive side accepts. */
+    public static final byte ACCEPT = 1;
+    /** The passive side refuses, with a reason. */
+    public static final byte REFUSE = 2;
 
-    final byte kind;
-    final String name;
-    final String address;
-    final List<RemoteRegion> regions;
-    final String reason;
+    /** {@link #HELLO}, {@link #ACCEPT} or {@link #REFUSE}. */
+    public final byte kind;
+    /** The sender's node name. */
+    public final String name;
+    /** The sender's listening address. */
+    public final String address;
+    /** The sender's remotely writable regions. */
+    public final List<RemoteRegion> regions;
+    /** Why the connection is refused, or null. */
+    public final String reason;
 
-    Setup(byte kind, String name, String address, List<RemoteRegion> regions, String reason) {
+    /**
+     * @param kind the kind
+     * @param name the sender's node name
+     * @param address the sender's address
+     * @param regions its exported regions
+     * @param reason the refusal reason, or null
+     */
+    public SetupMessage(byte kind, String name, String address, List<RemoteRegion> regions, String reason) {
         this.kind = kind;
         this.name = name;
         this.address = address;
@@ -55,18 +71,18 @@ final class Setup {
     /**
      * Encodes into {@code dst}.
      *
-     * @param dst the control send area
+     * @param dst the control send area (from index 0 to its capacity)
      * @return bytes written
      * @throws ProtocolException if it does not fit (too many regions)
      */
-    int encode(MemorySegment dst) throws ProtocolException {
-        ByteBuffer b = dst.asByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    public int encode(ByteBuffer dst) throws ProtocolException {
+        ByteBuffer b = dst.duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
         byte[] n = name.getBytes(StandardCharsets.UTF_8);
         byte[] a = address.getBytes(StandardCharsets.UTF_8);
         byte[] r = reason == null ? new byte[0] : reason.getBytes(StandardCharsets.UTF_8);
         long need = 16L + n.length + a.length + r.length + (long) regions.size() * RemoteRegion.ENCODED_LENGTH;
         if (need > b.capacity()) {
-            throw new ProtocolException("verbs: setup message of " + need + " bytes (" + regions.size()
+            throw new ProtocolException("setup message of " + need + " bytes (" + regions.size()
                 + " regions) exceeds " + b.capacity() + " bytes");
         }
         b.putInt(MAGIC).putShort(VERSION).put(kind).put((byte) 0);
@@ -87,29 +103,29 @@ final class Setup {
      * @return the message
      * @throws ProtocolException naming what is wrong
      */
-    static Setup decode(ByteBuffer src) throws ProtocolException {
+    public static SetupMessage decode(ByteBuffer src) throws ProtocolException {
         ByteBuffer b = src.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         try {
             int magic = b.getInt();
             if (magic != MAGIC) {
-                throw new ProtocolException("verbs: setup message with magic 0x" + Integer.toHexString(magic)
+                throw new ProtocolException("setup message with magic 0x" + Integer.toHexString(magic)
                     + " (not an rdmx peer)");
             }
             short version = b.getShort();
             if (version != VERSION) {
-                throw new ProtocolException("verbs: setup message version " + version + ", this node speaks "
+                throw new ProtocolException("setup message version " + version + ", this node speaks "
                     + VERSION);
             }
             byte kind = b.get();
             if (kind != HELLO && kind != ACCEPT && kind != REFUSE) {
-                throw new ProtocolException("verbs: setup message of unknown kind " + kind);
+                throw new ProtocolException("setup message of unknown kind " + kind);
             }
             b.get();
             String name = string(b);
             String address = string(b);
             int count = b.getInt();
             if (count < 0 || (long) count * RemoteRegion.ENCODED_LENGTH > b.remaining()) {
-                throw new ProtocolException("verbs: setup message announces " + count + " regions in "
+                throw new ProtocolException("setup message announces " + count + " regions in "
                     + b.remaining() + " bytes");
             }
             List<RemoteRegion> regions = new ArrayList<>(count);
@@ -118,9 +134,9 @@ final class Setup {
                 b.position(b.position() + RemoteRegion.ENCODED_LENGTH);
             }
             String reason = string(b);
-            return new Setup(kind, name, address, regions, reason.isEmpty() ? null : reason);
+            return new SetupMessage(kind, name, address, regions, reason.isEmpty() ? null : reason);
         } catch (java.nio.BufferUnderflowException | IllegalArgumentException e) {
-            throw new ProtocolException("verbs: truncated setup message (" + src.remaining() + " bytes)");
+            throw new ProtocolException("truncated setup message (" + src.remaining() + " bytes)");
         }
     }
 

@@ -1,0 +1,223 @@
+package io.rdmx.disni;
+
+import com.ibm.disni.verbs.IbvQP;
+import com.ibm.disni.verbs.IbvRecvWR;
+import com.ibm.disni.verbs.IbvSendWR;
+import com.ibm.disni.verbs.IbvSge;
+import com.ibm.disni.verbs.RdmaCmId;
+import com.ibm.disni.verbs.SVCPostSend;
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.Opcode;
+import io.rdmx.transport.Post;
+import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.RegionImpl;
+import io.rdmx.transport.internal.WorkQueues;
+import java.io.IOException;
+import java.util.LinkedList;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A DiSNI connection: an RC queue pair created through DiSNI's rdma_cm binding. WRITE and SEND are posted
+ * through DiSNI's stateful verb calls ({@link SVCPostSend}), prepared once per opcode and re-executed with new
+ * ids, addresses and lengths; WRITE_WITH_IMM and receives are built per post (DiSNI cannot modify an immediate
+ * or a receive in place).
+ */
+final class DisniConnection extends AbstractConnection {
+    private final DisniNode dnode;
+    private final RdmaCmId id;
+    private final IbvQP qp;
+    private final WorkQueues queues;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final SVCPostSend[] prepared = new SVCPostSend[4];
+    private boolean closed;
+
+    DisniConnection(DisniNode node, String peerName, String peerAddress, List<RemoteRegion> regions, RdmaCmId id,
+                    IbvQP qp) {
+        super(node, peerName, peerAddress, regions);
+        this.dnode = node;
+        this.id = id;
+        this.qp = qp;
+        this.queues = new WorkQueues(node.name(), node.options().sendQueueDepth(), node.options().recvQueueDepth());
+    }
+
+    RdmaCmId id() {
+        return id;
+    }
+
+    private static IbvSendWR sendWr(int opcode, int numSge) {
+        IbvSendWR wr = new IbvSendWR();
+        wr.setOpcode(opcode);
+        LinkedList<IbvSge> sges = new LinkedList<>();
+        if (numSge > 0) {
+            sges.add(new IbvSge());
+        }
+        wr.setSg_list(sges);
+        wr.setNum_sge(numSge);
+        return wr;
+    }
+
+    private SVCPostSend preparedFor(Opcode op, int length) throws IOException {
+        int k = (op == Opcode.SEND ? 2 : 0) + (length == 0 ? 1 : 0);
+        SVCPostSend p = prepared[k];
+        if (p == null) {
+            int opcode = op == Opcode.SEND ? IbvSendWR.IBV_WR_SEND : IbvSendWR.IBV_WR_RDMA_WRITE;
+            p = qp.postSend(List.of(sendWr(opcode, length == 0 ? 0 : 1)), null);
+            prepared[k] = p;
+        }
+        return p;
+    }
+
+    @Override
+    protected int postSendQueue(Opcode op, long wrId, RegionImpl local, int localOffset, int length,
+                                RemoteRegion remote, long remoteOffset, int imm, boolean signaled)
+        throws ConnectionClosedException {
+        lock.lock();
+        try {
+            if (closed) {
+                checkOpen();
+                throw new ConnectionClosedException(peerName(), "connection to '" + peerName() + "' is closed", null);
+            }
+            int rkey = op == Opcode.SEND ? 0 : remote.remoteKey();
+            long seq = queues.reserveSend(op, wrId, length, rkey, remoteOffset, signaled);
+            if (seq < 0) {
+                return Post.SEND_QUEUE_FULL;
+            }
+            boolean signal = queues.mustSignal(seq);
+            int flags = signal ? IbvSendWR.IBV_SEND_SIGNALED : 0;
+            long remoteAddr = op == Opcode.SEND ? 0 : remote.address() + remoteOffset;
+            if (op == Opcode.WRITE_WITH_IMM) {
+                IbvSendWR wr = sendWr(IbvSendWR.IBV_WR_RDMA_WRITE_WITH_IMM, length == 0 ? 0 : 1);
+                wr.setWr_id(seq);
+                wr.setSend_flags(flags);
+                wr.setImm_data(Integer.reverseBytes(imm)); // __be32 on the wire
+                wr.getRdma().setRemote_addr(remoteAddr);
+                wr.getRdma().setRkey(rkey);
+                if (length > 0) {
+                    IbvSge sge = wr.getSge(0);
+                    sge.setAddr(local.address() + localOffset);
+                    sge.setLength(length);
+                    sge.setLkey(local.localKey());
+                }
+                qp.postSend(List.of(wr), null).execute().free();
+            } else {
+                SVCPostSend p = preparedFor(op, length);
+                SVCPostSend.SendWRMod m = p.getWrMod(0);
+                m.setWr_id(seq);
+                m.setSend_flags(flags);
+                if (length > 0) {
+                    SVCPostSend.SgeMod sge = m.getSgeMod(0);
+                    sge.setAddr(local.address() + localOffset);
+                    sge.setLength(length);
+                    sge.setLkey(local.localKey());
+                }
+                if (op != Opcode.SEND) {
+                    m.getRdmaMod().setRemote_addr(remoteAddr);
+                    m.getRdmaMod().setRkey(rkey);
+                }
+                p.execute();
+            }
+            queues.sendPosted(seq, signal);
+            return Post.OK;
+        } catch (IOException e) {
+            closed = true;
+            dnode.execute(() -> fail(new ConnectionClosedException(peerName(), "post_send on the connection to '"
+                + peerName() + "' failed: " + e.getMessage(), e)));
+            throw new ConnectionClosedException(peerName(), "post_send to '" + peerName() + "' failed: "
+                + e.getMessage(), e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    protected int postRecv(long wrId, RegionImpl local, int localOffset, int length) throws ConnectionClosedException {
+        lock.lock();
+        try {
+            if (closed) {
+                checkOpen();
+                throw new ConnectionClosedException(peerName(), "connection to '" + peerName() + "' is closed", null);
+            }
+            long hwId = queues.reserveRecv(wrId, length);
+            if (hwId < 0) {
+                return Post.RECV_QUEUE_FULL;
+            }
+            DisniNode.postRecv(qp, hwId, local.address() + localOffset, length, local.localKey());
+            queues.recvPosted();
+            return Post.OK;
+        } catch (IOException e) {
+            closed = true;
+            dnode.execute(() -> fail(new ConnectionClosedException(peerName(), "post_recv on the connection to '"
+                + peerName() + "' failed: " + e.getMessage(), e)));
+            throw new ConnectionClosedException(peerName(), "post_recv to '" + peerName() + "' failed: "
+                + e.getMessage(), e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A completion of a user request (node's CQ thread). */
+    void complete(long hwId, int status, int byteLength, int flags, int imm) {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            boolean ok = status == DisniNode.WC_SUCCESS;
+            boolean hasImm = ok && (flags & DisniNode.WC_WITH_IMM) != 0;
+            queues.complete(this, hwId, ok, DisniNode.failure(status), "ibv_wc_status " + status, byteLength,
+                hasImm, Integer.reverseBytes(imm));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    static IbvRecvWR recvWr(long hwId, long addr, int length, int lkey) {
+        IbvRecvWR wr = new IbvRecvWR();
+        wr.setWr_id(hwId);
+        LinkedList<IbvSge> sges = new LinkedList<>();
+        if (length > 0) {
+            IbvSge sge = new IbvSge();
+            sge.setAddr(addr);
+            sge.setLength(length);
+            sge.setLkey(lkey);
+            sges.add(sge);
+        }
+        wr.setSg_list(sges);
+        wr.setNum_sge(sges.size());
+        return wr;
+    }
+
+    @Override
+    protected void onRecvPosted() {
+        // receives go to the hardware receive queue (postRecv)
+    }
+
+    @Override
+    protected void flushSendQueue() {
+        lock.lock();
+        try {
+            closed = true;
+            queues.flushAll(this, flushDetail());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    protected void closeTransport(Throwable cause) {
+        lock.lock();
+        try {
+            closed = true;
+            for (SVCPostSend p : prepared) {
+                if (p != null) {
+                    p.free();
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        dnode.disconnect(this);
+    }
+}

@@ -1,0 +1,60 @@
+package io.rdmx.disni;
+
+import io.rdmx.transport.Availability;
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.Node;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.internal.RdmaDevices;
+
+/**
+ * The {@code disni} provider: the same SPI as {@code verbs}, on IBM DiSNI's Java verbs ({@code com.ibm.disni}),
+ * for clusters that already deploy DiSNI's native library. DiSNI needs {@code libdisni.so} (built from DiSNI's
+ * sources) on {@code java.library.path}; the {@code verbs} provider needs no native build at all.
+ */
+public final class DisniFabric implements Fabric {
+    @Override
+    public String name() {
+        return "disni";
+    }
+
+    /**
+     * Loads DiSNI's native library.
+     *
+     * @return null when it loaded, else why not
+     */
+    static String loadFailure() {
+        try {
+            Class.forName("com.ibm.disni.verbs.impl.NativeDispatcher", true, DisniFabric.class.getClassLoader());
+            return null;
+        } catch (UnsatisfiedLinkError | ExceptionInInitializerError | NoClassDefFoundError
+                 | ClassNotFoundException e) {
+            Throwable c = e.getCause() != null ? e.getCause() : e;
+            return "libdisni cannot be loaded (build DiSNI's native library and put libdisni.so on"
+                + " java.library.path=" + System.getProperty("java.library.path") + "): " + c;
+        }
+    }
+
+    @Override
+    public Availability availability() {
+        String failure = loadFailure();
+        if (failure != null) {
+            return Availability.unusable("disni: " + failure);
+        }
+        try {
+            RdmaDevices.select(null, System.getProperty(RdmaDevices.DEVICE_PROP), RdmaDevices.list());
+        } catch (RdmxException e) {
+            return Availability.unusable("disni: " + e.getMessage());
+        }
+        return Availability.usable("DiSNI over RDMA devices " + RdmaDevices.list());
+    }
+
+    @Override
+    public Node open(NodeOptions options) throws RdmxException {
+        String failure = loadFailure();
+        if (failure != null) {
+            throw new RdmxException("disni: " + failure);
+        }
+        return new DisniNode(this, options);
+    }
+}

@@ -1,0 +1,585 @@
+package io.rdmx.disni;
+
+import com.ibm.disni.verbs.IbvCQ;
+import com.ibm.disni.verbs.IbvCompChannel;
+import com.ibm.disni.verbs.IbvContext;
+import com.ibm.disni.verbs.IbvMr;
+import com.ibm.disni.verbs.IbvPd;
+import com.ibm.disni.verbs.IbvQP;
+import com.ibm.disni.verbs.IbvQPInitAttr;
+import com.ibm.disni.verbs.IbvSendWR;
+import com.ibm.disni.verbs.IbvSge;
+import com.ibm.disni.verbs.IbvWC;
+import com.ibm.disni.verbs.RdmaCm;
+import com.ibm.disni.verbs.RdmaCmEvent;
+import com.ibm.disni.verbs.RdmaCmId;
+import com.ibm.disni.verbs.RdmaConnParam;
+import com.ibm.disni.verbs.RdmaEventChannel;
+import io.rdmx.transport.Access;
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.ProtocolException;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RdmxTimeoutException;
+import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.AbstractNode;
+import io.rdmx.transport.internal.RdmaDevices;
+import io.rdmx.transport.internal.SetupMessage;
+import io.rdmx.transport.internal.WorkQueues;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.LinkedList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A DiSNI node: rdma_cm through DiSNI's event channel, one protection domain, and one CQ shared by the node's
+ * queue pairs (DiSNI waits for completion events per CQ), sized by {@value #CQ_SIZE_PROP}. Two threads: the
+ * rdma_cm event thread and the CQ thread, each waiting with a 100 ms bound so close stops them. Connection
+ * setup is the {@code verbs} provider's: rdma_cm connect/accept, then {@link SetupMessage} over the queue pair.
+ */
+final class DisniNode extends AbstractNode {
+    /** System property: entries of the node's shared CQ (bounds outstanding requests over all connections). */
+    static final String CQ_SIZE_PROP = "rdmx.disni.cqSize";
+    static final int WC_SUCCESS = 0;
+    static final int WC_WITH_IMM = 2;
+    private static final Logger LOG = LoggerFactory.getLogger(DisniNode.class);
+    private static final int CTRL = 64 * 1024;
+    private static final long CTRL_RECV = WorkQueues.CTRL_BIT | 1;
+    private static final long CTRL_SEND = WorkQueues.CTRL_BIT | 2;
+    private static final int[] EVENT_MS = {100};
+
+    private final InetAddress ip;
+    private final RdmaEventChannel channel;
+    private final RdmaCmId listenId;
+    private final IbvContext ctx;
+    private final IbvPd pd;
+    private final IbvCompChannel compChannel;
+    private final IbvCQ cq;
+    private final int cqSize = Integer.getInteger(CQ_SIZE_PROP, 65536);
+    private final String address;
+    private final Map<RdmaCmId, Setup> setups = new ConcurrentHashMap<>();
+    private final Map<Integer, Setup> byQp = new ConcurrentHashMap<>();
+    private final Map<String, CompletableFuture<DisniConnection>> dialing = new ConcurrentHashMap<>();
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final Thread cmThread;
+    private final Thread cqThread;
+    private volatile boolean stopping;
+    private int reservedCqEntries;
+
+    /** A queue pair from rdma_cm's first event until it is torn down. */
+    private final class Setup {
+        final RdmaCmId id;
+        final boolean active;
+        final String dialAddress;
+        final CompletableFuture<DisniConnection> future;
+        final long deadline;
+        IbvQP qp;
+        ByteBuffer ctrl;
+        IbvMr ctrlMr;
+        volatile DisniConnection conn;
+        boolean destroyed;
+
+        Setup(RdmaCmId id, boolean active, String dialAddress, CompletableFuture<DisniConnection> future,
+              long deadline) {
+            this.id = id;
+            this.active = active;
+            this.dialAddress = dialAddress;
+            this.future = future;
+            this.deadline = deadline;
+        }
+    }
+
+    DisniNode(DisniFabric fabric, NodeOptions options) throws RdmxException {
+        super(fabric, options);
+        try {
+            ip = RdmaDevices.select(options.bindAddress(), System.getProperty(RdmaDevices.DEVICE_PROP),
+                RdmaDevices.list());
+        } catch (RdmxException e) {
+            throw new RdmxException("disni: " + e.getMessage());
+        }
+        try {
+            channel = RdmaEventChannel.createEventChannel();
+            listenId = channel.createId(RdmaCm.RDMA_PS_TCP);
+            listenId.bindAddr(new InetSocketAddress(ip, 0));
+            listenId.listen(Math.min(options.acceptBacklog(), 1024));
+            ctx = listenId.getVerbs();
+            if (ctx == null) {
+                throw new RdmxException("disni: " + ip.getHostAddress() + " is not an address of an RDMA device");
+            }
+            pd = ctx.allocPd();
+            compChannel = ctx.createCompChannel();
+            cq = ctx.createCQ(compChannel, cqSize, 0);
+            cq.reqNotification(false).execute().free();
+            InetSocketAddress bound = (InetSocketAddress) listenId.getSource();
+            address = ip.getHostAddress() + ":" + bound.getPort();
+        } catch (IOException e) {
+            throw new RdmxException("disni: node '" + options.name() + "' cannot open on " + ip.getHostAddress() + ": "
+                + e.getMessage(), e);
+        }
+        cmThread = new Thread(this::cmLoop, "rdmx-disni-cm-" + name());
+        cqThread = new Thread(this::cqLoop, "rdmx-disni-cq-" + name());
+        cmThread.setDaemon(true);
+        cqThread.setDaemon(true);
+        cmThread.start();
+        cqThread.start();
+    }
+
+    static WorkQueues.Failure failure(int status) {
+        switch (status) {
+            case 10:
+                return WorkQueues.Failure.REMOTE_ACCESS;
+            case 9:
+                return WorkQueues.Failure.REMOTE_INVALID;
+            case 1:
+                return WorkQueues.Failure.LOCAL_LENGTH;
+            case 5:
+                return WorkQueues.Failure.FLUSHED;
+            default:
+                return WorkQueues.Failure.OTHER;
+        }
+    }
+
+    void execute(Runnable task) {
+        tasks.add(task);
+    }
+
+    private void runTasks() {
+        Runnable r;
+        while ((r = tasks.poll()) != null) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                LOG.warn("disni: task at node '{}' failed", name(), e);
+            }
+        }
+    }
+
+    @Override
+    public String address() {
+        return address;
+    }
+
+    // ------------------------------------------------------------------ memory
+
+    @Override
+    protected Allocation allocate(int length, int access, int remoteKey) throws RdmxException {
+        checkOpen();
+        ByteBuffer mem = ByteBuffer.allocateDirect(length);
+        int flags = IbvMr.IBV_ACCESS_LOCAL_WRITE;
+        if ((access & Access.REMOTE_WRITE) != 0) {
+            flags |= IbvMr.IBV_ACCESS_REMOTE_WRITE;
+        }
+        IbvMr mr = register(mem, flags);
+        return new Allocation(mem, () -> deregister(mr), mr.getAddr(), mr.getLkey(), mr.getRkey());
+    }
+
+    private IbvMr register(ByteBuffer mem, int flags) throws RdmxException {
+        try {
+            var call = pd.regMr(mem, flags).execute();
+            IbvMr mr = call.getMr();
+            call.free();
+            return mr;
+        } catch (IOException e) {
+            throw new RdmxException("disni: ibv_reg_mr of " + mem.capacity() + " bytes at node '" + name()
+                + "' failed: " + e.getMessage() + " (locked memory limit? ulimit -l)", e);
+        }
+    }
+
+    private void deregister(IbvMr mr) {
+        try {
+            mr.deregMr().execute().free();
+        } catch (IOException e) {
+            LOG.warn("disni: ibv_dereg_mr at node '{}' failed", name(), e);
+        }
+    }
+
+    // ------------------------------------------------------------------ connect
+
+    @Override
+    public AbstractConnection connect(String peerAddress, Duration timeout) throws RdmxException {
+        checkOpen();
+        AbstractConnection existing = connectionAt(peerAddress);
+        if (existing != null) {
+            return existing;
+        }
+        int colon = peerAddress.lastIndexOf(':');
+        InetSocketAddress dst;
+        try {
+            dst = new InetSocketAddress(InetAddress.getByName(peerAddress.substring(0, Math.max(0, colon))),
+                Integer.parseInt(peerAddress.substring(colon + 1)));
+        } catch (IOException | RuntimeException e) {
+            throw new RdmxException("disni: address=" + peerAddress + " is not IP:port");
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        CompletableFuture<DisniConnection> mine = new CompletableFuture<>();
+        CompletableFuture<DisniConnection> f = dialing.putIfAbsent(peerAddress, mine);
+        if (f == null) {
+            f = mine;
+            try {
+                RdmaCmId id = channel.createId(RdmaCm.RDMA_PS_TCP);
+                setups.put(id, new Setup(id, true, peerAddress, mine, deadline));
+                id.resolveAddr(new InetSocketAddress(ip, 0), dst, (int) Math.max(1, Math.min(5000,
+                    timeout.toMillis())));
+            } catch (IOException e) {
+                mine.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
+                    + peerAddress + " failed: " + e.getMessage(), e));
+            }
+        }
+        try {
+            return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            RdmxTimeoutException t = new RdmxTimeoutException("connect from '" + name() + "' to address="
+                + peerAddress + " timed out after " + timeout.toMillis() + " ms");
+            mine.completeExceptionally(t);
+            throw t;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " interrupted");
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof RdmxTimeoutException) {
+                throw new RdmxTimeoutException(c.getMessage());
+            }
+            throw new RdmxException(c.getMessage(), c);
+        } finally {
+            if (f == mine) {
+                dialing.remove(peerAddress, mine);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ rdma_cm events
+
+    private void cmLoop() {
+        while (!stopping) {
+            try {
+                RdmaCmEvent ev = channel.getCmEvent(EVENT_MS[0]);
+                if (ev != null) {
+                    int type = ev.getEvent();
+                    RdmaCmId id = ev.getConnIdPriv();
+                    ev.ackEvent();
+                    cmEvent(type, id);
+                }
+                sweep();
+                runTasks();
+            } catch (IOException | RuntimeException e) {
+                if (!stopping) {
+                    LOG.warn("disni: rdma_cm event thread of node '{}'", name(), e);
+                }
+            }
+        }
+    }
+
+    private void cmEvent(int type, RdmaCmId id) {
+        RdmaCmEvent.EventType[] types = RdmaCmEvent.EventType.values();
+        RdmaCmEvent.EventType t = type >= 0 && type < types.length ? types[type] : null;
+        if (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_CONNECT_REQUEST) {
+            Setup s = new Setup(id, false, null, null, System.nanoTime() + options().peerTimeout().toNanos());
+            setups.put(id, s);
+            try {
+                createQp(s);
+                id.accept(connParam());
+            } catch (IOException e) {
+                setupFailed(s, "accept failed: " + e.getMessage());
+            }
+            return;
+        }
+        Setup s = setups.get(id);
+        if (s == null) {
+            return;
+        }
+        try {
+            if (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_ADDR_RESOLVED) {
+                id.resolveRoute(5000);
+            } else if (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_ROUTE_RESOLVED) {
+                createQp(s);
+                id.connect(connParam());
+            } else if (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_ESTABLISHED) {
+                if (s.active) {
+                    sendSetup(s, new SetupMessage(SetupMessage.HELLO, name(), address, exportedRegions(), null));
+                }
+            } else if (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_DISCONNECTED) {
+                DisniConnection c = s.conn;
+                if (c != null) {
+                    c.fail(new ConnectionClosedException(c.peerName(), "peer '" + c.peerName() + "' ("
+                        + c.peerAddress() + ") disconnected from '" + name() + "'", null));
+                } else {
+                    setupFailed(s, "the peer disconnected during setup");
+                }
+            } else if (t != RdmaCmEvent.EventType.RDMA_CM_EVENT_TIMEWAIT_EXIT) {
+                setupFailed(s, String.valueOf(t) + (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_REJECTED
+                    ? ": no rdmx node listens there" : ""));
+            }
+        } catch (IOException e) {
+            setupFailed(s, e.getMessage());
+        }
+    }
+
+    private RdmaConnParam connParam() throws IOException {
+        RdmaConnParam p = new RdmaConnParam();
+        p.setResponder_resources((byte) 1);
+        p.setInitiator_depth((byte) 1);
+        p.setRetry_count((byte) 7);
+        p.setRnr_retry_count((byte) 7);
+        return p;
+    }
+
+    private void createQp(Setup s) throws IOException {
+        int sq = options().sendQueueDepth() + 4;
+        int rq = options().recvQueueDepth() + 2;
+        synchronized (this) {
+            if (reservedCqEntries + sq + rq > cqSize) {
+                throw new RdmxException("disni: node '" + name() + "' CQ of " + cqSize + " entries is full ("
+                    + CQ_SIZE_PROP + ")");
+            }
+            reservedCqEntries += sq + rq;
+        }
+        IbvQPInitAttr attr = new IbvQPInitAttr();
+        attr.cap().setMax_send_wr(sq);
+        attr.cap().setMax_recv_wr(rq);
+        attr.cap().setMax_send_sge(1);
+        attr.cap().setMax_recv_sge(1);
+        attr.setQp_type(IbvQP.IBV_QPT_RC);
+        attr.setSend_cq(cq);
+        attr.setRecv_cq(cq);
+        s.qp = s.id.createQP(pd, attr);
+        byQp.put(s.qp.getQp_num(), s);
+        s.ctrl = ByteBuffer.allocateDirect(2 * CTRL);
+        s.ctrlMr = register(s.ctrl, IbvMr.IBV_ACCESS_LOCAL_WRITE);
+        postRecv(s.qp, CTRL_RECV, s.ctrlMr.getAddr(), CTRL, s.ctrlMr.getLkey());
+    }
+
+    static void postRecv(IbvQP qp, long hwId, long addr, int length, int lkey) throws IOException {
+        qp.postRecv(List.of(DisniConnection.recvWr(hwId, addr, length, lkey)), null).execute().free();
+    }
+
+    private void sendSetup(Setup s, SetupMessage m) throws IOException {
+        int len;
+        try {
+            len = m.encode(s.ctrl.duplicate().position(CTRL).slice());
+        } catch (ProtocolException e) {
+            throw new RdmxException(e.getMessage());
+        }
+        IbvSendWR wr = new IbvSendWR();
+        wr.setWr_id(CTRL_SEND);
+        wr.setOpcode(IbvSendWR.IBV_WR_SEND);
+        wr.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
+        IbvSge sge = new IbvSge();
+        sge.setAddr(s.ctrlMr.getAddr() + CTRL);
+        sge.setLength(len);
+        sge.setLkey(s.ctrlMr.getLkey());
+        LinkedList<IbvSge> sges = new LinkedList<>();
+        sges.add(sge);
+        wr.setSg_list(sges);
+        wr.setNum_sge(1);
+        s.qp.postSend(List.of(wr), null).execute().free();
+    }
+
+    private void setupFailed(Setup s, String why) {
+        if (s.future != null) {
+            s.future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
+                + s.dialAddress + " failed: " + why));
+        } else {
+            LOG.debug("disni: node '{}' drops an incoming setup: {}", name(), why);
+        }
+        destroy(s);
+    }
+
+    private void sweep() {
+        long now = System.nanoTime();
+        for (Setup s : setups.values()) {
+            if (s.conn == null && (now - s.deadline > 0 || (s.future != null && s.future.isDone()))) {
+                setupFailed(s, "timed out");
+            }
+        }
+    }
+
+    private void onSetupMessage(Setup s, int byteLen) {
+        SetupMessage m;
+        try {
+            m = SetupMessage.decode(s.ctrl.duplicate().limit(byteLen));
+        } catch (ProtocolException e) {
+            execute(() -> setupFailed(s, e.getMessage()));
+            return;
+        }
+        try {
+            if (!s.active) {
+                String refusal = m.kind != SetupMessage.HELLO ? "expected a hello"
+                    : !isOpen() ? "node '" + name() + "' is closing" : null;
+                DisniConnection c = null;
+                if (refusal == null) {
+                    c = new DisniConnection(this, m.name, m.address, m.regions, s.id, s.qp);
+                    if (!addConnection(c)) {
+                        refusal = "a connection between '" + m.name + "' and '" + name() + "' already exists";
+                        c = null;
+                    }
+                }
+                if (refusal != null) {
+                    sendSetup(s, new SetupMessage(SetupMessage.REFUSE, name(), address, List.of(), refusal));
+                    return;
+                }
+                sendSetup(s, new SetupMessage(SetupMessage.ACCEPT, name(), address, exportedRegions(), null));
+                s.conn = c;
+                if (!offerAccepted(c)) {
+                    DisniConnection full = c;
+                    execute(() -> full.fail(new ConnectionClosedException(full.peerName(), "node '" + name()
+                        + "' accept backlog is full", null)));
+                }
+            } else if (m.kind == SetupMessage.ACCEPT) {
+                DisniConnection c = new DisniConnection(this, m.name, s.dialAddress, m.regions, s.id, s.qp);
+                if (!addConnection(c)) {
+                    s.future.completeExceptionally(new RdmxException("connect from '" + name() + "': a connection"
+                        + " to '" + m.name + "' already exists"));
+                    execute(() -> destroy(s));
+                    return;
+                }
+                s.conn = c;
+                s.future.complete(c);
+            } else {
+                s.future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
+                    + s.dialAddress + " refused by '" + m.name + "': " + m.reason));
+                execute(() -> destroy(s));
+            }
+        } catch (IOException e) {
+            execute(() -> setupFailed(s, e.getMessage()));
+        }
+    }
+
+    // ------------------------------------------------------------------ completions
+
+    private void cqLoop() {
+        IbvWC[] wcs = new IbvWC[32];
+        for (int i = 0; i < wcs.length; i++) {
+            wcs[i] = new IbvWC();
+        }
+        var poll = (com.ibm.disni.verbs.SVCPollCq) null;
+        while (!stopping) {
+            try {
+                if (!compChannel.getCqEvent(cq, EVENT_MS[0])) {
+                    continue;
+                }
+                cq.ackEvents(1);
+                cq.reqNotification(false).execute().free();
+                if (poll == null) {
+                    poll = cq.poll(wcs, wcs.length);
+                }
+                int n;
+                do {
+                    n = poll.execute().getPolls();
+                    for (int i = 0; i < n; i++) {
+                        completion(wcs[i]);
+                    }
+                } while (n == wcs.length);
+            } catch (IOException | RuntimeException e) {
+                if (!stopping) {
+                    LOG.warn("disni: CQ thread of node '{}'", name(), e);
+                }
+            }
+        }
+        if (poll != null) {
+            poll.free();
+        }
+    }
+
+    private void completion(IbvWC wc) {
+        Setup s = byQp.get(wc.getQp_num());
+        if (s == null) {
+            return;
+        }
+        long wrId = wc.getWr_id();
+        if ((wrId & WorkQueues.CTRL_BIT) != 0) {
+            if (wc.getStatus() != WC_SUCCESS) {
+                if (s.conn == null) {
+                    execute(() -> setupFailed(s, "setup message failed: ibv_wc_status " + wc.getStatus()));
+                }
+            } else if (wrId == CTRL_RECV) {
+                onSetupMessage(s, wc.getByte_len());
+            }
+            return;
+        }
+        DisniConnection c = s.conn;
+        if (c != null) {
+            c.complete(wrId, wc.getStatus(), wc.getByte_len(), wc.getWc_flags(), wc.getImm_data());
+        }
+    }
+
+    // ------------------------------------------------------------------ close
+
+    void disconnect(DisniConnection c) {
+        try {
+            c.id().disconnect();
+        } catch (IOException e) {
+            LOG.debug("disni: rdma_disconnect", e);
+        }
+        for (Setup s : setups.values()) {
+            if (s.conn == c) {
+                execute(() -> destroy(s));
+            }
+        }
+    }
+
+    private void destroy(Setup s) {
+        synchronized (s) {
+            if (s.destroyed) {
+                return;
+            }
+            s.destroyed = true;
+        }
+        setups.remove(s.id, s);
+        try {
+            if (s.qp != null) {
+                byQp.remove(s.qp.getQp_num(), s);
+                s.id.destroyQP();
+                synchronized (this) {
+                    reservedCqEntries -= options().sendQueueDepth() + 4 + options().recvQueueDepth() + 2;
+                }
+            }
+            if (s.ctrlMr != null) {
+                deregister(s.ctrlMr);
+            }
+            s.id.destroyId();
+        } catch (IOException e) {
+            LOG.warn("disni: teardown at node '{}' failed", name(), e);
+        }
+    }
+
+    @Override
+    protected void closeTransport() {
+        stopping = true;
+        RdmxException closed = new RdmxException("node '" + name() + "' closed while connecting");
+        for (CompletableFuture<DisniConnection> f : dialing.values()) {
+            f.completeExceptionally(closed);
+        }
+        try {
+            cmThread.join(5000);
+            cqThread.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        runTasks();
+        for (Setup s : setups.values()) {
+            destroy(s);
+        }
+        try {
+            cq.destroyCQ();
+            compChannel.destroyCompChannel();
+            pd.deallocPd();
+            listenId.destroyId();
+            channel.destroyEventChannel();
+        } catch (Exception e) {
+            LOG.warn("disni: releasing the resources of node '{}' failed", name(), e);
+        }
+    }
+}
