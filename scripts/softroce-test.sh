@@ -66,7 +66,8 @@ step "verbs suites (one JVM)"
 timeout 420 "$JAVA" $JOPTS -cp "$CP" org.junit.platform.console.ConsoleLauncher execute --disable-banner \
   --disable-ansi-colors --details=tree --reports-dir="$WORK/junit" \
   --select-class=io.rdmx.verbs.VerbsConformanceTest --select-class=io.rdmx.verbs.VerbsChannelTest \
-  --select-class=io.rdmx.verbs.VerbsUnitTest --select-class=io.rdmx.verbs.RegistrationCacheTest > junit.txt 2>&1
+  --select-class=io.rdmx.verbs.VerbsUnitTest --select-class=io.rdmx.verbs.RegistrationCacheTest \
+  --select-class=io.rdmx.verbs.PeerHangTest > junit.txt 2>&1
 echo \$? > junit.rc
 timeout 120 "$JAVA" $JOPTS -cp "$CP" io.rdmx.verbs.Smoke 10.9.9.1 7471 > smoke.txt 2>&1
 step "two-JVM ring channel"
@@ -123,8 +124,8 @@ else
   echo "softroce: two-JVM ring channel over rxe0 FAILED:"; tail -20 "$WORK/channel_client.txt" "$WORK/channel_server.txt"
   fail=1
 fi
-# median of the three rounds; empty if any round lacks its figure
-median3() { sort -g | awk '{v[NR]=$1} END {if (NR == 3) print v[2]}'; }
+# median of the rounds that produced a number (perftest prints "inf" when a round's clock misbehaves)
+median3() { grep -E '^[0-9]+(\.[0-9]+)?$' | sort -g | awk '{v[NR]=$1} END {if (NR > 0) print v[int((NR+1)/2)]}'; }
 bw=$(for r in 1 2 3; do awk -v s=$BW_SIZE '$1 == s {print $4}' "$WORK/bw_$r.txt" | tail -1; done | median3)
 lat=$(for r in 1 2 3; do awk -v s=$LAT_SIZE '$1 == s {print $5}' "$WORK/lat_$r.txt" | tail -1; done | median3)
 rbw=$(for r in 1 2 3; do awk '$1 == "RDMX_WRITE_BW" {print $2}' "$WORK/perf_$r.txt"; done | median3)

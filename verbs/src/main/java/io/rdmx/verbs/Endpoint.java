@@ -48,6 +48,9 @@ final class Endpoint {
     static final long CTRL_BIT = WorkQueues.CTRL_BIT;
     static final long CTRL_RECV = CTRL_BIT | 1;
     static final long CTRL_SEND = CTRL_BIT | 2;
+    static final long CTRL_PROBE = CTRL_BIT | 3;
+    /** Bytes at the end of the control region that the peer's keep-alive probes WRITE. */
+    static final int PROBE_BYTES = 64;
     /** Bytes of each half (receive, send) of the control region. */
     static final int CTRL_HALF = 64 * 1024;
     private static final ValueLayout.OfInt BE_INT = JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN);
@@ -79,6 +82,9 @@ final class Endpoint {
     private boolean destroyed;
     private volatile boolean established;
     private volatile VerbsConnection conn;
+    private volatile RemoteRegion peerProbe;
+    private long probeSent;
+    private long lastProbe = System.nanoTime();
 
     private final MemorySegment sendWr;
     private final MemorySegment sendSge;
@@ -178,7 +184,7 @@ final class Endpoint {
             qp = id.get(ADDRESS, RdmaCmId.QP);
             ctrl = arena.allocate(2L * CTRL_HALF, 4096);
             ctrlMr = ((MemorySegment) Lib.REG_MR.invoke(st, node.pd(), ctrl, ctrl.byteSize(),
-                Consts.IBV_ACCESS_LOCAL_WRITE)).reinterpret(64);
+                Consts.IBV_ACCESS_LOCAL_WRITE | Consts.IBV_ACCESS_REMOTE_WRITE)).reinterpret(64);
             if (ctrlMr.equals(MemorySegment.NULL)) {
                 throw new RdmxException("verbs: ibv_reg_mr of the control region failed: errno=" + Lib.errno(st)
                     + " (locked memory limit? ulimit -l)");
@@ -219,9 +225,104 @@ final class Endpoint {
         established = true;
     }
 
-    /** The send half of the control region. */
+    /** The send half of the control region, but for the keep-alive target at its end. */
     MemorySegment ctrlSendArea() {
-        return ctrl.asSlice(CTRL_HALF, CTRL_HALF);
+        return ctrl.asSlice(CTRL_HALF, CTRL_HALF - PROBE_BYTES);
+    }
+
+    /** @return where the peer WRITEs its keep-alive probes */
+    RemoteRegion probeTarget() {
+        return new RemoteRegion(ctrl.address() + 2L * CTRL_HALF - PROBE_BYTES, PROBE_BYTES,
+            ctrlMr.get(JAVA_INT, IbvMr.RKEY));
+    }
+
+    void peerProbe(RemoteRegion target) {
+        peerProbe = target;
+    }
+
+    /**
+     * Keep-alive (progress thread): an idle connection WRITEs a few bytes to the peer's probe target every
+     * quarter of the peer timeout; RC acknowledges it in hardware, so only a peer whose machine, NIC or queue
+     * pair is gone fails to. A probe unanswered for the peer timeout fails the connection, naming the peer.
+     * While user sends are outstanding they are the probes: the hardware's retries end in an error completion
+     * if the peer is gone (a SEND waiting for a receive the peer has not posted yet is not a failure).
+     *
+     * @param now {@code System.nanoTime()}
+     * @param peerTimeout the node's peer timeout in nanoseconds
+     */
+    void keepAlive(long now, long peerTimeout) {
+        VerbsConnection c = conn;
+        RemoteRegion target = peerProbe;
+        if (c == null || target == null) {
+            return;
+        }
+        String why = null;
+        lock.lock();
+        try {
+            if (!usable()) {
+                return;
+            }
+            if (probeSent != 0) {
+                if (now - probeSent > peerTimeout) {
+                    why = "peer '" + c.peerName() + "' (" + c.peerAddress() + ") did not acknowledge a keep-alive"
+                        + " WRITE within " + peerTimeout / 1_000_000 + " ms (peerTimeout)";
+                }
+            } else if (!queues.sendsOutstanding() && now - lastProbe >= peerTimeout / 4) {
+                sendSge.set(JAVA_LONG, IbvSge.ADDR, ctrl.address() + 2L * CTRL_HALF - PROBE_BYTES);
+                sendSge.set(JAVA_INT, IbvSge.LENGTH, 8);
+                sendSge.set(JAVA_INT, IbvSge.LKEY, ctrlLkey);
+                sendWr.set(JAVA_LONG, IbvSendWr.WR_ID, CTRL_PROBE);
+                sendWr.set(JAVA_INT, IbvSendWr.NUM_SGE, 1);
+                sendWr.set(JAVA_INT, IbvSendWr.OPCODE, Consts.IBV_WR_RDMA_WRITE);
+                sendWr.set(JAVA_INT, IbvSendWr.SEND_FLAGS, Consts.IBV_SEND_SIGNALED);
+                sendWr.set(JAVA_LONG, IbvSendWr.RDMA_REMOTE_ADDR, target.address());
+                sendWr.set(JAVA_INT, IbvSendWr.RDMA_RKEY, target.remoteKey());
+                int rc;
+                try {
+                    rc = (int) Lib.POST_SEND_OP.invokeExact(node.postSendFn(), qp, sendWr, bad);
+                } catch (Throwable t) {
+                    throw new IllegalStateException("verbs: post_send call failed", t);
+                }
+                if (rc == 0) {
+                    probeSent = now;
+                } else if (rc != More.ENOMEM) {
+                    why = "keep-alive WRITE to peer '" + c.peerName() + "' could not be posted: errno=" + rc;
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (why != null) {
+            c.fail(new ConnectionClosedException(c.peerName(), why, null));
+        }
+    }
+
+    private void probeDone(int status) {
+        VerbsConnection c = conn;
+        probeSent = 0;
+        lastProbe = System.nanoTime();
+        if (status != Consts.IBV_WC_SUCCESS && c != null && !closed) {
+            c.fail(new ConnectionClosedException(c.peerName(), "peer '" + c.peerName() + "' (" + c.peerAddress()
+                + ") is unreachable: keep-alive WRITE failed with " + statusName(status), null));
+        }
+    }
+
+    /**
+     * Test support: moves the queue pair to the error state without telling the peer (no disconnect), as if this
+     * host had frozen: the peer's hardware retries go unanswered.
+     */
+    void freeze() {
+        lock.lock();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment attr = a.allocate(512, 8);
+            attr.set(JAVA_INT, More.QP_ATTR_QP_STATE, More.IBV_QPS_ERR);
+            Lib.MODIFY_QP.invoke(Lib.state(), qp, attr, More.IBV_QP_STATE);
+            closed = true;
+        } catch (Throwable t) {
+            throw new IllegalStateException("verbs: ibv_modify_qp(ERR) failed", t);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The receive half of the control region. */
@@ -413,6 +514,10 @@ final class Endpoint {
     private void handle(MemorySegment wc) {
         long wrId = wc.get(JAVA_LONG, IbvWc.WR_ID);
         int status = wc.get(JAVA_INT, IbvWc.STATUS);
+        if (wrId == CTRL_PROBE) {
+            probeDone(status);
+            return;
+        }
         if ((wrId & CTRL_BIT) != 0) {
             node.onControl(this, wrId == CTRL_RECV, status, wc.get(JAVA_INT, IbvWc.BYTE_LEN));
             return;

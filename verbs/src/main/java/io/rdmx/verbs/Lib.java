@@ -106,6 +106,9 @@ public final class Lib {
     /** {@code const char *ibv_wc_status_str(status)}. */
     public static final MethodHandle WC_STATUS_STR = fn(IBV, "ibv_wc_status_str",
         FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    /** {@code int ibv_modify_qp(qp, ibv_qp_attr*, attr_mask)}. */
+    public static final MethodHandle MODIFY_QP = fn(IBV, "ibv_modify_qp",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
     /** {@code const char *ibv_get_device_name(device)}. */
     public static final MethodHandle GET_DEVICE_NAME = fn(IBV, "ibv_get_device_name",
         FunctionDescriptor.of(ADDRESS, ADDRESS));

@@ -285,6 +285,12 @@ public final class Native {
 
     /** Constants not needed by the smoke test. */
     public static final class More {
+        /** {@code offsetof(struct ibv_qp_attr, qp_state)}. */
+        public static final long QP_ATTR_QP_STATE = 0;
+        /** {@code IBV_QPS_ERR}. */
+        public static final int IBV_QPS_ERR = 6;
+        /** {@code IBV_QP_STATE}. */
+        public static final int IBV_QP_STATE = 1;
         /** {@code IBV_SEND_INLINE}. */
         public static final int IBV_SEND_INLINE = 8;
         /** {@code IBV_WC_LOC_QP_OP_ERR}. */
@@ -424,6 +430,9 @@ public final class Native {
         m.put("offsetof(struct rdma_event_channel, fd)", RdmaEventChannel.FD);
         m.put("offsetof(struct ibv_comp_channel, fd)", IbvCompChannel.FD);
         m.put("IBV_SEND_INLINE", (long) More.IBV_SEND_INLINE);
+        m.put("offsetof(struct ibv_qp_attr, qp_state)", More.QP_ATTR_QP_STATE);
+        m.put("IBV_QPS_ERR", (long) More.IBV_QPS_ERR);
+        m.put("IBV_QP_STATE", (long) More.IBV_QP_STATE);
         m.put("IBV_WC_LOC_QP_OP_ERR", (long) More.IBV_WC_LOC_QP_OP_ERR);
         m.put("IBV_WC_REM_OP_ERR", (long) More.IBV_WC_REM_OP_ERR);
         m.put("IBV_WC_RETRY_EXC_ERR", (long) More.IBV_WC_RETRY_EXC_ERR);

@@ -502,6 +502,7 @@ public final class VerbsNode extends AbstractNode {
         long peerTimeout = options().peerTimeout().toNanos();
         for (Endpoint ep : byId.values()) {
             if (ep.connection() != null) {
+                ep.keepAlive(now, peerTimeout);
                 continue;
             }
             long deadline = ep.active ? ep.deadlineNanos : ep.deadlineNanos + peerTimeout;
@@ -597,7 +598,8 @@ public final class VerbsNode extends AbstractNode {
                 case Consts.RDMA_CM_EVENT_ESTABLISHED:
                     ep.markEstablished();
                     if (ep.active) {
-                        sendSetup(ep, new SetupMessage(SetupMessage.HELLO, name(), address, exportedRegions(), null));
+                        sendSetup(ep, new SetupMessage(SetupMessage.HELLO, name(), address, exportedRegions(), null,
+                            ep.probeTarget()));
                     }
                     break;
                 case Consts.RDMA_CM_EVENT_DISCONNECTED:
@@ -737,7 +739,8 @@ public final class VerbsNode extends AbstractNode {
                 LOG.debug("verbs: node '{}' refuses '{}': {}", name(), s.name, why);
                 return; // the peer disconnects; the sweep destroys the endpoint if it does not
             }
-            sendSetup(ep, new SetupMessage(SetupMessage.ACCEPT, name(), address, exportedRegions(), null));
+            sendSetup(ep, new SetupMessage(SetupMessage.ACCEPT, name(), address, exportedRegions(), null,
+                ep.probeTarget()));
         } catch (RdmxException e) {
             if (c != null) {
                 removeConnection(c);
@@ -745,6 +748,7 @@ public final class VerbsNode extends AbstractNode {
             execute(() -> setupFailed(ep, e.getMessage()));
             return;
         }
+        ep.peerProbe(s.probe);
         ep.attach(c);
         if (!offerAccepted(c)) {
             VerbsConnection full = c;
@@ -771,6 +775,7 @@ public final class VerbsNode extends AbstractNode {
             execute(ep::close);
             return;
         }
+        ep.peerProbe(s.probe);
         ep.attach(c);
         if (!ep.future.complete(c)) {
             // the caller gave up (timeout) in the meantime
@@ -780,6 +785,18 @@ public final class VerbsNode extends AbstractNode {
     }
 
     // ------------------------------------------------------------------ close
+
+    /**
+     * Test support: every queue pair of this node stops answering, without a disconnect (a frozen host);
+     * peers detect it through their keep-alive probes.
+     */
+    public void freeze() {
+        for (Endpoint ep : byId.values()) {
+            if (ep.connection() != null) {
+                ep.freeze();
+            }
+        }
+    }
 
     /** Test support: the node dies like a crashed process (the kernel sends the peers a disconnect). */
     public void kill() {

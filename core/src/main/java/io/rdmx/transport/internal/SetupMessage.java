@@ -24,6 +24,8 @@ import java.util.List;
  *  +---------------------------------------------------------------+
  *  |  region count | regions: RemoteRegion.ENCODED_LENGTH bytes each |
  *  +---------------------------------------------------------------+
+ *  |  keep-alive target: a RemoteRegion, length 0 if none          |
+ *  +---------------------------------------------------------------+
  *  |  reason length | reason (UTF-8, kind REFUSE only) ...          |
  *  +---------------------------------------------------------------+
  * </pre>
@@ -52,6 +54,8 @@ public final class SetupMessage {
     public final List<RemoteRegion> regions;
     /** Why the connection is refused, or null. */
     public final String reason;
+    /** Where the peer may WRITE keep-alive probes (a few bytes of its control region), or null. */
+    public final RemoteRegion probe;
 
     /**
      * @param kind the kind
@@ -61,11 +65,25 @@ public final class SetupMessage {
      * @param reason the refusal reason, or null
      */
     public SetupMessage(byte kind, String name, String address, List<RemoteRegion> regions, String reason) {
+        this(kind, name, address, regions, reason, null);
+    }
+
+    /**
+     * @param kind the kind
+     * @param name the sender's node name
+     * @param address the sender's address
+     * @param regions its exported regions
+     * @param reason the refusal reason, or null
+     * @param probe the sender's keep-alive target, or null
+     */
+    public SetupMessage(byte kind, String name, String address, List<RemoteRegion> regions, String reason,
+                        RemoteRegion probe) {
         this.kind = kind;
         this.name = name;
         this.address = address;
         this.regions = regions;
         this.reason = reason;
+        this.probe = probe;
     }
 
     /**
@@ -80,7 +98,8 @@ public final class SetupMessage {
         byte[] n = name.getBytes(StandardCharsets.UTF_8);
         byte[] a = address.getBytes(StandardCharsets.UTF_8);
         byte[] r = reason == null ? new byte[0] : reason.getBytes(StandardCharsets.UTF_8);
-        long need = 16L + n.length + a.length + r.length + (long) regions.size() * RemoteRegion.ENCODED_LENGTH;
+        long need = 16L + RemoteRegion.ENCODED_LENGTH + n.length + a.length + r.length
+            + (long) regions.size() * RemoteRegion.ENCODED_LENGTH;
         if (need > b.capacity()) {
             throw new ProtocolException("setup message of " + need + " bytes (" + regions.size()
                 + " regions) exceeds " + b.capacity() + " bytes");
@@ -92,6 +111,8 @@ public final class SetupMessage {
             rr.encode(b, b.position());
             b.position(b.position() + RemoteRegion.ENCODED_LENGTH);
         }
+        (probe == null ? new RemoteRegion(0, 0, 0) : probe).encode(b, b.position());
+        b.position(b.position() + RemoteRegion.ENCODED_LENGTH);
         b.putShort((short) r.length).put(r);
         return b.position();
     }
@@ -133,8 +154,11 @@ public final class SetupMessage {
                 regions.add(RemoteRegion.decode(b, b.position()));
                 b.position(b.position() + RemoteRegion.ENCODED_LENGTH);
             }
+            RemoteRegion probe = RemoteRegion.decode(b, b.position());
+            b.position(b.position() + RemoteRegion.ENCODED_LENGTH);
             String reason = string(b);
-            return new SetupMessage(kind, name, address, regions, reason.isEmpty() ? null : reason);
+            return new SetupMessage(kind, name, address, regions, reason.isEmpty() ? null : reason,
+                probe.length() == 0 ? null : probe);
         } catch (java.nio.BufferUnderflowException | IllegalArgumentException e) {
             throw new ProtocolException("truncated setup message (" + src.remaining() + " bytes)");
         }

@@ -21,15 +21,19 @@ class SetupMessageTest {
         ByteBuffer buf = ByteBuffer.allocateDirect(4096);
         List<RemoteRegion> regions = List.of(new RemoteRegion(0x7f00_0000_1000L, 1 << 20, 0x1234),
             new RemoteRegion(0x7f00_0020_0000L, 64, 0xabcdef));
-        int len = new SetupMessage(SetupMessage.HELLO, "client-1", "10.9.9.1:4791", regions, null).encode(buf);
+        RemoteRegion probe = new RemoteRegion(0x7f00_0030_0000L, 64, 0x77);
+        int len = new SetupMessage(SetupMessage.HELLO, "client-1", "10.9.9.1:4791", regions, null, probe)
+            .encode(buf);
         SetupMessage s = SetupMessage.decode(buf.duplicate().limit(len));
         assertEquals(SetupMessage.HELLO, s.kind);
         assertEquals("client-1", s.name);
         assertEquals("10.9.9.1:4791", s.address);
         assertEquals(regions, s.regions);
         assertNull(s.reason);
+        assertEquals(probe, s.probe);
         len = new SetupMessage(SetupMessage.REFUSE, "srv", "a:1", List.of(), "already connected").encode(buf);
         assertEquals("already connected", SetupMessage.decode(buf.duplicate().limit(len)).reason);
+        assertNull(SetupMessage.decode(buf.duplicate().limit(len)).probe);
         ProtocolException e = assertThrows(ProtocolException.class,
             () -> SetupMessage.decode(buf.duplicate().limit(10)));
         assertTrue(e.getMessage().contains("truncated"), e.getMessage());
@@ -41,7 +45,7 @@ class SetupMessageTest {
         e = assertThrows(ProtocolException.class, () -> SetupMessage.decode(bad));
         assertTrue(e.getMessage().contains("version 9"), e.getMessage());
         e = assertThrows(ProtocolException.class,
-            () -> new SetupMessage(SetupMessage.HELLO, "n", "a", regions, null).encode(ByteBuffer.allocate(40)));
+            () -> new SetupMessage(SetupMessage.HELLO, "n", "a", regions, null).encode(ByteBuffer.allocate(56)));
         assertTrue(e.getMessage().contains("2 regions"), e.getMessage());
     }
 }
