@@ -47,10 +47,10 @@ final class VerbsReport {
             v.get("PERFTEST_WRITE_BW"), "MB/s", ">= 0.9x");
         r.lowerIsBetter("WRITE latency " + latSize + " B vs ib_write_lat", v.get("RDMX_WRITE_LAT"),
             v.get("PERFTEST_WRITE_LAT"), "us", "<= 1.2x the latency");
-        r.panel(new Report.Panel("WRITE bandwidth, " + bwSize + " B (MB/s, higher is better)", "MB/s", List.of(
+        r.panel(new Report.Panel("WRITE bandwidth, " + bwSize + " B, higher is better", "MB/s", List.of(
             new Report.Bar("rdmx verbs", v.get("RDMX_WRITE_BW"), false),
             new Report.Bar("ib_write_bw", v.get("PERFTEST_WRITE_BW"), true))));
-        r.panel(new Report.Panel("WRITE latency, " + latSize + " B (us, lower is better)", "us", List.of(
+        r.panel(new Report.Panel("WRITE latency, " + latSize + " B, lower is better", "us", List.of(
             new Report.Bar("rdmx verbs", v.get("RDMX_WRITE_LAT"), false),
             new Report.Bar("ib_write_lat", v.get("PERFTEST_WRITE_LAT"), true))));
         r.finish(System.out, results);
