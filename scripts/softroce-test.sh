@@ -67,7 +67,7 @@ timeout 420 "$JAVA" $JOPTS -cp "$CP" org.junit.platform.console.ConsoleLauncher 
   --disable-ansi-colors --details=tree --reports-dir="$WORK/junit" \
   --select-class=io.rdmx.verbs.VerbsConformanceTest --select-class=io.rdmx.verbs.VerbsChannelTest \
   --select-class=io.rdmx.verbs.VerbsUnitTest --select-class=io.rdmx.verbs.RegistrationCacheTest \
-  --select-class=io.rdmx.verbs.PeerHangTest > junit.txt 2>&1
+  --select-class=io.rdmx.verbs.PeerHangTest --select-class=io.rdmx.verbs.VerbsSetupTest > junit.txt 2>&1
 echo \$? > junit.rc
 timeout 120 "$JAVA" $JOPTS -cp "$CP" io.rdmx.verbs.Smoke 10.9.9.1 7471 > smoke.txt 2>&1
 step "two-JVM ring channel"

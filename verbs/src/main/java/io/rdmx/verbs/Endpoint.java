@@ -308,6 +308,31 @@ final class Endpoint {
     }
 
     /**
+     * Shortens the RNR NAK delay this queue pair asks of a sender whose SEND finds no receive posted. rdma_cm
+     * leaves {@code min_rnr_timer} at 0, which encodes 655 ms: a SEND racing the peer's first receives would
+     * stall that long. Code 1 is 0.01 ms, so a sender retries almost at once (rnr_retry is unlimited). Called
+     * once the queue pair is in RTS (RTS to RTS may change this attribute).
+     */
+    void shortenRnrTimer() {
+        lock.lock();
+        try (Arena a = Arena.ofConfined()) {
+            if (!usable()) {
+                return;
+            }
+            MemorySegment attr = a.allocate(512, 8);
+            attr.set(JAVA_BYTE, More.QP_ATTR_MIN_RNR_TIMER, (byte) 1);
+            int rc = (int) Lib.MODIFY_QP.invoke(Lib.state(), qp, attr, More.IBV_QP_MIN_RNR_TIMER);
+            if (rc != 0) {
+                node.log().debug("verbs: ibv_modify_qp(min_rnr_timer) for {} returned {}", peerLabel(), rc);
+            }
+        } catch (Throwable t) {
+            node.log().debug("verbs: ibv_modify_qp(min_rnr_timer)", t);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Test support: moves the queue pair to the error state without telling the peer (no disconnect), as if this
      * host had frozen: the peer's hardware retries go unanswered.
      */

@@ -287,6 +287,10 @@ public final class Native {
     public static final class More {
         /** {@code offsetof(struct ibv_qp_attr, qp_state)}. */
         public static final long QP_ATTR_QP_STATE = 0;
+        /** {@code offsetof(struct ibv_qp_attr, min_rnr_timer)}. */
+        public static final long QP_ATTR_MIN_RNR_TIMER = 128;
+        /** {@code IBV_QP_MIN_RNR_TIMER}. */
+        public static final int IBV_QP_MIN_RNR_TIMER = 1 << 15;
         /** {@code IBV_QPS_ERR}. */
         public static final int IBV_QPS_ERR = 6;
         /** {@code IBV_QP_STATE}. */
@@ -432,6 +436,8 @@ public final class Native {
         m.put("IBV_SEND_INLINE", (long) More.IBV_SEND_INLINE);
         m.put("offsetof(struct ibv_qp_attr, qp_state)", More.QP_ATTR_QP_STATE);
         m.put("IBV_QPS_ERR", (long) More.IBV_QPS_ERR);
+        m.put("offsetof(struct ibv_qp_attr, min_rnr_timer)", More.QP_ATTR_MIN_RNR_TIMER);
+        m.put("IBV_QP_MIN_RNR_TIMER", (long) More.IBV_QP_MIN_RNR_TIMER);
         m.put("IBV_QP_STATE", (long) More.IBV_QP_STATE);
         m.put("IBV_WC_LOC_QP_OP_ERR", (long) More.IBV_WC_LOC_QP_OP_ERR);
         m.put("IBV_WC_REM_OP_ERR", (long) More.IBV_WC_REM_OP_ERR);

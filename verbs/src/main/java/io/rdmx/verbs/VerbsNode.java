@@ -598,6 +598,9 @@ public final class VerbsNode extends AbstractNode {
                 case Consts.RDMA_CM_EVENT_ESTABLISHED:
                     ep.markEstablished();
                     if (ep.active) {
+                        ep.shortenRnrTimer(); // the passive side did it after rdma_accept
+                    }
+                    if (ep.active) {
                         sendSetup(ep, new SetupMessage(SetupMessage.HELLO, name(), address, exportedRegions(), null,
                             ep.probeTarget()));
                     }
@@ -661,6 +664,8 @@ public final class VerbsNode extends AbstractNode {
             ep.createQueuePair();
             if ((int) Lib.ACCEPT.invoke(st, ep.id, ep.connParam()) != 0) {
                 setupFailed(ep, "rdma_accept errno=" + Lib.errno(st));
+            } else {
+                ep.shortenRnrTimer(); // rdma_accept moved the queue pair to RTS
             }
         } catch (RdmxException e) {
             try {
