@@ -20,7 +20,6 @@ import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.ProtocolException;
 import io.rdmx.transport.RdmxException;
-import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
 import io.rdmx.transport.internal.RdmaDevices;
@@ -37,9 +36,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,7 +67,6 @@ final class DisniNode extends AbstractNode {
     private final String address;
     private final Map<RdmaCmId, Setup> setups = new ConcurrentHashMap<>();
     private final Map<Integer, Setup> byQp = new ConcurrentHashMap<>();
-    private final Map<String, CompletableFuture<DisniConnection>> dialing = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final Thread cmThread;
     private final Thread cqThread;
@@ -83,7 +78,7 @@ final class DisniNode extends AbstractNode {
         final RdmaCmId id;
         final boolean active;
         final String dialAddress;
-        final CompletableFuture<DisniConnection> future;
+        final CompletableFuture<AbstractConnection> future;
         final long deadline;
         IbvQP qp;
         ByteBuffer ctrl;
@@ -91,7 +86,7 @@ final class DisniNode extends AbstractNode {
         volatile DisniConnection conn;
         boolean destroyed;
 
-        Setup(RdmaCmId id, boolean active, String dialAddress, CompletableFuture<DisniConnection> future,
+        Setup(RdmaCmId id, boolean active, String dialAddress, CompletableFuture<AbstractConnection> future,
               long deadline) {
             this.id = id;
             this.active = active;
@@ -209,11 +204,6 @@ final class DisniNode extends AbstractNode {
 
     @Override
     public AbstractConnection connect(String peerAddress, Duration timeout) throws RdmxException {
-        checkOpen();
-        AbstractConnection existing = connectionAt(peerAddress);
-        if (existing != null) {
-            return existing;
-        }
         int colon = peerAddress.lastIndexOf(':');
         InetSocketAddress dst;
         try {
@@ -222,42 +212,18 @@ final class DisniNode extends AbstractNode {
         } catch (IOException | RuntimeException e) {
             throw new RdmxException("disni: address=" + peerAddress + " is not IP:port");
         }
-        long deadline = System.nanoTime() + timeout.toNanos();
-        CompletableFuture<DisniConnection> mine = new CompletableFuture<>();
-        CompletableFuture<DisniConnection> f = dialing.putIfAbsent(peerAddress, mine);
-        if (f == null) {
-            f = mine;
+        return dialOnce(peerAddress, timeout, (future, deadline) -> {
             try {
                 RdmaCmId id = channel.createId(RdmaCm.RDMA_PS_TCP);
-                setups.put(id, new Setup(id, true, peerAddress, mine, deadline));
+                setups.put(id, new Setup(id, true, peerAddress, future, deadline));
                 id.resolveAddr(new InetSocketAddress(ip, 0), dst, (int) Math.max(1, Math.min(5000,
                     timeout.toMillis())));
             } catch (IOException e) {
-                mine.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
-                    + peerAddress + " failed: " + e.getMessage(), e));
+                throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: "
+                    + e.getMessage(), e);
             }
-        }
-        try {
-            return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            RdmxTimeoutException t = new RdmxTimeoutException("connect from '" + name() + "' to address="
-                + peerAddress + " timed out after " + timeout.toMillis() + " ms");
-            mine.completeExceptionally(t);
-            throw t;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " interrupted");
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof RdmxTimeoutException) {
-                throw new RdmxTimeoutException(c.getMessage());
-            }
-            throw new RdmxException(c.getMessage(), c);
-        } finally {
-            if (f == mine) {
-                dialing.remove(peerAddress, mine);
-            }
-        }
+            return () -> { }; // the rdma_cm thread's sweep tears the abandoned setup down
+        });
     }
 
     // ------------------------------------------------------------------ rdma_cm events
@@ -558,10 +524,7 @@ final class DisniNode extends AbstractNode {
     @Override
     protected void closeTransport() {
         stopping = true;
-        RdmxException closed = new RdmxException("node '" + name() + "' closed while connecting");
-        for (CompletableFuture<DisniConnection> f : dialing.values()) {
-            f.completeExceptionally(closed);
-        }
+        failDialing("node '" + name() + "' closed while connecting");
         try {
             cmThread.join(5000);
             cqThread.join(5000);

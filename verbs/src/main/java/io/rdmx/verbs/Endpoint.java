@@ -11,6 +11,7 @@ import io.rdmx.transport.Post;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
+import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.internal.WorkQueues;
 import io.rdmx.verbs.Native.Consts;
@@ -64,7 +65,7 @@ final class Endpoint {
     final MemorySegment id;
     final boolean active;
     final String dialAddress;
-    final CompletableFuture<VerbsConnection> future;
+    final CompletableFuture<AbstractConnection> future;
     final long deadlineNanos;
     final ReentrantLock lock = new ReentrantLock();
 
@@ -101,7 +102,7 @@ final class Endpoint {
     private final WorkQueues queues;
 
     Endpoint(VerbsNode node, MemorySegment id, boolean active, String dialAddress,
-             CompletableFuture<VerbsConnection> future, long deadlineNanos) {
+             CompletableFuture<AbstractConnection> future, long deadlineNanos) {
         this.node = node;
         this.id = id.reinterpret(64);
         this.active = active;

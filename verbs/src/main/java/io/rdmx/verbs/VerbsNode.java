@@ -38,9 +38,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,7 +64,6 @@ public final class VerbsNode extends AbstractNode {
     private final RegistrationCache cache;
     private final ConcurrentHashMap<Long, Endpoint> byId = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Long, Endpoint> byCq = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<String, CompletableFuture<VerbsConnection>> dialing = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private MemorySegment channel = MemorySegment.NULL;
     private MemorySegment listenId = MemorySegment.NULL;
@@ -344,14 +340,6 @@ public final class VerbsNode extends AbstractNode {
 
     @Override
     public AbstractConnection connect(String peerAddress, Duration timeout) throws RdmxException {
-        checkOpen();
-        AbstractConnection existing = connectionAt(peerAddress);
-        if (existing != null) {
-            return existing;
-        }
-        if (peerAddress.equals(address)) {
-            throw new RdmxException("node '" + name() + "' cannot connect to itself (address=" + peerAddress + ")");
-        }
         int colon = peerAddress.lastIndexOf(':');
         InetAddress peerIp;
         int port;
@@ -364,45 +352,11 @@ public final class VerbsNode extends AbstractNode {
         if (colon <= 0 || port <= 0 || port > 65535 || !(peerIp instanceof Inet4Address)) {
             throw new RdmxException("verbs: address=" + peerAddress + " is not IPv4:port");
         }
-        CompletableFuture<VerbsConnection> mine = new CompletableFuture<>();
-        CompletableFuture<VerbsConnection> f = dialing.putIfAbsent(peerAddress, mine);
-        Endpoint ep = null;
-        long deadline = System.nanoTime() + timeout.toNanos();
-        if (f == null) {
-            f = mine;
-            ep = dial(peerAddress, peerIp, port, mine, deadline, timeout);
-        }
-        try {
-            return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            RdmxTimeoutException t = new RdmxTimeoutException("connect from '" + name() + "' to address="
-                + peerAddress + " timed out after " + timeout.toMillis() + " ms");
-            if (f == mine) {
-                mine.completeExceptionally(t);
-                abandon(ep);
-            }
-            throw t;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            if (f == mine) {
-                mine.completeExceptionally(new RdmxException("interrupted"));
-                abandon(ep);
-            }
-            throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " interrupted");
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof RdmxTimeoutException) {
-                throw new RdmxTimeoutException(c.getMessage());
-            }
-            if (c instanceof RdmxException) {
-                throw new RdmxException(c.getMessage(), c);
-            }
-            throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: " + c, c);
-        } finally {
-            if (f == mine) {
-                dialing.remove(peerAddress, mine);
-            }
-        }
+        InetAddress ipOfPeer = peerIp;
+        return dialOnce(peerAddress, timeout, (future, deadline) -> {
+            Endpoint ep = dial(peerAddress, ipOfPeer, port, future, deadline, timeout);
+            return () -> abandon(ep);
+        });
     }
 
     private void abandon(Endpoint ep) {
@@ -411,7 +365,7 @@ public final class VerbsNode extends AbstractNode {
         }
     }
 
-    private Endpoint dial(String peerAddress, InetAddress peerIp, int port, CompletableFuture<VerbsConnection> f,
+    private Endpoint dial(String peerAddress, InetAddress peerIp, int port, CompletableFuture<AbstractConnection> f,
                           long deadline, Duration timeout) {
         MemorySegment st = Lib.state();
         try (Arena a = Arena.ofConfined()) {
@@ -811,10 +765,7 @@ public final class VerbsNode extends AbstractNode {
     @Override
     protected void closeTransport() {
         stopping = true;
-        RdmxException closed = new RdmxException("node '" + name() + "' closed while connecting");
-        for (CompletableFuture<VerbsConnection> f : dialing.values()) {
-            f.completeExceptionally(closed);
-        }
+        failDialing("node '" + name() + "' closed while connecting");
         wake();
         try {
             progress.join(5000);

@@ -15,9 +15,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,6 +37,7 @@ public abstract class AbstractNode implements Node {
     private final ConcurrentHashMap<Integer, RegionImpl> regions = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, AbstractConnection> connections = new ConcurrentHashMap<>();
     private final LinkedBlockingQueue<Object> acceptQueue;
+    private final ConcurrentHashMap<String, CompletableFuture<AbstractConnection>> dialing = new ConcurrentHashMap<>();
     private final AtomicLong regionSeq = new AtomicLong();
     private volatile boolean closed;
 
@@ -259,6 +263,97 @@ public abstract class AbstractNode implements Node {
      */
     public boolean offerAccepted(AbstractConnection c) {
         return acceptQueue.remainingCapacity() > 1 && acceptQueue.offer(c);
+    }
+
+    /** Starts a provider's connection attempt; what {@link #dialOnce} needs of it. */
+    @FunctionalInterface
+    protected interface Dialer {
+        /**
+         * Starts connecting; completes {@code future} with the connection or an {@link RdmxException}.
+         *
+         * @param future to complete
+         * @param deadlineNanos when the caller gives up ({@code System.nanoTime()} scale)
+         * @return what to do if the caller gives up (timeout, interrupt): release what the attempt holds
+         * @throws RdmxException if the attempt cannot start
+         */
+        Runnable start(CompletableFuture<AbstractConnection> future, long deadlineNanos) throws RdmxException;
+    }
+
+    /**
+     * The shared part of {@link #connect}: the existing connection to that address if there is one; else one
+     * attempt per address at a time (concurrent callers wait for the same attempt), bounded by the timeout,
+     * with errors that name this node and the address.
+     *
+     * @param peerAddress the peer's address, already validated by the provider
+     * @param timeout bound on the whole setup
+     * @param dialer starts the provider's attempt
+     * @return the connection
+     * @throws RdmxException on failure or timeout ({@link RdmxTimeoutException})
+     */
+    protected AbstractConnection dialOnce(String peerAddress, Duration timeout, Dialer dialer) throws RdmxException {
+        checkOpen();
+        AbstractConnection existing = connectionAt(peerAddress);
+        if (existing != null) {
+            return existing;
+        }
+        if (peerAddress.equals(address())) {
+            throw new RdmxException("node '" + name() + "' cannot connect to itself (address=" + peerAddress + ")");
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        CompletableFuture<AbstractConnection> mine = new CompletableFuture<>();
+        CompletableFuture<AbstractConnection> f = dialing.putIfAbsent(peerAddress, mine);
+        Runnable abandon = () -> { };
+        if (f == null) {
+            f = mine;
+            try {
+                abandon = dialer.start(mine, deadline);
+            } catch (RdmxException e) {
+                mine.completeExceptionally(e);
+            }
+        }
+        try {
+            return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            RdmxTimeoutException t = new RdmxTimeoutException("connect from '" + name() + "' to address="
+                + peerAddress + " timed out after " + timeout.toMillis() + " ms");
+            if (f == mine) {
+                mine.completeExceptionally(t);
+                abandon.run();
+            }
+            throw t;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            if (f == mine) {
+                mine.completeExceptionally(new RdmxException("connect interrupted"));
+                abandon.run();
+            }
+            throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " interrupted");
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof RdmxTimeoutException) {
+                throw new RdmxTimeoutException(c.getMessage());
+            }
+            if (c instanceof RdmxException) {
+                throw new RdmxException(c.getMessage(), c);
+            }
+            throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: " + c, c);
+        } finally {
+            if (f == mine) {
+                dialing.remove(peerAddress, mine);
+            }
+        }
+    }
+
+    /**
+     * Fails every connection attempt in progress; providers call it when they close.
+     *
+     * @param why the reason, naming this node
+     */
+    protected void failDialing(String why) {
+        RdmxException closed = new RdmxException(why);
+        for (CompletableFuture<AbstractConnection> f : dialing.values()) {
+            f.completeExceptionally(closed);
+        }
     }
 
     @Override

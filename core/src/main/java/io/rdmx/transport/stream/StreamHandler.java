@@ -53,7 +53,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     private final StreamNode node;
     private final boolean active;
     private final String dialedAddress;
-    private final CompletableFuture<StreamConnection> connectFuture;
+    private final CompletableFuture<AbstractConnection> connectFuture;
     private final byte[] nonce = new byte[FrameDescriptor.NONCE_LENGTH];
 
     private Channel channel;
@@ -75,7 +75,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     private volatile boolean waitingRecv;
 
     StreamHandler(StreamNode node, boolean active, String dialedAddress,
-                  CompletableFuture<StreamConnection> connectFuture) {
+                  CompletableFuture<AbstractConnection> connectFuture) {
         this.node = node;
         this.active = active;
         this.dialedAddress = dialedAddress;

@@ -13,16 +13,12 @@ import io.netty.handler.timeout.IdleStateHandler;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
-import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * A node of a stream provider: a Netty server channel, one event loop group for all its connections, and
@@ -30,7 +26,6 @@ import java.util.concurrent.TimeoutException;
  */
 public abstract class StreamNode extends AbstractNode {
     private final EventLoopGroup group;
-    private final ConcurrentHashMap<String, CompletableFuture<StreamConnection>> dialing = new ConcurrentHashMap<>();
     private volatile Channel server;
     private volatile String address;
 
@@ -101,7 +96,7 @@ public abstract class StreamNode extends AbstractNode {
     }
 
     private ChannelInitializer<Channel> initializer(boolean active, String dialed,
-                                                    CompletableFuture<StreamConnection> future) {
+                                                    CompletableFuture<AbstractConnection> future) {
         long timeout = options().peerTimeout().toMillis();
         return new ChannelInitializer<>() {
             @Override
@@ -120,71 +115,27 @@ public abstract class StreamNode extends AbstractNode {
 
     @Override
     public AbstractConnection connect(String peerAddress, Duration timeout) throws RdmxException {
-        checkOpen();
-        AbstractConnection existing = connectionAt(peerAddress);
-        if (existing != null) {
-            return existing;
-        }
-        if (peerAddress.equals(address)) {
-            throw new RdmxException("node '" + name() + "' cannot connect to itself (address=" + peerAddress + ")");
-        }
         SocketAddress sa = parseAddress(peerAddress);
-        CompletableFuture<StreamConnection> mine = new CompletableFuture<>();
-        CompletableFuture<StreamConnection> f = dialing.putIfAbsent(peerAddress, mine);
-        Channel ch = null;
-        if (f == null) {
-            f = mine;
+        return dialOnce(peerAddress, timeout, (future, deadline) -> {
             Bootstrap b = new Bootstrap().group(group).channel(channelClass())
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE,
                     Math.max(1, timeout.toMillis())))
-                .handler(initializer(true, peerAddress, mine));
+                .handler(initializer(true, peerAddress, future));
             configure(b);
             ChannelFuture cf = b.connect(sa);
-            ch = cf.channel();
             cf.addListener(done -> {
                 if (!done.isSuccess()) {
-                    mine.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
+                    future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
                         + peerAddress + " failed: " + done.cause().getMessage(), done.cause()));
                 }
             });
-        }
-        try {
-            return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            RdmxTimeoutException t = new RdmxTimeoutException("connect from '" + name() + "' to address="
-                + peerAddress + " timed out after " + timeout.toMillis() + " ms");
-            if (f == mine) {
-                mine.completeExceptionally(t);
-                ch.close();
-            }
-            throw t;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            if (ch != null) {
-                ch.close();
-            }
-            throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " interrupted");
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof RdmxException) {
-                RdmxException r = (RdmxException) c;
-                throw r instanceof RdmxTimeoutException ? new RdmxTimeoutException(r.getMessage())
-                    : new RdmxException(r.getMessage(), r);
-            }
-            throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: " + c, c);
-        } finally {
-            if (f == mine) {
-                dialing.remove(peerAddress, mine);
-            }
-        }
+            return () -> cf.channel().close();
+        });
     }
 
     @Override
     protected void closeTransport() {
-        RdmxException closed = new RdmxException("node '" + name() + "' closed while connecting");
-        for (CompletableFuture<StreamConnection> f : dialing.values()) {
-            f.completeExceptionally(closed);
-        }
+        failDialing("node '" + name() + "' closed while connecting");
         Channel s = server;
         if (s != null) {
             s.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
