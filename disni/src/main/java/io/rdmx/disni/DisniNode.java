@@ -204,13 +204,11 @@ final class DisniNode extends AbstractNode {
 
     @Override
     public AbstractConnection connect(String peerAddress, Duration timeout) throws RdmxException {
-        int colon = peerAddress.lastIndexOf(':');
         InetSocketAddress dst;
         try {
-            dst = new InetSocketAddress(InetAddress.getByName(peerAddress.substring(0, Math.max(0, colon))),
-                Integer.parseInt(peerAddress.substring(colon + 1)));
-        } catch (IOException | RuntimeException e) {
-            throw new RdmxException("disni: address=" + peerAddress + " is not IP:port");
+            dst = RdmaDevices.parseAddress(peerAddress);
+        } catch (RdmxException e) {
+            throw new RdmxException("disni: " + e.getMessage());
         }
         return dialOnce(peerAddress, timeout, (future, deadline) -> {
             try {

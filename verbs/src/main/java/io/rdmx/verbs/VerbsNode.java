@@ -28,7 +28,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.Inet4Address;
 import java.net.InetAddress;
-import java.net.UnknownHostException;
+import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -340,21 +340,14 @@ public final class VerbsNode extends AbstractNode {
 
     @Override
     public AbstractConnection connect(String peerAddress, Duration timeout) throws RdmxException {
-        int colon = peerAddress.lastIndexOf(':');
-        InetAddress peerIp;
-        int port;
+        InetSocketAddress peer;
         try {
-            peerIp = InetAddress.getByName(peerAddress.substring(0, Math.max(0, colon)));
-            port = Integer.parseInt(peerAddress.substring(colon + 1));
-        } catch (UnknownHostException | NumberFormatException | StringIndexOutOfBoundsException e) {
-            throw new RdmxException("verbs: address=" + peerAddress + " is not IP:port");
+            peer = RdmaDevices.parseAddress(peerAddress);
+        } catch (RdmxException e) {
+            throw new RdmxException("verbs: " + e.getMessage());
         }
-        if (colon <= 0 || port <= 0 || port > 65535 || !(peerIp instanceof Inet4Address)) {
-            throw new RdmxException("verbs: address=" + peerAddress + " is not IPv4:port");
-        }
-        InetAddress ipOfPeer = peerIp;
         return dialOnce(peerAddress, timeout, (future, deadline) -> {
-            Endpoint ep = dial(peerAddress, ipOfPeer, port, future, deadline, timeout);
+            Endpoint ep = dial(peerAddress, peer.getAddress(), peer.getPort(), future, deadline, timeout);
             return () -> abandon(ep);
         });
     }

@@ -4,6 +4,7 @@ import io.rdmx.transport.RdmxException;
 import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
 import java.nio.file.Files;
@@ -112,6 +113,29 @@ public final class RdmaDevices {
             return null;
         }
         return null;
+    }
+
+    /**
+     * Parses a peer's address as the RDMA providers print it.
+     *
+     * @param address {@code IPv4:port}
+     * @return the socket address
+     * @throws RdmxException naming the address when it is not {@code IPv4:port}
+     */
+    public static InetSocketAddress parseAddress(String address) throws RdmxException {
+        int colon = address.lastIndexOf(':');
+        try {
+            if (colon > 0) {
+                InetAddress ip = InetAddress.getByName(address.substring(0, colon));
+                int port = Integer.parseInt(address.substring(colon + 1));
+                if (ip instanceof Inet4Address && port > 0 && port <= 65535) {
+                    return new InetSocketAddress(ip, port);
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // reported below
+        }
+        throw new RdmxException("address=" + address + " is not IPv4:port");
     }
 
     /**

@@ -52,4 +52,14 @@ class RdmaDevicesTest {
         assertTrue(RdmaDevices.list(dir.resolve("missing")).isEmpty());
     }
 
+
+    @Test
+    void peerAddressesAreIpv4AndPort() throws Exception {
+        assertEquals(new java.net.InetSocketAddress("10.9.9.1", 4791), RdmaDevices.parseAddress("10.9.9.1:4791"));
+        for (String bad : new String[] {"not-an-address", ":4791", "10.9.9.1:", "10.9.9.1:0", "10.9.9.1:70000",
+            "10.9.9.1:x", "[::1]:4791"}) {
+            RdmxException e = assertThrows(RdmxException.class, () -> RdmaDevices.parseAddress(bad));
+            assertTrue(e.getMessage().contains("address=" + bad + " is not IPv4:port"), e.getMessage());
+        }
+    }
 }
