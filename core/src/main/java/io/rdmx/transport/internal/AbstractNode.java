@@ -174,7 +174,7 @@ public abstract class AbstractNode implements Node {
             return "no remotely writable region with rkey=0x" + Integer.toHexString(remoteKey) + " at node '"
                 + name() + "'";
         }
-        if (offset < 0 || length < 0 || offset + length > r.length()) {
+        if (offset < 0 || length < 0 || length > r.length() || offset > r.length() - length) {
             return "WRITE offset=" + offset + " length=" + length + " outside region rkey=0x"
                 + Integer.toHexString(remoteKey) + " length=" + r.length() + " at node '" + name() + "'";
         }

@@ -141,7 +141,7 @@ public final class RegionImpl implements Region {
         if (!live()) {
             throw new IllegalStateException("region rkey=0x" + Integer.toHexString(remoteKey) + " is released");
         }
-        if (offset < 0 || length < 0 || offset + length > length()) {
+        if (offset < 0 || length < 0 || length > length() || offset > length() - length) {
             throw new IllegalArgumentException("local access offset=" + offset + " length=" + length
                 + " outside region length=" + length());
         }

@@ -46,7 +46,7 @@ final class ShmPlacer implements Placer {
             }
             mappings.put(remoteKey, m);
         }
-        if (remoteOffset < 0 || remoteOffset + length > m.capacity()) {
+        if (remoteOffset < 0 || length < 0 || length > m.capacity() || remoteOffset > m.capacity() - length) {
             return "WRITE offset=" + remoteOffset + " length=" + length + " outside region rkey=0x"
                 + Integer.toHexString(remoteKey) + " length=" + m.capacity() + " at peer " + peerDir;
         }

@@ -623,6 +623,19 @@ public abstract class TransportConformanceSuite {
     }
 
     @Test
+    void writeAtAnOverflowingOffsetIsRefusedLikeAnyOutOfBoundsWrite() throws Exception {
+        // offset + length overflows a long: a bounds check written as "offset + length > length" lets it through
+        Region src = filled(client, 64, 22);
+        byte[] before = bytes(target, 0, 4096);
+        long offset = Long.MAX_VALUE - 3;
+        assertEquals(Post.OK, c2s.post(WorkRequest.write(src, 0, 8, targetAtClient(), offset).wrId(3)));
+        Completion c = Completions.one(client);
+        assertEquals(3, c.wrId());
+        assertArrayEquals(before, bytes(target, 0, 4096), "nothing written");
+        assertRefusedAndIsolated(c, "offset=" + offset, "length=8");
+    }
+
+    @Test
     void writeToLocalOnlyRegionIsRefused() throws Exception {
         Region local = server.register(4096, Access.LOCAL_WRITE);
         Region src = filled(client, 64, 18);
