@@ -29,6 +29,14 @@ public final class NodeOptions {
     public static final String SECRET_PROP = "rdmx.secret";
     /** Environment variable: the cluster secret. */
     public static final String SECRET_ENV = "RDMX_SECRET";
+    /** System property: milliseconds a connection setup may take before it is abandoned (stream providers). */
+    public static final String HANDSHAKE_TIMEOUT_PROP = "rdmx.handshakeTimeoutMs";
+    /** Default handshake timeout. */
+    public static final Duration HANDSHAKE_TIMEOUT_DEFAULT = Duration.ofSeconds(10);
+    /** System property: accepted connections that may be in their handshake at once (stream providers). */
+    public static final String MAX_PENDING_HANDSHAKES_PROP = "rdmx.maxPendingHandshakes";
+    /** Default cap on pending handshakes. */
+    public static final int MAX_PENDING_HANDSHAKES_DEFAULT = 64;
 
     private final String name;
     private final String bindAddress;
@@ -38,6 +46,8 @@ public final class NodeOptions {
     private final Duration peerTimeout;
     private final String secret;
     private final int acceptBacklog;
+    private final Duration handshakeTimeout;
+    private final int maxPendingHandshakes;
 
     private NodeOptions(Builder b) {
         this.name = b.name;
@@ -48,6 +58,8 @@ public final class NodeOptions {
         this.peerTimeout = b.peerTimeout;
         this.secret = b.secret;
         this.acceptBacklog = b.acceptBacklog;
+        this.handshakeTimeout = b.handshakeTimeout;
+        this.maxPendingHandshakes = b.maxPendingHandshakes;
     }
 
     /**
@@ -108,11 +120,22 @@ public final class NodeOptions {
         return acceptBacklog;
     }
 
+    /** @return how long a connection setup may take before it is abandoned */
+    public Duration handshakeTimeout() {
+        return handshakeTimeout;
+    }
+
+    /** @return how many accepted connections may be in their handshake at once; more are refused at once */
+    public int maxPendingHandshakes() {
+        return maxPendingHandshakes;
+    }
+
     @Override
     public String toString() {
         return "NodeOptions{name=" + name + ", bindAddress=" + bindAddress + ", sendQueueDepth=" + sendQueueDepth
             + ", recvQueueDepth=" + recvQueueDepth + ", maxTransferSize=" + maxTransferSize
-            + ", peerTimeout=" + peerTimeout + ", secret=" + (secret == null ? "none" : "set") + "}";
+            + ", peerTimeout=" + peerTimeout + ", secret=" + (secret == null ? "none" : "set")
+            + ", handshakeTimeout=" + handshakeTimeout + ", maxPendingHandshakes=" + maxPendingHandshakes + "}";
     }
 
     /** Builder of {@link NodeOptions}. */
@@ -126,6 +149,10 @@ public final class NodeOptions {
             Long.getLong(PEER_TIMEOUT_PROP, PEER_TIMEOUT_DEFAULT.toMillis()));
         private String secret = firstNonBlank(System.getProperty(SECRET_PROP), System.getenv(SECRET_ENV));
         private int acceptBacklog = 128;
+        private Duration handshakeTimeout = Duration.ofMillis(
+            Long.getLong(HANDSHAKE_TIMEOUT_PROP, HANDSHAKE_TIMEOUT_DEFAULT.toMillis()));
+        private int maxPendingHandshakes = Integer.getInteger(MAX_PENDING_HANDSHAKES_PROP,
+            MAX_PENDING_HANDSHAKES_DEFAULT);
 
         private Builder() {
         }
@@ -210,6 +237,24 @@ public final class NodeOptions {
         }
 
         /**
+         * @param v how long a connection setup may take before it is abandoned (at least 100 ms)
+         * @return this
+         */
+        public Builder handshakeTimeout(Duration v) {
+            this.handshakeTimeout = v;
+            return this;
+        }
+
+        /**
+         * @param v accepted connections that may be in their handshake at once
+         * @return this
+         */
+        public Builder maxPendingHandshakes(int v) {
+            this.maxPendingHandshakes = v;
+            return this;
+        }
+
+        /**
          * Validates every option once.
          *
          * @return the options
@@ -228,6 +273,12 @@ public final class NodeOptions {
             Objects.requireNonNull(peerTimeout, "peerTimeout");
             if (peerTimeout.toMillis() < 100) {
                 throw new IllegalArgumentException("peerTimeout=" + peerTimeout + " is below the minimum of 100 ms");
+            }
+            check("maxPendingHandshakes", maxPendingHandshakes, 1, 1 << 16);
+            Objects.requireNonNull(handshakeTimeout, "handshakeTimeout");
+            if (handshakeTimeout.toMillis() < 100) {
+                throw new IllegalArgumentException("handshakeTimeout=" + handshakeTimeout
+                    + " is below the minimum of 100 ms");
             }
             if (secret != null && secret.isEmpty()) {
                 throw new IllegalArgumentException("secret must not be empty (use null for none)");

@@ -24,6 +24,7 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
@@ -83,22 +84,50 @@ public final class ShmFabric implements Fabric {
         if (!a.usable()) {
             throw new RdmxException("shm provider unusable here: " + a.reason());
         }
-        Path dir = options.bindAddress() != null ? Paths.get(options.bindAddress()) : root().resolve(options.name());
-        sweepStale(dir.toAbsolutePath().getParent());
+        Path dir = (options.bindAddress() != null ? Paths.get(options.bindAddress())
+            : root().resolve(options.name())).toAbsolutePath();
+        prepareRoot(dir.getParent());
+        sweepStale(dir.getParent());
         prepareDirectory(dir);
         ShmNode n = new ShmNode(this, options, dir);
         n.start();
         return n;
     }
 
+    /**
+     * Creates the root (the parent of node directories) if absent, mode 0700, and checks that it can be trusted:
+     * owned by this user, not writable by group or others, not a symbolic link.
+     */
+    private static void prepareRoot(Path root) throws RdmxException {
+        if (root == null) {
+            throw new RdmxException("shm node directory has no parent directory");
+        }
+        try {
+            if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
+                Files.createDirectories(root.getParent());
+                try {
+                    Files.createDirectory(root, PosixFilePermissions.asFileAttribute(
+                        PosixFilePermissions.fromString("rwx------")));
+                } catch (FileAlreadyExistsException e) {
+                    // created by another process meanwhile: checked below like any existing root
+                }
+            }
+        } catch (IOException e) {
+            throw new RdmxException("cannot create the shm root " + root + ": " + e, e);
+        }
+        String bad = ShmTrust.checkDirectory(root, "shm root");
+        if (bad != null) {
+            throw new RdmxException(bad + " (set " + ROOT_PROP + " to a directory of your own, mode 0700)");
+        }
+    }
+
     private static void prepareDirectory(Path dir) throws RdmxException {
         try {
-            Path parent = dir.toAbsolutePath().getParent();
-            if (parent != null && !Files.isDirectory(parent)) {
-                Files.createDirectories(parent, PosixFilePermissions.asFileAttribute(
-                    PosixFilePermissions.fromString("rwx------")));
-            }
-            if (Files.exists(dir)) {
+            if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+                String bad = ShmTrust.checkDirectory(dir, "shm node directory");
+                if (bad != null) {
+                    throw new RdmxException(bad);
+                }
                 Path sock = dir.resolve(SOCKET_FILE);
                 if (Files.exists(sock) && alive(sock)) {
                     throw new RdmxException("shm node directory " + dir + " belongs to a live node");
@@ -201,7 +230,24 @@ public final class ShmFabric implements Fabric {
             if (!Files.exists(p)) {
                 throw new RdmxException("no shm node listens at address=" + address + " (" + p + " missing)");
             }
+            String bad = ShmTrust.checkDirectory(Paths.get(address), "shm peer directory");
+            if (bad != null) {
+                throw new RdmxException("connect from '" + name() + "' to address=" + address + " refused: " + bad);
+            }
             return new DomainSocketAddress(p.toString());
+        }
+
+        @Override
+        protected String checkAcceptedPeer(Channel channel, String peerAddress) {
+            try {
+                int peerUid = ((EpollDomainSocketChannel) channel).peerCredentials().uid();
+                if (peerUid != ShmTrust.myUid()) {
+                    return "shm peer runs as uid=" + peerUid + ", not as this process's uid=" + ShmTrust.myUid();
+                }
+            } catch (IOException e) {
+                return "cannot read the shm peer's credentials: " + e;
+            }
+            return ShmTrust.checkDirectory(Paths.get(peerAddress), "shm peer directory");
         }
 
         @Override

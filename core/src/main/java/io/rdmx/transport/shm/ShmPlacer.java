@@ -5,6 +5,7 @@ import io.rdmx.transport.stream.Placer;
 import java.io.IOException;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -14,7 +15,10 @@ import java.util.Map;
 /**
  * Maps a peer's region files on first use and copies WRITE data into them. Used under the connection's send
  * lock only. A mapping stays valid after the peer deregisters the region (its file is unlinked, the memory
- * lives on until unmapped), so a late WRITE lands in memory nobody reads rather than failing.
+ * lives on until unmapped), so a late WRITE lands in memory nobody reads rather than failing. Only files in the
+ * directory that was dialed (or, on the accepting side, the one the peer advertised after its user id was
+ * checked) are mapped, after {@link ShmTrust} checks of that directory and of the file, opened without following
+ * links.
  */
 final class ShmPlacer implements Placer {
     private final Path peerDir;
@@ -29,9 +33,17 @@ final class ShmPlacer implements Placer {
         MappedByteBuffer m = mappings.get(remoteKey);
         if (m == null) {
             Path file = ShmFabric.regionFile(peerDir, remoteKey);
+            String bad = ShmTrust.checkDirectory(peerDir, "shm peer directory");
+            if (bad == null) {
+                bad = ShmTrust.checkRegionFile(file);
+            }
+            if (bad != null) {
+                return "cannot place a WRITE to rkey=0x" + Integer.toHexString(remoteKey) + ": " + bad;
+            }
             // FileChannel is interruptible: an interrupted posting thread must not fail the WRITE.
             boolean interrupted = Thread.interrupted();
-            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS)) {
                 m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size());
             } catch (NoSuchFileException e) {
                 return "no remotely writable region with rkey=0x" + Integer.toHexString(remoteKey) + " at peer "

@@ -16,9 +16,18 @@ public final class FrameCodec {
     private FrameCodec() {
     }
 
-    /** A parsed HELLO. */
-    public record Hello(boolean hasSecret, byte[] nonce, String name, String address, List<RemoteRegion> regions) {
+    /**
+     * A parsed HELLO.
+     *
+     * @param hasSecret the sender has a cluster secret
+     * @param nonce the sender's challenge ({@link FrameDescriptor#NONCE_LENGTH} bytes)
+     * @param name the sender's node name
+     * @param address the sender's advertised address
+     */
+    public record Hello(boolean hasSecret, byte[] nonce, String name, String address) {
     }
+
+    private static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_.-]{1,64}");
 
     /**
      * Writes a common header.
@@ -84,8 +93,8 @@ public final class FrameCodec {
 
     private static byte[] truncate(String s) {
         byte[] m = s.getBytes(StandardCharsets.UTF_8);
-        if (m.length > 4096) {
-            byte[] t = new byte[4096];
+        if (m.length > FrameDescriptor.MAX_MESSAGE_LENGTH) {
+            byte[] t = new byte[FrameDescriptor.MAX_MESSAGE_LENGTH];
             System.arraycopy(m, 0, t, 0, t.length);
             return t;
         }
@@ -136,26 +145,82 @@ public final class FrameCodec {
      * @param alloc allocator
      * @param hello the content
      * @return the frame
+     * @throws IllegalArgumentException if the name or address is longer than the protocol allows
      */
     public static ByteBuf hello(ByteBufAllocator alloc, Hello hello) {
         byte[] name = hello.name().getBytes(StandardCharsets.UTF_8);
         byte[] addr = hello.address().getBytes(StandardCharsets.UTF_8);
-        int n = Math.min(hello.regions().size(), 4096);
-        int len = HEADER_LENGTH + FrameDescriptor.NONCE_LENGTH + 2 + name.length + 2 + addr.length + 2
-            + n * RemoteRegion.ENCODED_LENGTH;
+        if (name.length > FrameDescriptor.MAX_NAME_LENGTH || addr.length > FrameDescriptor.MAX_ADDRESS_LENGTH) {
+            throw new IllegalArgumentException("HELLO name length=" + name.length + " (max="
+                + FrameDescriptor.MAX_NAME_LENGTH + ") or address length=" + addr.length + " (max="
+                + FrameDescriptor.MAX_ADDRESS_LENGTH + ") too long");
+        }
+        int len = HEADER_LENGTH + FrameDescriptor.NONCE_LENGTH + 2 + name.length + 2 + addr.length;
         ByteBuf b = alloc.directBuffer(len);
         header(b, FrameDescriptor.TYPE_HELLO, hello.hasSecret() ? FrameDescriptor.FLAG_SECRET : 0, len, 0);
-        b.writeBytes(hello.nonce());
+        b.writeBytes(hello.nonce(), 0, FrameDescriptor.NONCE_LENGTH);
         b.writeShortLE(name.length).writeBytes(name);
         b.writeShortLE(addr.length).writeBytes(addr);
+        return b;
+    }
+
+    /**
+     * A READY frame carrying the sender's region descriptors (at most {@link FrameDescriptor#MAX_REGIONS}).
+     *
+     * @param alloc allocator
+     * @param regions the sender's remotely writable regions
+     * @return the frame
+     * @throws IllegalArgumentException if there are more regions than a READY carries
+     */
+    public static ByteBuf ready(ByteBufAllocator alloc, List<RemoteRegion> regions) {
+        int n = regions.size();
+        if (n > FrameDescriptor.MAX_REGIONS) {
+            throw new IllegalArgumentException("regions=" + n + " exceed the " + FrameDescriptor.MAX_REGIONS
+                + " a connection setup carries");
+        }
+        int len = HEADER_LENGTH + 2 + n * FrameDescriptor.REGION_DESCRIPTOR_LENGTH;
+        ByteBuf b = alloc.directBuffer(len);
+        header(b, FrameDescriptor.TYPE_READY, 0, len, 0);
         b.writeShortLE(n);
-        for (int i = 0; i < n; i++) {
-            RemoteRegion r = hello.regions().get(i);
+        for (RemoteRegion r : regions) {
             b.writeLongLE(r.address());
             b.writeIntLE(r.length());
             b.writeIntLE(r.remoteKey());
         }
         return b;
+    }
+
+    /**
+     * Parses a whole READY frame.
+     *
+     * @param frame the frame, reader index at its start
+     * @return the sender's region descriptors
+     * @throws ProtocolException if the count does not match the length or a descriptor is invalid
+     */
+    public static List<RemoteRegion> parseReady(ByteBuf frame) throws ProtocolException {
+        ByteBuf b = frame.duplicate();
+        b.skipBytes(HEADER_LENGTH);
+        need(b, 2, "READY", "region count");
+        int n = b.readUnsignedShortLE();
+        if (n > FrameDescriptor.MAX_REGIONS) {
+            throw new ProtocolException("READY region count=" + n + " exceeds the limit="
+                + FrameDescriptor.MAX_REGIONS);
+        }
+        if (b.readableBytes() != (long) n * FrameDescriptor.REGION_DESCRIPTOR_LENGTH) {
+            throw new ProtocolException("READY region count=" + n + " needs "
+                + n * FrameDescriptor.REGION_DESCRIPTOR_LENGTH + " bytes, the frame has " + b.readableBytes());
+        }
+        List<RemoteRegion> regions = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            long address = b.readLongLE();
+            int length = b.readIntLE();
+            int key = b.readIntLE();
+            if (length <= 0) {
+                throw new ProtocolException("READY region " + i + " has length=" + length);
+            }
+            regions.add(new RemoteRegion(address, length, key));
+        }
+        return regions;
     }
 
     /**
@@ -176,45 +241,49 @@ public final class FrameCodec {
      *
      * @param frame the frame, reader index at its start
      * @return the content
-     * @throws ProtocolException if a field runs past the frame
+     * @throws ProtocolException if a field runs past the frame, a name is invalid or bytes trail
      */
     public static Hello parseHello(ByteBuf frame) throws ProtocolException {
         int flags = frame.getUnsignedShortLE(frame.readerIndex() + FrameDescriptor.FLAGS_OFFSET);
         ByteBuf b = frame.duplicate();
         b.skipBytes(HEADER_LENGTH);
+        need(b, FrameDescriptor.NONCE_LENGTH, "HELLO", "nonce");
         byte[] nonce = new byte[FrameDescriptor.NONCE_LENGTH];
         b.readBytes(nonce);
-        String name = readString(b, "name");
-        String address = readString(b, "address");
-        need(b, 2, "region count");
-        int n = b.readUnsignedShortLE();
-        need(b, (long) n * RemoteRegion.ENCODED_LENGTH, "regions");
-        List<RemoteRegion> regions = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            long address0 = b.readLongLE();
-            int length = b.readIntLE();
-            int key = b.readIntLE();
-            if (length < 0) {
-                throw new ProtocolException("HELLO region " + i + " has negative length=" + length);
-            }
-            regions.add(new RemoteRegion(address0, length, key));
+        String name = readString(b, "name", FrameDescriptor.MAX_NAME_LENGTH);
+        if (!NAME.matcher(name).matches()) {
+            throw new ProtocolException("HELLO has an invalid node name='" + printable(name)
+                + "' (1-64 characters of letters, digits, '-', '_', '.')");
         }
+        String address = readString(b, "address", FrameDescriptor.MAX_ADDRESS_LENGTH);
         if (b.isReadable()) {
             throw new ProtocolException("HELLO has " + b.readableBytes() + " trailing bytes");
         }
-        return new Hello((flags & FrameDescriptor.FLAG_SECRET) != 0, nonce, name, address, regions);
+        return new Hello((flags & FrameDescriptor.FLAG_SECRET) != 0, nonce, name, address);
     }
 
-    private static String readString(ByteBuf b, String what) throws ProtocolException {
-        need(b, 2, what + " length");
+    private static String printable(String s) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < s.length() && i < 64; i++) {
+            char c = s.charAt(i);
+            sb.append(c >= 0x20 && c < 0x7f ? c : '?');
+        }
+        return sb.toString();
+    }
+
+    private static String readString(ByteBuf b, String what, int max) throws ProtocolException {
+        need(b, 2, "HELLO", what + " length");
         int len = b.readUnsignedShortLE();
-        need(b, len, what);
+        if (len > max) {
+            throw new ProtocolException("HELLO " + what + " length=" + len + " exceeds the limit=" + max);
+        }
+        need(b, len, "HELLO", what);
         return b.readCharSequence(len, StandardCharsets.UTF_8).toString();
     }
 
-    private static void need(ByteBuf b, long n, String what) throws ProtocolException {
+    private static void need(ByteBuf b, long n, String frame, String what) throws ProtocolException {
         if (b.readableBytes() < n) {
-            throw new ProtocolException("HELLO truncated in " + what + ": need=" + n + " have="
+            throw new ProtocolException(frame + " truncated in " + what + ": need=" + n + " have="
                 + b.readableBytes());
         }
     }

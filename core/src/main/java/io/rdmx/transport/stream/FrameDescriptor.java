@@ -28,19 +28,48 @@ package io.rdmx.transport.stream;
  *  |               reserved (32)                                   | 36
  *  +---------------------------------------------------------------+
  *  |  payload: WRITE data (absent when PLACED), SEND data, HELLO,   | 40 (WRITE) / 16
- *  |  AUTH mac, NAK status + message, ERROR message                |
+ *  |  AUTH proof, READY regions, NAK status + message, ERROR message|
  *  +---------------------------------------------------------------+
  * </pre>
  *
- * A connection starts with HELLO from the connecting side, HELLO (and AUTH when a cluster secret is set) back,
- * AUTH from the connecting side when a secret is set, and READY. Then WRITE and SEND frames carry requests in
- * posting order, each with the next sequence number; the receiver answers with cumulative ACKs once a request
- * is placed (a SEND once it is in a posted receive), or a NAK that fails the request and the connection.
- * PING keeps a quiet connection alive; ERROR explains why the sender is closing the connection.
+ * <p>The handshake. Nothing about a node's memory (region descriptors) leaves it before the peer is
+ * authenticated, and an unauthenticated peer costs a small, bounded amount of work:
+ * <pre>
+ *   connecting side (C)                                  accepting side (A)
+ *   HELLO(nonce Nc, name, address)          ------&gt;
+ *                                           &lt;------      HELLO(nonce Na, name, address)
+ *                                           &lt;------      AUTH(proof of A)          only with a cluster secret
+ *   checks A's proof with its own Nc
+ *   AUTH(proof of C)                        ------&gt;                                only with a cluster secret
+ *   READY(C's region descriptors)           ------&gt;      checks C's proof with its own Na
+ *                                           &lt;------      READY(A's region descriptors)
+ * </pre>
+ * A proof is {@code HMAC-SHA256(secret, label || Nc || Na || prover's name || verifier's name)} (see
+ * {@link AuthProof}): the label differs per direction, both nonces are in both proofs, and each side checks the
+ * proof against the nonce it chose itself, so a proof obtained on one connection (or reflected from the
+ * verifier itself) is worthless on another. A peer may not claim the name of the node it connects to. During
+ * the handshake a frame of a type the current step does not expect is refused on its header, before any of
+ * its payload is buffered (so nothing larger than {@link #MAX_HELLO_FRAME} is buffered before authentication),
+ * the node reads through small buffers, a handshake must finish within the handshake timeout, and a node
+ * serves at most a bounded number of pending handshakes at once.
+ *
+ * <p>Then WRITE and SEND frames carry requests in posting order, each with the next sequence number; the
+ * receiver answers with cumulative ACKs once a request is placed (a SEND once it is in a posted receive), or a
+ * NAK that fails the request and the connection. PING keeps a quiet connection alive; ERROR explains why the
+ * sender is closing the connection.
+ *
+ * <pre>
+ *  HELLO payload: nonce (16) | name length (16) | name (UTF-8, at most 64) | address length (16) |
+ *                 address (UTF-8, at most 1024)
+ *  READY payload: region count (16, at most 4096) | count x { address (64) | length (32) | remote key (32) }
+ *  AUTH payload:  proof (32)
+ *  NAK payload:   status (16) | message (UTF-8, at most 4096)
+ *  ERROR payload: message (UTF-8, at most 4096)
+ * </pre>
  */
 public final class FrameDescriptor {
     /** Protocol version carried by every frame. */
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
 
     /** Offset of the version byte. */
     public static final int VERSION_OFFSET = 0;
@@ -92,8 +121,22 @@ public final class FrameDescriptor {
     /** HELLO flag: the sender has a cluster secret. */
     public static final int FLAG_SECRET = 1;
 
-    /** The largest control frame (HELLO, AUTH, NAK, ERROR). */
-    public static final int MAX_CONTROL_FRAME = 1 << 20;
+    /** The longest node name in a HELLO (bytes). */
+    public static final int MAX_NAME_LENGTH = 64;
+    /** The longest address in a HELLO (bytes). */
+    public static final int MAX_ADDRESS_LENGTH = 1024;
+    /** The longest message in a NAK or ERROR (bytes). */
+    public static final int MAX_MESSAGE_LENGTH = 4096;
+    /** The most region descriptors in a READY. */
+    public static final int MAX_REGIONS = 4096;
+    /** Length of one region descriptor in a READY. */
+    public static final int REGION_DESCRIPTOR_LENGTH = 16;
+    /** The largest HELLO frame. */
+    public static final int MAX_HELLO_FRAME = HEADER_LENGTH + 16 + 2 + MAX_NAME_LENGTH + 2 + MAX_ADDRESS_LENGTH;
+    /** The largest READY frame. */
+    public static final int MAX_READY_FRAME = HEADER_LENGTH + 2 + MAX_REGIONS * REGION_DESCRIPTOR_LENGTH;
+    /** The largest NAK or ERROR frame. */
+    public static final int MAX_MESSAGE_FRAME = HEADER_LENGTH + 2 + MAX_MESSAGE_LENGTH;
     /** Length of the AUTH mac. */
     public static final int MAC_LENGTH = 32;
     /** Length of the HELLO nonce. */
@@ -155,27 +198,30 @@ public final class FrameDescriptor {
                 min = HEADER_LENGTH;
                 max = HEADER_LENGTH + (long) maxTransfer;
                 break;
-            case TYPE_READY:
             case TYPE_ACK:
             case TYPE_PING:
                 min = HEADER_LENGTH;
                 max = HEADER_LENGTH;
+                break;
+            case TYPE_READY:
+                min = HEADER_LENGTH + 2;
+                max = MAX_READY_FRAME;
                 break;
             case TYPE_AUTH:
                 min = HEADER_LENGTH + MAC_LENGTH;
                 max = min;
                 break;
             case TYPE_HELLO:
-                min = HEADER_LENGTH + NONCE_LENGTH + 6;
-                max = MAX_CONTROL_FRAME;
+                min = HEADER_LENGTH + NONCE_LENGTH + 4;
+                max = MAX_HELLO_FRAME;
                 break;
             case TYPE_NAK:
                 min = HEADER_LENGTH + 2;
-                max = MAX_CONTROL_FRAME;
+                max = MAX_MESSAGE_FRAME;
                 break;
             case TYPE_ERROR:
                 min = HEADER_LENGTH;
-                max = MAX_CONTROL_FRAME;
+                max = HEADER_LENGTH + MAX_MESSAGE_LENGTH;
                 break;
             default:
                 return "unknown frame type=" + type;

@@ -20,9 +20,13 @@ import io.rdmx.transport.internal.RegionImpl;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
+import io.netty.channel.FixedRecvByteBufAllocator;
+import io.netty.channel.RecvByteBufAllocator;
+import io.rdmx.transport.RemoteRegion;
 import java.security.SecureRandom;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,10 +39,17 @@ import org.slf4j.LoggerFactory;
  * key and bounds were checked on the header (nothing is written for a refused WRITE). A SEND waits for a posted
  * receive: while none is posted, reading from the socket stops (back pressure to the sender), and resumes when
  * the application posts one.
+ *
+ * <p>The handshake ({@link FrameDescriptor}) runs under limits, so that a peer that has not authenticated costs
+ * little: reads through a small fixed buffer, a frame the current step does not expect refused on its header,
+ * a deadline ({@link io.rdmx.transport.NodeOptions#handshakeTimeout()}), and on the accepting side a slot among
+ * {@link io.rdmx.transport.NodeOptions#maxPendingHandshakes()}.
  */
 final class StreamHandler extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(StreamHandler.class);
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** Read buffer size while the handshake runs: larger than any frame before authentication. */
+    private static final int HANDSHAKE_READ_BUFFER = 2048;
 
     private static final int S_HELLO = 0;
     private static final int S_AUTH = 1;
@@ -59,6 +70,9 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     private Channel channel;
     private StreamConnection conn;
     private FrameCodec.Hello peer;
+    private boolean counted;
+    private ScheduledFuture<?> handshakeDeadline;
+    private RecvByteBufAllocator establishedReads;
     private ByteBuf cum;
     private int state = S_HELLO;
 
@@ -88,17 +102,49 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     }
 
     private FrameCodec.Hello myHello() {
-        return new FrameCodec.Hello(node.options().secret() != null, nonce, node.name(), node.address(),
-            node.exportedRegions());
+        return new FrameCodec.Hello(node.options().secret() != null, nonce, node.name(), node.address());
     }
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
         channel = ctx.channel();
+        if (!active) {
+            if (!node.beginHandshake()) {
+                int max = node.options().maxPendingHandshakes();
+                LOG.warn("node '{}': refusing a connection from {}: {} handshakes pending (maxPendingHandshakes={})",
+                    node.name(), channel.remoteAddress(), max, max);
+                state = S_DISCARD;
+                channel.writeAndFlush(FrameCodec.error(channel.alloc(), "node '" + node.name() + "' has "
+                    + "too many pending handshakes (maxPendingHandshakes=" + max + "): try again later"))
+                    .addListener(ChannelFutureListener.CLOSE);
+                return;
+            }
+            counted = true;
+        }
+        establishedReads = channel.config().getRecvByteBufAllocator();
+        channel.config().setRecvByteBufAllocator(new FixedRecvByteBufAllocator(HANDSHAKE_READ_BUFFER));
+        long ms = node.options().handshakeTimeout().toMillis();
+        handshakeDeadline = ctx.executor().schedule(() -> {
+            if (conn == null && state != S_DISCARD) {
+                handshakeRefused("handshake not completed within handshakeTimeout=" + ms + " ms");
+            }
+        }, ms, TimeUnit.MILLISECONDS);
         if (active) {
             channel.writeAndFlush(FrameCodec.hello(channel.alloc(), myHello()));
         }
         super.channelActive(ctx);
+    }
+
+    /** The handshake is over (established or failed): release its slot and its timer. */
+    private void handshakeOver() {
+        if (counted) {
+            counted = false;
+            node.endHandshake();
+        }
+        if (handshakeDeadline != null) {
+            handshakeDeadline.cancel(false);
+            handshakeDeadline = null;
+        }
     }
 
     @Override
@@ -296,6 +342,9 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
             }
             return type == FrameDescriptor.TYPE_WRITE ? writeHeader(readable, flags, seq) : sendHeader(seq);
         }
+        if (conn == null) {
+            checkHandshakeFrame(type);
+        }
         if (readable < length) {
             return false;
         }
@@ -306,6 +355,16 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
             f.release();
         }
         return true;
+    }
+
+    /** Before the connection is established, only the frame the handshake step expects (or ERROR, PING). */
+    private void checkHandshakeFrame(int type) throws ProtocolException {
+        int expected = state == S_HELLO ? FrameDescriptor.TYPE_HELLO
+            : state == S_AUTH ? FrameDescriptor.TYPE_AUTH : FrameDescriptor.TYPE_READY;
+        if (type != expected && type != FrameDescriptor.TYPE_ERROR && type != FrameDescriptor.TYPE_PING) {
+            throw new ProtocolException(FrameDescriptor.typeName(type) + " frame from '" + peerName()
+                + "' during the handshake, where " + FrameDescriptor.typeName(expected) + " was expected");
+        }
     }
 
     private boolean writeHeader(int readable, int flags, long seq) throws ProtocolException {
@@ -393,7 +452,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                 auth(f);
                 return;
             case FrameDescriptor.TYPE_READY:
-                ready();
+                ready(f);
                 return;
             default:
                 throw new ProtocolException("unexpected frame type=" + FrameDescriptor.typeName(type) + " from '"
@@ -419,25 +478,41 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                 + ", peer '" + peer.name() + "' has a secret=" + peer.hasSecret());
             return;
         }
+        if (peer.name().equals(node.name())) {
+            handshakeRefused("peer claims name='" + peer.name() + "', the name of node '" + node.name()
+                + "' itself");
+            return;
+        }
         if (!active) {
             if (node.connectionTo(peer.name()) != null) {
                 handshakeRefused("a connection between '" + peer.name() + "' and '" + node.name()
                     + "' already exists (one connection per pair of nodes)");
                 return;
             }
+            String bad = node.checkAcceptedPeer(channel, peer.address());
+            if (bad != null) {
+                handshakeRefused(bad);
+                return;
+            }
             channel.write(FrameCodec.hello(channel.alloc(), myHello()));
-        }
-        if (mine) {
-            channel.writeAndFlush(FrameCodec.auth(channel.alloc(), mac(peer.nonce(), node.name())));
+            if (mine) {
+                // our proof first: the connecting side checks it before it proves anything or sends its regions
+                channel.write(FrameCodec.auth(channel.alloc(), proof().prove(true, peer.nonce(), nonce, node.name(),
+                    peer.name())));
+                state = S_AUTH;
+            } else {
+                state = S_READY;
+            }
+            channel.flush();
+        } else if (mine) {
             state = S_AUTH;
         } else {
-            channel.flush();
-            if (active) {
-                state = S_READY;
-            } else {
-                establishPassive();
-            }
+            sendReady();
         }
+    }
+
+    private AuthProof proof() {
+        return new AuthProof(node.options().secret());
     }
 
     private void auth(ByteBuf f) throws ProtocolException {
@@ -446,20 +521,48 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         }
         byte[] got = new byte[FrameDescriptor.MAC_LENGTH];
         f.getBytes(HEADER_LENGTH, got);
-        if (!MessageDigest.isEqual(got, mac(nonce, peer.name()))) {
+        // the connecting side's nonce is Nc, the accepting side's Na; each side checks against its own nonce
+        byte[] nc = active ? nonce : peer.nonce();
+        byte[] na = active ? peer.nonce() : nonce;
+        if (!proof().check(got, active, nc, na, peer.name(), node.name())) {
             handshakeRefused("cluster secret mismatch: peer '" + peer.name() + "' failed authentication with '"
                 + node.name() + "'");
             return;
         }
         if (active) {
-            state = S_READY;
+            channel.write(FrameCodec.auth(channel.alloc(), proof().prove(false, nc, na, node.name(), peer.name())));
+            sendReady();
         } else {
-            establishPassive();
+            state = S_READY;
         }
     }
 
-    private void establishPassive() {
-        StreamConnection c = new StreamConnection(node, peer.name(), peer.address(), peer.regions(), channel, this,
+    /** The connecting side, the peer authenticated: our regions, then wait for the peer's READY. */
+    private void sendReady() {
+        channel.writeAndFlush(FrameCodec.ready(channel.alloc(), node.exportedRegions()));
+        state = S_READY;
+    }
+
+    private void ready(ByteBuf f) throws ProtocolException {
+        if (state != S_READY) {
+            throw new ProtocolException("unexpected READY from '" + peerName() + "'");
+        }
+        List<RemoteRegion> regions = FrameCodec.parseReady(f);
+        if (active) {
+            // WRITEs go to the directory that was dialed, never to one the peer names
+            StreamConnection c = new StreamConnection(node, peer.name(), dialedAddress, regions, channel, this,
+                node.placerFor(dialedAddress));
+            if (!node.addConnection(c)) {
+                handshakeRefused("node '" + node.name() + "' already has a connection to '" + peer.name() + "'");
+                return;
+            }
+            established(c);
+            if (!connectFuture.complete(c)) {
+                c.close();
+            }
+            return;
+        }
+        StreamConnection c = new StreamConnection(node, peer.name(), peer.address(), regions, channel, this,
             node.placerFor(peer.address()));
         if (!node.addConnection(c)) {
             handshakeRefused("a connection between '" + peer.name() + "' and '" + node.name() + "' already exists");
@@ -471,39 +574,15 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                 + node.options().acceptBacklog() + ")");
             return;
         }
-        conn = c;
-        state = S_HEADER;
-        channel.writeAndFlush(FrameCodec.simple(channel.alloc(), FrameDescriptor.TYPE_READY, 0));
+        established(c);
+        channel.writeAndFlush(FrameCodec.ready(channel.alloc(), node.exportedRegions()));
     }
 
-    private void ready() throws ProtocolException {
-        if (!active || state != S_READY) {
-            throw new ProtocolException("unexpected READY from '" + peerName() + "'");
-        }
-        StreamConnection c = new StreamConnection(node, peer.name(), dialedAddress, peer.regions(), channel, this,
-            node.placerFor(peer.address()));
-        if (!node.addConnection(c)) {
-            handshakeRefused("node '" + node.name() + "' already has a connection to '" + peer.name() + "'");
-            return;
-        }
+    private void established(StreamConnection c) {
         conn = c;
         state = S_HEADER;
-        if (!connectFuture.complete(c)) {
-            c.close();
-        }
-    }
-
-    private byte[] mac(byte[] challenge, String name) {
-        try {
-            javax.crypto.Mac m = javax.crypto.Mac.getInstance("HmacSHA256");
-            m.init(new javax.crypto.spec.SecretKeySpec(node.options().secret().getBytes(StandardCharsets.UTF_8),
-                "HmacSHA256"));
-            m.update(challenge);
-            m.update(name.getBytes(StandardCharsets.UTF_8));
-            return m.doFinal();
-        } catch (java.security.GeneralSecurityException e) {
-            throw new IllegalStateException("HmacSHA256 unavailable", e);
-        }
+        handshakeOver();
+        channel.config().setRecvByteBufAllocator(establishedReads);
     }
 
     private void handshakeRefused(String why) {
@@ -517,10 +596,14 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
 
     private void sendErrorAndClose(String why) {
         discard();
-        channel.writeAndFlush(FrameCodec.error(channel.alloc(), why)).addListener(
-            (ChannelFutureListener) f -> f.channel().eventLoop().schedule(() -> {
-                f.channel().close();
-            }, 500, TimeUnit.MILLISECONDS));
+        handshakeOver();
+        channel.writeAndFlush(FrameCodec.error(channel.alloc(), why), channel.voidPromise());
+        // give the peer a moment to read the ERROR (closing with unread input resets the connection), but
+        // close whether or not the write completes: a peer that does not read must not keep the channel
+        Channel ch = channel;
+        ch.eventLoop().schedule(() -> {
+            ch.close();
+        }, 500, TimeUnit.MILLISECONDS);
     }
 
     private void refuse(long seq, Status status, String why) {
@@ -576,6 +659,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
             cum = null;
         }
         state = S_DISCARD;
+        handshakeOver();
         if (conn != null) {
             conn.fail(cause);
         } else if (active) {

@@ -19,6 +19,7 @@ import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A node of a stream provider: a Netty server channel, one event loop group for all its connections, and
@@ -26,6 +27,7 @@ import java.util.concurrent.TimeUnit;
  */
 public abstract class StreamNode extends AbstractNode {
     private final EventLoopGroup group;
+    private final AtomicInteger pendingHandshakes = new AtomicInteger();
     private volatile Channel server;
     private volatile String address;
 
@@ -66,6 +68,46 @@ public abstract class StreamNode extends AbstractNode {
 
     /** @return true if peers place WRITE data themselves (shared memory) */
     protected abstract boolean acceptsPlacedWrites();
+
+    /**
+     * Checks an accepted peer after its HELLO, before anything is sent back to it. The default accepts; shm
+     * checks who is at the other end of the socket and what directory it claims.
+     *
+     * @param channel the accepted channel
+     * @param peerAddress the address the peer advertises
+     * @return null to go on, else why the peer is refused
+     */
+    protected String checkAcceptedPeer(Channel channel, String peerAddress) {
+        return null;
+    }
+
+    /**
+     * An accepted connection starts its handshake.
+     *
+     * @return false if {@link NodeOptions#maxPendingHandshakes()} are pending already (nothing was counted)
+     */
+    boolean beginHandshake() {
+        int max = options().maxPendingHandshakes();
+        while (true) {
+            int n = pendingHandshakes.get();
+            if (n >= max) {
+                return false;
+            }
+            if (pendingHandshakes.compareAndSet(n, n + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** An accepted connection's handshake ended (established, refused or lost). */
+    void endHandshake() {
+        pendingHandshakes.decrementAndGet();
+    }
+
+    /** @return accepted connections in their handshake now */
+    public int pendingHandshakes() {
+        return pendingHandshakes.get();
+    }
 
     /**
      * Adds provider-specific options to a bootstrap.

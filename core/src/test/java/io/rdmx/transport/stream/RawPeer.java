@@ -131,8 +131,12 @@ public final class RawPeer implements AutoCloseable {
      */
     public void handshake(String name) throws IOException {
         send(FrameCodec.hello(ByteBufAllocator.DEFAULT, new FrameCodec.Hello(false, new byte[16], name,
-            "127.0.0.1:1", List.of())));
-        if (expect(FrameDescriptor.TYPE_HELLO) == null || expect(FrameDescriptor.TYPE_READY) == null) {
+            "127.0.0.1:1")));
+        if (expect(FrameDescriptor.TYPE_HELLO) == null) {
+            throw new IOException("handshake refused");
+        }
+        send(FrameCodec.ready(ByteBufAllocator.DEFAULT, List.of()));
+        if (expect(FrameDescriptor.TYPE_READY) == null) {
             throw new IOException("handshake refused");
         }
     }

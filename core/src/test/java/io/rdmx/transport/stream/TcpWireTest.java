@@ -104,18 +104,19 @@ class TcpWireTest {
 
     @Test
     void oversizedFrameClosesOnlyThatConnection() throws Exception {
-        badFrameAfterHandshake(RawPeer.header(1, FrameDescriptor.TYPE_SEND, 0, (1 << 20) + 17, 1),
+        badFrameAfterHandshake(RawPeer.header(FrameDescriptor.VERSION, FrameDescriptor.TYPE_SEND, 0, (1 << 20) + 17, 1),
             "exceeds the limit=" + ((1 << 20) + 16));
     }
 
     @Test
     void unknownTypeClosesOnlyThatConnection() throws Exception {
-        badFrameAfterHandshake(RawPeer.header(1, 77, 0, 16, 1), "unknown frame type=77");
+        badFrameAfterHandshake(RawPeer.header(FrameDescriptor.VERSION, 77, 0, 16, 1), "unknown frame type=77");
     }
 
     @Test
     void outOfSequenceRequestIsRefused() throws Exception {
-        badFrameAfterHandshake(RawPeer.header(1, FrameDescriptor.TYPE_SEND, 0, 16, 5), "seq=5, expected=1");
+        badFrameAfterHandshake(RawPeer.header(FrameDescriptor.VERSION, FrameDescriptor.TYPE_SEND, 0, 16, 5),
+            "seq=5, expected=1");
     }
 
     @Test
@@ -147,7 +148,7 @@ class TcpWireTest {
     @Test
     void garbageBeforeHandshakeIsRefusedWithoutAConnection() throws Exception {
         try (RawPeer raw = new RawPeer(server.address())) {
-            raw.send(RawPeer.header(1, FrameDescriptor.TYPE_WRITE, 0, 40, 1));
+            raw.send(RawPeer.header(FrameDescriptor.VERSION, FrameDescriptor.TYPE_WRITE, 0, 40, 1));
             raw.send(new byte[24]);
             RawPeer.Frame err = raw.expect(FrameDescriptor.TYPE_ERROR);
             assertNotNull(err);
