@@ -39,6 +39,10 @@ public final class PeerChannel {
     private final Region control;
     private final Notifier notifier;
     private final CompletableFuture<PeerChannel> ready = new CompletableFuture<>();
+    /** Network thread: our HELLO has been delivered to the peer. */
+    private boolean helloDelivered;
+    /** Network thread: a configuration mismatch found before our HELLO was delivered, raised once it is. */
+    private RdmxException refusal;
     private volatile boolean open = true;
     private volatile ConnectionClosedException failure;
     private Region extraRecvs;
@@ -187,7 +191,7 @@ public final class PeerChannel {
      */
     void onCompletion(Completion c) {
         if (!c.ok()) {
-            fail(c.error());
+            fail(refusal != null ? refusal : c.error());
             return;
         }
         long wr = c.wrId();
@@ -201,6 +205,15 @@ public final class PeerChannel {
                 break;
             case KIND_RECV:
                 onRecv(index, c);
+                break;
+            case KIND_HANDSHAKE:
+                if (!helloDelivered) {
+                    // the first handshake SEND is our HELLO: now the peer can tell a mismatch on its own
+                    helloDelivered = true;
+                    if (refusal != null) {
+                        fail(refusal);
+                    }
+                }
                 break;
             default:
                 break;
@@ -298,9 +311,17 @@ public final class PeerChannel {
             throw new RdmxException("peer '" + name() + "' sent HELLO twice");
         }
         if (capacity != cfg.ringCapacity() || mode != cfg.notification().ordinal()) {
-            throw new RdmxException("channel configuration mismatch with '" + name() + "': ringCapacity local="
-                + cfg.ringCapacity() + " peer=" + capacity + ", notification local=" + cfg.notification()
-                + " peer=" + (mode >= 0 && mode < 2 ? ChannelConfig.Notification.values()[mode] : mode));
+            RdmxException e = new RdmxException("channel configuration mismatch with '" + name()
+                + "': ringCapacity local=" + cfg.ringCapacity() + " peer=" + capacity + ", notification local="
+                + cfg.notification() + " peer="
+                + (mode >= 0 && mode < 2 ? ChannelConfig.Notification.values()[mode] : mode));
+            if (helloDelivered) {
+                throw e;
+            }
+            // closing now could flush our HELLO undelivered, and the peer would only see the connection drop:
+            // fail once our HELLO has reached it, so both sides name the mismatch
+            refusal = e;
+            return;
         }
         if (workers < 1 || workers > 256) {
             throw new RdmxException("peer '" + name() + "' announced workers=" + workers);
