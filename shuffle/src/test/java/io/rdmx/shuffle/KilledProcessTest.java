@@ -51,6 +51,8 @@ class KilledProcessTest {
                 }, () -> fin[0] && w.done(ex));
                 return null;
             });
+            Blocking.awaitTrue("rows sent by rank 1 before its death are delivered", () -> rows.get() > 0,
+                Duration.ofSeconds(10));
             // Worker.run waits for input in the transport's read; only then is it "a worker waiting on" rank 1.
             Blocking.awaitBlockedIn(run, "read", Duration.ofSeconds(10));
             child.destroyForcibly();
@@ -58,7 +60,6 @@ class KilledProcessTest {
             assertInstanceOf(ConnectionClosedException.class, e, String.valueOf(e));
             assertTrue(e.getMessage().contains(job + "-r1"), e.getMessage());
             assertEquals(job + "-r1", ((ConnectionClosedException) e).peer());
-            assertTrue(rows.get() > 0, "rows sent before the death were delivered");
         } finally {
             child.destroyForcibly();
             child.waitFor(10, TimeUnit.SECONDS);

@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 
 /**
  * Test helpers for "a blocked thread is woken by X" tests: start the blocking call on a thread of its own, wait
@@ -137,6 +138,26 @@ public final class Blocking {
             AssertionError more = new AssertionError(e.getMessage() + "; it ended with "
                 + (thrown == null ? "result " + call.result.getNow(null) : "exception " + thrown), thrown);
             throw more;
+        }
+    }
+
+    /**
+     * Waits for a state (a metric moved, a flag set) instead of sleeping and hoping.
+     *
+     * @param what the state, for the failure message
+     * @param condition true once the state is reached
+     * @param timeout the bound
+     * @throws AssertionError if the state is not reached within the bound
+     * @throws InterruptedException if interrupted
+     */
+    public static void awaitTrue(String what, BooleanSupplier condition, Duration timeout)
+        throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("not reached within " + timeout + ": " + what);
+            }
+            Thread.sleep(1);
         }
     }
 

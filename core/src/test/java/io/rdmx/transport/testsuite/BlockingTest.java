@@ -69,6 +69,14 @@ class BlockingTest {
     }
 
     @Test
+    void awaitTrueReturnsOnceTheStateIsReachedAndFailsNamingItOtherwise() throws Exception {
+        Blocking.awaitTrue("already true", () -> true, WAIT);
+        AssertionError e = assertThrows(AssertionError.class,
+            () -> Blocking.awaitTrue("the flag is set", () -> false, Duration.ofMillis(50)));
+        assertTrue(e.getMessage().contains("the flag is set"), e.getMessage());
+    }
+
+    @Test
     void failureOfACallThatReturnsIsAnError() throws Exception {
         Blocking.Call<String> call = Blocking.start("ok", () -> "fine");
         AssertionError e = assertThrows(AssertionError.class, () -> call.failure(WAIT));
