@@ -14,6 +14,9 @@ package io.rdmx.channel;
  * "low" is the node whose name sorts first.
  */
 public final class PairLayout {
+    /** Rings per direction that a NOTIFY entry's 16-bit ring index can name. */
+    public static final int MAX_RINGS = 1 << 16;
+
     private final int lowWorkers;
     private final int highWorkers;
     private final int capacity;
@@ -24,6 +27,14 @@ public final class PairLayout {
      * @param capacity bytes per ring
      */
     public PairLayout(int lowWorkers, int highWorkers, int capacity) {
+        if (lowWorkers < 1 || highWorkers < 1 || capacity < 1) {
+            throw new IllegalArgumentException("pair layout needs positive sizes: lowWorkers=" + lowWorkers
+                + " highWorkers=" + highWorkers + " capacity=" + capacity);
+        }
+        if ((long) lowWorkers * highWorkers > MAX_RINGS) {
+            throw new IllegalArgumentException("too many rings: lowWorkers=" + lowWorkers + " highWorkers="
+                + highWorkers + " (at most " + MAX_RINGS + " per direction: a NOTIFY entry has a 16-bit ring index)");
+        }
         if ((long) lowWorkers * highWorkers * capacity * 2 > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("pair region too large: lowWorkers=" + lowWorkers + " highWorkers="
                 + highWorkers + " capacity=" + capacity + " (must stay below 2 GiB)");

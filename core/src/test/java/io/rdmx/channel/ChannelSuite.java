@@ -15,12 +15,12 @@ import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.WorkRequest;
+import io.rdmx.transport.testsuite.Blocking;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -77,18 +77,6 @@ public abstract class ChannelSuite {
             ab = a.connect(nodeB.address(), WAIT);
             ba = b.accept(WAIT);
         }
-    }
-
-    /** Runs a blocking call in the background; completes with what it threw, or null if it returned. */
-    private static CompletableFuture<Throwable> failureOf(java.util.concurrent.Callable<?> call) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                call.call();
-                return null;
-            } catch (Throwable e) {
-                return e;
-            }
-        });
     }
 
     Node open(String role) throws RdmxException {
@@ -240,22 +228,43 @@ public abstract class ChannelSuite {
             "103=33@" + p.nodeA.name(), "104=44@" + p.nodeA.name()), got);
     }
 
+    /**
+     * Sends a flushed marker record from {@code marker} (another writer to the same reader), reads until it
+     * arrives, and returns everything read up to then: nothing sent before the marker can arrive after it on the
+     * one ordered connection, so a record that moved too early shows up in this list.
+     */
+    private static List<String> readUpToMarker(ChannelWriter marker, ChannelReader r) throws Exception {
+        int markerStream = 999;
+        assertTrue(marker.offer(markerStream, ByteBuffer.allocate(8)));
+        marker.flush();
+        List<String> got = new ArrayList<>();
+        RecordHandler h = (s, b, o, l, src) -> got.add("worker " + src.peerWorker() + " stream " + s);
+        while (got.stream().noneMatch(g -> g.endsWith(" stream " + markerStream))) {
+            assertTrue(r.read(h, 10, 5, TimeUnit.SECONDS) > 0, "marker never arrived; got " + got);
+        }
+        r.poll(h, 10);
+        return got;
+    }
+
     @Test
     void belowThresholdNothingMovesUntilFlush() throws Exception {
-        Pair p = new Pair(1, 1, c -> c.batchThreshold(1024).flushInterval(Duration.ZERO));
+        Pair p = new Pair(2, 1, c -> c.batchThreshold(1024).flushInterval(Duration.ZERO));
         ChannelWriter w = p.ab.writer(0, 0);
+        ChannelWriter marker = p.ab.writer(1, 0);
         assertTrue(w.offer(1, ByteBuffer.allocate(1008)), "1016 bytes: below the 1024 threshold");
         assertEquals(1016, w.unsent());
-        ChannelReader r = p.b.reader(0);
-        AtomicInteger got = new AtomicInteger();
-        assertEquals(0, r.read((s, b, o, l, src) -> got.incrementAndGet(), 10, 300, TimeUnit.MILLISECONDS));
         assertEquals(0, p.a.metrics().writesPosted());
+        ChannelReader r = p.b.reader(0);
+        assertEquals(List.of("worker 1 stream 999"), readUpToMarker(marker, r), "the record below the threshold"
+            + " must not arrive before a marker sent after it");
+        assertEquals(1016, w.unsent(), "still held back");
+        AtomicInteger got = new AtomicInteger();
         assertTrue(w.offer(1, ByteBuffer.allocate(0)), "8 more bytes reach the threshold exactly");
         while (got.get() < 2) {
             assertTrue(r.read((s, b, o, l, src) -> got.incrementAndGet(), 10, 5, TimeUnit.SECONDS) > 0);
         }
         assertTrue(w.offer(1, ByteBuffer.allocate(10)));
-        assertEquals(0, r.read((s, b, o, l, src) -> got.incrementAndGet(), 10, 200, TimeUnit.MILLISECONDS));
+        assertEquals(List.of("worker 1 stream 999"), readUpToMarker(marker, r));
         w.flush();
         assertEquals(1, r.read((s, b, o, l, src) -> got.incrementAndGet(), 10, 5, TimeUnit.SECONDS));
     }
@@ -282,22 +291,19 @@ public abstract class ChannelSuite {
         RdmxTimeoutException t = assertThrows(RdmxTimeoutException.class,
             () -> w.claim(1, 248, 200, TimeUnit.MILLISECONDS));
         assertTrue(t.getMessage().contains(p.nodeB.name()), t.getMessage());
-        CompletableFuture<Integer> blocked = CompletableFuture.supplyAsync(() -> {
-            try {
-                w.write(1, ByteBuffer.allocate(248), 10, TimeUnit.SECONDS);
-                return 1;
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
+        long blocksBefore = p.a.metrics().writerBlocks();
+        Blocking.Call<Integer> blocked = Blocking.start("blocked-writer", () -> {
+            w.write(1, ByteBuffer.allocate(248), 10, TimeUnit.SECONDS);
+            return 1;
         });
-        Thread.sleep(100);
-        assertFalse(blocked.isDone(), "writer must block on a full buffer");
+        Blocking.awaitBlockedIn(blocked, "ChannelWriter.claim", WAIT);
+        assertEquals(blocksBefore + 1, p.a.metrics().writerBlocks(), "the blocked write is counted");
         AtomicInteger read = new AtomicInteger();
         while (read.get() < 4) {
             p.b.reader(0).read((s, b, o, l, src) -> read.incrementAndGet(), 4 - read.get(), 5, TimeUnit.SECONDS);
         }
-        assertEquals(1, blocked.get(10, TimeUnit.SECONDS), "4 x 256 consumed = the credit threshold: unblocked");
-        assertTrue(p.a.metrics().writerBlocks() >= 1);
+        assertEquals(1, blocked.result().get(10, TimeUnit.SECONDS),
+            "4 x 256 consumed = the credit threshold: unblocked");
         assertTrue(p.a.metrics().writerBlockedNanos() > 0);
     }
 
@@ -310,13 +316,17 @@ public abstract class ChannelSuite {
         }
         w.flush();
         AtomicInteger read = new AtomicInteger();
+        long sentBefore = p.b.metrics().notificationsSent();
         while (read.get() < 7) {
             p.b.reader(0).read((s, b, o, l, src) -> read.incrementAndGet(), 7 - read.get(), 5, TimeUnit.SECONDS);
         }
-        long sentBefore = p.b.metrics().notificationsSent();
-        assertThrows(RdmxTimeoutException.class, () -> w.claim(1, 248, 300, TimeUnit.MILLISECONDS),
-            "7 x 256 = 1792 bytes consumed, below the 2048 threshold: the writer hears nothing");
-        assertEquals(sentBefore, p.b.metrics().notificationsSent());
+        assertEquals(sentBefore, p.b.metrics().notificationsSent(),
+            "7 x 256 = 1792 bytes consumed, below the 2048 threshold: no credit sent");
+        // A marker record b -> a, sent after the reads: a credit sent before it would reach a first.
+        assertTrue(p.ba.writer(0, 0).offer(5, ByteBuffer.allocate(8)));
+        p.ba.writer(0, 0).flush();
+        assertEquals(1, p.a.reader(0).read((s, b, o, l, src) -> { }, 1, 5, TimeUnit.SECONDS));
+        assertEquals(ChannelWriter.BACK_PRESSURED, w.tryClaim(1, 248), "the writer heard of no space");
         p.b.reader(0).read((s, b, o, l, src) -> read.incrementAndGet(), 1, 5, TimeUnit.SECONDS);
         assertTrue(w.claim(1, 248, 5, TimeUnit.SECONDS) >= 0, "2048 consumed: credit sent, space back");
     }
@@ -339,13 +349,14 @@ public abstract class ChannelSuite {
         while (w.offer(1, ByteBuffer.allocate(248))) {
             // fill until the writer would block
         }
-        CompletableFuture<Throwable> reader = failureOf(() -> p.b.reader(0).read((s, b, o, l, src) -> { }, 1, 30,
-            TimeUnit.SECONDS));
-        CompletableFuture<Throwable> writer = failureOf(() -> w.claim(1, 248, 30, TimeUnit.SECONDS));
-        Thread.sleep(200);
+        Blocking.Call<Integer> reader = Blocking.start("blocked-reader",
+            () -> p.b.reader(0).read((s, b, o, l, src) -> { }, 1, 30, TimeUnit.SECONDS));
+        Blocking.Call<Integer> writer = Blocking.start("blocked-writer", () -> w.claim(1, 248, 30, TimeUnit.SECONDS));
+        Blocking.awaitBlockedIn(reader, "ChannelReader.read", WAIT);
+        Blocking.awaitBlockedIn(writer, "ChannelWriter.claim", WAIT);
         kill(p.nodeA);
-        for (CompletableFuture<Throwable> f : List.of(reader, writer)) {
-            Throwable e = f.get(5, TimeUnit.SECONDS);
+        for (Blocking.Call<Integer> f : List.of(reader, writer)) {
+            Throwable e = f.failure(Duration.ofSeconds(5));
             assertTrue(e instanceof ConnectionClosedException, String.valueOf(e));
             assertEquals(p.nodeA.name(), ((ConnectionClosedException) e).peer());
             assertTrue(e.getMessage().contains(p.nodeA.name()), e.getMessage());
@@ -403,11 +414,11 @@ public abstract class ChannelSuite {
     @Test
     void closingTheEngineWakesItsReaders() throws Exception {
         Pair p = new Pair(1, 1, c -> c);
-        CompletableFuture<Throwable> reader = failureOf(() -> p.b.reader(0).read((s, b, o, l, src) -> { }, 1, 30,
-            TimeUnit.SECONDS));
-        Thread.sleep(100);
+        Blocking.Call<Integer> reader = Blocking.start("blocked-reader",
+            () -> p.b.reader(0).read((s, b, o, l, src) -> { }, 1, 30, TimeUnit.SECONDS));
+        Blocking.awaitBlockedIn(reader, "ChannelReader.read", WAIT);
         p.b.close();
-        Throwable e = reader.get(5, TimeUnit.SECONDS);
+        Throwable e = reader.failure(Duration.ofSeconds(5));
         assertTrue(e instanceof RdmxException, String.valueOf(e));
     }
 }

@@ -5,11 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.testsuite.Blocking;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Timeout;
@@ -38,29 +39,27 @@ class KilledProcessTest {
             BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(),
                 StandardCharsets.UTF_8));
             assertEquals("SENT", out.readLine());
-            CompletableFuture<Throwable> run = CompletableFuture.supplyAsync(() -> {
-                try {
-                    boolean[] fin = {false};
-                    w.run(() -> {
-                        if (!fin[0]) {
-                            fin[0] = true;
-                            w.finish(ex);
-                            return true;
-                        }
-                        return false;
-                    }, () -> fin[0] && w.done(ex));
-                    return null;
-                } catch (Throwable e) {
-                    return e;
-                }
+            Blocking.Call<Void> run = Blocking.start("worker-0", () -> {
+                boolean[] fin = {false};
+                w.run(() -> {
+                    if (!fin[0]) {
+                        fin[0] = true;
+                        w.finish(ex);
+                        return true;
+                    }
+                    return false;
+                }, () -> fin[0] && w.done(ex));
+                return null;
             });
-            Thread.sleep(500);
+            Blocking.awaitTrue("rows sent by rank 1 before its death are delivered", () -> rows.get() > 0,
+                Duration.ofSeconds(10));
+            // Worker.run waits for input in the transport's read; only then is it "a worker waiting on" rank 1.
+            Blocking.awaitBlockedIn(run, "read", Duration.ofSeconds(10));
             child.destroyForcibly();
-            Throwable e = run.get(5, TimeUnit.SECONDS);
+            Throwable e = run.failure(Duration.ofSeconds(5));
             assertInstanceOf(ConnectionClosedException.class, e, String.valueOf(e));
             assertTrue(e.getMessage().contains(job + "-r1"), e.getMessage());
             assertEquals(job + "-r1", ((ConnectionClosedException) e).peer());
-            assertTrue(rows.get() > 0, "rows sent before the death were delivered");
         } finally {
             child.destroyForcibly();
             child.waitFor(10, TimeUnit.SECONDS);

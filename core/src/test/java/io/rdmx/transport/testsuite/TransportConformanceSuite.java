@@ -186,7 +186,10 @@ public abstract class TransportConformanceSuite {
         assertSame(c2s, client.connect(server.address(), WAIT));
         assertEquals(1, client.connections().size());
         assertEquals(1, server.connections().size());
-        assertThrows(RdmxTimeoutException.class, () -> server.accept(Duration.ofMillis(200)));
+        Node marker = open("marker", b -> b);
+        marker.connect(server.address(), WAIT);
+        assertEquals(marker.name(), server.accept(WAIT).peerName(), "no second connection from the client is"
+            + " accepted before a marker connection made after it");
     }
 
     @Test
@@ -262,7 +265,11 @@ public abstract class TransportConformanceSuite {
         assertEquals(Opcode.WRITE, c.opcode());
         assertTrue(c.ok(), String.valueOf(c));
         assertArrayEquals(bytes(src, 0, 4096), bytes(target, 1000, 4096));
-        Completions.none(server, Duration.ofMillis(50));
+        Region rbuf = server.register(8, Access.ALL);
+        assertEquals(Post.OK, s2c.post(WorkRequest.recv(rbuf, 0, 8).wrId(8)));
+        assertEquals(Post.OK, c2s.post(WorkRequest.send(src, 0, 8).wrId(9)));
+        assertEquals(8, Completions.one(server).wrId(), "a WRITE has no completion at the target: the first one"
+            + " there is the marker SEND's receive, posted after it");
     }
 
     @Test
@@ -328,11 +335,17 @@ public abstract class TransportConformanceSuite {
     void sendWaitsForAReceiveToBePosted() throws Exception {
         Region src = filled(client, 128, 6);
         Region rbuf = server.register(128, Access.ALL);
+        Region mbuf = client.register(8, Access.ALL);
+        assertEquals(Post.OK, c2s.post(WorkRequest.recv(mbuf, 0, 8).wrId(3)));
         assertEquals(Post.OK, c2s.post(WorkRequest.send(src, 0, 128).wrId(1)));
-        Completions.none(client, Duration.ofMillis(200));
-        Completions.none(server, Duration.ofMillis(10));
+        Region marker = server.register(8, Access.ALL);
+        assertEquals(Post.OK, s2c.post(WorkRequest.send(marker, 0, 8).wrId(4)));
+        assertEquals(3, Completions.one(client).wrId(), "the client's first completion is the receive of a marker"
+            + " sent back after its SEND, not the SEND, which has no receive yet");
         assertEquals(Post.OK, s2c.post(WorkRequest.recv(rbuf, 0, 128).wrId(2)));
-        assertEquals(2, Completions.one(server).wrId());
+        List<Completion> sc = Completions.take(server, 2, WAIT);
+        assertEquals(List.of(2L), sc.stream().filter(k -> k.opcode() == Opcode.RECV).map(Completion::wrId)
+            .toList(), String.valueOf(sc));
         assertEquals(1, Completions.one(client).wrId());
         assertArrayEquals(bytes(src, 0, 128), bytes(rbuf, 0, 128));
     }
@@ -438,7 +451,8 @@ public abstract class TransportConformanceSuite {
         assertEquals(2, c.wrId());
         Completions.one(server);
         assertArrayEquals(bytes(src, 0, 256), bytes(target, 0, 256));
-        Completions.none(client, Duration.ofMillis(50));
+        assertEquals(Post.OK, c2s.post(WorkRequest.write(src, 0, 8, targetAtClient(), 0).wrId(3)));
+        assertEquals(3, Completions.one(client).wrId(), "the next completion is the marker WRITE's");
     }
 
     @Test
@@ -745,7 +759,7 @@ public abstract class TransportConformanceSuite {
         });
         waiter.start();
         waiting.await();
-        Thread.sleep(100);
+        Blocking.awaitBlockedIn(waiter, "await", WAIT);
         kill(server);
         Completion c = got.get(5, TimeUnit.SECONDS);
         assertNotNull(c, "waiter woke without completion");
@@ -827,7 +841,7 @@ public abstract class TransportConformanceSuite {
             }
         });
         t.start();
-        Thread.sleep(100);
+        Blocking.awaitBlockedIn(t, "await", WAIT);
         client.close();
         assertTrue(done.await(5, TimeUnit.SECONDS), "waiter not woken by close");
         assertTrue(err.get() instanceof RdmxException, String.valueOf(err.get()));
@@ -848,7 +862,7 @@ public abstract class TransportConformanceSuite {
             }
         });
         t.start();
-        Thread.sleep(100);
+        Blocking.awaitBlockedIn(t, "accept", WAIT);
         server.close();
         Throwable e = f.get(5, TimeUnit.SECONDS);
         assertTrue(e instanceof RdmxException && e.getMessage().contains("closed"), String.valueOf(e));

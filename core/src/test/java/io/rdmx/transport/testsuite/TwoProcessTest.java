@@ -93,11 +93,11 @@ class TwoProcessTest {
             }
             // Kill the child while this thread waits on a posted receive.
             assertEquals(Post.OK, c.post(WorkRequest.recv(replies, 0, 8).wrId(4242)));
-            CompletableFuture<Completion> woke = CompletableFuture.supplyAsync(
+            Blocking.Call<Completion> woke = Blocking.start("waiter",
                 () -> Completions.take(node, 1, Duration.ofSeconds(20)).get(0));
-            Thread.sleep(200);
+            Blocking.awaitBlockedIn(woke, "await", Duration.ofSeconds(10));
             child.destroyForcibly();
-            Completion k = woke.get(5, TimeUnit.SECONDS);
+            Completion k = woke.result().get(5, TimeUnit.SECONDS);
             assertEquals(4242, k.wrId());
             assertEquals(Status.FLUSHED, k.status());
             ConnectionClosedException e = (ConnectionClosedException) k.error();
