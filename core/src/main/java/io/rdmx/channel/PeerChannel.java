@@ -41,8 +41,8 @@ public final class PeerChannel {
     private final CompletableFuture<PeerChannel> ready = new CompletableFuture<>();
     /** Network thread: our HELLO has been delivered to the peer. */
     private boolean helloDelivered;
-    /** Network thread: a configuration mismatch found before our HELLO was delivered, raised once it is. */
-    private RdmxException refusal;
+    /** Written by the network thread: a configuration mismatch found before our HELLO was delivered. */
+    private volatile RdmxException refusal;
     private volatile boolean open = true;
     private volatile ConnectionClosedException failure;
     private Region extraRecvs;
@@ -191,7 +191,7 @@ public final class PeerChannel {
      */
     void onCompletion(Completion c) {
         if (!c.ok()) {
-            fail(refusal != null ? refusal : c.error());
+            fail(c.error());
             return;
         }
         long wr = c.wrId();
@@ -439,6 +439,9 @@ public final class PeerChannel {
     void fail(Throwable cause) {
         if (!open) {
             return;
+        }
+        if (refusal != null) {
+            cause = refusal; // whatever closed the connection then, the mismatch is the reason
         }
         String msg = cause.getMessage() != null && cause.getMessage().contains(name()) ? cause.getMessage()
             : "channel to peer '" + name() + "' failed: " + cause.getMessage();
