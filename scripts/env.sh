@@ -16,6 +16,46 @@ rdmx_find_jdk() {
   return 1
 }
 
+# The home of an installed JDK of exactly feature version $1 ($RDMX_JAVA<N>_HOME first), e.g. 17; fails if none.
+rdmx_find_jdk_exactly() {
+  local want="$1" override="RDMX_JAVA${1}_HOME" c v
+  for c in "${!override:-}" /usr/lib/jvm/temurin-"$want"* /usr/lib/jvm/java-"$want"-openjdk-* /usr/lib/jvm/*; do
+    [ -n "$c" ] && [ -x "$c/bin/java" ] || continue
+    v=$(rdmx_java_feature "$c/bin/java")
+    if [ "${v%%.*}" = "$want" ]; then echo "$c"; return 0; fi
+  done
+  return 1
+}
+
+# The home of a JDK 17 (the bytecode level the README promises), installing openjdk-17-jdk-headless if absent.
+rdmx_jdk17() {
+  local h
+  if ! h=$(rdmx_find_jdk_exactly 17); then
+    echo "rdmx: no JDK 17 found; installing openjdk-17-jdk-headless" >&2
+    if command -v apt-get >/dev/null; then
+      apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >&2
+    fi
+    h=$(rdmx_find_jdk_exactly 17) || { echo "rdmx: cannot find or install a JDK 17" >&2; return 1; }
+  fi
+  echo "$h"
+}
+
+# Maven's option that runs the tests of the Java 17 modules a second time on a JDK 17 (the parent pom's
+# jdk17-tests profile), or nothing when JAVA_HOME is a JDK 17 already or RDMX_SKIP_JDK17=1. Says which on stderr.
+rdmx_jdk17_opt() {
+  local h
+  if [ "$RDMX_JAVA_FEATURE" = 17 ]; then
+    echo "rdmx: JAVA_HOME is a JDK 17: the tests run once, on it" >&2
+  elif [ "${RDMX_SKIP_JDK17:-0}" = 1 ]; then
+    echo "rdmx: RDMX_SKIP_JDK17=1: the Java 17 modules were NOT tested on a JDK 17" >&2
+  else
+    h=$(rdmx_jdk17) || return 1
+    echo "rdmx: the tests of core, affinity, shuffle and disni run on Java $RDMX_JAVA_FEATURE, then again on" \
+      "$h (Java 17; surefire execution 'jdk17', reports in target/surefire-reports-jdk17)" >&2
+    echo "-Drdmx.jdk17.java=$h/bin/java"
+  fi
+}
+
 if ! JAVA_HOME=$(rdmx_find_jdk); then
   echo "rdmx: no JDK >= 17 found; installing openjdk-17-jdk-headless" >&2
   if command -v apt-get >/dev/null; then

@@ -11,6 +11,7 @@ import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.KeepAlive;
 import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.internal.WorkQueues;
 import java.io.IOException;
@@ -23,6 +24,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * through DiSNI's stateful verb calls ({@link SVCPostSend}), prepared once per opcode and re-executed with new
  * ids, addresses and lengths; WRITE_WITH_IMM and receives are built per post (DiSNI cannot modify an immediate
  * or a receive in place).
+ *
+ * <p>Keep-alive (the policy of {@link KeepAlive}, as on {@code verbs}): the node's rdma_cm thread calls
+ * {@link #keepAlive} from its sweep; an idle connection WRITEs {@value KeepAlive#PROBE_LENGTH} bytes to the
+ * peer's keep-alive target every quarter of the peer timeout, and fails, naming the peer, if that WRITE is not
+ * acknowledged within the peer timeout or completes with an error ({@link #probeDone}, CQ thread).
  */
 final class DisniConnection extends AbstractConnection {
     private final DisniNode dnode;
@@ -31,15 +37,35 @@ final class DisniConnection extends AbstractConnection {
     private final WorkQueues queues;
     private final ReentrantLock lock = new ReentrantLock();
     private final SVCPostSend[] prepared = new SVCPostSend[4];
+    private final KeepAlive keepAlive;
+    private final long probeSource;
+    private final int probeLkey;
+    private final RemoteRegion peerProbe;
+    private SVCPostSend probe;
     private boolean closed;
 
+    /**
+     * @param node the node
+     * @param peerName the peer's node name
+     * @param peerAddress the peer's address
+     * @param regions the peer's exported regions
+     * @param id the rdma_cm id
+     * @param qp its queue pair
+     * @param probeSource address of the bytes this side's probes WRITE (in its control region)
+     * @param probeLkey local key of that region
+     * @param peerProbe the peer's keep-alive target, or null if it announced none (no keep-alive then)
+     */
     DisniConnection(DisniNode node, String peerName, String peerAddress, List<RemoteRegion> regions, RdmaCmId id,
-                    IbvQP qp) {
+                    IbvQP qp, long probeSource, int probeLkey, RemoteRegion peerProbe) {
         super(node, peerName, peerAddress, regions);
         this.dnode = node;
         this.id = id;
         this.qp = qp;
         this.queues = new WorkQueues(node.name(), node.options().sendQueueDepth(), node.options().recvQueueDepth());
+        this.keepAlive = new KeepAlive(node.options().peerTimeout().toNanos(), System.nanoTime());
+        this.probeSource = probeSource;
+        this.probeLkey = probeLkey;
+        this.peerProbe = peerProbe;
     }
 
     RdmaCmId id() {
@@ -157,6 +183,71 @@ final class DisniConnection extends AbstractConnection {
         }
     }
 
+    /**
+     * Keep-alive step (the node's rdma_cm thread, from its sweep): probes an idle connection, fails one whose
+     * probe went unanswered for the peer timeout.
+     *
+     * @param now {@code System.nanoTime()}
+     */
+    void keepAlive(long now) {
+        if (peerProbe == null) {
+            return;
+        }
+        String why = null;
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            KeepAlive.Decision d = keepAlive.decide(now, queues.sendsOutstanding());
+            if (d == KeepAlive.Decision.PEER_SILENT) {
+                why = keepAlive.silentPeerReason(peerName(), peerAddress());
+            } else if (d == KeepAlive.Decision.PROBE) {
+                if (probe == null) {
+                    IbvSendWR wr = sendWr(IbvSendWR.IBV_WR_RDMA_WRITE, 1);
+                    wr.setWr_id(DisniNode.CTRL_PROBE);
+                    wr.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
+                    wr.getRdma().setRemote_addr(peerProbe.address());
+                    wr.getRdma().setRkey(peerProbe.remoteKey());
+                    IbvSge sge = wr.getSge(0);
+                    sge.setAddr(probeSource);
+                    sge.setLength(KeepAlive.PROBE_LENGTH);
+                    sge.setLkey(probeLkey);
+                    probe = qp.postSend(List.of(wr), null);
+                }
+                probe.execute();
+                keepAlive.probePosted(now);
+            }
+        } catch (IOException e) {
+            why = "keep-alive WRITE to peer '" + peerName() + "' could not be posted: " + e.getMessage();
+        } finally {
+            lock.unlock();
+        }
+        if (why != null) {
+            fail(new ConnectionClosedException(peerName(), why, null));
+        }
+    }
+
+    /**
+     * A keep-alive probe completed (node's CQ thread).
+     *
+     * @param status its {@code ibv_wc_status}
+     */
+    void probeDone(int status) {
+        boolean failed;
+        lock.lock();
+        try {
+            keepAlive.probeCompleted(System.nanoTime());
+            failed = status != DisniNode.WC_SUCCESS && !closed;
+        } finally {
+            lock.unlock();
+        }
+        if (failed) {
+            fail(new ConnectionClosedException(peerName(), KeepAlive.unreachableReason(peerName(), peerAddress(),
+                "ibv_wc_status " + status), null));
+        }
+    }
+
     /** A completion of a user request (node's CQ thread). */
     void complete(long hwId, int status, int byteLength, int flags, int imm) {
         lock.lock();
@@ -214,6 +305,9 @@ final class DisniConnection extends AbstractConnection {
                 if (p != null) {
                     p.free();
                 }
+            }
+            if (probe != null) {
+                probe.free();
             }
         } finally {
             lock.unlock();

@@ -20,8 +20,10 @@ import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.ProtocolException;
 import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
+import io.rdmx.transport.internal.KeepAlive;
 import io.rdmx.transport.internal.RdmaDevices;
 import io.rdmx.transport.internal.SetupMessage;
 import io.rdmx.transport.internal.WorkQueues;
@@ -44,6 +46,17 @@ import org.slf4j.LoggerFactory;
  * queue pairs (DiSNI waits for completion events per CQ), sized by {@value #CQ_SIZE_PROP}. Two threads: the
  * rdma_cm event thread and the CQ thread, each waiting with a 100 ms bound so close stops them. Connection
  * setup is the {@code verbs} provider's: rdma_cm connect/accept, then {@link SetupMessage} over the queue pair.
+ *
+ * <p>Each queue pair has a control region, registered for remote WRITE so the peer can probe it:
+ * <pre>
+ *   0                    CTRL                         2*CTRL - KeepAlive.TARGET_BYTES     2*CTRL
+ *   +--------------------+----------------------------+-----------------------------------+
+ *   | setup receive      | setup send                 | keep-alive target (peer's probes) |
+ *   +--------------------+----------------------------+-----------------------------------+
+ * </pre>
+ * Once connected, the rdma_cm thread's sweep drives the keep-alive of every connection
+ * ({@link DisniConnection#keepAlive}, the policy of {@link KeepAlive}): a peer that stops answering without a
+ * disconnect fails its connection within the peer timeout, as on {@code verbs}.
  */
 final class DisniNode extends AbstractNode {
     /** System property: entries of the node's shared CQ (bounds outstanding requests over all connections). */
@@ -54,6 +67,8 @@ final class DisniNode extends AbstractNode {
     private static final int CTRL = 64 * 1024;
     private static final long CTRL_RECV = WorkQueues.CTRL_BIT | 1;
     private static final long CTRL_SEND = WorkQueues.CTRL_BIT | 2;
+    /** The hardware id of keep-alive probes. */
+    static final long CTRL_PROBE = WorkQueues.CTRL_BIT | 3;
     private static final int[] EVENT_MS = {100};
 
     private final InetAddress ip;
@@ -272,7 +287,8 @@ final class DisniNode extends AbstractNode {
                 id.connect(connParam());
             } else if (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_ESTABLISHED) {
                 if (s.active) {
-                    sendSetup(s, new SetupMessage(SetupMessage.HELLO, name(), address, exportedRegions(), null));
+                    sendSetup(s, new SetupMessage(SetupMessage.HELLO, name(), address, exportedRegions(), null,
+                        probeTarget(s)));
                 }
             } else if (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_DISCONNECTED) {
                 DisniConnection c = s.conn;
@@ -321,7 +337,8 @@ final class DisniNode extends AbstractNode {
         s.qp = s.id.createQP(pd, attr);
         byQp.put(s.qp.getQp_num(), s);
         s.ctrl = ByteBuffer.allocateDirect(2 * CTRL);
-        s.ctrlMr = register(s.ctrl, IbvMr.IBV_ACCESS_LOCAL_WRITE);
+        // remote WRITE: the peer's keep-alive probes land at the end of the region
+        s.ctrlMr = register(s.ctrl, IbvMr.IBV_ACCESS_LOCAL_WRITE | IbvMr.IBV_ACCESS_REMOTE_WRITE);
         postRecv(s.qp, CTRL_RECV, s.ctrlMr.getAddr(), CTRL, s.ctrlMr.getLkey());
     }
 
@@ -332,7 +349,7 @@ final class DisniNode extends AbstractNode {
     private void sendSetup(Setup s, SetupMessage m) throws IOException {
         int len;
         try {
-            len = m.encode(s.ctrl.duplicate().position(CTRL).slice());
+            len = m.encode(s.ctrl.duplicate().limit(2 * CTRL - KeepAlive.TARGET_BYTES).position(CTRL).slice());
         } catch (ProtocolException e) {
             throw new RdmxException(e.getMessage());
         }
@@ -351,6 +368,16 @@ final class DisniNode extends AbstractNode {
         s.qp.postSend(List.of(wr), null).execute().free();
     }
 
+    /** @return where the peer WRITEs its keep-alive probes: the end of {@code s}'s control region */
+    private static RemoteRegion probeTarget(Setup s) {
+        return new RemoteRegion(probeSource(s), KeepAlive.TARGET_BYTES, s.ctrlMr.getRkey());
+    }
+
+    /** @return the address of the end of {@code s}'s control region, also the source of its own probes */
+    private static long probeSource(Setup s) {
+        return s.ctrlMr.getAddr() + 2L * CTRL - KeepAlive.TARGET_BYTES;
+    }
+
     private void setupFailed(Setup s, String why) {
         if (s.future != null) {
             s.future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
@@ -361,10 +388,14 @@ final class DisniNode extends AbstractNode {
         destroy(s);
     }
 
+    /** Times out setups and drives the keep-alive of connections (rdma_cm thread). */
     private void sweep() {
         long now = System.nanoTime();
         for (Setup s : setups.values()) {
-            if (s.conn == null && (now - s.deadline > 0 || (s.future != null && s.future.isDone()))) {
+            DisniConnection c = s.conn;
+            if (c != null) {
+                c.keepAlive(now);
+            } else if (now - s.deadline > 0 || (s.future != null && s.future.isDone())) {
                 setupFailed(s, "timed out");
             }
         }
@@ -384,7 +415,8 @@ final class DisniNode extends AbstractNode {
                     : !isOpen() ? "node '" + name() + "' is closing" : null;
                 DisniConnection c = null;
                 if (refusal == null) {
-                    c = new DisniConnection(this, m.name, m.address, m.regions, s.id, s.qp);
+                    c = new DisniConnection(this, m.name, m.address, m.regions, s.id, s.qp,
+                        probeSource(s), s.ctrlMr.getLkey(), m.probe);
                     if (!addConnection(c)) {
                         refusal = "a connection between '" + m.name + "' and '" + name() + "' already exists";
                         c = null;
@@ -394,7 +426,8 @@ final class DisniNode extends AbstractNode {
                     sendSetup(s, new SetupMessage(SetupMessage.REFUSE, name(), address, List.of(), refusal));
                     return;
                 }
-                sendSetup(s, new SetupMessage(SetupMessage.ACCEPT, name(), address, exportedRegions(), null));
+                sendSetup(s, new SetupMessage(SetupMessage.ACCEPT, name(), address, exportedRegions(), null,
+                    probeTarget(s)));
                 s.conn = c;
                 if (!offerAccepted(c)) {
                     DisniConnection full = c;
@@ -402,7 +435,8 @@ final class DisniNode extends AbstractNode {
                         + "' accept backlog is full", null)));
                 }
             } else if (m.kind == SetupMessage.ACCEPT) {
-                DisniConnection c = new DisniConnection(this, m.name, s.dialAddress, m.regions, s.id, s.qp);
+                DisniConnection c = new DisniConnection(this, m.name, s.dialAddress, m.regions, s.id, s.qp,
+                    probeSource(s), s.ctrlMr.getLkey(), m.probe);
                 if (!addConnection(c)) {
                     s.future.completeExceptionally(new RdmxException("connect from '" + name() + "': a connection"
                         + " to '" + m.name + "' already exists"));
@@ -463,6 +497,13 @@ final class DisniNode extends AbstractNode {
             return;
         }
         long wrId = wc.getWr_id();
+        if (wrId == CTRL_PROBE) {
+            DisniConnection c = s.conn;
+            if (c != null) {
+                c.probeDone(wc.getStatus());
+            }
+            return;
+        }
         if ((wrId & WorkQueues.CTRL_BIT) != 0) {
             if (wc.getStatus() != WC_SUCCESS) {
                 if (s.conn == null) {

@@ -12,6 +12,7 @@ import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.KeepAlive;
 import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.internal.WorkQueues;
 import io.rdmx.verbs.Native.Consts;
@@ -51,7 +52,7 @@ final class Endpoint {
     static final long CTRL_SEND = CTRL_BIT | 2;
     static final long CTRL_PROBE = CTRL_BIT | 3;
     /** Bytes at the end of the control region that the peer's keep-alive probes WRITE. */
-    static final int PROBE_BYTES = 64;
+    static final int PROBE_BYTES = KeepAlive.TARGET_BYTES;
     /** Bytes of each half (receive, send) of the control region. */
     static final int CTRL_HALF = 64 * 1024;
     private static final ValueLayout.OfInt BE_INT = JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN);
@@ -84,8 +85,7 @@ final class Endpoint {
     private volatile boolean established;
     private volatile VerbsConnection conn;
     private volatile RemoteRegion peerProbe;
-    private long probeSent;
-    private long lastProbe = System.nanoTime();
+    private final KeepAlive keepAlive;
 
     private final MemorySegment sendWr;
     private final MemorySegment sendSge;
@@ -124,6 +124,7 @@ final class Endpoint {
         rWr = recvWr.asByteBuffer().order(ByteOrder.nativeOrder());
         rSge = recvSge.asByteBuffer().order(ByteOrder.nativeOrder());
         queues = new WorkQueues(node.name(), sdepth, rdepth);
+        keepAlive = new KeepAlive(node.options().peerTimeout().toNanos(), System.nanoTime());
     }
 
     long idKey() {
@@ -242,16 +243,14 @@ final class Endpoint {
     }
 
     /**
-     * Keep-alive (progress thread): an idle connection WRITEs a few bytes to the peer's probe target every
-     * quarter of the peer timeout; RC acknowledges it in hardware, so only a peer whose machine, NIC or queue
-     * pair is gone fails to. A probe unanswered for the peer timeout fails the connection, naming the peer.
-     * While user sends are outstanding they are the probes: the hardware's retries end in an error completion
-     * if the peer is gone (a SEND waiting for a receive the peer has not posted yet is not a failure).
+     * Keep-alive (progress thread), by the policy of {@link KeepAlive}: an idle connection WRITEs a few bytes to
+     * the peer's probe target every quarter of the peer timeout; RC acknowledges it in hardware, so only a peer
+     * whose machine, NIC or queue pair is gone fails to. A probe unanswered for the peer timeout fails the
+     * connection, naming the peer. While user sends are outstanding they are the probes.
      *
      * @param now {@code System.nanoTime()}
-     * @param peerTimeout the node's peer timeout in nanoseconds
      */
-    void keepAlive(long now, long peerTimeout) {
+    void keepAlive(long now) {
         VerbsConnection c = conn;
         RemoteRegion target = peerProbe;
         if (c == null || target == null) {
@@ -263,14 +262,12 @@ final class Endpoint {
             if (!usable()) {
                 return;
             }
-            if (probeSent != 0) {
-                if (now - probeSent > peerTimeout) {
-                    why = "peer '" + c.peerName() + "' (" + c.peerAddress() + ") did not acknowledge a keep-alive"
-                        + " WRITE within " + peerTimeout / 1_000_000 + " ms (peerTimeout)";
-                }
-            } else if (!queues.sendsOutstanding() && now - lastProbe >= peerTimeout / 4) {
+            KeepAlive.Decision d = keepAlive.decide(now, queues.sendsOutstanding());
+            if (d == KeepAlive.Decision.PEER_SILENT) {
+                why = keepAlive.silentPeerReason(c.peerName(), c.peerAddress());
+            } else if (d == KeepAlive.Decision.PROBE) {
                 sendSge.set(JAVA_LONG, IbvSge.ADDR, ctrl.address() + 2L * CTRL_HALF - PROBE_BYTES);
-                sendSge.set(JAVA_INT, IbvSge.LENGTH, 8);
+                sendSge.set(JAVA_INT, IbvSge.LENGTH, KeepAlive.PROBE_LENGTH);
                 sendSge.set(JAVA_INT, IbvSge.LKEY, ctrlLkey);
                 sendWr.set(JAVA_LONG, IbvSendWr.WR_ID, CTRL_PROBE);
                 sendWr.set(JAVA_INT, IbvSendWr.NUM_SGE, 1);
@@ -285,7 +282,7 @@ final class Endpoint {
                     throw new IllegalStateException("verbs: post_send call failed", t);
                 }
                 if (rc == 0) {
-                    probeSent = now;
+                    keepAlive.probePosted(now);
                 } else if (rc != More.ENOMEM) {
                     why = "keep-alive WRITE to peer '" + c.peerName() + "' could not be posted: errno=" + rc;
                 }
@@ -300,11 +297,10 @@ final class Endpoint {
 
     private void probeDone(int status) {
         VerbsConnection c = conn;
-        probeSent = 0;
-        lastProbe = System.nanoTime();
+        keepAlive.probeCompleted(System.nanoTime());
         if (status != Consts.IBV_WC_SUCCESS && c != null && !closed) {
-            c.fail(new ConnectionClosedException(c.peerName(), "peer '" + c.peerName() + "' (" + c.peerAddress()
-                + ") is unreachable: keep-alive WRITE failed with " + statusName(status), null));
+            c.fail(new ConnectionClosedException(c.peerName(), KeepAlive.unreachableReason(c.peerName(),
+                c.peerAddress(), statusName(status)), null));
         }
     }
 

@@ -449,7 +449,7 @@ public final class VerbsNode extends AbstractNode {
         long peerTimeout = options().peerTimeout().toNanos();
         for (Endpoint ep : byId.values()) {
             if (ep.connection() != null) {
-                ep.keepAlive(now, peerTimeout);
+                ep.keepAlive(now);
                 continue;
             }
             long deadline = ep.active ? ep.deadlineNanos : ep.deadlineNanos + peerTimeout;
