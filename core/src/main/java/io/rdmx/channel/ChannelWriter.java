@@ -76,6 +76,11 @@ public final class ChannelWriter implements Notifier.Notifiable {
             .wrId(peer.wrId(PeerChannel.KIND_WRITE, index));
     }
 
+    /** @return the ring in this node's pair region (tests) */
+    RingBuffer ring() {
+        return ring;
+    }
+
     /** @return the receiving node */
     public String peerName() {
         return peer.name();
