@@ -328,8 +328,12 @@ public final class ChannelWriter implements Notifier.Notifiable {
      * Network thread: the reader consumed up to this position.
      *
      * @param position the new tail
+     * @return false (nothing changed) if the position is beyond what this writer committed: a broken peer
      */
-    void onCredit(long position) {
+    boolean onCredit(long position) {
+        if (position > ring.headAcquire()) {
+            return false;
+        }
         if (position > ring.tailAcquire()) {
             ring.tailRelease(position);
         }
@@ -338,6 +342,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
         if (l != null) {
             l.wakeup();
         }
+        return true;
     }
 
     /**
