@@ -76,6 +76,11 @@ public final class ChannelWriter implements Notifier.Notifiable {
             .wrId(peer.wrId(PeerChannel.KIND_WRITE, index));
     }
 
+    /** @return the ring in this node's pair region (tests) */
+    RingBuffer ring() {
+        return ring;
+    }
+
     /** @return the receiving node */
     public String peerName() {
         return peer.name();
@@ -323,8 +328,12 @@ public final class ChannelWriter implements Notifier.Notifiable {
      * Network thread: the reader consumed up to this position.
      *
      * @param position the new tail
+     * @return false (nothing changed) if the position is beyond what this writer committed: a broken peer
      */
-    void onCredit(long position) {
+    boolean onCredit(long position) {
+        if (position > ring.headAcquire()) {
+            return false;
+        }
         if (position > ring.tailAcquire()) {
             ring.tailRelease(position);
         }
@@ -333,6 +342,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
         if (l != null) {
             l.wakeup();
         }
+        return true;
     }
 
     /**

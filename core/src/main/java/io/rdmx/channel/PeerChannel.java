@@ -271,11 +271,15 @@ public final class PeerChannel {
                 if (pair == null) {
                     throw new RdmxException("peer '" + name() + "' sent REGION before HELLO");
                 }
-                remotePair = RemoteRegion.decode(b, at + NotificationDescriptor.REGION_OFFSET);
-                if (remotePair.length() != layout.regionLength()) {
-                    throw new RdmxException("peer '" + name() + "' pair region length=" + remotePair.length()
+                if (remotePair != null) {
+                    throw new RdmxException("peer '" + name() + "' sent REGION twice");
+                }
+                int regionLength = b.getInt(at + NotificationDescriptor.REGION_OFFSET + RemoteRegion.LENGTH_OFFSET);
+                if (regionLength != layout.regionLength()) {
+                    throw new RdmxException("peer '" + name() + "' pair region length=" + regionLength
                         + " != expected=" + layout.regionLength());
                 }
+                remotePair = RemoteRegion.decode(b, at + NotificationDescriptor.REGION_OFFSET);
                 buildWriters();
                 ready.complete(this);
                 break;
@@ -299,7 +303,11 @@ public final class PeerChannel {
                             throw new RdmxException("peer '" + name() + "' sent a credit for ring=" + ring
                                 + " that does not exist");
                         }
-                        o[ring].onCredit(pos);
+                        if (!o[ring].onCredit(pos)) {
+                            throw new RdmxException("peer '" + name() + "' sent a credit up to position=" + pos
+                                + " in ring=" + ring + ", beyond what was written there (head="
+                                + o[ring].ring().headAcquire() + ")");
+                        }
                     }
                 }
             }

@@ -65,7 +65,8 @@ public final class RecordDescriptor {
         if (type != TYPE_DATA && type != TYPE_PADDING) {
             return "record type=" + type + " is unknown";
         }
-        if (length < 0 || recordLength(length) > remainingToEnd) {
+        // in long: recordLength(length) overflows to a negative size for length > Integer.MAX_VALUE - 15
+        if (length < 0 || ((HEADER_LENGTH + (long) length + ALIGNMENT - 1) & -ALIGNMENT) > remainingToEnd) {
             return "record length=" + length + " runs past the end of the buffer (remaining=" + remainingToEnd + ")";
         }
         return null;

@@ -213,7 +213,8 @@ public final class RingBuffer {
      * @param handler receives each record
      * @param limit the most records to read
      * @return records read
-     * @throws IllegalStateException if a corrupt header is found (names the position)
+     * @throws IllegalStateException if a corrupt header is found (names the position): an unknown type, or a
+     *                               length that runs past the end of the buffer or past the published head
      */
     public int read(Handler handler, int limit) {
         long t = (long) TAIL.getOpaque(this);
@@ -229,6 +230,10 @@ public final class RingBuffer {
                     throw new IllegalStateException("corrupt ring at position=" + t + ": " + bad);
                 }
                 int size = RecordDescriptor.recordLength(length);
+                if (size > h - t) {
+                    throw new IllegalStateException("corrupt ring at position=" + t + ": record length=" + length
+                        + " runs past the published head=" + h);
+                }
                 if (type == RecordDescriptor.TYPE_DATA) {
                     int stream = buffer.getShort(index + RecordDescriptor.STREAM_OFFSET) & 0xFFFF;
                     handler.onRecord(stream, buffer, index + HEADER_LENGTH, length);

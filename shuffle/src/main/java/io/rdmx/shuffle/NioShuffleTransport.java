@@ -223,17 +223,42 @@ final class NioShuffleTransport implements ShuffleTransport {
         }
     }
 
+    /**
+     * Checks the header of a frame a peer sent (source worker, destination worker, stream, reserved: u16 each;
+     * payload length: i32; little endian); null when valid.
+     *
+     * @param src the sending worker
+     * @param dst the receiving worker
+     * @param len the payload length
+     * @param workers workers per node
+     * @param maxPayload the largest record payload of a ring
+     * @return null, or what is wrong with {@code name=value}
+     */
+    static String checkFrame(int src, int dst, int len, int workers, int maxPayload) {
+        if (src >= workers || dst >= workers) {
+            return "frame for src=" + src + " dst=" + dst + " outside workers=" + workers;
+        }
+        if (len < 0 || len > maxPayload || len > IO_BUFFER - HEADER) {
+            return "frame payload length=" + len + " outside [0, " + Math.min(maxPayload, IO_BUFFER - HEADER) + "]";
+        }
+        return null;
+    }
+
     /** Copies received records into the incoming buffers; false (read paused) when one is full. */
-    private boolean parse(Conn c) {
+    private boolean parse(Conn c) throws IOException {
         ByteBuffer r = c.rbuf;
         while (r.remaining() >= HEADER) {
             int p = r.position();
             int len = r.getInt(p + 8);
+            int src = r.getShort(p) & 0xFFFF;
+            int dst = r.getShort(p + 2) & 0xFFFF;
+            String bad = checkFrame(src, dst, len, cfg.workers(), c.in[0][0].maxPayload());
+            if (bad != null) {
+                throw new IOException("bad frame from rank " + c.rank + ": " + bad);
+            }
             if (r.remaining() < HEADER + len) {
                 break;
             }
-            int src = r.getShort(p) & 0xFFFF;
-            int dst = r.getShort(p + 2) & 0xFFFF;
             int stream = r.getShort(p + 4) & 0xFFFF;
             RingBuffer ring = c.in[src][dst];
             int at = ring.tryClaim(stream, len);

@@ -22,12 +22,30 @@ public interface RowSerializer<T> {
     void write(T row, ByteBuffer buf, int offset);
 
     /**
+     * Reads a row a peer wrote: the length is the record's, as the peer announced it, so a reader checks it
+     * against its format before reading.
+     *
      * @param buf the incoming buffer (valid only during the call)
      * @param offset where the row starts
      * @param length its length
      * @return the row
+     * @throws IllegalArgumentException if the length does not fit the row format (the message names it)
      */
     T read(ByteBuffer buf, int offset, int length);
+
+    /**
+     * Checks a fixed-size row's length.
+     *
+     * @param length the record's length
+     * @param size the row format's size
+     * @param format the format, for the message
+     * @throws IllegalArgumentException if they differ
+     */
+    static void checkLength(int length, int size, String format) {
+        if (length != size) {
+            throw new IllegalArgumentException(format + " row of length=" + length + " (expected " + size + ")");
+        }
+    }
 
     /** Rows of one {@code int}. */
     RowSerializer<Integer> INT = new RowSerializer<>() {
@@ -43,6 +61,7 @@ public interface RowSerializer<T> {
 
         @Override
         public Integer read(ByteBuffer buf, int offset, int length) {
+            RowSerializer.checkLength(length, 4, "int");
             return buf.getInt(offset);
         }
     };
@@ -61,6 +80,7 @@ public interface RowSerializer<T> {
 
         @Override
         public Long read(ByteBuffer buf, int offset, int length) {
+            RowSerializer.checkLength(length, 8, "long");
             return buf.getLong(offset);
         }
     };
@@ -79,6 +99,7 @@ public interface RowSerializer<T> {
 
         @Override
         public Double read(ByteBuffer buf, int offset, int length) {
+            RowSerializer.checkLength(length, 8, "double");
             return buf.getDouble(offset);
         }
     };
@@ -99,6 +120,9 @@ public interface RowSerializer<T> {
 
         @Override
         public long[] read(ByteBuffer buf, int offset, int length) {
+            if (length < 0 || length % 8 != 0) {
+                throw new IllegalArgumentException("long[] row of length=" + length + " (not a multiple of 8)");
+            }
             long[] r = new long[length / 8];
             for (int i = 0; i < r.length; i++) {
                 r[i] = buf.getLong(offset + 8 * i);
@@ -121,6 +145,9 @@ public interface RowSerializer<T> {
 
         @Override
         public byte[] read(ByteBuffer buf, int offset, int length) {
+            if (length < 0) {
+                throw new IllegalArgumentException("byte[] row of negative length=" + length);
+            }
             byte[] b = new byte[length];
             buf.get(offset, b);
             return b;

@@ -91,7 +91,7 @@ public final class SetupMessage {
      *
      * @param dst the control send area (from index 0 to its capacity)
      * @return bytes written
-     * @throws ProtocolException if it does not fit (too many regions)
+     * @throws ProtocolException if it does not fit (too many regions) or a string exceeds 65535 bytes
      */
     public int encode(ByteBuffer dst) throws ProtocolException {
         ByteBuffer b = dst.duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
@@ -100,6 +100,10 @@ public final class SetupMessage {
         byte[] r = reason == null ? new byte[0] : reason.getBytes(StandardCharsets.UTF_8);
         long need = 16L + RemoteRegion.ENCODED_LENGTH + n.length + a.length + r.length
             + (long) regions.size() * RemoteRegion.ENCODED_LENGTH;
+        if (n.length > 0xFFFF || a.length > 0xFFFF || r.length > 0xFFFF) {
+            throw new ProtocolException("setup message string too long for its 16-bit length: name=" + n.length
+                + " address=" + a.length + " reason=" + r.length + " bytes (max=65535)");
+        }
         if (need > b.capacity()) {
             throw new ProtocolException("setup message of " + need + " bytes (" + regions.size()
                 + " regions) exceeds " + b.capacity() + " bytes");
@@ -118,54 +122,71 @@ public final class SetupMessage {
     }
 
     /**
-     * Decodes a received message.
+     * Decodes a received message. Every length is checked against the bytes received before anything is read or
+     * allocated, so a peer cannot make this node allocate more than it sent.
      *
-     * @param src the received bytes
+     * @param src the received bytes (position to limit; the position is not changed)
      * @return the message
-     * @throws ProtocolException naming what is wrong
+     * @throws ProtocolException naming the field that is wrong, with {@code name=value} context
      */
     public static SetupMessage decode(ByteBuffer src) throws ProtocolException {
         ByteBuffer b = src.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        try {
-            int magic = b.getInt();
-            if (magic != MAGIC) {
-                throw new ProtocolException("setup message with magic 0x" + Integer.toHexString(magic)
-                    + " (not an rdmx peer)");
-            }
-            short version = b.getShort();
-            if (version != VERSION) {
-                throw new ProtocolException("setup message version " + version + ", this node speaks "
-                    + VERSION);
-            }
-            byte kind = b.get();
-            if (kind != HELLO && kind != ACCEPT && kind != REFUSE) {
-                throw new ProtocolException("setup message of unknown kind " + kind);
-            }
-            b.get();
-            String name = string(b);
-            String address = string(b);
-            int count = b.getInt();
-            if (count < 0 || (long) count * RemoteRegion.ENCODED_LENGTH > b.remaining()) {
-                throw new ProtocolException("setup message announces " + count + " regions in "
-                    + b.remaining() + " bytes");
-            }
-            List<RemoteRegion> regions = new ArrayList<>(count);
-            for (int i = 0; i < count; i++) {
-                regions.add(RemoteRegion.decode(b, b.position()));
-                b.position(b.position() + RemoteRegion.ENCODED_LENGTH);
-            }
-            RemoteRegion probe = RemoteRegion.decode(b, b.position());
-            b.position(b.position() + RemoteRegion.ENCODED_LENGTH);
-            String reason = string(b);
-            return new SetupMessage(kind, name, address, regions, reason.isEmpty() ? null : reason,
-                probe.length() == 0 ? null : probe);
-        } catch (java.nio.BufferUnderflowException | IllegalArgumentException e) {
-            throw new ProtocolException("truncated setup message (" + src.remaining() + " bytes)");
+        need(b, 8, "header");
+        int magic = b.getInt();
+        if (magic != MAGIC) {
+            throw new ProtocolException("setup message with magic=0x" + Integer.toHexString(magic)
+                + " (expected 0x" + Integer.toHexString(MAGIC) + "): not an rdmx peer");
+        }
+        short version = b.getShort();
+        if (version != VERSION) {
+            throw new ProtocolException("setup message version=" + version + ", this node speaks version="
+                + VERSION);
+        }
+        byte kind = b.get();
+        if (kind != HELLO && kind != ACCEPT && kind != REFUSE) {
+            throw new ProtocolException("setup message of unknown kind=" + kind);
+        }
+        b.get();
+        String name = string(b, "name");
+        String address = string(b, "address");
+        need(b, 4, "region count");
+        int count = b.getInt();
+        if (count < 0 || (long) count * RemoteRegion.ENCODED_LENGTH > b.remaining()) {
+            throw new ProtocolException("setup message announces region count=" + count + " in remaining="
+                + b.remaining() + " bytes");
+        }
+        List<RemoteRegion> regions = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            regions.add(region(b, "region " + i));
+        }
+        RemoteRegion probe = region(b, "keep-alive target");
+        String reason = string(b, "reason");
+        return new SetupMessage(kind, name, address, regions, reason.isEmpty() ? null : reason,
+            probe.length() == 0 ? null : probe);
+    }
+
+    private static void need(ByteBuffer b, int n, String field) throws ProtocolException {
+        if (b.remaining() < n) {
+            throw new ProtocolException("truncated setup message: " + field + " needs=" + n + " bytes, remaining="
+                + b.remaining());
         }
     }
 
-    private static String string(ByteBuffer b) {
+    private static RemoteRegion region(ByteBuffer b, String field) throws ProtocolException {
+        need(b, RemoteRegion.ENCODED_LENGTH, field);
+        int length = b.getInt(b.position() + RemoteRegion.LENGTH_OFFSET);
+        if (length < 0) {
+            throw new ProtocolException("setup message " + field + " has negative length=" + length);
+        }
+        RemoteRegion r = RemoteRegion.decode(b, b.position());
+        b.position(b.position() + RemoteRegion.ENCODED_LENGTH);
+        return r;
+    }
+
+    private static String string(ByteBuffer b, String field) throws ProtocolException {
+        need(b, 2, field + " length");
         int len = Short.toUnsignedInt(b.getShort());
+        need(b, len, field + " (length=" + len + ")");
         byte[] s = new byte[len];
         b.get(s);
         return new String(s, StandardCharsets.UTF_8);

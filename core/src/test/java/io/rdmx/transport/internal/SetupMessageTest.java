@@ -43,7 +43,7 @@ class SetupMessageTest {
         new SetupMessage(SetupMessage.HELLO, "n", "a", List.of(), null).encode(bad);
         bad.put(4, (byte) 9);
         e = assertThrows(ProtocolException.class, () -> SetupMessage.decode(bad));
-        assertTrue(e.getMessage().contains("version 9"), e.getMessage());
+        assertTrue(e.getMessage().contains("version=9"), e.getMessage());
         e = assertThrows(ProtocolException.class,
             () -> new SetupMessage(SetupMessage.HELLO, "n", "a", regions, null).encode(ByteBuffer.allocate(56)));
         assertTrue(e.getMessage().contains("2 regions"), e.getMessage());
