@@ -257,7 +257,7 @@ public final class FrameCodec {
         }
         String address = readString(b, "address", FrameDescriptor.MAX_ADDRESS_LENGTH);
         if (b.isReadable()) {
-            throw new ProtocolException("HELLO has " + b.readableBytes() + " trailing bytes");
+            throw new ProtocolException("HELLO has trailing bytes=" + b.readableBytes());
         }
         return new Hello((flags & FrameDescriptor.FLAG_SECRET) != 0, nonce, name, address);
     }

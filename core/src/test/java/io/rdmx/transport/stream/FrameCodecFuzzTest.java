@@ -9,18 +9,21 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.rdmx.transport.ProtocolException;
+import io.rdmx.transport.RemoteRegion;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Fuzzes the stream protocol's header validator and HELLO parser as the receive path uses them: a header is
- * validated first, and only a frame it accepts is parsed.
+ * Fuzzes the stream protocol's header validator and handshake parsers (HELLO, READY) as the receive path uses
+ * them: a header is validated first, and only a frame it accepts is parsed.
  *
  * <p>Input layout: byte 0 picks the node's {@code maxTransferSize} ({@code 1 << (b % 31)}), the rest is one frame.
  * Contract: {@link FrameDescriptor#validate} returns null or a reason with {@code name=value}, and accepts only
- * lengths within what the type allows; {@link FrameCodec#parseHello} returns a HELLO that re-encodes to the same
- * content, or throws a {@link ProtocolException} with {@code name=value}; nothing else escapes.
+ * lengths within what the type allows; {@link FrameCodec#parseHello} and {@link FrameCodec#parseReady} return
+ * content that re-encodes to the same frame content, or throw a {@link ProtocolException} with {@code name=value};
+ * nothing else escapes.
  *
  * <p>Regression inputs: {@code src/test/resources/io/rdmx/transport/stream/FrameCodecFuzzTestInputs/validateAndParse}.
  */
@@ -42,26 +45,29 @@ class FrameCodecFuzzTest {
             return;
         }
         assertTrue(length >= FrameDescriptor.HEADER_LENGTH, "accepted length=" + length + " below the header");
-        assertTrue(length <= Math.max(FrameDescriptor.MAX_CONTROL_FRAME,
+        assertTrue(length <= Math.max(FrameDescriptor.MAX_READY_FRAME,
             FrameDescriptor.WRITE_HEADER_LENGTH + (long) maxTransfer), "accepted length=" + length);
-        if (type != FrameDescriptor.TYPE_HELLO || frame.readableBytes() < length) {
+        if (frame.readableBytes() < length) {
             return;
         }
-        ByteBuf hello = frame.slice(0, (int) length);
+        ByteBuf whole = frame.slice(0, (int) length);
+        if (type == FrameDescriptor.TYPE_HELLO) {
+            hello(whole);
+        } else if (type == FrameDescriptor.TYPE_READY) {
+            ready(whole);
+        }
+    }
+
+    private static void hello(ByteBuf whole) {
         FrameCodec.Hello h;
         try {
-            h = FrameCodec.parseHello(hello);
+            h = FrameCodec.parseHello(whole);
         } catch (ProtocolException e) {
-            // "HELLO has N trailing bytes" names no field=value: found by this target (input hello-trailing-bytes)
-            // in FrameCodec, which is being rewritten for frame version 2; accepted here until then
-            assertTrue(e.getMessage().contains("=") || e.getMessage().matches("HELLO has \\d+ trailing bytes"),
-                () -> "error names no field=value: " + e.getMessage());
+            assertTrue(e.getMessage().contains("="), () -> "error names no field=value: " + e.getMessage());
             return;
         }
-        if (h.name().getBytes(StandardCharsets.UTF_8).length > 0xFFFF
-            || h.address().getBytes(StandardCharsets.UTF_8).length > 0xFFFF || h.regions().size() > 4096) {
-            return; // beyond what the encoder writes (reported: it truncates silently)
-        }
+        assertTrue(h.name().getBytes(StandardCharsets.UTF_8).length <= FrameDescriptor.MAX_NAME_LENGTH);
+        assertTrue(h.address().getBytes(StandardCharsets.UTF_8).length <= FrameDescriptor.MAX_ADDRESS_LENGTH);
         ByteBuf again = FrameCodec.hello(ByteBufAllocator.DEFAULT, h);
         try {
             FrameCodec.Hello back = FrameCodec.parseHello(again);
@@ -69,9 +75,28 @@ class FrameCodecFuzzTest {
             assertArrayEquals(h.nonce(), back.nonce());
             assertEquals(h.name(), back.name());
             assertEquals(h.address(), back.address());
-            assertEquals(h.regions(), back.regions());
         } catch (ProtocolException e) {
             throw new AssertionError("a parsed HELLO does not re-parse after encoding: " + e.getMessage(), e);
+        } finally {
+            again.release();
+        }
+    }
+
+    private static void ready(ByteBuf whole) {
+        List<RemoteRegion> regions;
+        try {
+            regions = FrameCodec.parseReady(whole);
+        } catch (ProtocolException e) {
+            assertTrue(e.getMessage().contains("="), () -> "error names no field=value: " + e.getMessage());
+            return;
+        }
+        assertTrue(regions.size() <= FrameDescriptor.MAX_REGIONS);
+        ByteBuf again = FrameCodec.ready(ByteBufAllocator.DEFAULT, regions);
+        try {
+            assertEquals(whole.readableBytes(), again.readableBytes(), "READY re-encodes to its length");
+            assertEquals(regions, FrameCodec.parseReady(again));
+        } catch (ProtocolException e) {
+            throw new AssertionError("a parsed READY does not re-parse after encoding: " + e.getMessage(), e);
         } finally {
             again.release();
         }

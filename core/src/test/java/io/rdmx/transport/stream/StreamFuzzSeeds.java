@@ -41,8 +41,11 @@ class StreamFuzzSeeds {
     }
 
     private static FrameCodec.Hello hello(boolean secret) {
-        return new FrameCodec.Hello(secret, new byte[FrameDescriptor.NONCE_LENGTH], "fuzz-peer", "127.0.0.1:1",
-            List.of(new RemoteRegion(1L << 31, 4096, 0x1234)));
+        return new FrameCodec.Hello(secret, new byte[FrameDescriptor.NONCE_LENGTH], "fuzz-peer", "127.0.0.1:1");
+    }
+
+    private static ByteBuf ready() {
+        return FrameCodec.ready(ALLOC, List.of(new RemoteRegion(1L << 31, 4096, 0x1234)));
     }
 
     private static byte[] bytes(byte first, ByteBuf... frames) {
@@ -76,7 +79,7 @@ class StreamFuzzSeeds {
     static Map<String, byte[]> handlerSeeds() {
         Map<String, byte[]> m = new LinkedHashMap<>();
         m.put("passive-write-send-imm", bytes(cfg(false, false, false, 2, 0),
-            FrameCodec.hello(ALLOC, hello(false)),
+            FrameCodec.hello(ALLOC, hello(false)), ready(),
             write(0, 1, 8, 16), data(16),
             FrameCodec.sendHeader(ALLOC, 2, 8), data(8),
             write(FrameDescriptor.FLAG_WITH_IMM, 3, 0, 4), data(4),
@@ -84,33 +87,31 @@ class StreamFuzzSeeds {
             FrameCodec.simple(ALLOC, FrameDescriptor.TYPE_PING, 0),
             FrameCodec.error(ALLOC, "bye")));
         m.put("passive-split-frames", bytes(cfg(false, false, false, 1, 21),
-            FrameCodec.hello(ALLOC, hello(false)),
+            FrameCodec.hello(ALLOC, hello(false)), ready(),
             write(0, 1, 0, 40), data(40),
             FrameCodec.sendHeader(ALLOC, 2, 30), data(30)));
         m.put("passive-send-waits-for-recv", bytes(cfg(false, false, false, 0, 0),
-            FrameCodec.hello(ALLOC, hello(false)),
+            FrameCodec.hello(ALLOC, hello(false)), ready(),
             FrameCodec.sendHeader(ALLOC, 1, 8), data(8)));
         m.put("active-ready-write-nak", bytes(cfg(true, false, false, 1, 0),
-            FrameCodec.hello(ALLOC, hello(false)),
-            FrameCodec.simple(ALLOC, FrameDescriptor.TYPE_READY, 0),
+            FrameCodec.hello(ALLOC, hello(false)), ready(),
             write(0, 1, 0, 8), data(8),
             FrameCodec.nak(ALLOC, 1, Status.REMOTE_ACCESS_ERROR.ordinal(), "refused")));
         m.put("passive-secret-auth", bytes(cfg(false, true, false, 0, 0),
             FrameCodec.hello(ALLOC, hello(true)),
-            FrameCodec.auth(ALLOC, new byte[FrameDescriptor.MAC_LENGTH])));
+            FrameCodec.auth(ALLOC, new byte[FrameDescriptor.MAC_LENGTH]), ready()));
         m.put("active-secret-auth", bytes(cfg(true, true, false, 0, 7),
             FrameCodec.hello(ALLOC, hello(true)),
-            FrameCodec.auth(ALLOC, new byte[FrameDescriptor.MAC_LENGTH]),
-            FrameCodec.simple(ALLOC, FrameDescriptor.TYPE_READY, 0)));
+            FrameCodec.auth(ALLOC, new byte[FrameDescriptor.MAC_LENGTH]), ready()));
         m.put("passive-placed", bytes(cfg(false, false, true, 1, 0),
-            FrameCodec.hello(ALLOC, hello(false)),
+            FrameCodec.hello(ALLOC, hello(false)), ready(),
             write(FrameDescriptor.FLAG_PLACED | FrameDescriptor.FLAG_WITH_IMM, 1, 0, 64),
             write(FrameDescriptor.FLAG_PLACED, 2, 64, 64)));
         m.put("passive-write-out-of-bounds", bytes(cfg(false, false, false, 0, 0),
-            FrameCodec.hello(ALLOC, hello(false)),
+            FrameCodec.hello(ALLOC, hello(false)), ready(),
             write(0, 1, StreamFuzzSupport.TARGET_LENGTH - 4, 8), data(8)));
         m.put("passive-send-too-long", bytes(cfg(false, false, false, 1, 0),
-            FrameCodec.hello(ALLOC, hello(false)),
+            FrameCodec.hello(ALLOC, hello(false)), ready(),
             FrameCodec.sendHeader(ALLOC, 1, 100), data(100)));
         ByteBuf badVersion = FrameCodec.hello(ALLOC, hello(false));
         badVersion.setByte(FrameDescriptor.VERSION_OFFSET, FrameDescriptor.VERSION + 1);
@@ -122,8 +123,10 @@ class StreamFuzzSeeds {
         Map<String, byte[]> m = new LinkedHashMap<>();
         byte maxTransfer = 16; // 1 << 16
         m.put("hello", bytes(maxTransfer, FrameCodec.hello(ALLOC, hello(false))));
-        m.put("hello-secret-no-regions", bytes(maxTransfer, FrameCodec.hello(ALLOC,
-            new FrameCodec.Hello(true, new byte[FrameDescriptor.NONCE_LENGTH], "n", "a", List.of()))));
+        m.put("hello-secret", bytes(maxTransfer, FrameCodec.hello(ALLOC,
+            new FrameCodec.Hello(true, new byte[FrameDescriptor.NONCE_LENGTH], "n", "a"))));
+        m.put("ready", bytes(maxTransfer, ready()));
+        m.put("ready-empty", bytes(maxTransfer, FrameCodec.ready(ALLOC, List.of())));
         m.put("write", bytes(maxTransfer, write(0, 1, 0, 8), data(8)));
         m.put("send", bytes(maxTransfer, FrameCodec.sendHeader(ALLOC, 1, 8), data(8)));
         m.put("auth", bytes(maxTransfer, FrameCodec.auth(ALLOC, new byte[FrameDescriptor.MAC_LENGTH])));
