@@ -429,6 +429,22 @@ public final class Soak {
     }
 
     /**
+     * After a full collection, waits (at most 1 s) until the cleaner has unmapped what was collected: until the
+     * count of region mappings stays the same over two polls 50 ms apart.
+     */
+    private void settleMappings() {
+        int prev = -1;
+        for (int i = 0; i < 20; i++) {
+            int cur = ProcSelf.mappingsUnder(root).size();
+            if (cur == prev) {
+                return;
+            }
+            prev = cur;
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+        }
+    }
+
+    /**
      * @param args {@code --minutes N} (may be fractional)
      * @throws Exception on a driver failure
      */
@@ -457,7 +473,7 @@ public final class Soak {
 
     private int run(double minutes) throws Exception {
         long durationMs = (long) (minutes * 60_000);
-        long warmupMs = Math.min(durationMs / 2, Math.max(45_000, durationMs / 4));
+        long warmupMs = Math.min(durationMs / 2, Math.max(60_000, durationMs / 4));
         System.out.printf(Locale.ROOT, "soak: %.1f min on shm and tcp (warm-up %d s), leakDetection=%s, shm root %s%n",
             minutes, warmupMs / 1000, System.getProperty(LeakDetector.LEVEL_PROP), root);
         List<Thread> threads = new ArrayList<>();
@@ -483,6 +499,7 @@ public final class Soak {
             boolean gc = ++tick % GC_EVERY == 0;
             if (gc) {
                 System.gc();
+                settleMappings();
             }
             double t = (System.nanoTime() - start) / 1e9;
             double[] s = sample();
@@ -525,7 +542,7 @@ public final class Soak {
         System.out.println("soak: rule: a metric GROWS if slope x measured window > max(floor, relative x mean)"
             + " over the samples after the warm-up; else FLAT (regionMappingsAfterGc: only the samples taken right"
             + " after the full collection run every " + GC_EVERY + " s)");
-        System.out.printf(Locale.ROOT, "%-17s %14s %14s %14s %14s %14s %10s %12s  %s%n", "metric", "first", "last",
+        System.out.printf(Locale.ROOT, "%-22s %14s %14s %14s %14s %14s %10s %12s  %s%n", "metric", "first", "last",
             "min", "max", "slope/min", "floor", "relative", "verdict");
         boolean grows = false;
         List<Map<String, Object>> rows = new ArrayList<>();
@@ -541,7 +558,7 @@ public final class Soak {
             }
             Trend t = Trend.of(at, v, x.floor(), x.relative());
             grows |= t.grows();
-            System.out.printf(Locale.ROOT, "%-17s %14.0f %14.0f %14.0f %14.0f %14.1f %10.0f %11.0f%%  %s%n",
+            System.out.printf(Locale.ROOT, "%-22s %14.0f %14.0f %14.0f %14.0f %14.1f %10.0f %11.0f%%  %s%n",
                 x.name(), t.first(), t.last(), t.min(), t.max(), t.slopePerMinute(), x.floor(), x.relative() * 100,
                 t.verdict());
             Map<String, Object> row = new LinkedHashMap<>();
@@ -578,6 +595,17 @@ public final class Soak {
         json.put("java", Runtime.version().toString());
         json.put("cpus", Runtime.getRuntime().availableProcessors());
         json.put("metrics", rows);
+        List<Map<String, Object>> series = new ArrayList<>();
+        for (int i = 0; i < samples.size(); i++) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("t", Math.round(times.get(i) * 10) / 10.0);
+            for (int m = 0; m < METRICS.size(); m++) {
+                row.put(METRICS.get(m).name(), (long) samples.get(i)[m]);
+            }
+            row.put("afterGc", afterGc.get(i));
+            series.add(row);
+        }
+        json.put("samplesAfterWarmup", series);
         Map<String, Object> traffic = new LinkedHashMap<>();
         traffic.put("streamedRecords", streamed.get());
         traffic.put("roundTrips", roundTrips.get());
