@@ -19,7 +19,8 @@ import java.util.Random;
 /**
  * {@code scripts/rdmx chaos [--rounds N] [--seed S] [--peer-timeout-ms T] [--margin-ms M] [--max-minutes X]}:
  * runs {@link ChaosRound}s over every combination of provider (shm, tcp), workload (channel streams, shuffle)
- * and signal (SIGKILL, SIGSTOP) in a seeded random order, with a random victim and moment; prints a line per
+ * and signal (SIGKILL, SIGSTOP) in a seeded random order, with a random victim, moment and notification kind
+ * (SEND or WRITE_WITH_IMM); prints a line per
  * round and a summary, writes {@code bench/results/chaos.json}, and exits 1 if any round failed.
  */
 public final class Chaos {
@@ -67,7 +68,8 @@ public final class Chaos {
             String[] c = deck.remove(deck.size() - 1);
             boolean stop = c[2].equals("STOP");
             out.add(new ChaosRound.Plan(i + 1, c[0], c[1], rnd.nextInt(ChaosRound.PROCESSES), c[2],
-                stop ? (rnd.nextBoolean() ? "CONT" : "KILL") : "-", rnd.nextInt(1500), 200 + rnd.nextInt(800)));
+                stop ? (rnd.nextBoolean() ? "CONT" : "KILL") : "-", rnd.nextInt(1500), 200 + rnd.nextInt(800),
+                rnd.nextBoolean() ? "SEND" : "WRITE_WITH_IMM"));
         }
         return out;
     }
@@ -133,8 +135,9 @@ public final class Chaos {
      */
     public static String line(ChaosRound.Outcome o) {
         ChaosRound.Plan p = o.plan();
-        return String.format(Locale.ROOT, "round %3d  %-3s  %-7s  victim=r%d  %-9s  moment=%4d ms  %-4s  "
-                + "detection=%s  (round %.1f s)", p.index(), p.provider(), p.workload(), p.victim(), p.signals(),
+        return String.format(Locale.ROOT, "round %3d  %-3s  %-7s  %-4s  victim=r%d  %-10s  moment=%4d ms  %-4s  "
+                + "detection=%s  (round %.1f s)", p.index(), p.provider(), p.workload(),
+            p.notification().equals("SEND") ? "send" : "imm", p.victim(), p.signals(),
             p.momentMs(), o.pass() ? "PASS" : "FAIL", o.detectionMs() < 0 ? "-" : o.detectionMs() + " ms",
             o.roundMs() / 1000.0);
     }

@@ -21,10 +21,10 @@ class ChaosTest {
 
     static Stream<ChaosRound.Plan> plans() {
         return Stream.of(
-            new ChaosRound.Plan(1, "shm", "channel", 1, "KILL", "-", 400, 0),
-            new ChaosRound.Plan(2, "shm", "shuffle", 0, "STOP", "KILL", 300, 300),
-            new ChaosRound.Plan(3, "tcp", "shuffle", 2, "KILL", "-", 500, 0),
-            new ChaosRound.Plan(4, "tcp", "channel", 1, "STOP", "CONT", 600, 300));
+            new ChaosRound.Plan(1, "shm", "channel", 1, "KILL", "-", 400, 0, "SEND"),
+            new ChaosRound.Plan(2, "shm", "shuffle", 0, "STOP", "KILL", 300, 300, "WRITE_WITH_IMM"),
+            new ChaosRound.Plan(3, "tcp", "shuffle", 2, "KILL", "-", 500, 0, "WRITE_WITH_IMM"),
+            new ChaosRound.Plan(4, "tcp", "channel", 1, "STOP", "CONT", 600, 300, "SEND"));
     }
 
     @ParameterizedTest
