@@ -1,0 +1,141 @@
+package io.rdmx.bench.chaos;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * What this process holds, read from {@code /proc/self} (Linux): threads, open file descriptors and memory
+ * mappings. The chaos members take a baseline before opening anything and compare after closing; the soak
+ * samples the counts every second.
+ */
+public final class ProcSelf {
+    /** Prefix of the names of every thread rdmx starts (engines, acceptors, Netty event loops). */
+    public static final String RDMX_THREAD_PREFIX = "rdmx-";
+
+    private ProcSelf() {
+    }
+
+    /** @return the names of the live threads whose name starts with {@value #RDMX_THREAD_PREFIX}, sorted */
+    public static List<String> rdmxThreads() {
+        List<String> out = new ArrayList<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive() && t.getName().startsWith(RDMX_THREAD_PREFIX)) {
+                out.add(t.getName());
+            }
+        }
+        Collections.sort(out);
+        return out;
+    }
+
+    /**
+     * The targets of this process's open file descriptors ({@code socket:[123]}, {@code anon_inode:[eventfd]},
+     * a path, ...), one entry per descriptor, sorted.
+     *
+     * @return the targets
+     */
+    public static List<String> fdTargets() {
+        List<String> out = new ArrayList<>();
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(Paths.get("/proc/self/fd"))) {
+            for (Path p : ds) {
+                try {
+                    out.add(Files.readSymbolicLink(p).toString());
+                } catch (IOException e) {
+                    // the descriptor used to list the directory itself is gone by now: not ours to count
+                    continue;
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list /proc/self/fd", e);
+        }
+        Collections.sort(out);
+        return out;
+    }
+
+    /** @return the number of open file descriptors */
+    public static int fdCount() {
+        return fdTargets().size();
+    }
+
+    /**
+     * Descriptors that a transport opens and must close: sockets, anonymous inodes (epoll, eventfd), pipes, and
+     * files under a directory. Class loading opens jar files lazily and the JDK keeps some device files open,
+     * so those are not counted.
+     *
+     * @param target a descriptor's target
+     * @param under the shm root, or null
+     * @return true if it counts as a transport resource
+     */
+    public static boolean transportFd(String target, Path under) {
+        return target.startsWith("socket:") || target.startsWith("anon_inode:") || target.startsWith("pipe:")
+            || (under != null && target.startsWith(under.toAbsolutePath().toString()));
+    }
+
+    /**
+     * The lines of {@code /proc/self/maps} that map a file under a directory (region files, including deleted
+     * ones, which the kernel lists with a {@code (deleted)} suffix).
+     *
+     * @param under the directory
+     * @return the lines
+     */
+    public static List<String> mappingsUnder(Path under) {
+        String prefix = under.toAbsolutePath().toString() + "/";
+        List<String> out = new ArrayList<>();
+        try {
+            for (String l : Files.readAllLines(Paths.get("/proc/self/maps"), StandardCharsets.UTF_8)) {
+                if (l.contains(prefix)) {
+                    out.add(l.substring(l.indexOf(prefix)));
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read /proc/self/maps", e);
+        }
+        return out;
+    }
+
+    /**
+     * A field of {@code /proc/self/status} in kB ({@code VmRSS}, ...).
+     *
+     * @param field the field name
+     * @return the value in bytes, or -1 if absent
+     */
+    public static long statusBytes(String field) {
+        try {
+            for (String l : Files.readAllLines(Paths.get("/proc/self/status"), StandardCharsets.UTF_8)) {
+                if (l.startsWith(field + ":")) {
+                    String v = l.substring(field.length() + 1).trim().toLowerCase(Locale.ROOT);
+                    return Long.parseLong(v.replace("kb", "").trim()) * 1024;
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read /proc/self/status", e);
+        }
+        return -1;
+    }
+
+    /**
+     * The elements of {@code after} not in {@code before}, as a multiset difference.
+     *
+     * @param before the baseline
+     * @param after the later list
+     * @return what was added
+     */
+    public static List<String> added(List<String> before, List<String> after) {
+        List<String> rest = new ArrayList<>(before);
+        List<String> out = new ArrayList<>();
+        for (String s : after) {
+            if (!rest.remove(s)) {
+                out.add(s);
+            }
+        }
+        return out;
+    }
+}
