@@ -154,7 +154,7 @@ public final class ChaosMember {
             fds = new ArrayList<>();
             for (String f : ProcSelf.added(baseFds, ProcSelf.fdTargets())) {
                 if (ProcSelf.transportFd(f, root)) {
-                    fds.add(f);
+                    fds.add(ProcSelf.describe(f));
                 }
             }
             maps = ProcSelf.mappingsUnder(root);

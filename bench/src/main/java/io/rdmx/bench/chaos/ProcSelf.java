@@ -60,6 +60,35 @@ public final class ProcSelf {
         return out;
     }
 
+    /**
+     * Names what a socket descriptor is, from the kernel's socket tables ({@code /proc/self/net/*}): a leak report
+     * that says {@code tcp 127.0.0.1:40001 -> 127.0.0.1:35001} tells where it came from.
+     *
+     * @param target a descriptor's target, such as {@code socket:[123]}
+     * @return the target, with the table and line that list the socket when one does
+     */
+    public static String describe(String target) {
+        if (!target.startsWith("socket:[")) {
+            return target;
+        }
+        String inode = target.substring("socket:[".length(), target.length() - 1);
+        for (String table : List.of("tcp", "tcp6", "udp", "udp6", "unix", "netlink", "raw")) {
+            try {
+                for (String l : Files.readAllLines(Paths.get("/proc/self/net", table), StandardCharsets.UTF_8)) {
+                    String[] f = l.trim().split("\\s+");
+                    for (String x : f) {
+                        if (x.equals(inode)) {
+                            return target + " (" + table + ": " + l.trim() + ")";
+                        }
+                    }
+                }
+            } catch (IOException e) {
+                continue;
+            }
+        }
+        return target;
+    }
+
     /** @return the number of open file descriptors */
     public static int fdCount() {
         return fdTargets().size();
