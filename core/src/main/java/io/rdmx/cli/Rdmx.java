@@ -1,5 +1,8 @@
 package io.rdmx.cli;
 
+import io.rdmx.cli.doctor.Doctor;
+import io.rdmx.cli.doctor.Host;
+import io.rdmx.cli.doctor.RdmaSysfs;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Fabrics;
@@ -10,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -31,6 +35,10 @@ public final class Rdmx {
             case "info":
                 info(System.out, Paths.get("/sys"));
                 break;
+            case "doctor":
+                System.exit(Doctor.run(Arrays.copyOfRange(args, 1, args.length), System.out, System.err,
+                    Host.system()));
+                break;
             case "demo":
                 System.exit(Demo.run(args.length > 1 ? args[1] : Fabrics.DEFAULT_PROVIDER, System.out));
                 break;
@@ -38,7 +46,8 @@ public final class Rdmx {
                 Demo.peer(args[1], args[2]);
                 break;
             default:
-                System.err.println("usage: rdmx info | demo [provider] | bench <name> [--quick] | test");
+                System.err.println("usage: rdmx info | doctor [--provider NAME] | demo [provider]"
+                    + " | bench <name> [--quick] | test");
                 System.exit(2);
         }
     }
@@ -70,13 +79,36 @@ public final class Rdmx {
         out.println("  default: " + Fabrics.defaultFabric().name() + " (-D" + Fabrics.DEFAULT_PROVIDER_PROP + " or $"
             + Fabrics.DEFAULT_PROVIDER_ENV + " to change)");
         out.println();
-        out.println("RDMA devices: " + (rdmaDevices(sys).isEmpty() ? "none" : String.join(", ", rdmaDevices(sys))));
+        rdma(out, sys);
         out.println();
         out.println("CPU topology: " + cpuSummary(sys));
         out.println();
         for (String line : io.rdmx.spi.Platform.hooks().describe()) {
             out.println(line);
         }
+    }
+
+    /** The RDMA devices, one line per device with its ports (state, link layer, MTU, GIDs). */
+    private static void rdma(PrintStream out, Path sys) {
+        RdmaSysfs sysfs = new RdmaSysfs(sys);
+        List<RdmaSysfs.Device> devs;
+        try {
+            devs = sysfs.devices();
+        } catch (IOException e) {
+            out.println("RDMA devices: " + sysfs.classDir() + " cannot be listed: " + e);
+            return;
+        }
+        if (devs.isEmpty()) {
+            out.println("RDMA devices: none (" + sysfs.classDir() + (Files.isDirectory(sysfs.classDir())
+                ? " is empty" : " is missing") + "; rdma_rxe module " + (Files.isDirectory(sys.resolve(
+                "module/rdma_rxe")) ? "loaded" : "not loaded") + ")");
+        } else {
+            out.println("RDMA devices:");
+            for (RdmaSysfs.Device d : devs) {
+                out.println("  " + d.summary());
+            }
+        }
+        out.println("  why a provider is unusable, and the fix: rdmx doctor [--provider NAME]");
     }
 
     private static String version() {

@@ -63,6 +63,29 @@ class RdmxInfoTest {
         Files.createDirectories(sys.resolve("class/infiniband/rxe0"));
         bytes.reset();
         Rdmx.info(new PrintStream(bytes, true, StandardCharsets.UTF_8), sys);
-        assertTrue(bytes.toString(StandardCharsets.UTF_8).contains("RDMA devices: rxe0"));
+        out = bytes.toString(StandardCharsets.UTF_8);
+        assertTrue(out.contains("RDMA devices:\n  rxe0: no ports listed"), out);
+    }
+
+    @Test
+    void infoSummarizesEachPortOfAnRxeDevice() throws IOException {
+        Files.createDirectories(sys.resolve("devices/system/cpu"));
+        Files.writeString(sys.resolve("devices/system/cpu/online"), "0\n");
+        cpu(0, 0, 0);
+        Path port = sys.resolve("class/infiniband/rxe0/ports/1");
+        Files.createDirectories(port.resolve("gids"));
+        Files.createDirectories(port.resolve("gid_attrs/ndevs"));
+        Files.writeString(port.resolve("state"), "4: ACTIVE\n");
+        Files.writeString(port.resolve("link_layer"), "Ethernet\n");
+        Files.writeString(port.resolve("active_mtu"), "1024 (3)\n");
+        Files.writeString(port.resolve("gids/0"), "fe80:0000:0000:0000:0250:56ff:fe8a:1b2c\n");
+        Files.writeString(port.resolve("gids/1"), "0000:0000:0000:0000:0000:0000:0000:0000\n");
+        Files.writeString(port.resolve("gid_attrs/ndevs/0"), "eth0\n");
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        Rdmx.info(new PrintStream(bytes, true, StandardCharsets.UTF_8), sys);
+        String out = bytes.toString(StandardCharsets.UTF_8);
+        assertTrue(out.contains("  rxe0: port 1 4: ACTIVE, Ethernet, active_mtu 1024 (3), 1 GID(s), netdev eth0\n"),
+            out);
+        assertTrue(out.contains("rdmx doctor [--provider NAME]"), out);
     }
 }
