@@ -105,6 +105,7 @@ public final class ChaosMember {
         long deadline = Long.parseLong(args[6]);
         Path root = ShmFabric.root();
 
+        ProcSelf.initJdkNio(); // the JDK keeps a socket from its first NIO use on: part of the baseline, not a leak
         List<String> baseFds = ProcSelf.fdTargets();
         List<String> baseThreads = ProcSelf.rdmxThreads();
         startWatchdog(deadline);

@@ -2,6 +2,7 @@ package io.rdmx.bench.chaos;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.Pipe;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -14,14 +15,42 @@ import java.util.Locale;
 
 /**
  * What this process holds, read from {@code /proc/self} (Linux): threads, open file descriptors and memory
- * mappings. The chaos members take a baseline before opening anything and compare after closing; the soak
- * samples the counts every second.
+ * mappings. The chaos members take a baseline before opening anything (after {@link #initJdkNio()}) and compare
+ * after closing; the soak samples the counts every second.
  */
 public final class ProcSelf {
     /** Prefix of the names of every thread rdmx starts (engines, acceptors, Netty event loops). */
     public static final String RDMX_THREAD_PREFIX = "rdmx-";
 
     private ProcSelf() {
+    }
+
+    /**
+     * Runs the JDK's one-time NIO initialisation, so that a baseline of descriptors taken after it already holds the
+     * descriptor that initialisation opens and keeps for the life of the process. Call it before {@link #fdTargets()}
+     * for a baseline.
+     *
+     * <p>That descriptor is libnio's {@code preCloseFD}: the native {@code init()} run by the static initialiser of
+     * {@code sun.nio.ch.FileDispatcherImpl} (JDK 17) or {@code sun.nio.ch.UnixDispatcher} (JDK 25) calls
+     * {@code socketpair(AF_UNIX, SOCK_STREAM)}, closes one end at once and keeps the other, to {@code dup2} over a
+     * channel's descriptor that is being closed while other threads are blocked on it. It shows in
+     * {@code /proc/self/net/unix} as an unnamed, connected (state 03) stream socket, and nothing ever closes it.
+     * On JDK 17 the first {@code FileChannel} of any kind reaches it (a chaos member's first one is
+     * {@code Files.createTempFile} in Netty's {@code NativeLibraryLoader}, extracting the epoll library, after the
+     * baseline), so every member reported it as a leaked socket; on JDK 25 only socket, pipe and datagram channels
+     * reach it, which a member normally never opens (Netty's epoll transport makes its own sockets). Found with
+     * {@code strace -f -k -e trace=socketpair}: {@code socketpair([10, 11])}, {@code close(11)}, native stack
+     * {@code Java_sun_nio_ch_FileDispatcherImpl_init} (JDK 17) / {@code Java_sun_nio_ch_UnixDispatcher_init}
+     * (JDK 25). A pipe channel reaches that initialiser on both; the pipe itself is closed here.
+     */
+    public static void initJdkNio() {
+        try {
+            Pipe p = Pipe.open();
+            p.source().close();
+            p.sink().close();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open and close a pipe", e);
+        }
     }
 
     /** @return the names of the live threads whose name starts with {@value #RDMX_THREAD_PREFIX}, sorted */
