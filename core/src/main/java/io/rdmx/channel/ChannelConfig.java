@@ -209,7 +209,7 @@ public final class ChannelConfig {
                 throw new IllegalArgumentException(RING_CAPACITY_PROP + "=" + ringCapacity
                     + " must be a power of two in [1024, 1 GiB]");
             }
-            if (notification == Notification.WRITE_WITH_IMM && ringCapacity > (4 << 20)) {
+            if (notification == Notification.WRITE_WITH_IMM && ringCapacity > ImmediateDescriptor.MAX_RING_CAPACITY) {
                 throw new IllegalArgumentException(RING_CAPACITY_PROP + "=" + ringCapacity
                     + " exceeds 4 MiB, the most a WRITE_WITH_IMM immediate can describe");
             }

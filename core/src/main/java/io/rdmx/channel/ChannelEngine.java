@@ -17,6 +17,7 @@ import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * The ring-channel protocol on one node (the DAIS 2016 shuffling middleware's communication layer): a circular
@@ -228,22 +229,33 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     }
 
     private void onCompletion(Completion c) {
-        PeerChannel p = peers.get(PeerChannel.peerOf(c.wrId()));
+        PeerChannel p = peers.get(WrIdDescriptor.peerId(c.wrId()));
         if (p != null) {
             p.onCompletion(c);
         }
     }
 
     void peerFailed(PeerChannel p, ConnectionClosedException e) {
-        LOG.info("node '{}': {}", node.name(), e.getMessage());
+        LOG.atLevel(failureLogLevel(p)).log("node '{}': {}", node.name(), e.getMessage());
         for (ChannelReader r : readers) {
             r.peerFailed(e);
         }
     }
 
     /**
-     * Delivers what writers committed (up to 2 s: data, then its notifications), then stops the network thread,
-     * closes every channel and releases its memory. Idempotent.
+     * How a peer's end is logged: a clean close (either engine closed on purpose) only at DEBUG.
+     *
+     * @param p the peer that went down
+     * @return the level
+     */
+    static Level failureLogLevel(PeerChannel p) {
+        return p.closedCleanly() ? Level.DEBUG : Level.INFO;
+    }
+
+    /**
+     * Delivers what writers committed (up to 2 s: data, then its notifications), tells every peer that this is
+     * a clean close (a BYE message, up to 1 s more), then stops the network thread, closes every channel and
+     * releases its memory. Logs nothing above DEBUG. Idempotent.
      */
     @Override
     public void close() {
@@ -262,10 +274,22 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
                 break;
             }
         }
+        for (PeerChannel p : peers.values()) {
+            p.sayGoodbye();
+        }
+        long byeDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+        while (System.nanoTime() < byeDeadline && !peers.values().stream().allMatch(PeerChannel::goodbyeDone)) {
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
         running = false;
         for (PeerChannel p : peers.values()) {
             p.fail(new ConnectionClosedException(p.name(), "channel engine of node '" + node.name()
-                + "' closed", null));
+                + "' closed its channel to '" + p.name() + "'", null));
         }
         try {
             network.join(5000);

@@ -13,6 +13,10 @@ import org.jctools.queues.MpscUnboundedXaddArrayQueue;
  * The network thread queues each ring that received data (once until read), so the reader never polls every
  * buffer; a reader with nothing to read blocks (parks) until data arrives, a peer fails, the engine closes, or
  * a timeout.
+ *
+ * <p>A failed peer is reported once: after the records that had arrived are read, the next read throws a
+ * {@link ConnectionClosedException} naming that peer, and later reads go on with the other peers. Whether to
+ * go on is the caller's decision (a query may abort, an RPC client fails only the calls to that peer).
  */
 public final class ChannelReader {
     private static final boolean BIND_WORKERS = Platform.hooks().bindWorkers();
@@ -21,7 +25,7 @@ public final class ChannelReader {
     private final MpscUnboundedXaddArrayQueue<IncomingRing> ready = new MpscUnboundedXaddArrayQueue<>(256);
     private volatile Thread waiter;
     private volatile boolean wakeupRequested;
-    private volatile ConnectionClosedException failure;
+    private final PeerLosses losses = new PeerLosses();
 
     ChannelReader(ChannelEngine engine, int worker) {
         this.engine = engine;
@@ -46,14 +50,12 @@ public final class ChannelReader {
     }
 
     /**
-     * Network thread: a peer failed; the reader throws once it has read what had arrived.
+     * A peer failed; the reader throws it once, when it has read what had arrived. Any thread.
      *
      * @param e the failure naming the peer
      */
     void peerFailed(ConnectionClosedException e) {
-        if (failure == null) {
-            failure = e;
-        }
+        losses.add(e);
         wake();
     }
 
@@ -106,7 +108,8 @@ public final class ChannelReader {
      * @param timeout how long to wait
      * @param unit unit of timeout
      * @return records read; 0 on timeout
-     * @throws ConnectionClosedException if a peer failed and nothing else is left to read (names the peer)
+     * @throws ConnectionClosedException once per failed peer, when nothing else is left to read (names the
+     *                                   peer); the next read goes on with the other peers
      * @throws RdmxException if the engine is closed
      * @throws InterruptedException if interrupted
      */
@@ -155,9 +158,9 @@ public final class ChannelReader {
     }
 
     private void checkFailure() throws RdmxException {
-        ConnectionClosedException f = failure;
+        ConnectionClosedException f = losses.take();
         if (f != null) {
-            throw new ConnectionClosedException(f.peer(), f.getMessage(), f);
+            throw ChannelErrors.forCaller(f);
         }
         if (!engine.isOpen()) {
             throw new RdmxException("channel engine of node '" + engine.node().name() + "' is closed");

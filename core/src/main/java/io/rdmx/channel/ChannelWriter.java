@@ -73,7 +73,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
         // SEND mode: the WRITE stays unsignaled; the completion of the notification SEND that announces it
         // (posted after it on the same reliable connection) completes it too, saving a completion per WRITE.
         last.opcode(imm ? Opcode.WRITE_WITH_IMM : Opcode.WRITE).signaled(imm)
-            .wrId(peer.wrId(PeerChannel.KIND_WRITE, index));
+            .wrId(peer.wrId(WrIdDescriptor.KIND_WRITE, index));
     }
 
     /** @return the ring in this node's pair region (tests) */
@@ -296,7 +296,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
                 last.local(region, base + idx, len).remote(remote, base + idx);
             }
             if (last.opcode() == Opcode.WRITE_WITH_IMM) {
-                last.immediate((index << 20) | (len >>> 3));
+                last.immediate(ImmediateDescriptor.encode(index, len));
             }
             check(peer.connection().post(last));
             peer.engine().metricWritesPosted(firstLen < len ? 2 : 1);

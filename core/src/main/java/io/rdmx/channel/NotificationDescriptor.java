@@ -16,6 +16,7 @@ import java.nio.ByteBuffer;
  *  +---------------------------------------------------------------+
  *  HELLO:   workers (32) | ring capacity (32) | notification mode (32) | reserved (32)       8..24
  *  REGION:  the sender's pair region as a RemoteRegion (16 bytes)                           8..24
+ *  BYE:     the header only: the sender closes its engine on purpose, after everything it sent
  *  NOTIFY, per entry i at 8 + 16 i:
  *  +---------------+---------------+-------------------------------+
  *  |   kind (8)    |  reserved (8) |         ring index (16)       |
@@ -39,6 +40,8 @@ public final class NotificationDescriptor {
     public static final int TYPE_REGION = 2;
     /** Message type: a batch of positions. */
     public static final int TYPE_NOTIFY = 3;
+    /** Message type: the sender closes its channel engine (a clean end, not a failure). */
+    public static final int TYPE_BYE = 4;
     /** Entry kind: new data up to a position. */
     public static final int KIND_DATA = 1;
     /** Entry kind: consumed up to a position. */
@@ -64,6 +67,8 @@ public final class NotificationDescriptor {
     public static final int REGION_OFFSET = 8;
     /** REGION length. */
     public static final int REGION_LENGTH = 24;
+    /** BYE length. */
+    public static final int BYE_LENGTH = HEADER_LENGTH;
     /** Entry length. */
     public static final int ENTRY_LENGTH = 16;
     /** Entry: offset of the kind. */
@@ -138,6 +143,8 @@ public final class NotificationDescriptor {
             case TYPE_REGION:
                 return length == REGION_LENGTH ? null : "REGION length=" + length + " (expected " + REGION_LENGTH
                     + ")";
+            case TYPE_BYE:
+                return length == BYE_LENGTH ? null : "BYE length=" + length + " (expected " + BYE_LENGTH + ")";
             case TYPE_NOTIFY: {
                 int count = b.getShort(at + COUNT_OFFSET) & 0xFFFF;
                 if (length != HEADER_LENGTH + count * ENTRY_LENGTH) {

@@ -111,7 +111,7 @@ final class Notifier {
             }
             NotificationDescriptor.header(b, at, NotificationDescriptor.TYPE_NOTIFY, count);
             send.local(slots, at, NotificationDescriptor.HEADER_LENGTH + count * NotificationDescriptor.ENTRY_LENGTH)
-                .wrId(peer.wrId(PeerChannel.KIND_NOTIFY, slot));
+                .wrId(peer.wrId(WrIdDescriptor.KIND_NOTIFY, slot));
             try {
                 int rc = peer.connection().post(send);
                 if (rc != Post.OK) {

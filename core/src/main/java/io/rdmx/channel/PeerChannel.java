@@ -23,13 +23,10 @@ import java.util.concurrent.TimeoutException;
  * the pair region's descriptor), and failure handling. Completions are handled on the network thread.
  */
 public final class PeerChannel {
-    static final int KIND_WRITE = 1;
-    static final int KIND_NOTIFY = 2;
-    static final int KIND_RECV = 3;
-    static final int KIND_HANDSHAKE = 4;
-
     private static final int BASE_RECVS = 16;
-    private static final int SEND_SLOTS = 4;
+    /** Control slots we SEND from: 0 and 1 the notifier's, then HELLO, REGION and BYE. */
+    private static final int SEND_SLOTS = 5;
+    private static final int BYE_SLOT = 4;
 
     private final ChannelEngine engine;
     private final int id;
@@ -45,6 +42,9 @@ public final class PeerChannel {
     private volatile RdmxException refusal;
     private volatile boolean open = true;
     private volatile ConnectionClosedException failure;
+    /** Set when either side closed its engine on purpose (our BYE posted, or the peer's received). */
+    private volatile boolean closedCleanly;
+    private volatile boolean byeDelivered;
     private Region extraRecvs;
     private Region pair;
     private RemoteRegion remotePair;
@@ -54,6 +54,11 @@ public final class PeerChannel {
     private IncomingRing[] in;
 
     PeerChannel(ChannelEngine engine, int id, Connection connection) throws RdmxException {
+        String badId = WrIdDescriptor.validatePeerId(id);
+        if (badId != null) {
+            throw new RdmxException("node '" + engine.node().name() + "' cannot open a channel to '"
+                + connection.peerName() + "': " + badId);
+        }
         this.engine = engine;
         this.id = id;
         this.connection = connection;
@@ -75,7 +80,7 @@ public final class PeerChannel {
         b.putInt(at + NotificationDescriptor.HELLO_CAPACITY_OFFSET, cfg.ringCapacity());
         b.putInt(at + NotificationDescriptor.HELLO_MODE_OFFSET, cfg.notification().ordinal());
         b.putInt(at + 20, 0);
-        postHandshake(at, NotificationDescriptor.HELLO_LENGTH);
+        postHandshake(at, NotificationDescriptor.HELLO_LENGTH, WrIdDescriptor.HELLO);
         for (int i = 0; i < BASE_RECVS; i++) {
             postRecv(control, (SEND_SLOTS + i) * slot, i);
         }
@@ -83,30 +88,23 @@ public final class PeerChannel {
 
     private void postRecv(Region r, int offset, int slotId) throws RdmxException {
         int rc = connection.post(WorkRequest.recv(r, offset, NotificationDescriptor.MESSAGE_SLOT)
-            .wrId(wrId(KIND_RECV, slotId)));
+            .wrId(wrId(WrIdDescriptor.KIND_RECV, slotId)));
         if (rc != Post.OK) {
             throw new RdmxException("RECV for '" + name() + "' refused: " + Post.name(rc)
                 + " (raise rdmx.recvQueueDepth)");
         }
     }
 
-    private void postHandshake(int at, int length) throws RdmxException {
-        int rc = connection.post(WorkRequest.send(control, at, length).wrId(wrId(KIND_HANDSHAKE, 0)));
+    private void postHandshake(int at, int length, int which) throws RdmxException {
+        int rc = connection.post(WorkRequest.send(control, at, length)
+            .wrId(wrId(WrIdDescriptor.KIND_HANDSHAKE, which)));
         if (rc != Post.OK) {
             throw new RdmxException("handshake SEND to '" + name() + "' refused: " + Post.name(rc));
         }
     }
 
     long wrId(int kind, int index) {
-        return ((long) kind << 60) | ((long) id << 32) | (index & 0xFFFFFFFFL);
-    }
-
-    static int kindOf(long wrId) {
-        return (int) (wrId >>> 60);
-    }
-
-    static int peerOf(long wrId) {
-        return (int) ((wrId >>> 32) & 0x0FFFFFFF);
+        return WrIdDescriptor.encode(kind, id, index);
     }
 
     /** @return the peer node's name */
@@ -162,8 +160,8 @@ public final class PeerChannel {
 
     ConnectionClosedException closedException() {
         ConnectionClosedException f = failure;
-        String msg = f != null ? f.getMessage() : "channel to peer '" + name() + "' is closed";
-        return new ConnectionClosedException(name(), msg, f);
+        return f != null ? ChannelErrors.forCaller(f)
+            : new ConnectionClosedException(name(), "channel to peer '" + name() + "' is closed", null);
     }
 
     PeerChannel awaitReady(Duration timeout) throws RdmxException {
@@ -179,8 +177,8 @@ public final class PeerChannel {
             throw new RdmxException("interrupted during the channel handshake with '" + name() + "'");
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
-            throw new ConnectionClosedException(name(), "channel handshake with '" + name() + "' failed: "
-                + c.getMessage(), c);
+            String msg = "channel handshake with '" + name() + "' failed: " + c.getMessage();
+            throw new ConnectionClosedException(name(), msg, ChannelErrors.distinctCause(msg, c));
         }
     }
 
@@ -191,23 +189,27 @@ public final class PeerChannel {
      */
     void onCompletion(Completion c) {
         if (!c.ok()) {
-            fail(c.error());
+            if (open) {
+                fail(ChannelErrors.completionFailure(name(), c));
+            }
             return;
         }
         long wr = c.wrId();
-        int index = (int) wr;
-        switch (kindOf(wr)) {
-            case KIND_WRITE:
+        int index = WrIdDescriptor.index(wr);
+        switch (WrIdDescriptor.kind(wr)) {
+            case WrIdDescriptor.KIND_WRITE:
                 out[index].onWriteComplete();
                 break;
-            case KIND_NOTIFY:
+            case WrIdDescriptor.KIND_NOTIFY:
                 notifier.onSendComplete(index);
                 break;
-            case KIND_RECV:
+            case WrIdDescriptor.KIND_RECV:
                 onRecv(index, c);
                 break;
-            case KIND_HANDSHAKE:
-                if (!helloDelivered) {
+            case WrIdDescriptor.KIND_HANDSHAKE:
+                if (index == WrIdDescriptor.BYE) {
+                    byeDelivered = true;
+                } else if (!helloDelivered) {
                     // the first handshake SEND is our HELLO: now the peer can tell a mismatch on its own
                     helloDelivered = true;
                     if (refusal != null) {
@@ -224,14 +226,7 @@ public final class PeerChannel {
         engine.metricNotificationReceived();
         try {
             if (c.hasImmediate()) {
-                int ring = c.immediate() >>> 20;
-                long len = (long) (c.immediate() & 0xFFFFF) << 3;
-                IncomingRing r = in != null && ring < in.length ? in[ring] : null;
-                if (r == null || !r.onData(r.ring.headAcquire() + len)) {
-                    throw new RdmxException("peer '" + name() + "' sent an immediate for ring=" + ring
-                        + " length=" + len + " that does not exist or overflows it");
-                }
-                engine.reader(r.localWorker).signal(r);
+                onImmediate(c.immediate());
             } else {
                 handleMessage(slotId, c.byteLength());
             }
@@ -241,6 +236,26 @@ public final class PeerChannel {
         } catch (RdmxException e) {
             fail(e);
         }
+    }
+
+    private void onImmediate(int imm) throws RdmxException {
+        if (in == null) {
+            throw new RdmxException("peer '" + name() + "' sent an immediate=0x" + Integer.toHexString(imm)
+                + " before HELLO");
+        }
+        String bad = ImmediateDescriptor.validate(imm, in.length);
+        if (bad != null) {
+            throw new RdmxException("bad immediate from '" + name() + "': " + bad);
+        }
+        IncomingRing r = in[ImmediateDescriptor.ring(imm)];
+        long head = r.ring.headAcquire();
+        long position = head + ImmediateDescriptor.length(imm);
+        if (!r.onData(position)) {
+            throw new RdmxException("peer '" + name() + "' announced by immediate=0x" + Integer.toHexString(imm)
+                + " data up to position=" + position + " in ring=" + r.index + " (head=" + head + "), beyond the"
+                + " buffer's capacity=" + r.ring.capacity());
+        }
+        engine.reader(r.localWorker).signal(r);
     }
 
     private void repost(int slotId) throws RdmxException {
@@ -283,6 +298,10 @@ public final class PeerChannel {
                 buildWriters();
                 ready.complete(this);
                 break;
+            case NotificationDescriptor.TYPE_BYE:
+                closedCleanly = true;
+                fail(new ConnectionClosedException(name(), "peer '" + name() + "' closed its channel engine", null));
+                break;
             default: {
                 int count = b.getShort(at + NotificationDescriptor.COUNT_OFFSET) & 0xFFFF;
                 for (int i = 0; i < count; i++) {
@@ -294,7 +313,8 @@ public final class PeerChannel {
                         IncomingRing r = in[ring];
                         if (!r.onData(pos)) {
                             throw new RdmxException("peer '" + name() + "' announced data up to position=" + pos
-                                + " in ring=" + ring + ", beyond the buffer's capacity");
+                                + " in ring=" + ring + ", beyond the buffer's capacity=" + r.ring.capacity()
+                                + " (read up to " + r.ring.tailAcquire() + ")");
                         }
                         engine.reader(r.localWorker).signal(r);
                     } else {
@@ -318,11 +338,14 @@ public final class PeerChannel {
         if (layout != null) {
             throw new RdmxException("peer '" + name() + "' sent HELLO twice");
         }
-        if (capacity != cfg.ringCapacity() || mode != cfg.notification().ordinal()) {
-            RdmxException e = new RdmxException("channel configuration mismatch with '" + name()
-                + "': ringCapacity local=" + cfg.ringCapacity() + " peer=" + capacity + ", notification local="
-                + cfg.notification() + " peer="
-                + (mode >= 0 && mode < 2 ? ChannelConfig.Notification.values()[mode] : mode));
+        boolean imm = cfg.notification() == ChannelConfig.Notification.WRITE_WITH_IMM;
+        String tooMany = imm && mode == cfg.notification().ordinal() && workers >= 1
+            ? ImmediateDescriptor.validateRings(cfg.workers(), workers) : null;
+        if (capacity != cfg.ringCapacity() || mode != cfg.notification().ordinal() || tooMany != null) {
+            RdmxException e = new RdmxException("channel configuration mismatch with '" + name() + "': "
+                + (tooMany != null ? tooMany : "ringCapacity local=" + cfg.ringCapacity() + " peer=" + capacity
+                + ", notification local=" + cfg.notification() + " peer="
+                + (mode >= 0 && mode < 2 ? ChannelConfig.Notification.values()[mode] : mode)));
             if (helloDelivered) {
                 throw e;
             }
@@ -341,7 +364,6 @@ public final class PeerChannel {
         int rings = cfg.workers() * workers;
         int sq = engine.node().options().sendQueueDepth();
         int rq = engine.node().options().recvQueueDepth();
-        boolean imm = cfg.notification() == ChannelConfig.Notification.WRITE_WITH_IMM;
         if (sq < 2 * rings + SEND_SLOTS) {
             throw new RdmxException("sendQueueDepth=" + sq + " too small for " + rings + " rings to '" + name()
                 + "' (needs " + (2 * rings + SEND_SLOTS) + ")");
@@ -372,7 +394,7 @@ public final class PeerChannel {
         int at = 3 * NotificationDescriptor.MESSAGE_SLOT;
         NotificationDescriptor.header(b, at, NotificationDescriptor.TYPE_REGION, 0);
         pair.descriptor().encode(b, at + NotificationDescriptor.REGION_OFFSET);
-        postHandshake(at, NotificationDescriptor.REGION_LENGTH);
+        postHandshake(at, NotificationDescriptor.REGION_LENGTH, WrIdDescriptor.HELLO);
     }
 
     private void buildWriters() {
@@ -440,6 +462,34 @@ public final class PeerChannel {
     }
 
     /**
+     * Engine closing: tells a ready peer that this side closes on purpose (a BYE after everything sent), so
+     * neither side takes the end of the connection for a failure. Any thread; see {@link #goodbyeDone()}.
+     */
+    void sayGoodbye() {
+        closedCleanly = true;
+        if (!open || out == null) {
+            return;
+        }
+        int at = BYE_SLOT * NotificationDescriptor.MESSAGE_SLOT;
+        NotificationDescriptor.header(control.buffer(), at, NotificationDescriptor.TYPE_BYE, 0);
+        try {
+            postHandshake(at, NotificationDescriptor.BYE_LENGTH, WrIdDescriptor.BYE);
+        } catch (RdmxException e) {
+            fail(e);
+        }
+    }
+
+    /** @return true once our BYE was delivered, or there is no one left to deliver it to */
+    boolean goodbyeDone() {
+        return byeDelivered || !open || out == null;
+    }
+
+    /** @return true if the channel ended because either side closed its engine, not by a failure */
+    boolean closedCleanly() {
+        return closedCleanly;
+    }
+
+    /**
      * Takes the peer down: wakes every blocked writer and reader of it with an exception naming it. Idempotent.
      *
      * @param cause why
@@ -451,9 +501,7 @@ public final class PeerChannel {
         if (refusal != null) {
             cause = refusal; // whatever closed the connection then, the mismatch is the reason
         }
-        String msg = cause.getMessage() != null && cause.getMessage().contains(name()) ? cause.getMessage()
-            : "channel to peer '" + name() + "' failed: " + cause.getMessage();
-        failure = new ConnectionClosedException(name(), msg, cause);
+        failure = ChannelErrors.peerFailure(name(), cause);
         open = false;
         ready.completeExceptionally(failure);
         ChannelWriter[] o = out;

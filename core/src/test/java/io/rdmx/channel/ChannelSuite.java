@@ -360,9 +360,131 @@ public abstract class ChannelSuite {
             assertTrue(e instanceof ConnectionClosedException, String.valueOf(e));
             assertEquals(p.nodeA.name(), ((ConnectionClosedException) e).peer());
             assertTrue(e.getMessage().contains(p.nodeA.name()), e.getMessage());
+            assertUserFacing(e);
         }
         assertFalse(p.ba.isOpen());
         assertEquals(ChannelWriter.CLOSED, w.tryClaim(1, 8));
+    }
+
+    private static ByteBuffer le(int v) {
+        return ByteBuffer.allocate(8).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(0, v);
+    }
+
+    /** A user-facing error: names no internal request id and says each thing once down its cause chain. */
+    private static void assertUserFacing(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            String m = String.valueOf(t.getMessage());
+            assertFalse(m.contains("wrId"), "internal request id in: " + m);
+            Throwable c = t.getCause();
+            if (c != null && c.getMessage() != null) {
+                assertFalse(m.contains(c.getMessage()), "the cause repeats its wrapper: " + m);
+            }
+        }
+    }
+
+    @Test
+    void aReaderFedByTwoPeersReportsTheLostOneOnceAndGoesOnWithTheOther() throws Exception {
+        Node nodeC = open("c");
+        ChannelEngine c = ChannelEngine.open(nodeC, ChannelConfig.builder(1).build());
+        closeables.add(c);
+        Node nodeA = open("a");
+        ChannelEngine a = ChannelEngine.open(nodeA, ChannelConfig.builder(2).build());
+        closeables.add(a);
+        Node nodeB = open("b");
+        ChannelEngine b = ChannelEngine.open(nodeB, ChannelConfig.builder(3).build());
+        closeables.add(b);
+        PeerChannel ac = a.connect(nodeC.address(), WAIT);
+        PeerChannel ca = c.accept(WAIT);
+        PeerChannel bc = b.connect(nodeC.address(), WAIT);
+        c.accept(WAIT);
+        ChannelReader r = c.reader(0);
+        List<String> got = new ArrayList<>();
+        RecordHandler h = (stream, buf, off, len, src) -> got.add(src.peerName() + "/" + src.peerWorker() + ":"
+            + buf.getInt(off));
+        for (int i = 0; i < 3; i++) {
+            ac.writer(1, 0).write(1, le(i), 5, TimeUnit.SECONDS);
+            bc.writer(2, 0).write(1, le(10 + i), 5, TimeUnit.SECONDS);
+        }
+        ac.writer(1, 0).flush();
+        bc.writer(2, 0).flush();
+        while (got.size() < 6) {
+            assertTrue(r.read(h, 10, 5, TimeUnit.SECONDS) > 0, "starved at " + got);
+        }
+        String a1 = nodeA.name() + "/1:";
+        String b2 = nodeB.name() + "/2:";
+        assertEquals(List.of(a1 + 0, a1 + 1, a1 + 2), got.stream().filter(g -> g.startsWith(a1)).toList());
+
+        Blocking.Call<Integer> blocked = Blocking.start("reader-of-two", () -> r.read(h, 10, 30, TimeUnit.SECONDS));
+        Blocking.awaitBlockedIn(blocked, "ChannelReader.read", WAIT);
+        kill(nodeA);
+        Throwable lost = blocked.failure(Duration.ofSeconds(10));
+        assertTrue(lost instanceof ConnectionClosedException, String.valueOf(lost));
+        assertEquals(nodeA.name(), ((ConnectionClosedException) lost).peer());
+        assertTrue(lost.getMessage().contains("'" + nodeA.name() + "'"), lost.getMessage());
+        assertUserFacing(lost);
+        assertEquals(org.slf4j.event.Level.INFO, ChannelEngine.failureLogLevel(ca), "a lost peer is no clean close");
+
+        for (int i = 3; i < 8; i++) {
+            bc.writer(2, 0).write(1, le(10 + i), 5, TimeUnit.SECONDS);
+        }
+        bc.writer(2, 0).flush();
+        while (got.size() < 11) {
+            assertTrue(r.read(h, 10, 5, TimeUnit.SECONDS) > 0, "the survivor's records must still come: " + got);
+        }
+        List<String> fromB = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            fromB.add(b2 + (10 + i));
+        }
+        assertEquals(fromB, got.stream().filter(g -> g.startsWith(b2)).toList());
+        assertEquals(0, r.read(h, 10, 100, TimeUnit.MILLISECONDS), "the loss is reported once, not again");
+
+        ChannelWriter toDead = ca.writer(0, 1);
+        assertEquals(ChannelWriter.CLOSED, toDead.tryClaim(1, 8));
+        ConnectionClosedException w = assertThrows(ConnectionClosedException.class,
+            () -> toDead.write(1, ByteBuffer.allocate(8), 5, TimeUnit.SECONDS));
+        assertEquals(nodeA.name(), w.peer());
+        assertTrue(w.getMessage().contains("'" + nodeA.name() + "'"), w.getMessage());
+        assertUserFacing(w);
+    }
+
+    @Test
+    void aCleanCloseIsNoFailureOnEitherSide() throws Exception {
+        Pair p = new Pair(2, 3, c -> c);
+        p.ab.writer(1, 2).write(4, ByteBuffer.allocate(8), 5, TimeUnit.SECONDS);
+        p.ab.writer(1, 2).flush();
+        assertEquals(1, p.b.reader(2).read((s, b, o, l, src) -> { }, 1, 5, TimeUnit.SECONDS));
+        p.a.close();
+        assertFalse(p.ab.isOpen());
+        Blocking.awaitTrue("b hears that a closed", () -> !p.ba.isOpen(), WAIT);
+        assertEquals(org.slf4j.event.Level.DEBUG, ChannelEngine.failureLogLevel(p.ab), p.ab.failure().getMessage());
+        assertEquals(org.slf4j.event.Level.DEBUG, ChannelEngine.failureLogLevel(p.ba), p.ba.failure().getMessage());
+        assertEquals("peer '" + p.nodeA.name() + "' closed its channel engine", p.ba.failure().getMessage());
+        Throwable e = assertThrows(ConnectionClosedException.class,
+            () -> p.b.reader(2).read((s, b, o, l, src) -> { }, 1, 5, TimeUnit.SECONDS));
+        assertEquals(p.ba.failure().getMessage(), e.getMessage());
+        assertUserFacing(e);
+        assertUserFacing(p.ab.closedException());
+    }
+
+    @Test
+    void moreRingsThanAnImmediateCanNameFailTheHandshakeOnBothSides() throws Exception {
+        Node na = open("a");
+        Node nb = open("b");
+        ChannelConfig.Notification imm = ChannelConfig.Notification.WRITE_WITH_IMM;
+        ChannelEngine a = ChannelEngine.open(na, ChannelConfig.builder(64).notification(imm).ringCapacity(1024)
+            .build());
+        closeables.add(a);
+        ChannelEngine b = ChannelEngine.open(nb, ChannelConfig.builder(65).notification(imm).ringCapacity(1024)
+            .build());
+        closeables.add(b);
+        RdmxException ea = assertThrows(RdmxException.class, () -> a.connect(nb.address(), WAIT));
+        assertTrue(ea.getMessage().contains("workers local=64 x peer=65") && ea.getMessage().contains("4096"),
+            ea.getMessage());
+        RdmxException eb = assertThrows(RdmxException.class, () -> b.accept(WAIT));
+        assertTrue(eb.getMessage().contains("workers local=65 x peer=64") && eb.getMessage().contains("4096"),
+            eb.getMessage());
+        assertUserFacing(ea);
+        assertUserFacing(eb);
     }
 
     @Test

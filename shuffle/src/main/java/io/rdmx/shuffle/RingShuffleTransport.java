@@ -17,13 +17,18 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
-/** The shuffle over ring channels (shm or tcp provider). */
+/**
+ * The shuffle over ring channels (shm or tcp provider). The channel layer reports a lost peer to each reader
+ * once and lets it go on with the others; a query needs every rank, so here the first loss aborts: every later
+ * blocking read of every worker throws it again (as before the channel layer reported losses per peer).
+ */
 final class RingShuffleTransport implements ShuffleTransport {
     private final ShuffleConfig cfg;
     private final Node node;
     private final ChannelEngine engine;
     private final PeerChannel[] peers;
     private final Adapter[] adapters;
+    private volatile ConnectionClosedException lost;
 
     /** Adapts the channel's record handler to a dispatch, without allocating per call. */
     private static final class Adapter implements RecordHandler {
@@ -187,7 +192,36 @@ final class RingShuffleTransport implements ShuffleTransport {
         throws RdmxException, InterruptedException {
         Adapter a = adapters[localWorker];
         a.target = d;
-        return engine.reader(localWorker).read(a, limit, timeoutNanos, TimeUnit.NANOSECONDS);
+        int n = engine.reader(localWorker).poll(a, limit);
+        if (n > 0) {
+            return n;
+        }
+        checkLost();
+        try {
+            return engine.reader(localWorker).read(a, limit, timeoutNanos, TimeUnit.NANOSECONDS);
+        } catch (ConnectionClosedException e) {
+            if (lost == null) {
+                lost = e;
+            }
+            throw e;
+        }
+    }
+
+    /** Throws the first lost rank's failure again, once any rank is lost: the query cannot complete. */
+    private void checkLost() throws ConnectionClosedException {
+        ConnectionClosedException f = lost;
+        if (f == null) {
+            for (PeerChannel p : peers) {
+                if (p != null && p.failure() != null) {
+                    f = p.failure();
+                    lost = f;
+                    break;
+                }
+            }
+        }
+        if (f != null) {
+            throw new ConnectionClosedException(f.peer(), f.getMessage(), f.getCause());
+        }
     }
 
     @Override
