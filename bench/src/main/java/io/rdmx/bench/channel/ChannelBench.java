@@ -3,59 +3,112 @@ package io.rdmx.bench.channel;
 import io.rdmx.bench.report.ChildJvm;
 import io.rdmx.bench.report.Report;
 import io.rdmx.channel.ChannelConfig;
-import io.rdmx.channel.ChannelEngine;
-import io.rdmx.channel.ChannelReader;
-import io.rdmx.channel.ChannelWriter;
-import io.rdmx.channel.PeerChannel;
-import io.rdmx.transport.Fabrics;
-import io.rdmx.transport.Node;
-import io.rdmx.transport.NodeOptions;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 /**
- * {@code rdmx bench channel}: ring-channel streaming throughput and round-trip latency between two processes,
- * per provider and record size; a batching-threshold sweep; SEND against WRITE_WITH_IMM notifications; and in
- * the same run a plain NIO socket stream between two processes and a single-thread off-heap memory copy.
+ * {@code rdmx bench channel}: the measurement of issue 11, side by side in one run. Every case is a pair of fresh
+ * processes, a sender ({@link ChannelDriver}) and a receiver, started with the same JVM flags:
+ *
+ * <ul>
+ *   <li>rdmx ring channels on shm and tcp with each idle strategy there is today: {@code park} (the default,
+ *       {@code rdmx.channel.spinsBeforePark=0}), {@code spin-park} ({@value #SPIN_THEN_PARK} polls with
+ *       {@code Thread.onSpinWait} before parking) and {@code busy-spin} ({@value #BUSY_SPIN} polls: a
+ *       blocked reader or writer does not park within a healthy case's waits);</li>
+ *   <li>a NIO socket stream and ping-pong over TCP loopback, blocking and busy-polling ({@link NioPeer});</li>
+ *   <li>Aeron IPC through an embedded media driver in the receiver, three set-ups ({@link AeronPeer});</li>
+ *   <li>and, in this process, a single-thread off-heap memory copy: the physical limit.</li>
+ * </ul>
+ *
+ * <p>For records of 32 B, 1 KiB, 16 KiB and 64 KiB: messages/s, MiB/s, CPU seconds per GiB moved and context
+ * switches per MiB (both processes, {@link ProcStat}); round trip p50 and p99 at 32 B and 1 KiB. The full run adds
+ * WRITE_WITH_IMM notifications and a batching-threshold sweep on the rdmx rings.
  */
 public final class ChannelBench {
     static final int[] SIZES = {32, 1024, 16 << 10, 64 << 10};
+    static final int[] RTT_SIZES = {32, 1024};
     static final int RING = 1 << 20;
+    /** {@code rdmx.channel.spinsBeforePark} of the spin-then-park cases. */
+    static final int SPIN_THEN_PARK = 10_000;
+    /**
+     * {@code rdmx.channel.spinsBeforePark} of the busy-spin cases: a million polls, roughly 0.1 s of spinning
+     * before a park, longer than any wait of a healthy case, so a reader or writer in them never parks. The
+     * configuration accepts {@code Integer.MAX_VALUE} too, but with it both shm and tcp stalled in the 32 B stream
+     * (the writer saw no credit for over a minute and timed out), so the spin is bounded here.
+     */
+    static final int BUSY_SPIN = 1_000_000;
+    /** JVM flags Agrona needs on JDK 17+ (its {@code UnsafeApi} is {@code jdk.internal.misc.Unsafe}). */
+    static final List<String> AERON_JVM = List.of("--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+        "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED");
+    private static final String MEMCPY = "memcpy";
+
+    /** One pair of processes. */
+    private record Case(String variant, boolean baseline, String peerMain, List<String> jvm, List<String> peerArgs,
+                        String kind, List<String> kindArgs, int[] stream, int[] rtt) {
+    }
+
+    /** One stream measurement. */
+    private record Flow(double msgs, double mibs, double cpuPerGiB, double switchesPerMiB) {
+    }
+
+    /** One round-trip measurement, microseconds. */
+    private record Rtt(int samples, double p50, double p99) {
+    }
 
     private final boolean quick;
-    private final long measureNanos;
+    private final long measureMillis;
+    private final long rttMillis;
     private final Report report;
-    private final Map<String, Double> values = new LinkedHashMap<>();
+    private final Map<String, Flow> flows = new LinkedHashMap<>();
+    private final Map<String, Rtt> rtts = new LinkedHashMap<>();
+    private final Map<String, Boolean> baselines = new LinkedHashMap<>();
+    private final List<String> failed = new ArrayList<>();
+    private int caseNo;
 
     private ChannelBench(boolean quick) {
         this.quick = quick;
-        this.measureNanos = TimeUnit.MILLISECONDS.toNanos(quick ? 700 : 2000);
-        this.report = new Report("channel", quick).context("ringCapacity", RING)
+        this.measureMillis = quick ? 700 : 2000;
+        this.rttMillis = quick ? 450 : 2000;
+        this.report = new Report("channel", quick).printResults(false).context("ringCapacity", RING)
             .context("batchThresholdDefault", ChannelConfig.BATCH_THRESHOLD_DEFAULT)
-            .context("measureMillis", TimeUnit.NANOSECONDS.toMillis(measureNanos))
-            .context("processes", 2);
+            .context("measureMillis", measureMillis)
+            .context("roundTripMillis", rttMillis)
+            .context("processes", "2 per case (sender and receiver), fresh JVMs with the case's flags")
+            .context("rdmxIdle", "park: " + ChannelConfig.SPINS_PROP + "=0 (default); spin-park: "
+                + ChannelConfig.SPINS_PROP + "=" + SPIN_THEN_PARK + "; busy-spin: " + ChannelConfig.SPINS_PROP + "="
+                + BUSY_SPIN + " (both processes; rdmx.cq.spinsBeforePark left at 0; " + Integer.MAX_VALUE
+                + " stalled the 32 B stream on shm and tcp, see BUSY_SPIN)")
+            .context("nio", "TCP loopback, TCP_NODELAY, 64 KiB batches; blocking, or non-blocking polled in a loop")
+            .context("aeron", "aeron-all " + io.aeron.Aeron.class.getPackage().getImplementationVersion()
+                + ", aeron:ipc, exclusive publication, embedded driver in the receiver under /dev/shm; spin-shared: "
+                + "SHARED driver thread and clients on BusySpinIdleStrategy; spin-invoker: INVOKER driver run by the "
+                + "receiver's polling loop, clients BusySpin; backoff: SHARED driver and clients on "
+                + "BackoffIdleStrategy")
+            .context("cpu", "utime+stime of /proc/<pid>/stat, both processes, measured round only")
+            .context("contextSwitches", "voluntary+nonvoluntary of /proc/<pid>/task/*/status, both processes");
     }
 
     /**
      * Runs the benchmark and writes {@code channel.json} and {@code channel.svg}.
      *
-     * @param quick shorter measurements and a shorter sweep
+     * @param quick shorter measurements, no WRITE_WITH_IMM cases and no threshold sweep
      * @param results the results directory
      * @throws Exception on failure
      */
@@ -64,43 +117,96 @@ public final class ChannelBench {
     }
 
     private void runAll(Path results) throws Exception {
-        System.out.println("rdmx bench channel" + (quick ? " --quick" : "") + ": two processes per run; sizes "
-            + Arrays.toString(SIZES));
+        List<Case> cases = cases();
+        System.out.println("rdmx bench channel" + (quick ? " --quick" : "") + ": " + cases.size()
+            + " cases of two processes, sizes " + Arrays.toString(SIZES) + ", " + measureMillis + " ms per size");
+        String loadBefore = loadAverage();
         memcpy();
-        nio();
+        for (Case c : cases) {
+            run(c);
+        }
+        String loadAfter = loadAverage();
+        report.context("loadAverageAtStart", loadBefore).context("loadAverageAtEnd", loadAfter);
+        System.out.println("load average (1, 5, 15 min) at start " + loadBefore + ", at end " + loadAfter);
+        printTables();
+        compare();
+        chart();
+        report.finish(System.out, results);
+        if (!failed.isEmpty()) {
+            System.out.println("FAILED cases (no figures): " + failed);
+        }
+    }
+
+    /** @return the first three fields of {@code /proc/loadavg}: other work on the machine moves every figure */
+    private static String loadAverage() {
+        try {
+            String[] f = Files.readString(Paths.get("/proc/loadavg"), StandardCharsets.US_ASCII).split(" ");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (IOException e) {
+            return "unknown (" + e.getMessage() + ")";
+        }
+    }
+
+    private List<Case> cases() {
+        List<Case> out = new ArrayList<>();
+        String send = ChannelConfig.Notification.SEND.name();
+        String threshold = Integer.toString(ChannelConfig.BATCH_THRESHOLD_DEFAULT);
+        Map<String, Integer> idles = new LinkedHashMap<>();
+        idles.put("park", 0);
+        idles.put("spin-park", SPIN_THEN_PARK);
+        idles.put("busy-spin", BUSY_SPIN);
         for (String provider : List.of("shm", "tcp")) {
-            for (ChannelConfig.Notification mode : ChannelConfig.Notification.values()) {
-                ringSession(provider, mode, ChannelConfig.BATCH_THRESHOLD_DEFAULT, true);
+            for (Map.Entry<String, Integer> idle : idles.entrySet()) {
+                out.add(ring(provider + "/" + idle.getKey(), provider, idle.getValue(), send, threshold, SIZES,
+                    RTT_SIZES));
             }
         }
-        int[] sweep = quick ? new int[] {1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10}
-            : new int[] {1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10};
-        for (int t : sweep) {
-            ringSession("shm", ChannelConfig.Notification.SEND, t, false);
+        for (String mode : List.of("blocking", "busy-poll")) {
+            out.add(new Case("nio/" + mode, true, NioPeer.class.getName(), List.of(), List.of(mode), "nio",
+                List.of(mode), SIZES, RTT_SIZES));
         }
-        compare(sweep);
-        report.finish(System.out, results);
+        for (String variant : List.of("spin-shared", "spin-invoker", "backoff")) {
+            out.add(new Case("aeron/" + variant, true, AeronPeer.class.getName(), AERON_JVM,
+                List.of(variant, "@AERON_DIR@"), "aeron", List.of(variant), SIZES, RTT_SIZES));
+        }
+        if (!quick) {
+            String imm = ChannelConfig.Notification.WRITE_WITH_IMM.name();
+            for (String provider : List.of("shm", "tcp")) {
+                out.add(ring(provider + "/park/imm", provider, 0, imm, threshold, SIZES, new int[0]));
+            }
+            for (int t : new int[] {1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10,
+                256 << 10}) {
+                out.add(ring("shm/park/t=" + label(t), "shm", 0, send, Integer.toString(t), new int[] {1024},
+                    new int[0]));
+            }
+        }
+        return out;
     }
 
-    private void put(String key, String name, String variant, double value, String unit) {
-        values.put(key, value);
-        report.add(new Report.Result(name, variant, value, 0, unit));
-        System.out.printf(Locale.ROOT, "  %-40s %-26s %12.2f %s%n", name, variant, value, unit);
+    private static Case ring(String variant, String provider, int spins, String notification, String threshold,
+        int[] stream, int[] rtt) {
+        return new Case(variant, false, ChannelPeer.class.getName(), List.of("-D" + ChannelConfig.SPINS_PROP + "="
+            + spins), List.of(provider, notification, Integer.toString(RING), threshold, "@NODE@"), "ring",
+            List.of(provider, notification, Integer.toString(RING), threshold), stream, rtt);
     }
+
+    static String label(int size) {
+        return size >= 1024 ? (size >> 10) + " KiB" : size + " B";
+    }
+
+    // ------------------------------------------------------------------ memcpy (in this process)
 
     private void memcpy() {
-        System.out.println("memcpy baseline (single thread, off-heap, 64 MiB working set)");
         int total = 64 << 20;
         ByteBuffer src = ByteBuffer.allocateDirect(total);
         ByteBuffer dst = ByteBuffer.allocateDirect(total);
+        baselines.put(MEMCPY, true);
         for (int size : SIZES) {
-            long bytes = 0;
-            long end = System.nanoTime() + measureNanos / 2;
             int off = 0;
-            for (int warm = 0; warm < 2; warm++) {
-                bytes = 0;
+            for (int round = 0; round < 2; round++) {
+                long copies = 0;
                 long start = System.nanoTime();
-                end = start + measureNanos / 2;
+                long end = start + TimeUnit.MILLISECONDS.toNanos(measureMillis / 2);
                 while (System.nanoTime() < end) {
                     for (int i = 0; i < 64; i++) {
                         dst.put(off, src, off, size);
@@ -109,284 +215,285 @@ public final class ChannelBench {
                             off = 0;
                         }
                     }
-                    bytes += 64L * size;
+                    copies += 64;
                 }
-                if (warm == 1) {
+                if (round == 1) {
                     double s = (System.nanoTime() - start) / 1e9;
-                    put("memcpy/" + size, "memcpy " + label(size), "-", bytes / s / (1 << 20), "MiB/s");
+                    // one thread busy the whole time: CPU = wall time, no context switches counted here
+                    flow(MEMCPY, size, copies, s, s, Double.NaN);
                 }
             }
         }
     }
 
-    private static String label(int size) {
-        return size >= 1024 ? (size >> 10) + " KiB" : size + " B";
-    }
+    // ------------------------------------------------------------------ one case: two processes
 
-    private static Process spawn(String main, String... args) throws IOException {
-        return new ProcessBuilder(ChildJvm.command(main, List.of(), args))
+    private static Process spawn(String main, List<String> jvm, List<String> args) throws IOException {
+        List<String> flags = new ArrayList<>(jvm);
+        flags.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+        return new ProcessBuilder(ChildJvm.command(main, flags, args.toArray(new String[0])))
             .redirectError(ProcessBuilder.Redirect.INHERIT).start();
     }
 
-    private static String address(Process p) throws IOException {
-        String line = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))
-            .readLine();
-        if (line == null || !line.startsWith("ADDRESS ")) {
-            throw new IOException("benchmark peer failed to start: " + line);
+    private static String address(Process p) throws IOException, InterruptedException {
+        BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        for (String line; (line = in.readLine()) != null; ) {
+            if (line.startsWith("ADDRESS ")) {
+                return line.substring(8);
+            }
+            System.err.println("  peer: " + line);
         }
-        return line.substring(8);
+        throw new IOException("benchmark peer exited before giving its address (exit " + p.waitFor() + ")");
     }
 
-    // ------------------------------------------------------------------ ring channels
-
-    private void ringSession(String provider, ChannelConfig.Notification mode, int threshold, boolean full)
-        throws Exception {
-        String variant = provider + "/" + mode + (full ? "" : "/t=" + label(threshold));
-        System.out.println("ring channel " + variant);
-        String peerName = "bench-peer-" + ProcessHandle.current().pid() + "-" + System.nanoTime() % 100000;
-        Process child = spawn(ChannelPeer.class.getName(), provider, mode.name(), Integer.toString(RING),
-            Integer.toString(threshold), peerName);
-        ChannelConfig cfg = ChannelPeer.config(mode.name(), RING, threshold);
-        try (Node node = Fabrics.get(provider).open(NodeOptions.builder().name("bench-" + ProcessHandle.current()
-            .pid() + "-" + System.nanoTime() % 100000).build());
-             ChannelEngine engine = ChannelEngine.open(node, cfg)) {
-            PeerChannel peer = engine.connect(address(child), Duration.ofSeconds(60));
-            ChannelWriter w = peer.writer(0, 0);
-            ChannelReader r = engine.reader(0);
-            int[] sizes = full ? SIZES : new int[] {1024};
-            for (int size : sizes) {
-                double mibs = ringStream(w, r, size);
-                String key = full ? "ring/" + provider + "/" + mode + "/" + size : "sweep/" + threshold;
-                put(key, "stream " + label(size), variant, mibs, "MiB/s");
-            }
-            if (full && mode == ChannelConfig.Notification.SEND) {
-                for (int size : SIZES) {
-                    put("rtt/" + provider + "/" + size, "round trip " + label(size), variant, ringRtt(w, r, size),
-                        "us");
+    private void run(Case c) throws Exception {
+        long t0 = System.nanoTime();
+        int n = caseNo++;
+        System.out.println("case " + c.variant());
+        baselines.put(c.variant(), c.baseline());
+        Path aeronDir = Paths.get(Files.isDirectory(Paths.get("/dev/shm")) ? "/dev/shm"
+            : System.getProperty("java.io.tmpdir"), "rdmx-bench-aeron-" + ProcessHandle.current().pid() + "-" + n);
+        List<String> peerArgs = c.peerArgs().stream().map(a -> a.replace("@AERON_DIR@", aeronDir.toString())
+            .replace("@NODE@", "bench-peer-" + ProcessHandle.current().pid() + "-" + n)).toList();
+        Process peer = spawn(c.peerMain(), c.jvm(), peerArgs);
+        Process driver = null;
+        boolean done = false;
+        try {
+            String address = address(peer);
+            List<String> args = new ArrayList<>(List.of(c.kind(), address, Long.toString(peer.pid()),
+                Long.toString(measureMillis), Long.toString(rttMillis), join(c.stream()), join(c.rtt())));
+            args.addAll(c.kindArgs());
+            driver = spawn(ChannelDriver.class.getName(), c.jvm(), args);
+            Process d = driver;
+            Thread watchdog = new Thread(() -> {
+                try {
+                    if (!d.waitFor(quick ? 120 : 300, TimeUnit.SECONDS)) {
+                        System.err.println("  " + c.variant() + ": no result in time, stopping it");
+                        d.destroyForcibly();
+                        peer.destroyForcibly();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "channel-bench-watchdog");
+            watchdog.setDaemon(true);
+            watchdog.start();
+            BufferedReader in = new BufferedReader(new InputStreamReader(driver.getInputStream(),
+                StandardCharsets.UTF_8));
+            for (String line; (line = in.readLine()) != null; ) {
+                String[] f = line.split(" ");
+                switch (f[0]) {
+                    case "STREAM": {
+                        int size = Integer.parseInt(f[1]);
+                        double s = Long.parseLong(f[3]) / 1e9;
+                        Flow fl = flow(c.variant(), size, Long.parseLong(f[2]), s,
+                            Long.parseLong(f[4]) / (double) ProcStat.TICKS_PER_SECOND, Long.parseLong(f[5]));
+                        System.out.printf(Locale.ROOT, "  stream %-7s %12.0f msgs/s %10.1f MiB/s %9.2f CPU s/GiB"
+                            + " %9.2f ctxsw/MiB%n", label(size), fl.msgs(), fl.mibs(), fl.cpuPerGiB(),
+                            fl.switchesPerMiB());
+                        break;
+                    }
+                    case "RTT": {
+                        int size = Integer.parseInt(f[1]);
+                        Rtt r = new Rtt(Integer.parseInt(f[2]), Long.parseLong(f[3]) / 1e3,
+                            Long.parseLong(f[4]) / 1e3);
+                        rtts.put(c.variant() + "/" + size, r);
+                        report.add(new Report.Result("round trip " + label(size) + " p50", c.variant(), r.p50(), 0,
+                            "us"));
+                        report.add(new Report.Result("round trip " + label(size) + " p99", c.variant(), r.p99(), 0,
+                            "us"));
+                        System.out.printf(Locale.ROOT, "  round trip %-7s p50 %9.2f us  p99 %9.2f us  (%d samples)%n",
+                            label(size), r.p50(), r.p99(), r.samples());
+                        break;
+                    }
+                    case "DONE":
+                        done = true;
+                        break;
+                    default:
+                        System.out.println("  driver: " + line);
                 }
             }
-            w.write(ChannelPeer.BYE, ByteBuffer.allocate(0), 10, TimeUnit.SECONDS);
-            w.flush();
-            child.waitFor(10, TimeUnit.SECONDS);
+            driver.waitFor(10, TimeUnit.SECONDS);
+            peer.waitFor(10, TimeUnit.SECONDS);
+            watchdog.interrupt();
         } finally {
-            child.destroyForcibly();
+            if (driver != null) {
+                driver.destroyForcibly();
+            }
+            peer.destroyForcibly();
+            peer.waitFor(10, TimeUnit.SECONDS);
+            deleteTree(aeronDir);
         }
-    }
-
-    private long ringMark(ChannelWriter w, ChannelReader r) throws Exception {
-        w.write(ChannelPeer.MARK, ByteBuffer.allocate(0), 10, TimeUnit.SECONDS);
-        w.flush();
-        long[] got = {-1};
-        while (got[0] < 0) {
-            if (r.read((s, b, o, l, src) -> got[0] = b.getLong(o), 1, 30, TimeUnit.SECONDS) == 0) {
-                throw new IllegalStateException("no MARK reply");
-            }
+        if (!done) {
+            failed.add(c.variant());
         }
-        return got[0];
+        System.out.printf(Locale.ROOT, "  (%s%.1f s)%n", done ? "" : "FAILED, ", (System.nanoTime() - t0) / 1e9);
     }
 
-    /** Sends one record of the stream being measured. */
-    private interface Send {
-        void record() throws Exception;
+    private static String join(int[] sizes) {
+        return sizes.length == 0 ? "-" : IntStream.of(sizes).mapToObj(Integer::toString)
+            .collect(Collectors.joining(","));
     }
 
-    /** Asks the peer how many records it counted since the last mark. */
-    private interface Mark {
-        long count() throws Exception;
-    }
-
-    /**
-     * Streams records for the measuring time (after a warm-up round of half of it) and checks that the peer
-     * counted every one.
-     *
-     * @return MiB/s of the measured round
-     */
-    private double stream(int size, String peer, Send send, Mark mark) throws Exception {
-        double result = 0;
-        for (int round = 0; round < 2; round++) {
-            long sent = 0;
-            long start = System.nanoTime();
-            long end = start + (round == 0 ? measureNanos / 2 : measureNanos);
-            while (System.nanoTime() < end) {
-                for (int i = 0; i < 32; i++) {
-                    send.record();
-                }
-                sent += 32;
-            }
-            long received = mark.count();
-            double s = (System.nanoTime() - start) / 1e9;
-            if (received != sent) {
-                throw new IllegalStateException("sent " + sent + " records, " + peer + " counted " + received);
-            }
-            result = received * (double) size / s / (1 << 20);
-        }
-        return result;
-    }
-
-    private double ringStream(ChannelWriter w, ChannelReader r, int size) throws Exception {
-        ByteBuffer payload = ByteBuffer.allocateDirect(size);
-        return stream(size, "the peer", () -> {
-            int at = w.claim(ChannelPeer.DATA, size, 10, TimeUnit.SECONDS);
-            w.buffer().put(at, payload, 0, size);
-            w.commit();
-        }, () -> ringMark(w, r));
-    }
-
-    private double ringRtt(ChannelWriter w, ChannelReader r, int size) throws Exception {
-        ByteBuffer payload = ByteBuffer.allocateDirect(size);
-        int iterations = quick ? 300 : 2000;
-        long[] t = new long[iterations];
-        boolean[] got = new boolean[1];
-        for (int i = -iterations / 4; i < iterations; i++) {
-            long t0 = System.nanoTime();
-            int at = w.claim(ChannelPeer.PING, size, 10, TimeUnit.SECONDS);
-            w.buffer().put(at, payload, 0, size);
-            w.commit();
-            w.flush();
-            got[0] = false;
-            while (!got[0]) {
-                if (r.read((s, b, o, l, src) -> got[0] = true, 1, 10, TimeUnit.SECONDS) == 0) {
-                    throw new IllegalStateException("no echo");
-                }
-            }
-            if (i >= 0) {
-                t[i] = System.nanoTime() - t0;
-            }
-        }
-        Arrays.sort(t);
-        return t[iterations / 2] / 1e3;
-    }
-
-    // ------------------------------------------------------------------ NIO baseline
-
-    private void nio() throws Exception {
-        System.out.println("NIO socket stream baseline (blocking, TCP loopback, 64 KiB buffers)");
-        Process child = spawn(NioPeer.class.getName());
-        try (SocketChannel ch = SocketChannel.open()) {
-            String[] hp = address(child).split(":");
-            ch.connect(new InetSocketAddress(hp[0], Integer.parseInt(hp[1])));
-            ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            ByteBuffer out = ByteBuffer.allocateDirect(64 << 10).order(ByteOrder.LITTLE_ENDIAN);
-            ByteBuffer in = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
-            in.limit(0);
-            for (int size : SIZES) {
-                put("nio/" + size, "stream " + label(size), "nio-socket", nioStream(ch, out, in, size), "MiB/s");
-            }
-            for (int size : SIZES) {
-                put("niortt/" + size, "round trip " + label(size), "nio-socket", nioRtt(ch, out, in, size), "us");
-            }
-            out.clear();
-            out.putInt(0).putInt(ChannelPeer.BYE).flip();
-            ch.write(out);
-            child.waitFor(10, TimeUnit.SECONDS);
-        } finally {
-            child.destroyForcibly();
-        }
-    }
-
-    private static void send(SocketChannel ch, ByteBuffer out) throws IOException {
-        out.flip();
-        while (out.hasRemaining()) {
-            ch.write(out);
-        }
-        out.clear();
-    }
-
-    private static void record(SocketChannel ch, ByteBuffer out, int stream, ByteBuffer payload, int size)
-        throws IOException {
-        if (out.remaining() < 8 + size) {
-            send(ch, out);
-        }
-        if (out.remaining() < 8 + size) {
-            ByteBuffer big = ByteBuffer.allocate(8 + size).order(ByteOrder.LITTLE_ENDIAN);
-            big.putInt(size).putInt(stream).put(payload.duplicate().limit(size)).flip();
-            while (big.hasRemaining()) {
-                ch.write(big);
-            }
+    private static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
             return;
         }
-        out.putInt(size).putInt(stream);
-        out.put(payload.duplicate().position(0).limit(size));
-    }
-
-    private long nioMark(SocketChannel ch, ByteBuffer out, ByteBuffer in) throws IOException {
-        record(ch, out, ChannelPeer.MARK, ByteBuffer.allocate(0), 0);
-        send(ch, out);
-        NioPeer.fill(ch, in, 16);
-        long n = in.getLong(in.position() + 8);
-        in.position(in.position() + 16);
-        return n;
-    }
-
-    private double nioStream(SocketChannel ch, ByteBuffer out, ByteBuffer in, int size) throws Exception {
-        ByteBuffer payload = ByteBuffer.allocateDirect(size);
-        return stream(size, "the NIO peer", () -> record(ch, out, ChannelPeer.DATA, payload, size),
-            () -> nioMark(ch, out, in));
-    }
-
-    private double nioRtt(SocketChannel ch, ByteBuffer out, ByteBuffer in, int size) throws IOException {
-        ByteBuffer payload = ByteBuffer.allocateDirect(size);
-        int iterations = quick ? 300 : 2000;
-        long[] t = new long[iterations];
-        for (int i = -iterations / 4; i < iterations; i++) {
-            long t0 = System.nanoTime();
-            record(ch, out, ChannelPeer.PING, payload, size);
-            send(ch, out);
-            NioPeer.fill(ch, in, 8 + size);
-            in.position(in.position() + 8 + size);
-            if (i >= 0) {
-                t[i] = System.nanoTime() - t0;
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
             }
         }
-        Arrays.sort(t);
-        return t[iterations / 2] / 1e3;
     }
 
-    // ------------------------------------------------------------------ comparisons and chart
+    private Flow flow(String variant, int size, long records, double seconds, double cpuSeconds, double switches) {
+        double bytes = records * (double) size;
+        Flow f = new Flow(records / seconds, bytes / seconds / (1 << 20), cpuSeconds / (bytes / (1 << 30)),
+            switches / (bytes / (1 << 20)));
+        flows.put(variant + "/" + size, f);
+        String name = "stream " + label(size);
+        report.add(new Report.Result(name, variant, f.msgs(), 0, "msgs/s"));
+        report.add(new Report.Result(name, variant, f.mibs(), 0, "MiB/s"));
+        report.add(new Report.Result(name, variant, f.cpuPerGiB(), 0, "CPU s/GiB"));
+        if (!Double.isNaN(switches)) {
+            report.add(new Report.Result(name, variant, f.switchesPerMiB(), 0, "ctxsw/MiB"));
+        }
+        return f;
+    }
 
-    private void compare(int[] sweep) {
-        for (int size : SIZES) {
+    // ------------------------------------------------------------------ tables, comparisons, chart
+
+    private List<String> variants() {
+        return new ArrayList<>(baselines.keySet());
+    }
+
+    private void printTables() {
+        System.out.println();
+        System.out.printf(Locale.ROOT, "%-20s %7s %14s %11s %10s %10s%n", "stream", "record", "msgs/s", "MiB/s",
+            "CPU s/GiB", "ctxsw/MiB");
+        for (String v : variants()) {
+            for (int size : SIZES) {
+                Flow f = flows.get(v + "/" + size);
+                if (f != null) {
+                    System.out.printf(Locale.ROOT, "%-20s %7s %14.0f %11.1f %10.2f %10s%n", v, label(size), f.msgs(),
+                        f.mibs(), f.cpuPerGiB(), Double.isNaN(f.switchesPerMiB()) ? "-"
+                            : String.format(Locale.ROOT, "%.2f", f.switchesPerMiB()));
+                }
+            }
+        }
+        System.out.println();
+        System.out.printf(Locale.ROOT, "%-20s %12s %12s %12s %12s%n", "round trip (us)", "32 B p50", "32 B p99",
+            "1 KiB p50", "1 KiB p99");
+        for (String v : variants()) {
+            Rtt a = rtts.get(v + "/32");
+            Rtt b = rtts.get(v + "/1024");
+            if (a != null || b != null) {
+                System.out.printf(Locale.ROOT, "%-20s %12s %12s %12s %12s%n", v, us(a, true), us(a, false),
+                    us(b, true), us(b, false));
+            }
+        }
+    }
+
+    private static String us(Rtt r, boolean p50) {
+        return r == null ? "-" : String.format(Locale.ROOT, "%.2f", p50 ? r.p50() : r.p99());
+    }
+
+    /** @return the variant starting with {@code prefix} with the most messages/s at {@code size}, or null */
+    private String bestFlow(String prefix, int size) {
+        return variants().stream().filter(v -> v.startsWith(prefix) && !v.contains("/t=")
+                && flows.containsKey(v + "/" + size))
+            .max(Comparator.comparingDouble(v -> flows.get(v + "/" + size).msgs())).orElse(null);
+    }
+
+    /** @return the variant starting with one of the prefixes with the lowest p50 at {@code size}, or null */
+    private String bestRtt(int size, String... prefixes) {
+        return variants().stream().filter(v -> Stream.of(prefixes).anyMatch(v::startsWith)
+                && rtts.containsKey(v + "/" + size))
+            .min(Comparator.comparingDouble(v -> rtts.get(v + "/" + size).p50())).orElse(null);
+    }
+
+    private void higher(String what, String rdmx, String base, int size, boolean mibs, String target) {
+        if (rdmx == null || base == null) {
+            System.out.println("no comparison '" + what + "': a case failed");
+            return;
+        }
+        Flow a = flows.get(rdmx + "/" + size);
+        Flow b = flows.get(base + "/" + size);
+        report.higherIsBetter(what + " (" + rdmx + " vs " + base + ")", mibs ? a.mibs() : a.msgs(),
+            mibs ? b.mibs() : b.msgs(), mibs ? "MiB/s" : "msgs/s", target);
+    }
+
+    private void lower(String what, String rdmx, String base, int size, double factor, String target) {
+        if (rdmx == null || base == null) {
+            System.out.println("no comparison '" + what + "': a case failed");
+            return;
+        }
+        report.lowerIsBetter(what + " (" + rdmx + " vs " + (factor == 1 ? "" : factor + "x ") + base + ")",
+            rtts.get(rdmx + "/" + size).p50(), factor * rtts.get(base + "/" + size).p50(), "us p50", target);
+    }
+
+    private static String has(Map<String, ?> m, String key, String variant) {
+        return m.containsKey(variant + "/" + key) ? variant : null;
+    }
+
+    private void compare() {
+        int big = 64 << 10;
+        String shm32 = bestFlow("shm/", 32);
+        higher("shm 32 B stream, best idle, vs Aeron IPC best", shm32, bestFlow("aeron/", 32), 32, false, ">= 1.0x");
+        higher("shm 32 B stream, best idle, vs NIO best", shm32, bestFlow("nio/", 32), 32, false, ">= 3x");
+        higher("shm 32 B stream, park, vs NIO blocking", has(flows, "32", "shm/park"),
+            has(flows, "32", "nio/blocking"), 32, false, null);
+        higher("shm 64 KiB stream, best idle, vs memcpy", bestFlow("shm/", big), has(flows, "" + big, MEMCPY), big,
+            true, ">= 0.8x");
+        lower("shm 32 B round trip, park, vs blocking NIO ping-pong", has(rtts, "32", "shm/park"),
+            has(rtts, "32", "nio/blocking"), 32, 1, ">= 1.0x");
+        lower("shm 32 B round trip, spinning, vs 2x Aeron p50", bestRtt(32, "shm/spin-park", "shm/busy-spin"),
+            bestRtt(32, "aeron/spin"), 32, 2, ">= 1.0x");
+        higher("tcp 64 KiB stream, best idle, vs NIO best", bestFlow("tcp/", big), bestFlow("nio/", big), big, true,
+            ">= 0.9x");
+        higher("tcp 64 KiB stream, park, vs NIO blocking", has(flows, "" + big, "tcp/park"),
+            has(flows, "" + big, "nio/blocking"), big, true, null);
+        lower("tcp 32 B round trip, park, vs blocking NIO", has(rtts, "32", "tcp/park"),
+            has(rtts, "32", "nio/blocking"), 32, 1, ">= 0.83x (<= 1.2x NIO)");
+        lower("tcp 32 B round trip, spinning, vs busy-poll NIO", bestRtt(32, "tcp/spin-park", "tcp/busy-spin"),
+            has(rtts, "32", "nio/busy-poll"), 32, 1, ">= 0.83x (<= 1.2x NIO)");
+        lower("tcp 1 KiB round trip, park, vs blocking NIO", has(rtts, "1024", "tcp/park"),
+            has(rtts, "1024", "nio/blocking"), 1024, 1, null);
+        if (!quick) {
             for (String provider : List.of("shm", "tcp")) {
-                report.higherIsBetter(provider + " ring " + label(size) + " stream vs NIO socket",
-                    values.get("ring/" + provider + "/SEND/" + size), values.get("nio/" + size), "MiB/s",
-                    provider.equals("shm") && size == (64 << 10) ? ">= 2x" : null);
+                higher(provider + " 1 KiB stream: WRITE_WITH_IMM vs SEND notifications",
+                    has(flows, "1024", provider + "/park/imm"), has(flows, "1024", provider + "/park"), 1024, true,
+                    null);
             }
         }
-        report.higherIsBetter("shm ring 64 KiB stream vs memcpy", values.get("ring/shm/SEND/" + (64 << 10)),
-            values.get("memcpy/" + (64 << 10)), "MiB/s", ">= 0.5x");
-        for (int size : SIZES) {
-            for (String provider : List.of("shm", "tcp")) {
-                report.lowerIsBetter(provider + " ring " + label(size) + " round trip vs NIO socket",
-                    values.get("rtt/" + provider + "/" + size), values.get("niortt/" + size), "us", null);
+    }
+
+    private void chart() {
+        List<String> main = variants().stream().filter(v -> !v.contains("/t=") && !v.contains("/imm")).toList();
+        panel("stream, 32 B records", "M msgs/s", main, v -> flows.containsKey(v + "/32")
+            ? flows.get(v + "/32").msgs() / 1e6 : null);
+        panel("stream, 64 KiB records", "MiB/s", main, v -> flows.containsKey(v + "/" + (64 << 10))
+            ? flows.get(v + "/" + (64 << 10)).mibs() : null);
+        panel("round trip, 32 B, p50", "us, lower is better", main, v -> rtts.containsKey(v + "/32")
+            ? rtts.get(v + "/32").p50() : null);
+        panel("CPU per GiB, 1 KiB records", "CPU s/GiB, lower is better", main, v -> flows.containsKey(v + "/1024")
+            ? flows.get(v + "/1024").cpuPerGiB() : null);
+        if (!quick) {
+            List<String> sweep = variants().stream().filter(v -> v.contains("/t=")).toList();
+            panel("shm 1 KiB stream by batch threshold", "MiB/s", sweep, v -> flows.containsKey(v + "/1024")
+                ? flows.get(v + "/1024").mibs() : null);
+        }
+    }
+
+    private void panel(String title, String unit, List<String> variants,
+        java.util.function.Function<String, Double> value) {
+        List<Report.Bar> bars = new ArrayList<>();
+        for (String v : variants) {
+            Double x = value.apply(v);
+            if (x != null) {
+                bars.add(new Report.Bar(v, x, baselines.get(v)));
             }
         }
-        for (String provider : List.of("shm", "tcp")) {
-            report.higherIsBetter(provider + " 1 KiB stream: WRITE_WITH_IMM vs SEND notifications",
-                values.get("ring/" + provider + "/WRITE_WITH_IMM/1024"), values.get("ring/" + provider + "/SEND/1024"),
-                "MiB/s", null);
-        }
-        List<Report.Bar> big = new ArrayList<>();
-        big.add(new Report.Bar("shm", values.get("ring/shm/SEND/" + (64 << 10)), false));
-        big.add(new Report.Bar("shm imm", values.get("ring/shm/WRITE_WITH_IMM/" + (64 << 10)), false));
-        big.add(new Report.Bar("tcp", values.get("ring/tcp/SEND/" + (64 << 10)), false));
-        big.add(new Report.Bar("NIO socket", values.get("nio/" + (64 << 10)), true));
-        big.add(new Report.Bar("memcpy", values.get("memcpy/" + (64 << 10)), true));
-        report.panel(new Report.Panel("stream, 64 KiB records", "MiB/s", big));
-        List<Report.Bar> small = new ArrayList<>();
-        small.add(new Report.Bar("shm", values.get("ring/shm/SEND/1024"), false));
-        small.add(new Report.Bar("shm imm", values.get("ring/shm/WRITE_WITH_IMM/1024"), false));
-        small.add(new Report.Bar("tcp", values.get("ring/tcp/SEND/1024"), false));
-        small.add(new Report.Bar("NIO socket", values.get("nio/1024"), true));
-        report.panel(new Report.Panel("stream, 1 KiB records", "MiB/s", small));
-        List<Report.Bar> rtt = new ArrayList<>();
-        rtt.add(new Report.Bar("shm", values.get("rtt/shm/32"), false));
-        rtt.add(new Report.Bar("tcp", values.get("rtt/tcp/32"), false));
-        rtt.add(new Report.Bar("NIO socket", values.get("niortt/32"), true));
-        report.panel(new Report.Panel("round trip, 32 B, p50", "us, lower is better", rtt));
-        List<Report.Bar> sw = new ArrayList<>();
-        for (int t : sweep) {
-            sw.add(new Report.Bar(label(t), values.get("sweep/" + t), false));
-        }
-        report.panel(new Report.Panel("shm 1 KiB stream by batch threshold", "MiB/s", sw));
+        report.panel(new Report.Panel(title, unit, bars));
     }
 }

@@ -13,14 +13,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The receiving process of the channel benchmark: counts DATA records, echoes PING records, answers MARK with
- * the count since the last MARK, exits on BYE.
+ * the count since the last MARK, exits on BYE (the kinds of {@link Link}, as stream ids). Its idle strategy is
+ * the engine's configuration: {@code -Drdmx.channel.spinsBeforePark} on its command line.
  */
 public final class ChannelPeer {
-    static final int DATA = 1;
-    static final int PING = 2;
-    static final int MARK = 3;
-    static final int BYE = 4;
-
     private ChannelPeer() {
     }
 
@@ -43,20 +39,20 @@ public final class ChannelPeer {
                 int n = engine.reader(0).read((stream, buf, off, len, src) -> {
                     try {
                         switch (stream) {
-                            case DATA:
+                            case Link.DATA:
                                 count[0]++;
                                 break;
-                            case PING: {
-                                int at = back.claim(PING, len, 10, TimeUnit.SECONDS);
+                            case Link.PING: {
+                                int at = back.claim(Link.PING, len, 10, TimeUnit.SECONDS);
                                 back.buffer().put(at, buf, off, len);
                                 back.commit();
                                 back.flush();
                                 break;
                             }
-                            case MARK:
+                            case Link.MARK:
                                 reply.putLong(0, count[0]);
                                 count[0] = 0;
-                                back.write(MARK, reply, 10, TimeUnit.SECONDS);
+                                back.write(Link.MARK, reply, 10, TimeUnit.SECONDS);
                                 back.flush();
                                 break;
                             default:

@@ -41,6 +41,7 @@ public final class Report {
     private final List<Comparison> comparisons = new ArrayList<>();
     private final List<Panel> panels = new ArrayList<>();
     private final Map<String, Object> context = new LinkedHashMap<>();
+    private boolean printResults = true;
 
     /**
      * @param name the benchmark's name (file names use it)
@@ -61,6 +62,16 @@ public final class Report {
      */
     public Report context(String key, Object value) {
         context.put(key, value);
+        return this;
+    }
+
+    /**
+     * @param print whether {@link #print} lists every result (default) or only the comparisons, for a runner that
+     *     prints its own tables
+     * @return this
+     */
+    public Report printResults(boolean print) {
+        this.printResults = print;
         return this;
     }
 
@@ -123,18 +134,21 @@ public final class Report {
      * @param out where
      */
     public void print(PrintStream out) {
-        out.println();
-        out.printf(Locale.ROOT, "%-44s %-12s %14s %12s  %s%n", "benchmark", "variant", "score", "+/-", "unit");
-        for (Result r : results) {
-            out.printf(Locale.ROOT, "%-44s %-12s %14.2f %12.2f  %s%n", r.name(), r.variant(), r.score(), r.error(),
-                r.unit());
+        if (printResults) {
+            out.println();
+            out.printf(Locale.ROOT, "%-44s %-12s %14s %12s  %s%n", "benchmark", "variant", "score", "+/-", "unit");
+            for (Result r : results) {
+                out.printf(Locale.ROOT, "%-44s %-12s %14.2f %12.2f  %s%n", r.name(), r.variant(), r.score(),
+                    r.error(), r.unit());
+            }
         }
         if (!comparisons.isEmpty()) {
+            int w = Math.max(52, comparisons.stream().mapToInt(c -> c.name().length()).max().orElse(0));
             out.println();
-            out.printf(Locale.ROOT, "%-52s %12s %12s %8s  %s%n", "comparison (ratio > 1: rdmx better)", "rdmx",
+            out.printf(Locale.ROOT, "%-" + w + "s %12s %12s %8s  %s%n", "comparison (ratio > 1: rdmx better)", "rdmx",
                 "baseline", "ratio", "target");
             for (Comparison c : comparisons) {
-                out.printf(Locale.ROOT, "%-52s %12.2f %12.2f %7.2fx  %s%n", c.name(), c.rdmx(), c.baseline(),
+                out.printf(Locale.ROOT, "%-" + w + "s %12.2f %12.2f %7.2fx  %s%n", c.name(), c.rdmx(), c.baseline(),
                     c.ratio(), c.target() == null ? "" : c.target());
             }
         }

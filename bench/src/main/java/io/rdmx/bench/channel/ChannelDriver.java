@@ -1,0 +1,135 @@
+package io.rdmx.bench.channel;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The sending process of one case of {@code rdmx bench channel}: opens a {@link Link} to the peer process, streams
+ * records of each size and times round trips, and prints one line per measurement for {@link ChannelBench}:
+ *
+ * <pre>
+ * STREAM size records nanos cpuTicks contextSwitches   (cpu and switches: this process plus the peer, from /proc)
+ * RTT size samples p50Nanos p99Nanos
+ * DONE
+ * </pre>
+ *
+ * Both processes are fresh JVMs per case, started with the same flags, so a case's idle strategy (a system
+ * property read once, like {@code rdmx.channel.spinsBeforePark}) applies to both and nothing of an earlier case
+ * (JIT, heap, threads) runs beside it.
+ */
+public final class ChannelDriver {
+    private final Link link;
+    private final long peerPid;
+    private final long measureNanos;
+    private final long rttNanos;
+
+    private ChannelDriver(Link link, long peerPid, long measureNanos, long rttNanos) {
+        this.link = link;
+        this.peerPid = peerPid;
+        this.measureNanos = measureNanos;
+        this.rttNanos = rttNanos;
+    }
+
+    /**
+     * @param args {@code kind address peerPid measureMillis rttMillis streamSizes rttSizes kind-args...}, sizes
+     *     comma-separated (possibly {@code -} for none); kind {@code ring provider notification ringCapacity
+     *     batchThreshold}, {@code nio blocking|busy-poll} or {@code aeron spin-shared|spin-invoker|backoff}
+     * @throws Exception on failure
+     */
+    public static void main(String[] args) throws Exception {
+        String address = args[1];
+        long peerPid = Long.parseLong(args[2]);
+        long measure = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(args[3]));
+        long rtt = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(args[4]));
+        int[] streamSizes = sizes(args[5]);
+        int[] rttSizes = sizes(args[6]);
+        String[] rest = Arrays.copyOfRange(args, 7, args.length);
+        try (Link link = open(args[0], address, rest)) {
+            ChannelDriver d = new ChannelDriver(link, peerPid, measure, rtt);
+            for (int size : streamSizes) {
+                d.stream(size);
+            }
+            for (int size : rttSizes) {
+                d.roundTrip(size);
+            }
+            link.bye();
+        }
+        System.out.println("DONE");
+        System.out.flush();
+    }
+
+    private static int[] sizes(String s) {
+        return s.equals("-") ? new int[0] : Arrays.stream(s.split(",")).mapToInt(Integer::parseInt).toArray();
+    }
+
+    private static Link open(String kind, String address, String[] a) throws Exception {
+        switch (kind) {
+            case "ring":
+                return new RingLink(a[0], address, ChannelPeer.config(a[1], Integer.parseInt(a[2]),
+                    Integer.parseInt(a[3])));
+            case "nio":
+                return new NioLink(address, a[0].equals("busy-poll"));
+            case "aeron":
+                return new AeronLink(address, a[0]);
+            default:
+                throw new IllegalArgumentException("kind=" + kind + " is not ring, nio or aeron");
+        }
+    }
+
+    private ProcStat both() {
+        return ProcStat.of(ProcessHandle.current().pid()).plus(ProcStat.of(peerPid));
+    }
+
+    /**
+     * Streams records for half the measuring time (warm-up), then for the measuring time between two samples of
+     * both processes' counters; each round ends with a MARK, which checks that the peer counted every record.
+     */
+    private void stream(int size) throws Exception {
+        for (int round = 0; round < 2; round++) {
+            ProcStat before = round == 1 ? both() : null;
+            long sent = 0;
+            long start = System.nanoTime();
+            long end = start + (round == 0 ? measureNanos / 2 : measureNanos);
+            while (System.nanoTime() < end) {
+                for (int i = 0; i < 32; i++) {
+                    link.data(size);
+                }
+                sent += 32;
+            }
+            long received = link.mark();
+            long nanos = System.nanoTime() - start;
+            if (received != sent) {
+                throw new IllegalStateException("size=" + size + ": sent " + sent + " records, the peer counted "
+                    + received);
+            }
+            if (round == 1) {
+                ProcStat used = both().minus(before);
+                System.out.printf(Locale.ROOT, "STREAM %d %d %d %d %d%n", size, sent, nanos, used.cpuTicks(),
+                    used.contextSwitches());
+                System.out.flush();
+            }
+        }
+    }
+
+    /** Pings for a third of the round-trip time (warm-up), then records each round trip, at most a million. */
+    private void roundTrip(int size) throws Exception {
+        long warmEnd = System.nanoTime() + rttNanos / 3;
+        while (System.nanoTime() < warmEnd) {
+            link.ping(size);
+        }
+        long[] t = new long[1 << 20];
+        int n = 0;
+        long end = System.nanoTime() + rttNanos;
+        for (long now = System.nanoTime(); now < end && n < t.length; n++) {
+            link.ping(size);
+            long after = System.nanoTime();
+            t[n] = after - now;
+            now = after;
+        }
+        Arrays.sort(t, 0, n);
+        long p99 = t[(int) Math.min(n - 1, n * 99L / 100)];
+        System.out.printf(Locale.ROOT, "RTT %d %d %d %d%n", size, n, t[n / 2], p99);
+        System.out.flush();
+    }
+}

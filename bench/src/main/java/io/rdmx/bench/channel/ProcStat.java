@@ -1,0 +1,101 @@
+package io.rdmx.bench.channel;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+
+/**
+ * CPU time and context switches of a whole process, read from {@code /proc} (Linux).
+ *
+ * <p>CPU: {@code utime + stime} of {@code /proc/<pid>/stat} (fields 14 and 15), which cover every thread of the
+ * process, dead ones included, in clock ticks. Context switches: {@code voluntary_ctxt_switches +
+ * nonvoluntary_ctxt_switches} summed over {@code /proc/<pid>/task/<tid>/status}, because
+ * {@code /proc/<pid>/status} counts the thread-group leader only (in a JVM the launcher's primordial thread,
+ * which sits in {@code pthread_join} and switches almost never); threads that exit between two samples drop out
+ * of the sum, which the benchmark's processes avoid by starting no threads while measuring.
+ *
+ * @param cpuTicks user plus system CPU time, clock ticks
+ * @param contextSwitches voluntary plus involuntary context switches of the live threads
+ */
+public record ProcStat(long cpuTicks, long contextSwitches) {
+    /** Clock ticks per second of {@code /proc/<pid>/stat} ({@code getconf CLK_TCK}); 100 on Linux builds. */
+    public static final int TICKS_PER_SECOND = 100;
+
+    /**
+     * @param pid a live process
+     * @return its counters now
+     */
+    public static ProcStat of(long pid) {
+        Path dir = Paths.get("/proc", Long.toString(pid));
+        try {
+            long ticks = cpuTicks(Files.readString(dir.resolve("stat"), StandardCharsets.US_ASCII));
+            long switches = 0;
+            try (DirectoryStream<Path> tasks = Files.newDirectoryStream(dir.resolve("task"))) {
+                for (Path t : tasks) {
+                    switches += switches(t.resolve("status"));
+                }
+            }
+            return new ProcStat(ticks, switches);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read /proc/" + pid, e);
+        }
+    }
+
+    /**
+     * @param stat the text of a {@code /proc/<pid>/stat}
+     * @return utime + stime (fields 14 and 15)
+     */
+    static long cpuTicks(String stat) {
+        // the command name (field 2) is in parentheses and may hold spaces and ')': fields 3.. follow the last ')'
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
+        return Long.parseLong(f[14 - 3]) + Long.parseLong(f[15 - 3]);
+    }
+
+    private static long switches(Path status) throws IOException {
+        try {
+            return switches(Files.readString(status, StandardCharsets.US_ASCII));
+        } catch (NoSuchFileException gone) {
+            return 0; // the thread exited between listing and reading
+        }
+    }
+
+    /**
+     * @param s the text of a {@code /proc/<pid>/task/<tid>/status}
+     * @return voluntary plus involuntary context switches
+     */
+    static long switches(String s) {
+        long n = 0;
+        for (String line : s.split("\n")) {
+            if (line.startsWith("voluntary_ctxt_switches:") || line.startsWith("nonvoluntary_ctxt_switches:")) {
+                n += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+            }
+        }
+        return n;
+    }
+
+    /**
+     * @param earlier an earlier sample of the same process
+     * @return the counters between the two samples
+     */
+    public ProcStat minus(ProcStat earlier) {
+        return new ProcStat(cpuTicks - earlier.cpuTicks, contextSwitches - earlier.contextSwitches);
+    }
+
+    /**
+     * @param other a sample of another process
+     * @return the sum of the two
+     */
+    public ProcStat plus(ProcStat other) {
+        return new ProcStat(cpuTicks + other.cpuTicks, contextSwitches + other.contextSwitches);
+    }
+
+    /** @return CPU seconds */
+    public double cpuSeconds() {
+        return cpuTicks / (double) TICKS_PER_SECOND;
+    }
+}

@@ -1,0 +1,67 @@
+package io.rdmx.bench.channel;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The /proc counters the channel benchmark reports beside wall time. */
+class ProcStatTest {
+    @Test
+    void cpuTicksAreUtimePlusStimeWhateverTheCommandName() {
+        String stat = "4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 100 0 0 0 7 5 0 0 20 0 3 0 99 1000 10";
+        assertEquals(12, ProcStat.cpuTicks(stat));
+    }
+
+    @Test
+    void switchesAreVoluntaryPlusInvoluntary() {
+        String status = "Name:\tjava\nState:\tS (sleeping)\nvoluntary_ctxt_switches:\t30\n"
+            + "nonvoluntary_ctxt_switches:\t12\n";
+        assertEquals(42, ProcStat.switches(status));
+    }
+
+    /**
+     * {@code /proc/<pid>/status} counts the thread-group leader only; the sum over tasks must see the switches of
+     * another thread: each {@code Thread.sleep} blocks it, a voluntary switch.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void countsTheSwitchesOfEveryThreadNotOnlyTheLeader() throws Exception {
+        assumeTrue(Files.isDirectory(Paths.get("/proc/self/task")), "needs Linux /proc");
+        long pid = ProcessHandle.current().pid();
+        CountDownLatch slept = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch sampled = new CountDownLatch(1);
+        Thread sleeper = new Thread(() -> {
+            try {
+                started.countDown();
+                release.await(); // first sample taken
+                for (int i = 0; i < 20; i++) {
+                    Thread.sleep(1);
+                }
+                slept.countDown();
+                sampled.await(); // stays alive (its task entry with it) until after the second sample
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        sleeper.start();
+        started.await();
+        ProcStat before = ProcStat.of(pid);
+        release.countDown();
+        slept.await();
+        ProcStat after = ProcStat.of(pid);
+        sampled.countDown();
+        sleeper.join();
+        assertTrue(after.cpuTicks() >= before.cpuTicks(), "CPU time went backwards: " + before + " " + after);
+        assertTrue(after.contextSwitches() - before.contextSwitches() >= 20,
+            "20 sleeps of another thread, counted " + after.minus(before).contextSwitches() + " switches");
+    }
+}
