@@ -24,6 +24,13 @@ import java.util.concurrent.locks.LockSupport;
  * unsent range itself, to the same offsets of the peer's mirror buffer, unless a WRITE of this buffer is in
  * flight: then the network thread posts the rest when that one completes. Free space is computed from the last
  * credit heard of; a writer with no space blocks (parks) until a credit arrives, the peer fails, or a timeout.
+ *
+ * <p>Mapped ({@link SharedRing}, both ends can map each other's memory): the buffer IS the peer's incoming ring,
+ * mapped in this process, so claim and commit write where the reader reads. Where the WRITE path posts a WRITE
+ * (threshold, flush, flush interval), the mapped path publishes the head in shared memory (a release store) and
+ * rings the reader's doorbell (a notification SEND) only if the reader sleeps. Free space comes from the
+ * reader's credit in shared memory; a writer that must wait for space says so there, and the reader rings its
+ * doorbell when it publishes a credit.
  */
 public final class ChannelWriter implements Notifier.Notifiable {
     /** {@link #tryClaim} result: the buffer is full until the reader's credit arrives. */
@@ -54,9 +61,11 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private long scanHead = -1;
     private volatile Thread waiter;
     private volatile ChannelReader creditListener;
+    /** The shared words of the peer's ring when mapped, else null. */
+    private final SharedRing shared;
 
     ChannelWriter(PeerChannel peer, int index, int peerWorker, Region region, int base, RemoteRegion remote,
-                  ChannelConfig cfg) {
+                  ChannelConfig cfg, ByteBuffer peerMemory, SharedRing shared) {
         this.peer = peer;
         this.index = index;
         this.peerWorker = peerWorker;
@@ -64,7 +73,8 @@ public final class ChannelWriter implements Notifier.Notifiable {
         this.base = base;
         this.remote = remote;
         this.threshold = cfg.batchThreshold();
-        ByteBuffer mem = region.buffer();
+        this.shared = shared;
+        ByteBuffer mem = shared != null ? peerMemory.duplicate() : region.buffer();
         mem.position(base).limit(base + cfg.ringCapacity());
         this.ring = new RingBuffer(mem, cfg.maxRecordPayload());
         this.mask = cfg.ringCapacity() - 1;
@@ -114,7 +124,47 @@ public final class ChannelWriter implements Notifier.Notifiable {
             return CLOSED;
         }
         int at = ring.tryClaim(streamId, length);
+        if (at < 0 && shared != null) {
+            at = tryClaimMapped(streamId, length);
+        }
         return at >= 0 ? at : BACK_PRESSURED;
+    }
+
+    /**
+     * Mapped, out of space by the credit last seen: takes the reader's published credit and tries again. With a
+     * credit listener, a writer that still finds no space says it waits, so the reader rings when it frees some.
+     */
+    private int tryClaimMapped(int streamId, int length) {
+        int at = refreshCredit() ? ring.tryClaim(streamId, length) : RingBuffer.INSUFFICIENT_SPACE;
+        if (at >= 0 || creditListener == null) {
+            return at;
+        }
+        shared.writerParkedVolatile(true);
+        at = refreshCredit() ? ring.tryClaim(streamId, length) : RingBuffer.INSUFFICIENT_SPACE;
+        if (at >= 0) {
+            shared.writerParkedVolatile(false);
+        }
+        return at;
+    }
+
+    /**
+     * Mapped: the reader's published credit (acquire load) into the ring's tail.
+     *
+     * @return true if the tail moved
+     */
+    private boolean refreshCredit() {
+        long c = shared.creditAcquire();
+        if (c <= ring.tailAcquire()) {
+            return false;
+        }
+        long published = sent;
+        if (c > published) {
+            peer.fail(new RdmxException("peer '" + peer.name() + "' published credit=" + c + " in ring=" + index
+                + ", beyond the published head=" + published));
+            return false;
+        }
+        ring.tailRelease(c);
+        return true;
     }
 
     /**
@@ -156,6 +206,9 @@ public final class ChannelWriter implements Notifier.Notifiable {
             }
             waiter = Thread.currentThread();
             while (true) {
+                if (shared != null) {
+                    shared.writerParkedVolatile(true);
+                }
                 VarHandle.fullFence();
                 at = tryClaim(streamId, length);
                 if (at >= 0) {
@@ -176,6 +229,9 @@ public final class ChannelWriter implements Notifier.Notifiable {
             }
         } finally {
             waiter = null;
+            if (shared != null) {
+                shared.writerParkedVolatile(false);
+            }
             peer.engine().metricWriterBlockedNanos(System.nanoTime() - start);
         }
     }
@@ -270,8 +326,11 @@ public final class ChannelWriter implements Notifier.Notifiable {
             long from = sent;
             long to = ring.headAcquire();
             if (to > from && (flush || to - from >= threshold)) {
-                post(from, to);
-                return;
+                if (shared == null) {
+                    post(from, to);
+                    return;
+                }
+                publish(to);
             }
             inFlight.set(false);
             VarHandle.fullFence();
@@ -279,6 +338,20 @@ public final class ChannelWriter implements Notifier.Notifiable {
             if (!(h > sent && (flushRequested.get() || h - sent >= threshold))) {
                 return;
             }
+        }
+    }
+
+    /**
+     * Mapped, holding {@code inFlight} (one publisher at a time, so the head never goes back): publishes the
+     * head, and rings the reader's doorbell if it sleeps.
+     */
+    private void publish(long to) {
+        boolean doorbell = shared.publishHeadRelease(to);
+        sent = to;
+        peer.engine().metricWritesPosted(1);
+        if (doorbell) {
+            pendingData.set(to);
+            peer.notifier().mark(this);
         }
     }
 
@@ -319,6 +392,9 @@ public final class ChannelWriter implements Notifier.Notifiable {
 
     /** Network thread: the WRITE completed (its own completion, or that of the notification announcing it). */
     void onWriteComplete() {
+        if (shared != null) {
+            return; // mapped: the SEND that completed was a doorbell; nothing was in flight
+        }
         sent = inFlightEnd;
         inFlight.set(false);
         trySend();
