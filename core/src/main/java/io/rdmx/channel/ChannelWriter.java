@@ -86,6 +86,11 @@ public final class ChannelWriter implements Notifier.Notifiable {
             .wrId(peer.wrId(PeerChannel.KIND_WRITE, index));
     }
 
+    /** @return the shared words of the peer's ring when mapped, else null (tests) */
+    SharedRing shared() {
+        return shared;
+    }
+
     /** @return the ring in this node's pair region (tests) */
     RingBuffer ring() {
         return ring;
