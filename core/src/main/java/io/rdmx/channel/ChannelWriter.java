@@ -434,6 +434,9 @@ public final class ChannelWriter implements Notifier.Notifiable {
      */
     public void wakeOnCredit(ChannelReader reader) {
         this.creditListener = reader;
+        if (reader == null && shared != null) {
+            shared.writerParkedVolatile(false); // no spare doorbell for a listener that is gone
+        }
     }
 
     /** Network thread: flushes data that sat unsent for a whole scan interval. */
