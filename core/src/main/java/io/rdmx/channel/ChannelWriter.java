@@ -162,10 +162,12 @@ public final class ChannelWriter implements Notifier.Notifiable {
         if (c <= ring.tailAcquire()) {
             return false;
         }
-        long published = sent;
-        if (c > published) {
+        // bound by the committed head, not by sent: another thread may have published a head and not yet
+        // recorded it in sent, and the reader may already have consumed it
+        long committed = ring.headAcquire();
+        if (c > committed) {
             peer.fail(new RdmxException("peer '" + peer.name() + "' published credit=" + c + " in ring=" + index
-                + ", beyond the published head=" + published));
+                + ", beyond what was written there (head=" + committed + ")"));
             return false;
         }
         ring.tailRelease(c);
