@@ -44,6 +44,14 @@ public final class ChannelConfig {
     public static final String SPINS_PROP = "rdmx.channel.spinsBeforePark";
     /** Default spins: park at once. */
     public static final int SPINS_DEFAULT = 0;
+    /**
+     * System property: {@code true} lets a channel whose both ends can map each other's memory (shm, loopback)
+     * claim records directly in the peer's ring, with positions in shared memory and a doorbell only for a
+     * sleeping side; {@code false} keeps WRITEs and notifications on every provider.
+     */
+    public static final String MAPPED_PROP = "rdmx.channel.mapped";
+    /** Default: map where both ends can. */
+    public static final boolean MAPPED_DEFAULT = true;
 
     private final int workers;
     private final int ringCapacity;
@@ -52,6 +60,7 @@ public final class ChannelConfig {
     private final Notification notification;
     private final Duration flushInterval;
     private final int spinsBeforePark;
+    private final boolean mapped;
 
     private ChannelConfig(Builder b) {
         this.workers = b.workers;
@@ -63,6 +72,7 @@ public final class ChannelConfig {
         this.notification = b.notification;
         this.flushInterval = b.flushInterval;
         this.spinsBeforePark = b.spinsBeforePark;
+        this.mapped = b.mapped;
     }
 
     /**
@@ -108,6 +118,11 @@ public final class ChannelConfig {
         return spinsBeforePark;
     }
 
+    /** @return true if channels map the peer's memory where both ends can ({@link #MAPPED_PROP}) */
+    public boolean mapped() {
+        return mapped;
+    }
+
     /**
      * The largest record payload: a record plus its worst-case padding must fit in the space the writer is
      * sure to see once the reader has consumed everything (capacity minus an unreported credit).
@@ -123,7 +138,8 @@ public final class ChannelConfig {
     public String toString() {
         return "ChannelConfig{workers=" + workers + ", ringCapacity=" + ringCapacity + ", batchThreshold="
             + batchThreshold + ", readNotifyThreshold=" + readNotifyThreshold + ", notification=" + notification
-            + ", flushInterval=" + flushInterval + ", spinsBeforePark=" + spinsBeforePark + "}";
+            + ", flushInterval=" + flushInterval + ", spinsBeforePark=" + spinsBeforePark + ", mapped=" + mapped
+            + "}";
     }
 
     /** Builder. */
@@ -138,6 +154,8 @@ public final class ChannelConfig {
         private Duration flushInterval = Duration.ofNanos(1000 * Long.getLong(FLUSH_INTERVAL_PROP,
             FLUSH_INTERVAL_DEFAULT_US));
         private int spinsBeforePark = Integer.getInteger(SPINS_PROP, SPINS_DEFAULT);
+        private String mappedValue = System.getProperty(MAPPED_PROP, Boolean.toString(MAPPED_DEFAULT));
+        private boolean mapped;
 
         private Builder(int workers) {
             this.workers = workers;
@@ -198,6 +216,15 @@ public final class ChannelConfig {
         }
 
         /**
+         * @param v true to map the peer's memory where both ends can, false to keep WRITEs
+         * @return this
+         */
+        public Builder mapped(boolean v) {
+            this.mappedValue = Boolean.toString(v);
+            return this;
+        }
+
+        /**
          * @return the validated configuration
          * @throws IllegalArgumentException naming the first bad key and value
          */
@@ -227,6 +254,11 @@ public final class ChannelConfig {
             if (spinsBeforePark < 0) {
                 throw new IllegalArgumentException(SPINS_PROP + "=" + spinsBeforePark + " must be >= 0");
             }
+            String m = mappedValue.trim().toLowerCase(Locale.ROOT);
+            if (!m.equals("true") && !m.equals("false")) {
+                throw new IllegalArgumentException(MAPPED_PROP + "=" + mappedValue + " must be true or false");
+            }
+            mapped = m.equals("true");
             return new ChannelConfig(this);
         }
     }

@@ -17,6 +17,10 @@ import org.jctools.queues.MpscUnboundedXaddArrayQueue;
  * <p>A failed peer is reported once: after the records that had arrived are read, the next read throws a
  * {@link ConnectionClosedException} naming that peer, and later reads go on with the other peers. Whether to
  * go on is the caller's decision (a query may abort, an RPC client fails only the calls to that peer).
+ *
+ * <p>Rings of mapped channels ({@link SharedRing}) are not announced: the reader scans them (one acquire load of
+ * each ring's published head), Aeron-style, and before it parks it says so in the shared reader-parked word of
+ * each mapped peer, so that a writer that publishes then rings one doorbell (a SEND) for it.
  */
 public final class ChannelReader {
     private static final boolean BIND_WORKERS = Platform.hooks().bindWorkers();
@@ -26,6 +30,12 @@ public final class ChannelReader {
     private volatile Thread waiter;
     private volatile boolean wakeupRequested;
     private final PeerLosses losses = new PeerLosses();
+    /** Incoming rings of mapped channels, copy on write (the network thread adds, the reader thread scans). */
+    private volatile IncomingRing[] mapped = new IncomingRing[0];
+    /** One ring per mapped peer: its shared reader-parked word is this reader's, for that peer. */
+    private volatile SharedRing[] parkWords = new SharedRing[0];
+    /** Reader thread: where the next scan of {@link #mapped} starts (fairness under a record limit). */
+    private int cursor;
 
     ChannelReader(ChannelEngine engine, int worker) {
         this.engine = engine;
@@ -47,6 +57,21 @@ public final class ChannelReader {
             ready.offer(r);
         }
         wake();
+    }
+
+    /**
+     * Network thread: the rings of one mapped peer that feed this reader; the reader scans them from now on.
+     *
+     * @param rings the rings (at least one, all of one peer)
+     */
+    synchronized void addMapped(IncomingRing[] rings) {
+        IncomingRing[] m = java.util.Arrays.copyOf(mapped, mapped.length + rings.length);
+        System.arraycopy(rings, 0, m, mapped.length, rings.length);
+        SharedRing[] w = java.util.Arrays.copyOf(parkWords, parkWords.length + 1);
+        w[parkWords.length] = rings[0].shared();
+        parkWords = w;
+        mapped = m;
+        wake(); // a parked reader re-arms its parked words, this peer's included, before it parks again
     }
 
     /**
@@ -94,6 +119,15 @@ public final class ChannelReader {
                 signal(r);
             }
         }
+        IncomingRing[] m = mapped;
+        for (int i = 0, len = m.length; i < len && n < limit; i++) {
+            int c = cursor;
+            cursor = c + 1 < len ? c + 1 : 0;
+            IncomingRing mr = m[c < len ? c : 0];
+            if (mr.pollMapped()) {
+                n += mr.read(handler, limit - n);
+            }
+        }
         if (n > 0) {
             engine.metricRecordsRead(n);
         }
@@ -135,6 +169,7 @@ public final class ChannelReader {
             }
             waiter = Thread.currentThread();
             while (true) {
+                parkWords(true);
                 VarHandle.fullFence();
                 n = poll(handler, limit);
                 if (n > 0) {
@@ -153,7 +188,19 @@ public final class ChannelReader {
             }
         } finally {
             waiter = null;
+            parkWords(false);
             engine.metricReaderBlockedNanos(System.nanoTime() - start);
+        }
+    }
+
+    /**
+     * Reader thread: says in every mapped peer's shared memory that this reader sleeps (or no longer does);
+     * a volatile store and a full fence each, so the scan after it sees any head published before a writer
+     * read the word.
+     */
+    private void parkWords(boolean parked) {
+        for (SharedRing w : parkWords) {
+            w.readerParkedVolatile(parked);
         }
     }
 

@@ -24,6 +24,13 @@ import java.util.concurrent.locks.LockSupport;
  * unsent range itself, to the same offsets of the peer's mirror buffer, unless a WRITE of this buffer is in
  * flight: then the network thread posts the rest when that one completes. Free space is computed from the last
  * credit heard of; a writer with no space blocks (parks) until a credit arrives, the peer fails, or a timeout.
+ *
+ * <p>Mapped ({@link SharedRing}, both ends can map each other's memory): the buffer IS the peer's incoming ring,
+ * mapped in this process, so claim and commit write where the reader reads. Where the WRITE path posts a WRITE
+ * (threshold, flush, flush interval), the mapped path publishes the head in shared memory (a release store) and
+ * rings the reader's doorbell (a notification SEND) only if the reader sleeps. Free space comes from the
+ * reader's credit in shared memory; a writer that must wait for space says so there, and the reader rings its
+ * doorbell when it publishes a credit.
  */
 public final class ChannelWriter implements Notifier.Notifiable {
     /** {@link #tryClaim} result: the buffer is full until the reader's credit arrives. */
@@ -54,9 +61,11 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private long scanHead = -1;
     private volatile Thread waiter;
     private volatile ChannelReader creditListener;
+    /** The shared words of the peer's ring when mapped, else null. */
+    private final SharedRing shared;
 
     ChannelWriter(PeerChannel peer, int index, int peerWorker, Region region, int base, RemoteRegion remote,
-                  ChannelConfig cfg) {
+                  ChannelConfig cfg, ByteBuffer peerMemory, SharedRing shared) {
         this.peer = peer;
         this.index = index;
         this.peerWorker = peerWorker;
@@ -64,7 +73,8 @@ public final class ChannelWriter implements Notifier.Notifiable {
         this.base = base;
         this.remote = remote;
         this.threshold = cfg.batchThreshold();
-        ByteBuffer mem = region.buffer();
+        this.shared = shared;
+        ByteBuffer mem = shared != null ? peerMemory.duplicate() : region.buffer();
         mem.position(base).limit(base + cfg.ringCapacity());
         this.ring = new RingBuffer(mem, cfg.maxRecordPayload());
         this.mask = cfg.ringCapacity() - 1;
@@ -74,6 +84,11 @@ public final class ChannelWriter implements Notifier.Notifiable {
         // (posted after it on the same reliable connection) completes it too, saving a completion per WRITE.
         last.opcode(imm ? Opcode.WRITE_WITH_IMM : Opcode.WRITE).signaled(imm)
             .wrId(peer.wrId(WrIdDescriptor.KIND_WRITE, index));
+    }
+
+    /** @return the shared words of the peer's ring when mapped, else null (tests) */
+    SharedRing shared() {
+        return shared;
     }
 
     /** @return the ring in this node's pair region (tests) */
@@ -114,7 +129,49 @@ public final class ChannelWriter implements Notifier.Notifiable {
             return CLOSED;
         }
         int at = ring.tryClaim(streamId, length);
+        if (at < 0 && shared != null) {
+            at = tryClaimMapped(streamId, length);
+        }
         return at >= 0 ? at : BACK_PRESSURED;
+    }
+
+    /**
+     * Mapped, out of space by the credit last seen: takes the reader's published credit and tries again. With a
+     * credit listener, a writer that still finds no space says it waits, so the reader rings when it frees some.
+     */
+    private int tryClaimMapped(int streamId, int length) {
+        int at = refreshCredit() ? ring.tryClaim(streamId, length) : RingBuffer.INSUFFICIENT_SPACE;
+        if (at >= 0 || creditListener == null) {
+            return at;
+        }
+        shared.writerParkedVolatile(true);
+        at = refreshCredit() ? ring.tryClaim(streamId, length) : RingBuffer.INSUFFICIENT_SPACE;
+        if (at >= 0) {
+            shared.writerParkedVolatile(false);
+        }
+        return at;
+    }
+
+    /**
+     * Mapped: the reader's published credit (acquire load) into the ring's tail.
+     *
+     * @return true if the tail moved
+     */
+    private boolean refreshCredit() {
+        long c = shared.creditAcquire();
+        if (c <= ring.tailAcquire()) {
+            return false;
+        }
+        // bound by the committed head, not by sent: another thread may have published a head and not yet
+        // recorded it in sent, and the reader may already have consumed it
+        long committed = ring.headAcquire();
+        if (c > committed) {
+            peer.fail(new RdmxException("peer '" + peer.name() + "' published credit=" + c + " in ring=" + index
+                + ", beyond what was written there (head=" + committed + ")"));
+            return false;
+        }
+        ring.tailRelease(c);
+        return true;
     }
 
     /**
@@ -156,6 +213,9 @@ public final class ChannelWriter implements Notifier.Notifiable {
             }
             waiter = Thread.currentThread();
             while (true) {
+                if (shared != null) {
+                    shared.writerParkedVolatile(true);
+                }
                 VarHandle.fullFence();
                 at = tryClaim(streamId, length);
                 if (at >= 0) {
@@ -176,6 +236,9 @@ public final class ChannelWriter implements Notifier.Notifiable {
             }
         } finally {
             waiter = null;
+            if (shared != null) {
+                shared.writerParkedVolatile(false);
+            }
             peer.engine().metricWriterBlockedNanos(System.nanoTime() - start);
         }
     }
@@ -270,8 +333,11 @@ public final class ChannelWriter implements Notifier.Notifiable {
             long from = sent;
             long to = ring.headAcquire();
             if (to > from && (flush || to - from >= threshold)) {
-                post(from, to);
-                return;
+                if (shared == null) {
+                    post(from, to);
+                    return;
+                }
+                publish(to);
             }
             inFlight.set(false);
             VarHandle.fullFence();
@@ -279,6 +345,20 @@ public final class ChannelWriter implements Notifier.Notifiable {
             if (!(h > sent && (flushRequested.get() || h - sent >= threshold))) {
                 return;
             }
+        }
+    }
+
+    /**
+     * Mapped, holding {@code inFlight} (one publisher at a time, so the head never goes back): publishes the
+     * head, and rings the reader's doorbell if it sleeps.
+     */
+    private void publish(long to) {
+        boolean doorbell = shared.publishHeadRelease(to);
+        sent = to;
+        peer.engine().metricWritesPosted(1);
+        if (doorbell) {
+            pendingData.set(to);
+            peer.notifier().mark(this);
         }
     }
 
@@ -319,6 +399,9 @@ public final class ChannelWriter implements Notifier.Notifiable {
 
     /** Network thread: the WRITE completed (its own completion, or that of the notification announcing it). */
     void onWriteComplete() {
+        if (shared != null) {
+            return; // mapped: the SEND that completed was a doorbell; nothing was in flight
+        }
         sent = inFlightEnd;
         inFlight.set(false);
         trySend();
@@ -353,6 +436,9 @@ public final class ChannelWriter implements Notifier.Notifiable {
      */
     public void wakeOnCredit(ChannelReader reader) {
         this.creditListener = reader;
+        if (reader == null && shared != null) {
+            shared.writerParkedVolatile(false); // no spare doorbell for a listener that is gone
+        }
     }
 
     /** Network thread: flushes data that sat unsent for a whole scan interval. */

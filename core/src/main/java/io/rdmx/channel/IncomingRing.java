@@ -1,5 +1,6 @@
 package io.rdmx.channel;
 
+import io.rdmx.transport.RdmxException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -8,6 +9,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * The incoming circular buffer from one remote worker to one local worker: written by the peer's WRITEs, its
  * head moved by the network thread on each data notification, read by the local worker's
  * {@link ChannelReader}, which reports consumption (credits) after {@link ChannelConfig#readNotifyThreshold()}.
+ *
+ * <p>Mapped ({@link SharedRing}): the peer's writer claims records here itself; the reader takes the head from
+ * shared memory ({@link #pollMapped()}) and publishes its credit there, ringing the writer's doorbell only if
+ * the writer sleeps.
  */
 final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, RecordSource {
     final PeerChannel peer;
@@ -19,16 +24,44 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
     private final AtomicBoolean queued = new AtomicBoolean();
     private final AtomicLong pendingCredit = new AtomicLong(-1);
     private final int creditThreshold;
+    private final SharedRing shared;
     private long credited;
     private RecordHandler handler;
 
-    IncomingRing(PeerChannel peer, int index, int peerWorker, int localWorker, ByteBuffer memory, ChannelConfig cfg) {
+    IncomingRing(PeerChannel peer, int index, int peerWorker, int localWorker, ByteBuffer memory, ChannelConfig cfg,
+                 SharedRing shared) {
         this.peer = peer;
         this.index = index;
         this.peerWorker = peerWorker;
         this.localWorker = localWorker;
         this.ring = new RingBuffer(memory, cfg.maxRecordPayload());
         this.creditThreshold = cfg.readNotifyThreshold();
+        this.shared = shared;
+    }
+
+    /** @return the shared words of a mapped ring, or null */
+    SharedRing shared() {
+        return shared;
+    }
+
+    /**
+     * Reader thread, mapped rings: takes the writer's published head (acquire load) into the local ring.
+     *
+     * @return true if published data is unread
+     */
+    boolean pollMapped() {
+        long h = shared.headAcquire();
+        long local = ring.headAcquire();
+        if (h != local) {
+            long t = ring.tailAcquire();
+            if (h < local || h - t > ring.capacity()) {
+                peer.fail(new RdmxException("peer '" + peer.name() + "' published head=" + h + " in ring=" + index
+                    + " (head before=" + local + ", consumed=" + t + ", capacity=" + ring.capacity() + ")"));
+                return false;
+            }
+            ring.headRelease(h);
+        }
+        return h > ring.tailAcquire();
     }
 
     /**
@@ -72,8 +105,11 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
         long t = ring.tailAcquire();
         if (t - credited >= creditThreshold) {
             credited = t;
-            pendingCredit.set(t);
-            peer.notifier().mark(this);
+            if (shared == null || shared.publishCreditRelease(t)) {
+                // WRITE path: the credit message; mapped: the writer sleeps for space, ring its doorbell
+                pendingCredit.set(t);
+                peer.notifier().mark(this);
+            }
         }
         return n;
     }

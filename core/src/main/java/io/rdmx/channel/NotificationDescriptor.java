@@ -14,7 +14,8 @@ import java.nio.ByteBuffer;
  *  +---------------+---------------+-------------------------------+
  *  |                        reserved (32)                          |  4
  *  +---------------------------------------------------------------+
- *  HELLO:   workers (32) | ring capacity (32) | notification mode (32) | reserved (32)       8..24
+ *  HELLO:   workers (32) | ring capacity (32) | notification mode (32) | flags (32)          8..24
+ *           flags bit 0 (FLAG_MAPPED): this side can map the peer's memory and wants a mapped channel
  *  REGION:  the sender's pair region as a RemoteRegion (16 bytes)                           8..24
  *  BYE:     the header only: the sender closes its engine on purpose, after everything it sent
  *  NOTIFY, per entry i at 8 + 16 i:
@@ -61,6 +62,13 @@ public final class NotificationDescriptor {
     public static final int HELLO_CAPACITY_OFFSET = 12;
     /** HELLO: offset of the notification mode. */
     public static final int HELLO_MODE_OFFSET = 16;
+    /** HELLO: offset of the flags (zero from peers that predate them). */
+    public static final int HELLO_FLAGS_OFFSET = 20;
+    /**
+     * HELLO flag: the sender can map the peer's pair region ({@link io.rdmx.transport.Connection#mapRemote}) and
+     * wants a mapped channel ({@link SharedRing}); the channel is mapped only when both HELLOs carry it.
+     */
+    public static final int FLAG_MAPPED = 1;
     /** HELLO length. */
     public static final int HELLO_LENGTH = 24;
     /** REGION: offset of the descriptor. */

@@ -52,6 +52,8 @@ public final class PeerChannel {
     private PairLayout layout;
     private volatile ChannelWriter[] out;
     private IncomingRing[] in;
+    /** Network thread, before the channel is ready: whether this channel is mapped (both HELLOs said so). */
+    private boolean mapped;
 
     PeerChannel(ChannelEngine engine, int id, Connection connection) throws RdmxException {
         String badId = WrIdDescriptor.validatePeerId(id);
@@ -79,11 +81,21 @@ public final class PeerChannel {
         b.putInt(at + NotificationDescriptor.HELLO_WORKERS_OFFSET, cfg.workers());
         b.putInt(at + NotificationDescriptor.HELLO_CAPACITY_OFFSET, cfg.ringCapacity());
         b.putInt(at + NotificationDescriptor.HELLO_MODE_OFFSET, cfg.notification().ordinal());
-        b.putInt(at + 20, 0);
+        b.putInt(at + NotificationDescriptor.HELLO_FLAGS_OFFSET, wantsMapped() ? NotificationDescriptor.FLAG_MAPPED
+            : 0);
         postHandshake(at, NotificationDescriptor.HELLO_LENGTH, WrIdDescriptor.HELLO);
         for (int i = 0; i < BASE_RECVS; i++) {
             postRecv(control, (SEND_SLOTS + i) * slot, i);
         }
+    }
+
+    private boolean wantsMapped() {
+        return cfg.mapped() && connection.canMapRemote();
+    }
+
+    /** @return true if records go straight into the peer's mapped ring (known once ready) */
+    public boolean mapped() {
+        return mapped;
     }
 
     private void postRecv(Region r, int offset, int slotId) throws RdmxException {
@@ -280,7 +292,8 @@ public final class PeerChannel {
             case NotificationDescriptor.TYPE_HELLO:
                 onHello(b.getInt(at + NotificationDescriptor.HELLO_WORKERS_OFFSET),
                     b.getInt(at + NotificationDescriptor.HELLO_CAPACITY_OFFSET),
-                    b.getInt(at + NotificationDescriptor.HELLO_MODE_OFFSET));
+                    b.getInt(at + NotificationDescriptor.HELLO_MODE_OFFSET),
+                    b.getInt(at + NotificationDescriptor.HELLO_FLAGS_OFFSET));
                 break;
             case NotificationDescriptor.TYPE_REGION:
                 if (pair == null) {
@@ -295,7 +308,15 @@ public final class PeerChannel {
                         + " != expected=" + layout.regionLength());
                 }
                 remotePair = RemoteRegion.decode(b, at + NotificationDescriptor.REGION_OFFSET);
-                buildWriters();
+                ByteBuffer peerMemory = null;
+                if (mapped) {
+                    peerMemory = connection.mapRemote(remotePair);
+                    if (peerMemory == null) {
+                        throw new RdmxException("cannot map the pair region of peer '" + name() + "' although "
+                            + "both sides announced mapped=true");
+                    }
+                }
+                buildWriters(peerMemory);
                 ready.complete(this);
                 break;
             case NotificationDescriptor.TYPE_BYE:
@@ -311,6 +332,11 @@ public final class PeerChannel {
                     long pos = b.getLong(e + NotificationDescriptor.ENTRY_POSITION_OFFSET);
                     if (kind == NotificationDescriptor.KIND_DATA) {
                         IncomingRing r = in[ring];
+                        if (mapped) {
+                            // a doorbell: the head is in shared memory, the reader re-reads it once awake
+                            engine.reader(r.localWorker).wake();
+                            continue;
+                        }
                         if (!r.onData(pos)) {
                             throw new RdmxException("peer '" + name() + "' announced data up to position=" + pos
                                 + " in ring=" + ring + ", beyond the buffer's capacity=" + r.ring.capacity()
@@ -334,7 +360,7 @@ public final class PeerChannel {
         }
     }
 
-    private void onHello(int workers, int capacity, int mode) throws RdmxException {
+    private void onHello(int workers, int capacity, int mode, int flags) throws RdmxException {
         if (layout != null) {
             throw new RdmxException("peer '" + name() + "' sent HELLO twice");
         }
@@ -360,7 +386,8 @@ public final class PeerChannel {
         peerWorkers = workers;
         int lw = low ? cfg.workers() : workers;
         int hw = low ? workers : cfg.workers();
-        layout = new PairLayout(lw, hw, capacity);
+        mapped = wantsMapped() && (flags & NotificationDescriptor.FLAG_MAPPED) != 0;
+        layout = new PairLayout(lw, hw, capacity, mapped);
         int rings = cfg.workers() * workers;
         int sq = engine.node().options().sendQueueDepth();
         int rq = engine.node().options().recvQueueDepth();
@@ -380,7 +407,19 @@ public final class PeerChannel {
                 ByteBuffer mem = pair.buffer();
                 int off = layout.offset(!low, idx);
                 mem.position(off).limit(off + capacity);
-                in[idx] = new IncomingRing(this, idx, b, a, mem, cfg);
+                SharedRing shared = mapped ? new SharedRing(pair.buffer(), layout.ringHeaderOffset(!low, idx),
+                    layout.readerHeaderOffset(low, a)) : null;
+                in[idx] = new IncomingRing(this, idx, b, a, mem, cfg, shared);
+            }
+        }
+        if (mapped) {
+            // readers scan these rings from now on: the peer may write as soon as it has our REGION
+            for (int a = 0; a < cfg.workers(); a++) {
+                IncomingRing[] mine = new IncomingRing[workers];
+                for (int b = 0; b < workers; b++) {
+                    mine[b] = in[layout.ringIndex(!low, b, a)];
+                }
+                engine.reader(a).addMapped(mine);
             }
         }
         if (imm) {
@@ -397,12 +436,15 @@ public final class PeerChannel {
         postHandshake(at, NotificationDescriptor.REGION_LENGTH, WrIdDescriptor.HELLO);
     }
 
-    private void buildWriters() {
+    private void buildWriters(ByteBuffer peerMemory) {
         ChannelWriter[] o = new ChannelWriter[cfg.workers() * peerWorkers];
         for (int a = 0; a < cfg.workers(); a++) {
             for (int b = 0; b < peerWorkers; b++) {
                 int idx = layout.ringIndex(low, a, b);
-                o[idx] = new ChannelWriter(this, idx, b, pair, layout.offset(low, idx), remotePair, cfg);
+                SharedRing shared = peerMemory == null ? null : new SharedRing(peerMemory,
+                    layout.ringHeaderOffset(low, idx), layout.readerHeaderOffset(!low, b));
+                o[idx] = new ChannelWriter(this, idx, b, pair, layout.offset(low, idx), remotePair, cfg,
+                    peerMemory, shared);
             }
         }
         out = o;

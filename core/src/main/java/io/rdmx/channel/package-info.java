@@ -13,6 +13,10 @@
  *       after the flush interval; notifications are queued and sent in batches.</li>
  *   <li>Records ({@link io.rdmx.channel.RecordDescriptor}) are length-prefixed, aligned, and carry a stream id
  *       so several users multiplex one buffer pair.</li>
+ *   <li>Mapped channels ({@link io.rdmx.channel.SharedRing}): where both ends can map each other's memory (shm,
+ *       loopback) and {@code rdmx.channel.mapped} is on at both, writers claim and commit straight into the
+ *       peer's ring, heads and credits are release stores in shared memory, and a SEND (a doorbell) goes only
+ *       to a side that sleeps. Other providers keep the WRITE path.</li>
  * </ul>
  *
  * Memory ordering follows the vocabulary of {@code io.rdmx.transport.internal}: positions are published by

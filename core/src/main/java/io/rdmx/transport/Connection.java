@@ -1,5 +1,6 @@
 package io.rdmx.transport;
 
+import java.nio.ByteBuffer;
 import java.util.List;
 
 /**
@@ -37,6 +38,34 @@ public interface Connection extends AutoCloseable {
      * @return the prepared request
      */
     PreparedRequest prepare(WorkRequest template);
+
+    /**
+     * Optional capability: whether {@link #mapRemote} can map the peer's memory into this process. Providers
+     * whose peers share this host's memory say yes ({@code shm}, {@code loopback}); RDMA and {@code tcp}
+     * providers do not, and their users keep to WRITEs.
+     *
+     * @return true if {@link #mapRemote} returns views
+     */
+    default boolean canMapRemote() {
+        return false;
+    }
+
+    /**
+     * Optional capability: a view, in this process, of the peer's remotely writable region. Stores into it land
+     * in the peer's memory with no work request and no completion; loads see the peer's stores. Ordering between
+     * the two processes is the caller's business (release stores and acquire loads on the view; see
+     * {@code io.rdmx.transport.internal}). The view stays valid (memory nobody reads) after the peer deregisters
+     * the region or dies; the connection's failure is what tells the caller. Any thread.
+     *
+     * @param region the descriptor of one of the peer's remotely writable regions
+     * @return a little-endian view of the whole region (position 0, limit its length), or null if this provider
+     *         cannot map a peer's memory ({@link #canMapRemote()} is false)
+     * @throws RdmxException if the provider maps memory but not this region (names the peer and the key: absent,
+     *                       shorter than the descriptor says, or not trusted)
+     */
+    default ByteBuffer mapRemote(RemoteRegion region) throws RdmxException {
+        return null;
+    }
 
     /** @return true until the connection is closed or broken */
     boolean isOpen();

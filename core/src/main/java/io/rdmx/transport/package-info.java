@@ -11,6 +11,11 @@
  * {@link io.rdmx.transport.Completion}s on the node's {@link io.rdmx.transport.CompletionQueue}, which can be
  * polled or waited on (the waiter sleeps; nothing spins).
  *
+ * <p>Optional capability: where a provider can map a peer's memory into this process ({@code shm},
+ * {@code loopback}), {@link io.rdmx.transport.Connection#mapRemote} returns a view of a peer's remotely writable
+ * region and {@link io.rdmx.transport.Connection#canMapRemote()} says so; RDMA providers and {@code tcp} return
+ * null, and their users keep to WRITEs. The channel layer uses the capability for its mapped channels.
+ *
  * <h2>Threading contract</h2>
  * <ul>
  *   <li>{@code Connection.post*} may be called by any thread; posts from one thread are executed in order,

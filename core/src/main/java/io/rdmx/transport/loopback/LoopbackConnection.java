@@ -4,11 +4,13 @@ import io.rdmx.transport.Completion;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
+import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.RegionImpl;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -33,6 +35,29 @@ final class LoopbackConnection extends AbstractConnection {
 
     private LoopbackNode loopbackNode() {
         return (LoopbackNode) node;
+    }
+
+    @Override
+    public boolean canMapRemote() {
+        return true;
+    }
+
+    /** The peer region's own memory: both nodes live in this process. */
+    @Override
+    public ByteBuffer mapRemote(RemoteRegion region) throws RdmxException {
+        checkOpen();
+        LoopbackConnection p = peer;
+        RegionImpl target = p.node.lookupRemote(region.remoteKey());
+        if (target == null) {
+            throw new RdmxException("cannot map rkey=0x" + Integer.toHexString(region.remoteKey()) + ": no remotely"
+                + " writable region with that key at peer '" + peerName() + "'");
+        }
+        if (region.length() < 0 || region.length() > target.length()) {
+            throw new RdmxException("cannot map rkey=0x" + Integer.toHexString(region.remoteKey()) + " length="
+                + region.length() + ": the region at peer '" + peerName() + "' has length=" + target.length());
+        }
+        return target.memory().duplicate().position(0).limit(region.length()).slice()
+            .order(ByteOrder.LITTLE_ENDIAN);
     }
 
     @Override

@@ -1,8 +1,11 @@
 package io.rdmx.transport.shm;
 
+import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.stream.Placer;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.LinkOption;
@@ -30,34 +33,11 @@ final class ShmPlacer implements Placer {
 
     @Override
     public String place(int remoteKey, long remoteOffset, RegionImpl src, int srcOffset, int length) {
-        MappedByteBuffer m = mappings.get(remoteKey);
-        if (m == null) {
-            Path file = ShmFabric.regionFile(peerDir, remoteKey);
-            String bad = ShmTrust.checkDirectory(peerDir, "shm peer directory");
-            if (bad == null) {
-                bad = ShmTrust.checkRegionFile(file);
-            }
-            if (bad != null) {
-                return "cannot place a WRITE to rkey=0x" + Integer.toHexString(remoteKey) + ": " + bad;
-            }
-            // FileChannel is interruptible: an interrupted posting thread must not fail the WRITE.
-            boolean interrupted = Thread.interrupted();
-            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
-                LinkOption.NOFOLLOW_LINKS)) {
-                m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size());
-            } catch (NoSuchFileException e) {
-                return "no remotely writable region with rkey=0x" + Integer.toHexString(remoteKey) + " at peer "
-                    + peerDir;
-            } catch (IOException e) {
-                return "cannot map region rkey=0x" + Integer.toHexString(remoteKey) + " at peer " + peerDir + ": "
-                    + e;
-            } finally {
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            mappings.put(remoteKey, m);
+        String bad = mapping(remoteKey, "place a WRITE to");
+        if (bad != null) {
+            return bad;
         }
+        MappedByteBuffer m = mappings.get(remoteKey);
         if (remoteOffset < 0 || length < 0 || length > m.capacity() || remoteOffset > m.capacity() - length) {
             return "WRITE offset=" + remoteOffset + " length=" + length + " outside region rkey=0x"
                 + Integer.toHexString(remoteKey) + " length=" + m.capacity() + " at peer " + peerDir;
@@ -65,6 +45,53 @@ final class ShmPlacer implements Placer {
         if (length > 0) {
             m.put((int) remoteOffset, src.memory(), srcOffset, length);
         }
+        return null;
+    }
+
+    @Override
+    public ByteBuffer map(int remoteKey, int length) throws RdmxException {
+        String bad = mapping(remoteKey, "map");
+        if (bad != null) {
+            throw new RdmxException(bad);
+        }
+        MappedByteBuffer m = mappings.get(remoteKey);
+        if (length < 0 || m.capacity() < length) {
+            throw new RdmxException("cannot map region rkey=0x" + Integer.toHexString(remoteKey) + " length="
+                + length + ": its file at peer " + peerDir + " holds only " + m.capacity() + " bytes");
+        }
+        return m.duplicate().position(0).limit(length).slice().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** Maps the region file of a key if not mapped yet; null on success, else why not. */
+    private String mapping(int remoteKey, String what) {
+        if (mappings.containsKey(remoteKey)) {
+            return null;
+        }
+        Path file = ShmFabric.regionFile(peerDir, remoteKey);
+        String bad = ShmTrust.checkDirectory(peerDir, "shm peer directory");
+        if (bad == null) {
+            bad = ShmTrust.checkRegionFile(file);
+        }
+        if (bad != null) {
+            return "cannot " + what + " rkey=0x" + Integer.toHexString(remoteKey) + ": " + bad;
+        }
+        MappedByteBuffer m;
+        // FileChannel is interruptible: an interrupted posting thread must not fail the WRITE.
+        boolean interrupted = Thread.interrupted();
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+            LinkOption.NOFOLLOW_LINKS)) {
+            m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size());
+        } catch (NoSuchFileException e) {
+            return "no remotely writable region with rkey=0x" + Integer.toHexString(remoteKey) + " at peer "
+                + peerDir;
+        } catch (IOException e) {
+            return "cannot map region rkey=0x" + Integer.toHexString(remoteKey) + " at peer " + peerDir + ": " + e;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        mappings.put(remoteKey, m);
         return null;
     }
 

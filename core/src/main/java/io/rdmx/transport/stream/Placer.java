@@ -1,6 +1,8 @@
 package io.rdmx.transport.stream;
 
+import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.internal.RegionImpl;
+import java.nio.ByteBuffer;
 
 /**
  * Places WRITE data straight into the peer's memory (the shm provider maps the peer's region files), so the
@@ -19,6 +21,17 @@ public interface Placer {
      */
     String place(int remoteKey, long remoteOffset, RegionImpl src, int srcOffset, int length);
 
-    /** Unmaps whatever was mapped. */
+    /**
+     * A view of the peer's region in this process ({@link io.rdmx.transport.Connection#mapRemote}). Called under
+     * the connection's send lock.
+     *
+     * @param remoteKey the region's key
+     * @param length the region's length as its descriptor says
+     * @return a little-endian view of the whole region
+     * @throws RdmxException if the region cannot be mapped (with {@code name=value} context)
+     */
+    ByteBuffer map(int remoteKey, int length) throws RdmxException;
+
+    /** Forgets the mappings (they are unmapped once no view of them is reachable). */
     void close();
 }

@@ -6,10 +6,12 @@ import io.netty.channel.ChannelFutureListener;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
+import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.RegionImpl;
+import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -43,6 +45,30 @@ public final class StreamConnection extends AbstractConnection {
     /** @return the Netty channel (tests, diagnostics) */
     public Channel channel() {
         return channel;
+    }
+
+    @Override
+    public boolean canMapRemote() {
+        return placer != null;
+    }
+
+    /**
+     * With a {@link Placer} (shm): the peer's region file, mapped after the same checks as a placed WRITE (only
+     * under the directory that was dialed, owner and mode checked, symbolic links refused).
+     */
+    @Override
+    public ByteBuffer mapRemote(RemoteRegion region) throws RdmxException {
+        if (placer == null) {
+            return null;
+        }
+        checkOpen();
+        synchronized (sendLock) {
+            try {
+                return placer.map(region.remoteKey(), region.length());
+            } catch (RdmxException e) {
+                throw new RdmxException("peer '" + peerName() + "': " + e.getMessage(), e);
+            }
+        }
     }
 
     @Override

@@ -1,0 +1,169 @@
+package io.rdmx.channel;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * The shared words of one ring of a mapped channel, and the hand-offs on them. When both nodes can map each
+ * other's memory ({@link io.rdmx.transport.Connection#mapRemote}), the writer claims and commits records directly
+ * in the reader's ring (in the reader's pair region, mapped by the writer), and positions and sleep flags live
+ * in that region too, each on its own cache line pair (128 bytes, so adjacent-line prefetching does not make
+ * the two sides share one):
+ *
+ * <pre>
+ *  ring header (one per ring, {@link PairLayout#ringHeaderOffset}), 384 bytes:
+ *   0                   1                   2                   3
+ *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ *  +---------------------------------------------------------------+
+ *  |  published head (64): the writer's release store              |    0
+ *  +---------------------------------------------------------------+
+ *  |  ... padding to 128                                           |
+ *  +---------------------------------------------------------------+
+ *  |  published credit (64): the reader's consumed position,       |  128
+ *  |  release store once readNotifyThreshold bytes were consumed   |
+ *  +---------------------------------------------------------------+
+ *  |  writer parked (64): 1 while the writer sleeps for space      |  256
+ *  +---------------------------------------------------------------+
+ *
+ *  reader header (one per receiving worker, {@link PairLayout#readerHeaderOffset}), 128 bytes:
+ *  +---------------------------------------------------------------+
+ *  |  reader parked (64): 1 while the reader sleeps for data       |    0
+ *  +---------------------------------------------------------------+
+ * </pre>
+ *
+ * <p>Publication: the writer publishes its head with a <b>release store</b> (at the batching threshold, on
+ * flush or after the flush interval, exactly where the WRITE path posts a WRITE); the reader reads it with an
+ * <b>acquire load</b>, so the records before it are visible. The published credit IS the credit: no credit
+ * message. Wake-ups (the Dekker pattern): a side about to sleep stores its parked flag (volatile), issues a full
+ * fence, and checks the other side's position again; the other side stores its position, issues a full fence,
+ * and takes the flag back (compare-and-set 1 to 0). At least one of them sees the other's store, so either the
+ * sleeper does not sleep or the publisher rings exactly one doorbell (a SEND) for it: no lost wake-up, and no
+ * syscall while both sides are awake. Proved by the jcstress tests {@code SharedRing*Test}.
+ *
+ * <p>Threads: the writer side methods are called by the thread that publishes (the writer, or the engine's
+ * network thread for a time-bound flush, one at a time); the reader side methods by the reader thread.
+ */
+public final class SharedRing {
+    /** Distance between words written by different sides. */
+    public static final int LINE = 128;
+    /** Ring header: offset of the published head. */
+    public static final int HEAD_OFFSET = 0;
+    /** Ring header: offset of the published credit. */
+    public static final int CREDIT_OFFSET = LINE;
+    /** Ring header: offset of the writer-parked flag. */
+    public static final int WRITER_PARKED_OFFSET = 2 * LINE;
+    /** Length of a ring header. */
+    public static final int RING_HEADER_LENGTH = 3 * LINE;
+    /** Reader header: offset of the reader-parked flag. */
+    public static final int READER_PARKED_OFFSET = 0;
+    /** Length of a reader header. */
+    public static final int READER_HEADER_LENGTH = LINE;
+
+    private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class,
+        ByteOrder.LITTLE_ENDIAN);
+
+    private final ByteBuffer memory;
+    private final int head;
+    private final int credit;
+    private final int writerParked;
+    private final int readerParked;
+
+    /**
+     * @param memory the pair region (direct memory; the receiver's own, or the sender's mapping of it)
+     * @param ringHeader index of the ring's header
+     * @param readerHeader index of the receiving worker's reader header
+     * @throws IllegalArgumentException if a header is misaligned or outside the memory
+     */
+    public SharedRing(ByteBuffer memory, int ringHeader, int readerHeader) {
+        this.memory = memory.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        String bad = check(memory, ringHeader, RING_HEADER_LENGTH);
+        if (bad == null) {
+            bad = check(memory, readerHeader, READER_HEADER_LENGTH);
+        }
+        if (bad != null) {
+            throw new IllegalArgumentException(bad);
+        }
+        this.head = ringHeader + HEAD_OFFSET;
+        this.credit = ringHeader + CREDIT_OFFSET;
+        this.writerParked = ringHeader + WRITER_PARKED_OFFSET;
+        this.readerParked = readerHeader + READER_PARKED_OFFSET;
+    }
+
+    private static String check(ByteBuffer memory, int at, int length) {
+        if (!memory.isDirect()) {
+            return "shared ring memory must be direct";
+        }
+        if (at < 0 || (at & 7) != 0 || at > memory.capacity() - length) {
+            return "shared header index=" + at + " length=" + length + " misaligned or outside memory capacity="
+                + memory.capacity();
+        }
+        return null;
+    }
+
+    // ---------------------------------------------------------------- writer side
+
+    /**
+     * Writer: publishes the head (release store), then, after a full fence, takes the reader-parked flag.
+     *
+     * @param position the new head
+     * @return true if the reader was parked (or about to): the caller must ring its doorbell, once
+     */
+    public boolean publishHeadRelease(long position) {
+        LONGS.setRelease(memory, head, position);
+        VarHandle.fullFence();
+        return takeVolatile(readerParked);
+    }
+
+    /** @return the reader's published credit, acquire load */
+    public long creditAcquire() {
+        return (long) LONGS.getAcquire(memory, credit);
+    }
+
+    /**
+     * Writer: says it sleeps for space (volatile store, then a full fence: the caller checks the credit again
+     * after this and before it parks), or that it no longer does.
+     *
+     * @param parked true before sleeping, false after
+     */
+    public void writerParkedVolatile(boolean parked) {
+        LONGS.setVolatile(memory, writerParked, parked ? 1L : 0L);
+        VarHandle.fullFence();
+    }
+
+    // ---------------------------------------------------------------- reader side
+
+    /** @return the writer's published head, acquire load */
+    public long headAcquire() {
+        return (long) LONGS.getAcquire(memory, head);
+    }
+
+    /**
+     * Reader: publishes the credit (release store), then, after a full fence, takes the writer-parked flag.
+     *
+     * @param position the consumed position
+     * @return true if the writer was parked (or about to): the caller must ring its doorbell, once
+     */
+    public boolean publishCreditRelease(long position) {
+        LONGS.setRelease(memory, credit, position);
+        VarHandle.fullFence();
+        return takeVolatile(writerParked);
+    }
+
+    /**
+     * Reader: says it sleeps for data (volatile store, then a full fence: the caller checks every head again
+     * after this and before it parks), or that it no longer does. One word serves every ring from one peer to
+     * one worker.
+     *
+     * @param parked true before sleeping, false after
+     */
+    public void readerParkedVolatile(boolean parked) {
+        LONGS.setVolatile(memory, readerParked, parked ? 1L : 0L);
+        VarHandle.fullFence();
+    }
+
+    private boolean takeVolatile(int flag) {
+        return (long) LONGS.getVolatile(memory, flag) != 0L && LONGS.compareAndSet(memory, flag, 1L, 0L);
+    }
+}
