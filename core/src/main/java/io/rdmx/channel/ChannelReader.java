@@ -125,32 +125,44 @@ public final class ChannelReader {
         checkFailure();
         long start = System.nanoTime();
         long deadline = start + unit.toNanos(timeout);
+        int spins = engine.config().spinsBeforePark();
+        boolean published = false;
         engine.metricReaderBlocked();
         try {
-            for (int i = 0; i < engine.config().spinsBeforePark(); i++) {
-                Thread.onSpinWait();
-                if ((n = poll(handler, limit)) > 0) {
-                    return n;
-                }
-            }
-            waiter = Thread.currentThread();
-            while (true) {
-                VarHandle.fullFence();
+            // One loop for spinning and parking, ended on the clock: see ChannelWriter.claim (a spin loop that
+            // ends on a counter may have no safepoint poll and stall the whole JVM for as long as it spins).
+            do {
                 n = poll(handler, limit);
                 if (n > 0) {
                     return n;
                 }
                 checkFailure();
-                long left = deadline - System.nanoTime();
-                if (left <= 0 || wakeupRequested) {
+                if (wakeupRequested) {
                     wakeupRequested = false;
                     return 0;
                 }
-                LockSupport.parkNanos(this, left);
-                if (Thread.interrupted()) {
-                    throw new InterruptedException("reader of worker " + worker);
+                if (spins > 0) {
+                    spins--;
+                    Thread.onSpinWait();
+                } else if (!published) {
+                    // publish, then poll once more before parking: wake() fences, then reads the waiter
+                    waiter = Thread.currentThread();
+                    published = true;
+                    VarHandle.fullFence();
+                } else {
+                    LockSupport.parkNanos(this, deadline - System.nanoTime());
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException("reader of worker " + worker);
+                    }
                 }
+            } while (System.nanoTime() - deadline < 0);
+            n = poll(handler, limit);
+            if (n > 0) {
+                return n;
             }
+            checkFailure();
+            wakeupRequested = false;
+            return 0;
         } finally {
             waiter = null;
             engine.metricReaderBlockedNanos(System.nanoTime() - start);

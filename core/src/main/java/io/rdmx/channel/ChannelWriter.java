@@ -146,17 +146,14 @@ public final class ChannelWriter implements Notifier.Notifiable {
         long start = System.nanoTime();
         long deadline = start + unit.toNanos(timeout);
         int spins = peer.engine().config().spinsBeforePark();
+        boolean published = false;
         peer.engine().metricWriterBlocked();
         try {
-            for (int i = 0; i < spins; i++) {
-                Thread.onSpinWait();
-                if ((at = tryClaim(streamId, length)) >= 0) {
-                    return at;
-                }
-            }
-            waiter = Thread.currentThread();
-            while (true) {
-                VarHandle.fullFence();
+            // Spinning and parking share one loop, and it ends on the clock, not on a spin counter: a loop that
+            // ends on an int counter is a counted loop to C2, which may compile it without a safepoint poll, so
+            // a long spin (spinsBeforePark=Integer.MAX_VALUE) held every other thread of the JVM, the network
+            // thread with the credits among them, at a safepoint or handshake until the count ran out.
+            do {
                 at = tryClaim(streamId, length);
                 if (at >= 0) {
                     return at;
@@ -164,16 +161,30 @@ public final class ChannelWriter implements Notifier.Notifiable {
                 if (at == CLOSED) {
                     throw peer.closedException();
                 }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw new RdmxTimeoutException("no space in the buffer to '" + peer.name() + "' worker "
-                        + peerWorker + " within " + unit.toMillis(timeout) + " ms (length=" + length + ")");
+                if (spins > 0) {
+                    spins--;
+                    Thread.onSpinWait();
+                } else if (!published) {
+                    // publish, then claim once more before parking: wake() fences, then reads the waiter
+                    waiter = Thread.currentThread();
+                    published = true;
+                    VarHandle.fullFence();
+                } else {
+                    LockSupport.parkNanos(this, deadline - System.nanoTime());
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException("blocked writer to '" + peer.name() + "'");
+                    }
                 }
-                LockSupport.parkNanos(this, left);
-                if (Thread.interrupted()) {
-                    throw new InterruptedException("blocked writer to '" + peer.name() + "'");
-                }
+            } while (System.nanoTime() - deadline < 0);
+            at = tryClaim(streamId, length);
+            if (at >= 0) {
+                return at;
             }
+            if (at == CLOSED) {
+                throw peer.closedException();
+            }
+            throw new RdmxTimeoutException("no space in the buffer to '" + peer.name() + "' worker "
+                + peerWorker + " within " + unit.toMillis(timeout) + " ms (length=" + length + ")");
         } finally {
             waiter = null;
             peer.engine().metricWriterBlockedNanos(System.nanoTime() - start);
