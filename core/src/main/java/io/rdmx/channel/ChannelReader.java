@@ -159,16 +159,29 @@ public final class ChannelReader {
         checkFailure();
         long start = System.nanoTime();
         long deadline = start + unit.toNanos(timeout);
+        int spins = engine.config().spinsBeforePark();
         engine.metricReaderBlocked();
         try {
-            for (int i = 0; i < engine.config().spinsBeforePark(); i++) {
-                Thread.onSpinWait();
-                if ((n = poll(handler, limit)) > 0) {
+            // One loop for spinning and parking, ended on the clock: see ChannelWriter.claim (a spin loop that
+            // ends on a counter may have no safepoint poll and stall the whole JVM for as long as it spins).
+            do {
+                n = poll(handler, limit);
+                if (n > 0) {
                     return n;
                 }
-            }
-            waiter = Thread.currentThread();
-            while (true) {
+                checkFailure();
+                if (wakeupRequested) {
+                    wakeupRequested = false;
+                    return 0;
+                }
+                if (spins > 0) {
+                    spins--;
+                    Thread.onSpinWait();
+                    continue;
+                }
+                // publish the waiter and (re-)arm the mapped peers' reader-parked words (a doorbell disarms
+                // them), then poll once more before parking: wake() and a mapped writer fence, then read them
+                waiter = Thread.currentThread();
                 parkWords(true);
                 VarHandle.fullFence();
                 n = poll(handler, limit);
@@ -176,16 +189,22 @@ public final class ChannelReader {
                     return n;
                 }
                 checkFailure();
-                long left = deadline - System.nanoTime();
-                if (left <= 0 || wakeupRequested) {
+                if (wakeupRequested) {
                     wakeupRequested = false;
                     return 0;
                 }
-                LockSupport.parkNanos(this, left);
+                LockSupport.parkNanos(this, deadline - System.nanoTime());
                 if (Thread.interrupted()) {
                     throw new InterruptedException("reader of worker " + worker);
                 }
+            } while (System.nanoTime() - deadline < 0);
+            n = poll(handler, limit);
+            if (n > 0) {
+                return n;
             }
+            checkFailure();
+            wakeupRequested = false;
+            return 0;
         } finally {
             waiter = null;
             parkWords(false);

@@ -205,14 +205,26 @@ public final class ChannelWriter implements Notifier.Notifiable {
         int spins = peer.engine().config().spinsBeforePark();
         peer.engine().metricWriterBlocked();
         try {
-            for (int i = 0; i < spins; i++) {
-                Thread.onSpinWait();
-                if ((at = tryClaim(streamId, length)) >= 0) {
+            // Spinning and parking share one loop, and it ends on the clock, not on a spin counter: a loop that
+            // ends on an int counter is a counted loop to C2, which may compile it without a safepoint poll, so
+            // a long spin (spinsBeforePark=Integer.MAX_VALUE) held every other thread of the JVM, the network
+            // thread with the credits among them, at a safepoint or handshake until the count ran out.
+            do {
+                at = tryClaim(streamId, length);
+                if (at >= 0) {
                     return at;
                 }
-            }
-            waiter = Thread.currentThread();
-            while (true) {
+                if (at == CLOSED) {
+                    throw peer.closedException();
+                }
+                if (spins > 0) {
+                    spins--;
+                    Thread.onSpinWait();
+                    continue;
+                }
+                // publish the waiter and (re-)arm the shared writer-parked word (a doorbell disarms it), then
+                // claim once more before parking: wake() and a mapped reader fence, then read them
+                waiter = Thread.currentThread();
                 if (shared != null) {
                     shared.writerParkedVolatile(true);
                 }
@@ -224,16 +236,20 @@ public final class ChannelWriter implements Notifier.Notifiable {
                 if (at == CLOSED) {
                     throw peer.closedException();
                 }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw new RdmxTimeoutException("no space in the buffer to '" + peer.name() + "' worker "
-                        + peerWorker + " within " + unit.toMillis(timeout) + " ms (length=" + length + ")");
-                }
-                LockSupport.parkNanos(this, left);
+                LockSupport.parkNanos(this, deadline - System.nanoTime());
                 if (Thread.interrupted()) {
                     throw new InterruptedException("blocked writer to '" + peer.name() + "'");
                 }
+            } while (System.nanoTime() - deadline < 0);
+            at = tryClaim(streamId, length);
+            if (at >= 0) {
+                return at;
             }
+            if (at == CLOSED) {
+                throw peer.closedException();
+            }
+            throw new RdmxTimeoutException("no space in the buffer to '" + peer.name() + "' worker "
+                + peerWorker + " within " + unit.toMillis(timeout) + " ms (length=" + length + ")");
         } finally {
             waiter = null;
             if (shared != null) {

@@ -17,6 +17,7 @@ import io.rdmx.transport.Region;
 import io.rdmx.transport.WorkRequest;
 import io.rdmx.transport.testsuite.Blocking;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +26,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 import javax.management.ObjectName;
@@ -329,6 +331,58 @@ public abstract class ChannelSuite {
         assertEquals(ChannelWriter.BACK_PRESSURED, w.tryClaim(1, 248), "the writer heard of no space");
         p.b.reader(0).read((s, b, o, l, src) -> read.incrementAndGet(), 1, 5, TimeUnit.SECONDS);
         assertTrue(w.claim(1, 248, 5, TimeUnit.SECONDS) >= 0, "2048 consumed: credit sent, space back");
+    }
+
+    /**
+     * Busy-spin waits ({@code spinsBeforePark=Integer.MAX_VALUE}: a blocked writer or reader never parks) still
+     * stream while other threads of the JVM need safepoints (here a thread asking for them without a pause; in
+     * the channel benchmark it was a deoptimization the network thread waited for). 32 B records through a 16 KiB
+     * ring, wrapping it 40 times, so the writer runs out of space again and again and lives on credits alone.
+     * A spin loop without a safepoint poll held the network thread at the safepoint until its 2^31 spins ran
+     * out: no credit came and the writer failed with "no space in the buffer" long after its timeout.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void busySpinningWriterAndReaderStreamWhileTheJvmNeedsSafepoints() throws Exception {
+        int capacity = 16 << 10;
+        Pair p = new Pair(1, 1, c -> c.ringCapacity(capacity).spinsBeforePark(Integer.MAX_VALUE));
+        ChannelWriter w = p.ab.writer(0, 0);
+        int records = 40 * capacity / RecordDescriptor.recordLength(32);
+        AtomicBoolean done = new AtomicBoolean();
+        Thread safepoints = new Thread(() -> {
+            ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+            while (!done.get()) {
+                threads.findDeadlockedThreads(); // a stop-the-world VM operation
+            }
+        }, "safepoint-requests");
+        safepoints.setDaemon(true);
+        Blocking.Call<Integer> reader = Blocking.start("spinning-reader", () -> {
+            int[] next = new int[1];
+            String[] error = new String[1];
+            while (next[0] < records && error[0] == null) {
+                assertTrue(p.b.reader(0).read((s, b, o, l, src) -> {
+                    if (b.getInt(o) != next[0]++ || l != 32) {
+                        error[0] = "record " + (next[0] - 1) + ": seq=" + b.getInt(o) + " length=" + l;
+                    }
+                }, 256, 10, TimeUnit.SECONDS) > 0, "no record within 10 s after " + next[0]);
+            }
+            if (error[0] != null) {
+                throw new AssertionError(error[0]);
+            }
+            return next[0];
+        });
+        try {
+            safepoints.start();
+            for (int i = 0; i < records; i++) {
+                int at = w.claim(1, 32, 10, TimeUnit.SECONDS);
+                w.buffer().putInt(at, i);
+                w.commit();
+            }
+            w.flush();
+            assertEquals(records, reader.result().get(10, TimeUnit.SECONDS));
+        } finally {
+            done.set(true);
+        }
     }
 
     @Test
