@@ -45,6 +45,8 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         new java.util.concurrent.LinkedBlockingQueue<>();
     private final ObjectName mbean;
     private volatile boolean running = true;
+    /** A peer's handshake failed to post because its connection went down: the network thread fails it. */
+    private volatile boolean startFailures;
 
     private final LongAdder recordsRead = new LongAdder();
     private final LongAdder writesPosted = new LongAdder();
@@ -179,6 +181,12 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             byConnection.put(c, p);
             try {
                 p.start();
+            } catch (ConnectionClosedException e) {
+                // the connection went down while the handshake was being posted: what the peer sent before (a
+                // HELLO that tells a configuration mismatch, say) is still in the completion queue, so the
+                // network thread fails the peer once it has handled that, not this thread now
+                p.deferStartFailure(e);
+                startFailures = true;
             } catch (RdmxException e) {
                 p.fail(e);
             }
@@ -206,6 +214,12 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         while (running) {
             try {
                 node.completionQueue().await(this::onCompletion, 256, waitNanos, TimeUnit.NANOSECONDS);
+                if (startFailures) {
+                    startFailures = false;
+                    for (PeerChannel p : peers.values()) {
+                        p.applyStartFailure();
+                    }
+                }
             } catch (RdmxException e) {
                 if (running) {
                     LOG.warn("node '{}' closed under its channel engine: {}", node.name(), e.getMessage());

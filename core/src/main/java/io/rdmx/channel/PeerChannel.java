@@ -40,6 +40,8 @@ public final class PeerChannel {
     private boolean helloDelivered;
     /** Written by the network thread: a configuration mismatch found before our HELLO was delivered. */
     private volatile RdmxException refusal;
+    /** Written by the thread that started the handshake, applied by the network thread. */
+    private volatile ConnectionClosedException startFailure;
     private volatile boolean open = true;
     private volatile ConnectionClosedException failure;
     /** Set when either side closed its engine on purpose (our BYE posted, or the peer's received). */
@@ -86,6 +88,26 @@ public final class PeerChannel {
         postHandshake(at, NotificationDescriptor.HELLO_LENGTH, WrIdDescriptor.HELLO);
         for (int i = 0; i < BASE_RECVS; i++) {
             postRecv(control, (SEND_SLOTS + i) * slot, i);
+        }
+    }
+
+    /**
+     * The connection went down while {@link #start()} posted the handshake; the network thread applies it
+     * ({@link #applyStartFailure()}) after the completions already queued, so a mismatch the peer's HELLO tells
+     * is still the reason reported.
+     *
+     * @param e the failure
+     */
+    void deferStartFailure(ConnectionClosedException e) {
+        startFailure = e;
+    }
+
+    /** Network thread: fails the peer with a deferred start failure, if any (a refusal found meanwhile wins). */
+    void applyStartFailure() {
+        ConnectionClosedException e = startFailure;
+        if (e != null) {
+            startFailure = null;
+            fail(e);
         }
     }
 
