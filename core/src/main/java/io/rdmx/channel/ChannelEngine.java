@@ -4,11 +4,16 @@ import io.rdmx.transport.Completion;
 import io.rdmx.transport.Connection;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Node;
+import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.spi.Platform;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -32,6 +37,12 @@ import org.slf4j.event.Level;
  */
 public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean {
     private static final Logger LOG = LoggerFactory.getLogger(ChannelEngine.class);
+    /** Pause after the first connect attempt that found nothing listening. */
+    public static final Duration FIRST_BACKOFF = Duration.ofMillis(10);
+    /** Longest pause between connect attempts (the pause doubles up to it). */
+    public static final Duration MAX_BACKOFF = Duration.ofMillis(200);
+    /** Nodes with an open engine (by identity; weak, so a node dropped without closing its engine is freed). */
+    private static final Set<Node> WITH_ENGINE = Collections.newSetFromMap(new WeakHashMap<>());
 
     private final Node node;
     private final ChannelConfig config;
@@ -74,15 +85,36 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     /**
      * Starts an engine on a node; the engine becomes the node's completion-queue consumer.
      *
-     * @param node an open node
+     * @param node an open node without an engine (a second engine would compete with the first for the
+     *             node's completions and connections)
      * @param config the configuration
      * @return the engine
+     * @throws IllegalStateException if an open engine already runs on the node (names the node)
      */
     public static ChannelEngine open(Node node, ChannelConfig config) {
-        ChannelEngine e = new ChannelEngine(node, config);
+        synchronized (WITH_ENGINE) {
+            if (!WITH_ENGINE.add(node)) {
+                throw new IllegalStateException("node '" + node.name() + "' (address=" + node.address()
+                    + ") already has an open channel engine: one engine per node (it is the only consumer of the"
+                    + " node's completion queue and accepts its connections); close that engine first");
+            }
+        }
+        ChannelEngine e;
+        try {
+            e = new ChannelEngine(node, config);
+        } catch (RuntimeException | Error t) {
+            release(node);
+            throw t;
+        }
         e.network.start();
         e.acceptor.start();
         return e;
+    }
+
+    private static void release(Node node) {
+        synchronized (WITH_ENGINE) {
+            WITH_ENGINE.remove(node);
+        }
     }
 
     private ObjectName registerMBean() {
@@ -116,16 +148,68 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
 
     /**
      * Connects to a node's engine (or returns the existing channel to it) and completes the channel handshake.
+     * While nothing listens at the address yet ({@link PeerNotListeningException}: the peer node is not open,
+     * refuses, or its address does not exist) the connect is tried again, after {@link #FIRST_BACKOFF} doubling
+     * up to {@link #MAX_BACKOFF}, until the timeout; so nodes may be started in any order. Other failures are
+     * not retried.
      *
      * @param address the peer node's address
-     * @param timeout bound on connect and handshake
+     * @param timeout bound on connect (retries included) and handshake
      * @return the peer
-     * @throws RdmxException on failure or timeout (names the peer)
+     * @throws RdmxException on failure or timeout (names the peer's address and, on timeout, the last cause)
      */
     public PeerChannel connect(String address, Duration timeout) throws RdmxException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        Connection c = node.connect(address, timeout);
-        return peerFor(c).awaitReady(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+        long backoff = FIRST_BACKOFF.toNanos();
+        int attempts = 0;
+        PeerNotListeningException last = null;
+        while (true) {
+            Connection c;
+            try {
+                attempts++;
+                c = node.connect(address, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+            } catch (PeerNotListeningException e) {
+                last = e;
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw nobodyListened(address, timeout, attempts, last);
+                }
+                backOff(address, Math.min(backoff, left));
+                backoff = Math.min(backoff * 2, MAX_BACKOFF.toNanos());
+                continue;
+            } catch (RdmxTimeoutException e) {
+                // an attempt that ran out of time after earlier ones found nothing listening: report those
+                if (last != null) {
+                    throw nobodyListened(address, timeout, attempts, last);
+                }
+                throw e;
+            }
+            return peerFor(c).awaitReady(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+        }
+    }
+
+    private RdmxTimeoutException nobodyListened(String address, Duration timeout, int attempts,
+                                                PeerNotListeningException last) {
+        RdmxTimeoutException t = new RdmxTimeoutException("connect from '" + node.name() + "' to address="
+            + address + ": no node listened there within " + timeout.toMillis() + " ms (" + attempts
+            + " attempts; the cause is the last one's failure)");
+        t.initCause(last);
+        return t;
+    }
+
+    /** Waits between two connect attempts; a method of its own so tests can see a connect retrying. */
+    private void backOff(String address, long nanos) throws RdmxException {
+        try {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RdmxException("connect from '" + node.name() + "' to address=" + address
+                + " interrupted while waiting for the peer node to listen");
+        }
+        if (!running) {
+            throw new RdmxException("channel engine of node '" + node.name() + "' closed while connecting to address="
+                + address);
+        }
     }
 
     /**
@@ -324,6 +408,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
                 LOG.debug("unregister {}: {}", mbean, e.toString());
             }
         }
+        release(node);
     }
 
     /** @return a snapshot of the counters */

@@ -19,6 +19,7 @@ import io.rdmx.transport.testsuite.Blocking;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,6 +34,7 @@ import javax.management.ObjectName;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -52,6 +54,18 @@ public abstract class ChannelSuite {
      * @param node the node
      */
     protected abstract void kill(Node node);
+
+    /**
+     * Chooses where a node that is opened later will listen: sets the options' bind address if the provider
+     * needs one and returns the address the node will have (tcp: a port reserved by binding a socket and
+     * closing it; shm: a directory under {@code scratch}; loopback: the node's name).
+     *
+     * @param options the later node's options, its name set
+     * @param scratch an empty private directory that lives as long as the test
+     * @return the address
+     * @throws Exception if no address can be reserved
+     */
+    protected abstract String reserveAddress(NodeOptions.Builder options, Path scratch) throws Exception;
 
     @AfterEach
     void tearDown() throws Exception {
@@ -596,5 +610,71 @@ public abstract class ChannelSuite {
         p.b.close();
         Throwable e = reader.failure(Duration.ofSeconds(5));
         assertTrue(e instanceof RdmxException, String.valueOf(e));
+    }
+
+    @Test
+    void connectWaitsForAPeerNodeThatStartsLater(@TempDir Path scratch) throws Exception {
+        ChannelEngine a = ChannelEngine.open(open("a"), ChannelConfig.builder(1).build());
+        closeables.add(a);
+        NodeOptions.Builder later = NodeOptions.builder().name("chlater-" + ProcessHandle.current().pid() + "-"
+            + SEQ.incrementAndGet());
+        String address = reserveAddress(later, scratch);
+        Blocking.Call<PeerChannel> connecting = Blocking.start("connect", () -> a.connect(address, WAIT));
+        // the first attempt found nothing listening and the engine waits to try again
+        Blocking.awaitBlockedIn(connecting, "ChannelEngine.backOff", WAIT);
+        Node nodeB = fabric().open(later.build());
+        closeables.add(nodeB);
+        assertEquals(address, nodeB.address());
+        ChannelEngine b = ChannelEngine.open(nodeB, ChannelConfig.builder(1).build());
+        closeables.add(b);
+        PeerChannel ab = connecting.result().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        PeerChannel ba = b.accept(WAIT);
+        assertEquals(nodeB.name(), ab.name());
+        assertEquals(a.node().name(), ba.name());
+    }
+
+    @Test
+    void connectToAnAddressWhereNothingEverListensFailsAfterTheTimeoutNamingIt(@TempDir Path scratch)
+        throws Exception {
+        ChannelEngine a = ChannelEngine.open(open("a"), ChannelConfig.builder(1).build());
+        closeables.add(a);
+        NodeOptions.Builder never = NodeOptions.builder().name("chnever-" + ProcessHandle.current().pid() + "-"
+            + SEQ.incrementAndGet());
+        String address = reserveAddress(never, scratch);
+        RdmxTimeoutException e = assertThrows(RdmxTimeoutException.class,
+            () -> a.connect(address, Duration.ofMillis(500)));
+        assertTrue(e.getMessage().contains("address=" + address), e.getMessage());
+        assertTrue(e.getMessage().contains("'" + a.node().name() + "'"), e.getMessage());
+        // the last attempt's failure is the cause, not repeated in the message
+        assertTrue(e.getCause() instanceof io.rdmx.transport.PeerNotListeningException, String.valueOf(e.getCause()));
+        assertTrue(e.getCause().getMessage().contains(address), e.getCause().getMessage());
+        assertFalse(e.getMessage().contains(e.getCause().getMessage()), e.getMessage());
+    }
+
+    @Test
+    void aSecondEngineOnANodeIsRefusedNamingTheNode() throws Exception {
+        Node n = open("a");
+        ChannelEngine first = ChannelEngine.open(n, ChannelConfig.builder(1).build());
+        closeables.add(first);
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+            () -> ChannelEngine.open(n, ChannelConfig.builder(1).build()));
+        assertTrue(e.getMessage().contains("'" + n.name() + "'"), e.getMessage());
+        // the first engine still works: a peer connects to it and a record goes through
+        Node other = open("b");
+        ChannelEngine b = ChannelEngine.open(other, ChannelConfig.builder(1).build());
+        closeables.add(b);
+        PeerChannel ba = b.connect(n.address(), WAIT);
+        first.accept(WAIT);
+        ba.writer(0, 0).write(0, ByteBuffer.wrap(new byte[] {1, 2, 3}), WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        ba.writer(0, 0).flush();
+        AtomicInteger got = new AtomicInteger();
+        assertEquals(1, first.reader(0).read((s, buf, off, len, src) -> got.addAndGet(len), 16, WAIT.toMillis(),
+            TimeUnit.MILLISECONDS));
+        assertEquals(3, got.get());
+        // once the first engine is closed, the node takes a new one
+        first.close();
+        ChannelEngine second = ChannelEngine.open(n, ChannelConfig.builder(1).build());
+        closeables.add(second);
+        assertTrue(second.isOpen());
     }
 }

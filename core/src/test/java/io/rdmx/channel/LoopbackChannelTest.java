@@ -11,6 +11,11 @@ class LoopbackChannelTest extends ChannelSuite {
     }
 
     @Override
+    protected String reserveAddress(io.rdmx.transport.NodeOptions.Builder options, java.nio.file.Path scratch) {
+        return io.rdmx.transport.loopback.LoopbackFabric.SCHEME + options.build().name();
+    }
+
+    @Override
     protected void kill(Node node) {
         ((io.rdmx.transport.loopback.LoopbackNode) node).faults().kill();
     }

@@ -11,6 +11,13 @@ class ShmChannelTest extends ChannelSuite {
     }
 
     @Override
+    protected String reserveAddress(io.rdmx.transport.NodeOptions.Builder options, java.nio.file.Path scratch) {
+        String address = scratch.resolve("later-node").toAbsolutePath().toString();
+        options.bindAddress(address);
+        return address;
+    }
+
+    @Override
     protected void kill(Node node) {
         io.rdmx.transport.testsuite.StreamKill.kill(node);
     }

@@ -11,6 +11,19 @@ class TcpChannelTest extends ChannelSuite {
     }
 
     @Override
+    protected String reserveAddress(io.rdmx.transport.NodeOptions.Builder options, java.nio.file.Path scratch)
+        throws java.io.IOException {
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1,
+            java.net.InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        String address = "127.0.0.1:" + port;
+        options.bindAddress(address);
+        return address;
+    }
+
+    @Override
     protected void kill(Node node) {
         io.rdmx.transport.testsuite.StreamKill.kill(node);
     }

@@ -79,22 +79,18 @@ final class RingShuffleTransport implements ShuffleTransport {
         return t;
     }
 
-    /** Connects to every lower rank (retrying while it starts) and accepts every higher rank. */
+    /** Connects to every lower rank (the engine retries while it starts) and accepts every higher rank. */
     private void join() throws RdmxException {
         long deadline = System.nanoTime() + cfg.connectTimeout().toNanos();
         for (int r = 0; r < cfg.rank(); r++) {
-            while (true) {
-                try {
-                    peers[r] = engine.connect(address(cfg, r), Duration.ofSeconds(10));
-                    break;
-                } catch (RdmxException e) {
-                    if (System.nanoTime() > deadline) {
-                        throw new RdmxTimeoutException("rank " + cfg.rank() + " could not reach rank " + r + " at "
-                            + address(cfg, r) + " within " + cfg.connectTimeout().toSeconds() + " s: "
-                            + e.getMessage());
-                    }
-                    sleep();
-                }
+            // the engine tries again while rank r's node is not listening yet
+            try {
+                peers[r] = engine.connect(address(cfg, r), Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+            } catch (RdmxTimeoutException e) {
+                RdmxTimeoutException t = new RdmxTimeoutException("rank " + cfg.rank() + " could not reach rank " + r
+                    + " at " + address(cfg, r) + " within " + cfg.connectTimeout().toSeconds() + " s");
+                t.initCause(e);
+                throw t;
             }
         }
         for (int n = cfg.rank() + 1; n < cfg.processes(); n++) {
@@ -117,15 +113,6 @@ final class RingShuffleTransport implements ShuffleTransport {
                 throw new RdmxException("rank " + r + " runs " + peers[r].workers() + " workers, this rank "
                     + cfg.workers() + ": SPMD plans need the same parallelism everywhere");
             }
-        }
-    }
-
-    private static void sleep() throws RdmxException {
-        try {
-            Thread.sleep(50);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new RdmxException("interrupted while joining the shuffle");
         }
     }
 

@@ -5,6 +5,7 @@ import io.rdmx.transport.Connection;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.Region;
@@ -332,6 +333,9 @@ public abstract class AbstractNode implements Node {
             Throwable c = e.getCause();
             if (c instanceof RdmxTimeoutException) {
                 throw new RdmxTimeoutException(c.getMessage());
+            }
+            if (c instanceof PeerNotListeningException) {
+                throw new PeerNotListeningException(c.getMessage(), c);
             }
             if (c instanceof RdmxException) {
                 throw new RdmxException(c.getMessage(), c);

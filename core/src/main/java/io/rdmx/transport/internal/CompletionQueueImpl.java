@@ -24,6 +24,7 @@ public final class CompletionQueueImpl implements CompletionQueue {
     private static final int SPINS = Integer.getInteger(SPINS_PROP, 0);
 
     private final String owner;
+    private final int spinsBeforePark;
     private final MpscUnboundedXaddArrayQueue<Completion> queue = new MpscUnboundedXaddArrayQueue<>(1024);
     private final AtomicReference<Thread> consumer = new AtomicReference<>();
     private volatile Thread waiter;
@@ -33,7 +34,20 @@ public final class CompletionQueueImpl implements CompletionQueue {
      * @param owner the node's name, for messages
      */
     public CompletionQueueImpl(String owner) {
+        this(owner, SPINS);
+    }
+
+    /**
+     * @param owner the node's name, for messages
+     * @param spinsBeforePark polls (with {@code Thread.onSpinWait}) before an {@link #await} parks; 0 parks at
+     *                        once; the timeout and close are checked on every poll
+     */
+    public CompletionQueueImpl(String owner, int spinsBeforePark) {
+        if (spinsBeforePark < 0) {
+            throw new IllegalArgumentException("spinsBeforePark=" + spinsBeforePark + " must not be negative");
+        }
         this.owner = owner;
+        this.spinsBeforePark = spinsBeforePark;
     }
 
     /**
@@ -83,16 +97,29 @@ public final class CompletionQueueImpl implements CompletionQueue {
         if (n > 0) {
             return n;
         }
-        for (int i = 0; i < SPINS; i++) {
-            Thread.onSpinWait();
-            if (!queue.isEmpty()) {
-                return poll(handler, max);
-            }
-        }
         long deadline = System.nanoTime() + unit.toNanos(timeout);
-        waiter = Thread.currentThread();
+        int spins = spinsBeforePark;
         try {
-            while (true) {
+            // Spinning and parking share one loop, and it ends on the clock, not on a spin counter (as
+            // ChannelWriter.claim): a loop that ends on an int counter is a counted loop to C2, which may compile
+            // it without a safepoint poll, so a long spin would hold every other thread of the JVM at a safepoint;
+            // and every spin checks the timeout and close (and reads the queue without claiming the consumer).
+            do {
+                n = queue.isEmpty() ? 0 : poll(handler, max);
+                if (n > 0) {
+                    return n;
+                }
+                if (closed) {
+                    throw new RdmxException("completion queue of node '" + owner + "' is closed");
+                }
+                if (spins > 0) {
+                    spins--;
+                    Thread.onSpinWait();
+                    continue;
+                }
+                // publish the waiter, then poll once more before parking: add() offers, fences, reads the waiter
+                waiter = Thread.currentThread();
+                VarHandle.fullFence();
                 n = poll(handler, max);
                 if (n > 0) {
                     return n;
@@ -100,15 +127,16 @@ public final class CompletionQueueImpl implements CompletionQueue {
                 if (closed) {
                     throw new RdmxException("completion queue of node '" + owner + "' is closed");
                 }
-                long remaining = deadline - System.nanoTime();
-                if (remaining <= 0) {
-                    return 0;
-                }
-                LockSupport.parkNanos(this, remaining);
+                LockSupport.parkNanos(this, deadline - System.nanoTime());
                 if (Thread.interrupted()) {
                     throw new InterruptedException("await on completion queue of node '" + owner + "'");
                 }
+            } while (System.nanoTime() - deadline < 0);
+            n = poll(handler, max);
+            if (n == 0 && closed) {
+                throw new RdmxException("completion queue of node '" + owner + "' is closed");
             }
+            return n;
         } finally {
             waiter = null;
         }

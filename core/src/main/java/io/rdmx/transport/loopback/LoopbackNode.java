@@ -2,6 +2,7 @@ package io.rdmx.transport.loopback;
 
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
@@ -46,7 +47,7 @@ public final class LoopbackNode extends AbstractNode {
             }
             LoopbackNode target = (LoopbackNode) LoopbackFabric.lookup(peerAddress);
             if (target == null || !target.isOpen()) {
-                throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress
+                throw new PeerNotListeningException("connect from '" + name() + "' to address=" + peerAddress
                     + " failed: no loopback node listens there");
             }
             if (target == this) {

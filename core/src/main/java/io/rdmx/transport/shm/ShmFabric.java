@@ -11,6 +11,7 @@ import io.rdmx.transport.Access;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.stream.Placer;
 import io.rdmx.transport.stream.StreamNode;
@@ -228,7 +229,8 @@ public final class ShmFabric implements Fabric {
         protected SocketAddress parseAddress(String address) throws RdmxException {
             Path p = Paths.get(address).resolve(SOCKET_FILE);
             if (!Files.exists(p)) {
-                throw new RdmxException("no shm node listens at address=" + address + " (" + p + " missing)");
+                throw new PeerNotListeningException("connect from '" + name() + "' to address=" + address
+                    + " failed: no shm node listens there (" + p + " missing)");
             }
             String bad = ShmTrust.checkDirectory(Paths.get(address), "shm peer directory");
             if (bad != null) {

@@ -12,6 +12,7 @@ import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
@@ -167,12 +168,27 @@ public abstract class StreamNode extends AbstractNode {
             ChannelFuture cf = b.connect(sa);
             cf.addListener(done -> {
                 if (!done.isSuccess()) {
-                    future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
-                        + peerAddress + " failed: " + done.cause().getMessage(), done.cause()));
+                    String why = "connect from '" + name() + "' to address=" + peerAddress + " failed: "
+                        + done.cause().getMessage();
+                    future.completeExceptionally(notListening(done.cause())
+                        ? new PeerNotListeningException(why, done.cause()) : new RdmxException(why, done.cause()));
                 }
             });
             return () -> cf.channel().close();
         });
+    }
+
+    /**
+     * Whether a failed connect means that nothing listens at the address (yet): refused, or a socket file
+     * that is absent.
+     *
+     * @param cause what the connect failed with
+     * @return true for "not listening"
+     */
+    static boolean notListening(Throwable cause) {
+        return cause instanceof java.net.ConnectException
+            || cause instanceof java.nio.file.NoSuchFileException
+            || cause instanceof java.io.FileNotFoundException;
     }
 
     @Override
