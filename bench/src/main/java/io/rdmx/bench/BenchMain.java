@@ -1,6 +1,10 @@
 package io.rdmx.bench;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import io.rdmx.bench.transport.TransportBench;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.Arrays;
@@ -14,6 +18,27 @@ public final class BenchMain {
     private BenchMain() {
     }
 
+    /** @return where results go: {@value #RESULTS_PROP}, or {@code bench/results} */
+    public static Path resultsDir() {
+        return Paths.get(System.getProperty(RESULTS_PROP, "bench/results"));
+    }
+
+    /**
+     * Writes a results document as indented JSON.
+     *
+     * @param dir the results directory (created if absent)
+     * @param name the file name without {@code .json}
+     * @param doc the document
+     * @return the file written
+     * @throws IOException on failure
+     */
+    public static Path writeJson(Path dir, String name, Object doc) throws IOException {
+        Files.createDirectories(dir);
+        Path json = dir.resolve(name + ".json");
+        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(json.toFile(), doc);
+        return json;
+    }
+
     /**
      * @param args benchmark name, then options
      * @throws Exception on failure
@@ -25,7 +50,7 @@ public final class BenchMain {
         }
         List<String> rest = Arrays.asList(args).subList(1, args.length);
         boolean quick = rest.contains("--quick");
-        Path results = Paths.get(System.getProperty(RESULTS_PROP, "bench/results"));
+        Path results = resultsDir();
         switch (args[0]) {
             case "transport":
                 TransportBench.run(quick, results);

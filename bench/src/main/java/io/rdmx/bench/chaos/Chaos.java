@@ -1,12 +1,9 @@
 package io.rdmx.bench.chaos;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.rdmx.bench.BenchMain;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -197,11 +194,7 @@ public final class Chaos {
         json.put("roundsPassed", pass);
         json.put("slowestDetectionMs", worst);
         json.put("rounds", outcomes);
-        Path results = Paths.get(System.getProperty(BenchMain.RESULTS_PROP, "bench/results"));
-        Files.createDirectories(results);
-        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(
-            results.resolve("chaos.json").toFile(), json);
-        System.out.println("chaos: wrote " + results.resolve("chaos.json"));
+        System.out.println("chaos: wrote " + BenchMain.writeJson(BenchMain.resultsDir(), "chaos", json));
         System.exit(pass == outcomes.size() && outcomes.size() == rounds ? 0 : 1);
     }
 }

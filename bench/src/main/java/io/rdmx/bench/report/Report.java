@@ -1,7 +1,6 @@
 package io.rdmx.bench.report;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
+import io.rdmx.bench.BenchMain;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -162,7 +161,6 @@ public final class Report {
      * @throws IOException on failure
      */
     public Path write(Path dir) throws IOException {
-        Files.createDirectories(dir);
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("benchmark", name);
         doc.put("quick", quick);
@@ -170,8 +168,7 @@ public final class Report {
         doc.put("context", context);
         doc.put("results", results);
         doc.put("comparisons", comparisons);
-        Path json = dir.resolve(name + ".json");
-        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(json.toFile(), doc);
+        Path json = BenchMain.writeJson(dir, name, doc);
         Files.writeString(dir.resolve(name + ".svg"), svg(), StandardCharsets.UTF_8);
         return json;
     }

@@ -1,7 +1,5 @@
 package io.rdmx.bench.soak;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.rdmx.bench.BenchMain;
 import io.rdmx.bench.chaos.ProcSelf;
@@ -617,14 +615,11 @@ public final class Soak {
         json.put("regionMappingsPeakBetweenCollections", mappingsPeak);
         json.put("leftUnderShmRoot", left);
         json.put("pass", ok);
-        Path results = Paths.get(System.getProperty(BenchMain.RESULTS_PROP, "bench/results"));
-        Files.createDirectories(results);
-        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(
-            results.resolve("soak.json").toFile(), json);
+        Path written = BenchMain.writeJson(BenchMain.resultsDir(), "soak", json);
         try (Stream<Path> s = Files.walk(root)) {
             s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
-        System.out.println("soak: wrote " + results.resolve("soak.json") + "; " + (ok ? "PASS" : "FAIL"
+        System.out.println("soak: wrote " + written + "; " + (ok ? "PASS" : "FAIL"
             + (grows ? " (a metric grows)" : "") + (idle ? " (a kind of traffic never ran)" : "")));
         return ok ? 0 : 1;
     }
