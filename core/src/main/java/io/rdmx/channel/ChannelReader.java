@@ -5,7 +5,6 @@ import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.jctools.queues.MpscUnboundedXaddArrayQueue;
 
 /**
@@ -20,14 +19,16 @@ import org.jctools.queues.MpscUnboundedXaddArrayQueue;
  *
  * <p>Rings of mapped channels ({@link SharedRing}) are not announced: the reader scans them (one acquire load of
  * each ring's published head), Aeron-style, and before it parks it says so in the shared reader-parked word of
- * each mapped peer, so that a writer that publishes then rings one doorbell (a SEND) for it.
+ * each mapped peer, so that a writer that publishes then wakes it: with one {@code FUTEX_WAKE} on that word where
+ * both processes have futexes ({@link Sleeper}), else with a doorbell (a SEND) that this engine turns into a
+ * local wake-up.
  */
 public final class ChannelReader {
     private static final boolean BIND_WORKERS = Platform.hooks().bindWorkers();
     private final ChannelEngine engine;
     private final int worker;
     private final MpscUnboundedXaddArrayQueue<IncomingRing> ready = new MpscUnboundedXaddArrayQueue<>(256);
-    private volatile Thread waiter;
+    private final Sleeper sleeper = new Sleeper(this);
     private volatile boolean wakeupRequested;
     private final PeerLosses losses = new PeerLosses();
     /** Incoming rings of mapped channels, copy on write (the network thread adds, the reader thread scans). */
@@ -36,6 +37,8 @@ public final class ChannelReader {
     private volatile SharedRing[] parkWords = new SharedRing[0];
     /** Reader thread: where the next scan of {@link #mapped} starts (fairness under a record limit). */
     private int cursor;
+    /** Reader thread: the park words the sleeper's shared words were set for. */
+    private SharedRing[] sleepingOn = new SharedRing[0];
 
     ChannelReader(ChannelEngine engine, int worker) {
         this.engine = engine;
@@ -94,11 +97,7 @@ public final class ChannelReader {
     }
 
     void wake() {
-        VarHandle.fullFence();
-        Thread w = waiter;
-        if (w != null) {
-            LockSupport.unpark(w);
-        }
+        sleeper.wake();
     }
 
     /**
@@ -179,11 +178,14 @@ public final class ChannelReader {
                     Thread.onSpinWait();
                     continue;
                 }
-                // publish the waiter and (re-)arm the mapped peers' reader-parked words (a doorbell disarms
-                // them), then poll once more before parking: wake() and a mapped writer fence, then read them
-                waiter = Thread.currentThread();
-                parkWords(true);
-                VarHandle.fullFence();
+                // arm the sleeper and (re-)arm the mapped peers' reader-parked words (a wake-up disarms them),
+                // then poll once more before sleeping: wake() and a mapped writer fence, then read them
+                SharedRing[] words = parkWords;
+                if (words != sleepingOn) {
+                    sleepOn(words);
+                }
+                sleeper.arm();
+                parkWords(Sleeper.parkedValue());
                 n = poll(handler, limit);
                 if (n > 0) {
                     return n;
@@ -193,7 +195,7 @@ public final class ChannelReader {
                     wakeupRequested = false;
                     return 0;
                 }
-                LockSupport.parkNanos(this, deadline - System.nanoTime());
+                sleeper.sleep(deadline - System.nanoTime());
                 if (Thread.interrupted()) {
                     throw new InterruptedException("reader of worker " + worker);
                 }
@@ -206,8 +208,8 @@ public final class ChannelReader {
             wakeupRequested = false;
             return 0;
         } finally {
-            waiter = null;
-            parkWords(false);
+            sleeper.disarm();
+            parkWords(SharedRing.AWAKE);
             engine.metricReaderBlockedNanos(System.nanoTime() - start);
         }
     }
@@ -217,10 +219,20 @@ public final class ChannelReader {
      * a volatile store and a full fence each, so the scan after it sees any head published before a writer
      * read the word.
      */
-    private void parkWords(boolean parked) {
+    private void parkWords(int parked) {
         for (SharedRing w : parkWords) {
             w.readerParkedVolatile(parked);
         }
+    }
+
+    /** Reader thread: the sleeper wakes on these peers' reader-parked words too (allocates: only on a change). */
+    private void sleepOn(SharedRing[] words) {
+        long[] addresses = new long[Sleeper.futexes() ? words.length : 0];
+        for (int i = 0; i < addresses.length; i++) {
+            addresses[i] = words[i].readerParkedAddress();
+        }
+        sleeper.sharedWords(addresses);
+        sleepingOn = words;
     }
 
     private void checkFailure() throws RdmxException {

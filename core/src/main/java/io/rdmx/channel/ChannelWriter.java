@@ -14,7 +14,6 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The outgoing circular buffer from one local worker to one remote worker. One writer thread at a time.
@@ -59,7 +58,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private long bytes;
     private long inFlightEnd;
     private long scanHead = -1;
-    private volatile Thread waiter;
+    private final Sleeper sleeper = new Sleeper(this);
     private volatile ChannelReader creditListener;
     /** The shared words of the peer's ring when mapped, else null. */
     private final SharedRing shared;
@@ -77,6 +76,9 @@ public final class ChannelWriter implements Notifier.Notifiable {
         ByteBuffer mem = shared != null ? peerMemory.duplicate() : region.buffer();
         mem.position(base).limit(base + cfg.ringCapacity());
         this.ring = new RingBuffer(mem, cfg.maxRecordPayload());
+        if (shared != null && Sleeper.futexes()) {
+            sleeper.sharedWords(new long[] {shared.writerParkedAddress()}); // a reader's FUTEX_WAKE ends a sleep
+        }
         this.mask = cfg.ringCapacity() - 1;
         first.opcode(Opcode.WRITE).signaled(false);
         boolean imm = cfg.notification() == ChannelConfig.Notification.WRITE_WITH_IMM;
@@ -125,12 +127,20 @@ public final class ChannelWriter implements Notifier.Notifiable {
      * @return the payload index, {@link #BACK_PRESSURED} or {@link #CLOSED}
      */
     public int tryClaim(int streamId, int length) {
+        return tryClaim(streamId, length, true);
+    }
+
+    /**
+     * @param forListener whether a mapped writer out of space arms the writer-parked word for its credit
+     *                    listener; not in {@link #claim}, which arms it for itself
+     */
+    private int tryClaim(int streamId, int length, boolean forListener) {
         if (!peer.isOpen()) {
             return CLOSED;
         }
         int at = ring.tryClaim(streamId, length);
         if (at < 0 && shared != null) {
-            at = tryClaimMapped(streamId, length);
+            at = tryClaimMapped(streamId, length, forListener);
         }
         return at >= 0 ? at : BACK_PRESSURED;
     }
@@ -139,15 +149,15 @@ public final class ChannelWriter implements Notifier.Notifiable {
      * Mapped, out of space by the credit last seen: takes the reader's published credit and tries again. With a
      * credit listener, a writer that still finds no space says it waits, so the reader rings when it frees some.
      */
-    private int tryClaimMapped(int streamId, int length) {
+    private int tryClaimMapped(int streamId, int length, boolean forListener) {
         int at = refreshCredit() ? ring.tryClaim(streamId, length) : RingBuffer.INSUFFICIENT_SPACE;
-        if (at >= 0 || creditListener == null) {
+        if (at >= 0 || !forListener || creditListener == null) {
             return at;
         }
-        shared.writerParkedVolatile(true);
+        shared.writerParkedVolatile(SharedRing.PARKED_DOORBELL);
         at = refreshCredit() ? ring.tryClaim(streamId, length) : RingBuffer.INSUFFICIENT_SPACE;
         if (at >= 0) {
-            shared.writerParkedVolatile(false);
+            shared.writerParkedVolatile(SharedRing.AWAKE);
         }
         return at;
     }
@@ -188,7 +198,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
      */
     public int claim(int streamId, int length, long timeout, TimeUnit unit)
         throws ConnectionClosedException, RdmxTimeoutException, InterruptedException {
-        int at = tryClaim(streamId, length);
+        int at = tryClaim(streamId, length, false);
         if (at >= 0) {
             return at;
         }
@@ -210,7 +220,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
             // a long spin (spinsBeforePark=Integer.MAX_VALUE) held every other thread of the JVM, the network
             // thread with the credits among them, at a safepoint or handshake until the count ran out.
             do {
-                at = tryClaim(streamId, length);
+                at = tryClaim(streamId, length, false);
                 if (at >= 0) {
                     return at;
                 }
@@ -222,26 +232,25 @@ public final class ChannelWriter implements Notifier.Notifiable {
                     Thread.onSpinWait();
                     continue;
                 }
-                // publish the waiter and (re-)arm the shared writer-parked word (a doorbell disarms it), then
-                // claim once more before parking: wake() and a mapped reader fence, then read them
-                waiter = Thread.currentThread();
+                // arm the sleeper and (re-)arm the shared writer-parked word (a wake-up disarms it), then
+                // claim once more before sleeping: wake() and a mapped reader fence, then read them
+                sleeper.arm();
                 if (shared != null) {
-                    shared.writerParkedVolatile(true);
+                    shared.writerParkedVolatile(Sleeper.parkedValue());
                 }
-                VarHandle.fullFence();
-                at = tryClaim(streamId, length);
+                at = tryClaim(streamId, length, false);
                 if (at >= 0) {
                     return at;
                 }
                 if (at == CLOSED) {
                     throw peer.closedException();
                 }
-                LockSupport.parkNanos(this, deadline - System.nanoTime());
+                sleeper.sleep(deadline - System.nanoTime());
                 if (Thread.interrupted()) {
                     throw new InterruptedException("blocked writer to '" + peer.name() + "'");
                 }
             } while (System.nanoTime() - deadline < 0);
-            at = tryClaim(streamId, length);
+            at = tryClaim(streamId, length, false);
             if (at >= 0) {
                 return at;
             }
@@ -251,9 +260,9 @@ public final class ChannelWriter implements Notifier.Notifiable {
             throw new RdmxTimeoutException("no space in the buffer to '" + peer.name() + "' worker "
                 + peerWorker + " within " + unit.toMillis(timeout) + " ms (length=" + length + ")");
         } finally {
-            waiter = null;
+            sleeper.disarm();
             if (shared != null) {
-                shared.writerParkedVolatile(false);
+                shared.writerParkedVolatile(SharedRing.AWAKE);
             }
             peer.engine().metricWriterBlockedNanos(System.nanoTime() - start);
         }
@@ -369,10 +378,10 @@ public final class ChannelWriter implements Notifier.Notifiable {
      * head, and rings the reader's doorbell if it sleeps.
      */
     private void publish(long to) {
-        boolean doorbell = shared.publishHeadRelease(to);
+        int parked = shared.publishHeadRelease(to);
         sent = to;
         peer.engine().metricWritesPosted(1);
-        if (doorbell) {
+        if (!SharedRing.wakeByFutex(parked, shared.readerParkedAddress())) {
             pendingData.set(to);
             peer.notifier().mark(this);
         }
@@ -453,7 +462,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
     public void wakeOnCredit(ChannelReader reader) {
         this.creditListener = reader;
         if (reader == null && shared != null) {
-            shared.writerParkedVolatile(false); // no spare doorbell for a listener that is gone
+            shared.writerParkedVolatile(SharedRing.AWAKE); // no spare doorbell for a listener that is gone
         }
     }
 
@@ -467,11 +476,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
     }
 
     void wake() {
-        VarHandle.fullFence();
-        Thread w = waiter;
-        if (w != null) {
-            LockSupport.unpark(w);
-        }
+        sleeper.wake();
     }
 
     @Override

@@ -105,8 +105,9 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
         long t = ring.tailAcquire();
         if (t - credited >= creditThreshold) {
             credited = t;
-            if (shared == null || shared.publishCreditRelease(t)) {
-                // WRITE path: the credit message; mapped: the writer sleeps for space, ring its doorbell
+            // WRITE path: the credit message; mapped: the writer sleeps for space, wake it (futex or doorbell)
+            if (shared == null || !SharedRing.wakeByFutex(shared.publishCreditRelease(t),
+                shared.writerParkedAddress())) {
                 pendingCredit.set(t);
                 peer.notifier().mark(this);
             }

@@ -38,9 +38,15 @@ import java.nio.ByteOrder;
  * <b>acquire load</b>, so the records before it are visible. The published credit IS the credit: no credit
  * message. Wake-ups (the Dekker pattern): a side about to sleep stores its parked flag (volatile), issues a full
  * fence, and checks the other side's position again; the other side stores its position, issues a full fence,
- * and takes the flag back (compare-and-set 1 to 0). At least one of them sees the other's store, so either the
- * sleeper does not sleep or the publisher rings exactly one doorbell (a SEND) for it: no lost wake-up, and no
- * syscall while both sides are awake. Proved by the jcstress tests {@code SharedRing*Test}.
+ * and takes the flag back (compare-and-set to 0). At least one of them sees the other's store, so either the
+ * sleeper does not sleep or the publisher wakes it exactly once: no lost wake-up, and no syscall while both sides
+ * are awake. Proved by the jcstress tests {@code SharedRing*Test}.
+ *
+ * <p>The flag's value says how to wake the sleeper: {@link #PARKED_FUTEX} — it sleeps on this very word
+ * ({@link io.rdmx.transport.internal.Futex}, Java 22+ on Linux), so the publisher makes one {@code FUTEX_WAKE}
+ * system call on its own mapping of it, and no other thread of either process takes part;
+ * {@link #PARKED_DOORBELL} — ring its doorbell, a notification SEND that the sleeper's engine turns into a local
+ * wake-up (a publisher without futexes does that for a futex sleeper too: the sleeper's own engine wakes it).
  *
  * <p>Threads: the writer side methods are called by the thread that publishes (the writer, or the engine's
  * network thread for a time-bound flush, one at a time); the reader side methods by the reader thread.
@@ -61,6 +67,14 @@ public final class SharedRing {
     /** Length of a reader header. */
     public static final int READER_HEADER_LENGTH = LINE;
 
+    /** Flag value: awake. */
+    public static final int AWAKE = 0;
+    /** Flag value: asleep, wake me with a doorbell (a notification SEND). */
+    public static final int PARKED_DOORBELL = 1;
+    /** Flag value: asleep on this word's futex, wake me with {@code FUTEX_WAKE} on it. */
+    public static final int PARKED_FUTEX = 2;
+
+    private static final io.rdmx.transport.internal.Futex FUTEX = io.rdmx.transport.internal.Futex.get();
     private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class,
         ByteOrder.LITTLE_ENDIAN);
 
@@ -69,6 +83,8 @@ public final class SharedRing {
     private final int credit;
     private final int writerParked;
     private final int readerParked;
+    private final long writerParkedAddress;
+    private final long readerParkedAddress;
 
     /**
      * @param memory the pair region (direct memory; the receiver's own, or the sender's mapping of it)
@@ -89,6 +105,34 @@ public final class SharedRing {
         this.credit = ringHeader + CREDIT_OFFSET;
         this.writerParked = ringHeader + WRITER_PARKED_OFFSET;
         this.readerParked = readerHeader + READER_PARKED_OFFSET;
+        this.writerParkedAddress = FUTEX == null ? 0 : FUTEX.address(this.memory, writerParked);
+        this.readerParkedAddress = FUTEX == null ? 0 : FUTEX.address(this.memory, readerParked);
+    }
+
+    /** @return the address of the writer-parked word in this mapping (0 without futexes) */
+    public long writerParkedAddress() {
+        return writerParkedAddress;
+    }
+
+    /** @return the address of the reader-parked word in this mapping (0 without futexes) */
+    public long readerParkedAddress() {
+        return readerParkedAddress;
+    }
+
+    /**
+     * Wakes the side that left a flag value (taken by {@link #publishHeadRelease} or {@link #publishCreditRelease})
+     * if it sleeps on the word's futex and this process has futexes.
+     *
+     * @param taken the value taken
+     * @param address the word ({@link #readerParkedAddress()} or {@link #writerParkedAddress()})
+     * @return true if woken here; false if the caller must ring a doorbell (taken was not {@link #AWAKE})
+     */
+    public static boolean wakeByFutex(int taken, long address) {
+        if (taken == PARKED_FUTEX && FUTEX != null) {
+            FUTEX.wake(address);
+            return true;
+        }
+        return taken == AWAKE;
     }
 
     private static String check(ByteBuffer memory, int at, int length) {
@@ -108,9 +152,9 @@ public final class SharedRing {
      * Writer: publishes the head (release store), then, after a full fence, takes the reader-parked flag.
      *
      * @param position the new head
-     * @return true if the reader was parked (or about to): the caller must ring its doorbell, once
+     * @return the flag taken: {@link #AWAKE}, or how to wake the reader that was parked (or about to), once
      */
-    public boolean publishHeadRelease(long position) {
+    public int publishHeadRelease(long position) {
         LONGS.setRelease(memory, head, position);
         VarHandle.fullFence();
         return takeVolatile(readerParked);
@@ -125,10 +169,10 @@ public final class SharedRing {
      * Writer: says it sleeps for space (volatile store, then a full fence: the caller checks the credit again
      * after this and before it parks), or that it no longer does.
      *
-     * @param parked true before sleeping, false after
+     * @param parked {@link #PARKED_DOORBELL} or {@link #PARKED_FUTEX} before sleeping, {@link #AWAKE} after
      */
-    public void writerParkedVolatile(boolean parked) {
-        LONGS.setVolatile(memory, writerParked, parked ? 1L : 0L);
+    public void writerParkedVolatile(int parked) {
+        LONGS.setVolatile(memory, writerParked, (long) parked);
         VarHandle.fullFence();
     }
 
@@ -143,9 +187,9 @@ public final class SharedRing {
      * Reader: publishes the credit (release store), then, after a full fence, takes the writer-parked flag.
      *
      * @param position the consumed position
-     * @return true if the writer was parked (or about to): the caller must ring its doorbell, once
+     * @return the flag taken: {@link #AWAKE}, or how to wake the writer that was parked (or about to), once
      */
-    public boolean publishCreditRelease(long position) {
+    public int publishCreditRelease(long position) {
         LONGS.setRelease(memory, credit, position);
         VarHandle.fullFence();
         return takeVolatile(writerParked);
@@ -156,14 +200,15 @@ public final class SharedRing {
      * after this and before it parks), or that it no longer does. One word serves every ring from one peer to
      * one worker.
      *
-     * @param parked true before sleeping, false after
+     * @param parked {@link #PARKED_DOORBELL} or {@link #PARKED_FUTEX} before sleeping, {@link #AWAKE} after
      */
-    public void readerParkedVolatile(boolean parked) {
-        LONGS.setVolatile(memory, readerParked, parked ? 1L : 0L);
+    public void readerParkedVolatile(int parked) {
+        LONGS.setVolatile(memory, readerParked, (long) parked);
         VarHandle.fullFence();
     }
 
-    private boolean takeVolatile(int flag) {
-        return (long) LONGS.getVolatile(memory, flag) != 0L && LONGS.compareAndSet(memory, flag, 1L, 0L);
+    private int takeVolatile(int flag) {
+        long v = (long) LONGS.getVolatile(memory, flag);
+        return v != 0L && LONGS.compareAndSet(memory, flag, v, 0L) ? (int) v : AWAKE;
     }
 }

@@ -63,19 +63,20 @@ class SharedRingTest {
         ByteBuffer region = ByteBuffer.allocateDirect(l.regionLength());
         SharedRing writer = new SharedRing(region, l.ringHeaderOffset(true, 0), l.readerHeaderOffset(false, 0));
         SharedRing reader = new SharedRing(region, l.ringHeaderOffset(true, 0), l.readerHeaderOffset(false, 0));
-        assertFalse(writer.publishHeadRelease(64), "reader awake: no doorbell");
+        assertEquals(SharedRing.AWAKE, writer.publishHeadRelease(64), "reader awake: no doorbell");
         assertEquals(64, reader.headAcquire());
-        reader.readerParkedVolatile(true);
-        assertTrue(writer.publishHeadRelease(128), "reader parked: ring");
-        assertFalse(writer.publishHeadRelease(192), "the flag was taken: one doorbell per sleep");
-        assertFalse(reader.publishCreditRelease(128), "writer awake: no doorbell");
+        reader.readerParkedVolatile(SharedRing.PARKED_DOORBELL);
+        assertEquals(SharedRing.PARKED_DOORBELL, writer.publishHeadRelease(128), "reader parked: ring");
+        assertEquals(SharedRing.AWAKE, writer.publishHeadRelease(192), "the flag was taken: one doorbell per sleep");
+        assertEquals(SharedRing.AWAKE, reader.publishCreditRelease(128), "writer awake: no doorbell");
         assertEquals(128, writer.creditAcquire());
-        writer.writerParkedVolatile(true);
-        writer.writerParkedVolatile(false);
-        assertFalse(reader.publishCreditRelease(192), "the writer stopped waiting before the credit");
-        writer.writerParkedVolatile(true);
-        assertTrue(reader.publishCreditRelease(192));
-        assertFalse(reader.publishCreditRelease(192));
+        writer.writerParkedVolatile(SharedRing.PARKED_DOORBELL);
+        writer.writerParkedVolatile(SharedRing.AWAKE);
+        assertEquals(SharedRing.AWAKE, reader.publishCreditRelease(192), 
+            "the writer stopped waiting before the credit");
+        writer.writerParkedVolatile(SharedRing.PARKED_DOORBELL);
+        assertEquals(SharedRing.PARKED_DOORBELL, reader.publishCreditRelease(192));
+        assertEquals(SharedRing.AWAKE, reader.publishCreditRelease(192));
     }
 
     @Test

@@ -32,7 +32,7 @@ public class SharedRingOneDoorbellTest {
 
     /** The reader parked before either writer published. */
     public SharedRingOneDoorbellTest() {
-        first.readerParkedVolatile(true);
+        first.readerParkedVolatile(SharedRing.PARKED_DOORBELL);
     }
 
     /**
@@ -42,7 +42,7 @@ public class SharedRingOneDoorbellTest {
      */
     @Actor
     public void writer1(II_Result r) {
-        r.r1 = first.publishHeadRelease(64) ? 1 : 0;
+        r.r1 = first.publishHeadRelease(64) != SharedRing.AWAKE ? 1 : 0;
     }
 
     /**
@@ -52,6 +52,6 @@ public class SharedRingOneDoorbellTest {
      */
     @Actor
     public void writer2(II_Result r) {
-        r.r2 = second.publishHeadRelease(64) ? 1 : 0;
+        r.r2 = second.publishHeadRelease(64) != SharedRing.AWAKE ? 1 : 0;
     }
 }

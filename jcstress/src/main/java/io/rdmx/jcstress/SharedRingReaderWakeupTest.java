@@ -38,7 +38,7 @@ public class SharedRingReaderWakeupTest {
      */
     @Actor
     public void reader(II_Result r) {
-        readerSide.readerParkedVolatile(true);
+        readerSide.readerParkedVolatile(SharedRing.PARKED_DOORBELL);
         r.r1 = readerSide.headAcquire() > 0 ? 1 : 0;
     }
 
@@ -49,6 +49,6 @@ public class SharedRingReaderWakeupTest {
      */
     @Actor
     public void writer(II_Result r) {
-        r.r2 = writerSide.publishHeadRelease(64) ? 1 : 0;
+        r.r2 = writerSide.publishHeadRelease(64) != SharedRing.AWAKE ? 1 : 0;
     }
 }

@@ -37,7 +37,7 @@ public class SharedRingWriterWakeupTest {
      */
     @Actor
     public void writer(II_Result r) {
-        writerSide.writerParkedVolatile(true);
+        writerSide.writerParkedVolatile(SharedRing.PARKED_DOORBELL);
         r.r1 = writerSide.creditAcquire() > 0 ? 1 : 0;
     }
 
@@ -48,6 +48,6 @@ public class SharedRingWriterWakeupTest {
      */
     @Actor
     public void reader(II_Result r) {
-        r.r2 = readerSide.publishCreditRelease(256) ? 1 : 0;
+        r.r2 = readerSide.publishCreditRelease(256) != SharedRing.AWAKE ? 1 : 0;
     }
 }
