@@ -67,6 +67,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     private final LongAdder writerBlockedNanos = new LongAdder();
     private final LongAdder readerBlocks = new LongAdder();
     private final LongAdder readerBlockedNanos = new LongAdder();
+    private final LongAdder futexWakes = new LongAdder();
 
     private ChannelEngine(Node node, ChannelConfig config) {
         this.node = node;
@@ -415,7 +416,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     public ChannelMetrics metrics() {
         return new ChannelMetrics(getRecordsWritten(), getBytesWritten(), recordsRead.sum(), writesPosted.sum(),
             notificationsSent.sum(), notificationsReceived.sum(), writerBlocks.sum(), writerBlockedNanos.sum(),
-            readerBlocks.sum(), readerBlockedNanos.sum());
+            readerBlocks.sum(), readerBlockedNanos.sum(), futexWakes.sum());
     }
 
     void metricRecordsRead(int n) {
@@ -448,6 +449,15 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
 
     void metricReaderBlockedNanos(long n) {
         readerBlockedNanos.add(n);
+    }
+
+    void metricFutexWake() {
+        futexWakes.increment();
+    }
+
+    @Override
+    public long getFutexWakes() {
+        return futexWakes.sum();
     }
 
     @Override

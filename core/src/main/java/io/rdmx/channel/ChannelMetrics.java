@@ -13,8 +13,11 @@ package io.rdmx.channel;
  * @param writerBlockedNanos time writers spent blocked
  * @param readerBlocks times a reader blocked with nothing to read
  * @param readerBlockedNanos time readers spent blocked
+ * @param futexWakes sleepers of mapped peers (their readers and writers in other processes) woken by one
+ *                   {@code FUTEX_WAKE} each, with no notification message
  */
 public record ChannelMetrics(long recordsWritten, long bytesWritten, long recordsRead, long writesPosted,
                              long notificationsSent, long notificationsReceived, long writerBlocks,
-                             long writerBlockedNanos, long readerBlocks, long readerBlockedNanos) {
+                             long writerBlockedNanos, long readerBlocks, long readerBlockedNanos,
+                             long futexWakes) {
 }

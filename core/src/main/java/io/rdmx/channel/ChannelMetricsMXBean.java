@@ -31,4 +31,7 @@ public interface ChannelMetricsMXBean {
 
     /** @return nanoseconds readers spent blocked */
     long getReaderBlockedNanos();
+
+    /** @return sleepers of mapped peers woken by a {@code FUTEX_WAKE}, with no notification message */
+    long getFutexWakes();
 }

@@ -381,7 +381,10 @@ public final class ChannelWriter implements Notifier.Notifiable {
         int parked = shared.publishHeadRelease(to);
         sent = to;
         peer.engine().metricWritesPosted(1);
-        if (!SharedRing.wakeByFutex(parked, shared.readerParkedAddress())) {
+        if (parked == SharedRing.PARKED_FUTEX && Sleeper.futexes()) {
+            SharedRing.wakeByFutex(parked, shared.readerParkedAddress());
+            peer.engine().metricFutexWake();
+        } else if (parked != SharedRing.AWAKE) {
             pendingData.set(to);
             peer.notifier().mark(this);
         }

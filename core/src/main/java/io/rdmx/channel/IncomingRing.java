@@ -106,8 +106,11 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
         if (t - credited >= creditThreshold) {
             credited = t;
             // WRITE path: the credit message; mapped: the writer sleeps for space, wake it (futex or doorbell)
-            if (shared == null || !SharedRing.wakeByFutex(shared.publishCreditRelease(t),
-                shared.writerParkedAddress())) {
+            int parked = shared == null ? SharedRing.PARKED_DOORBELL : shared.publishCreditRelease(t);
+            if (parked == SharedRing.PARKED_FUTEX && Sleeper.futexes()) {
+                SharedRing.wakeByFutex(parked, shared.writerParkedAddress());
+                peer.engine().metricFutexWake();
+            } else if (parked != SharedRing.AWAKE) {
                 pendingCredit.set(t);
                 peer.notifier().mark(this);
             }

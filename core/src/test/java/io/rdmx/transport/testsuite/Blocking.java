@@ -87,8 +87,8 @@ public final class Blocking {
     }
 
     /**
-     * Waits until {@code thread} is parked (state WAITING or TIMED_WAITING) with an rdmx frame named
-     * {@code method} on its stack.
+     * Waits until {@code thread} is parked (state WAITING or TIMED_WAITING, or asleep on a futex) with an rdmx
+     * frame named {@code method} on its stack.
      *
      * @param thread the thread
      * @param method {@code "method"} or {@code "SimpleClassName.method"}; matched against frames of classes in
@@ -103,7 +103,8 @@ public final class Blocking {
         while (true) {
             Thread.State state = thread.getState();
             StackTraceElement[] stack = thread.getStackTrace();
-            if ((state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING) && contains(stack, method)
+            if ((state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING
+                || state == Thread.State.RUNNABLE && inFutexSleep(stack)) && contains(stack, method)
                 && thread.getState() == state) {
                 return;
             }
@@ -116,6 +117,21 @@ public final class Blocking {
             }
             Thread.sleep(1);
         }
+    }
+
+    /**
+     * A thread asleep on a futex ({@code io.rdmx.transport.internal.Futex}) is in a native call, so its state is
+     * RUNNABLE: it counts as blocked when the sleep is the top rdmx frame (it armed its word before it got there,
+     * so a wake from now on is not lost).
+     */
+    private static boolean inFutexSleep(StackTraceElement[] stack) {
+        for (StackTraceElement e : stack) {
+            if (e.getClassName().startsWith(RDMX_PACKAGE)) {
+                return e.getClassName().startsWith("io.rdmx.transport.internal.LinuxFutex")
+                    && e.getMethodName().equals("await");
+            }
+        }
+        return false;
     }
 
     /**
