@@ -72,6 +72,8 @@ public final class ChannelBench {
     private record Rtt(int samples, double p50, double p99) {
     }
 
+    /** System property: comma-separated variant prefixes to run (e.g. {@code shm/park,nio/blocking}); all if unset. */
+    static final String ONLY_PROP = "rdmx.bench.cases";
     private final boolean quick;
     private final long measureMillis;
     private final long rttMillis;
@@ -117,6 +119,13 @@ public final class ChannelBench {
 
     private void runAll(Path results) throws Exception {
         List<Case> cases = cases();
+        String only = System.getProperty(ONLY_PROP, "").trim();
+        if (!only.isEmpty()) {
+            List<String> prefixes = Arrays.asList(only.split(","));
+            cases = cases.stream().filter(c -> prefixes.stream().anyMatch(p -> c.variant().startsWith(p.trim())))
+                .toList();
+            report.context("onlyCases", only);
+        }
         System.out.println("rdmx bench channel" + (quick ? " --quick" : "") + ": " + cases.size()
             + " cases of two processes, sizes " + Arrays.toString(SIZES) + ", " + measureMillis + " ms per size");
         String loadBefore = loadAverage();
