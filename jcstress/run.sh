@@ -6,7 +6,7 @@ java="$1"; jar="$2"; mode="$3"; out="$4"
 mkdir -p "$out"
 cd "$(dirname "$jar")"   # jcstress drops its binary results in the working directory
 log="$out/console.log"
-"$java" -jar "$jar" -m "$mode" -r "$out" 2>&1 | tee "$log" | grep -E '^\(Results:|FAILED|ERROR' | tail -3
+"$java" -jar "$jar" -m "$mode" -r "$out" -jvmArgsPrepend "--enable-native-access=ALL-UNNAMED" 2>&1 | tee "$log" | grep -E '^\(Results:|FAILED|ERROR' | tail -3
 rc=${PIPESTATUS[0]}
 if [ "$rc" -ne 0 ] || ! grep -q 'Failed tests: No matches.' "$log" || ! grep -q 'Error tests: No matches.' "$log"; then
   echo "jcstress: FAILURES (exit $rc); report: $out/index.html"
