@@ -45,6 +45,62 @@ public final class ChannelConfig {
     /** Default spins: park at once. */
     public static final int SPINS_DEFAULT = 0;
     /**
+     * System property: how a blocked reader or writer waits, by name: {@code park} (default: the paper's blocking
+     * workers), {@code spin-park} ({@link Idle#SPIN_THEN_PARK}) or {@code busy-spin}. An explicit
+     * {@value #SPINS_PROP} overrides the spin count the name selects.
+     */
+    public static final String IDLE_PROP = "rdmx.channel.idle";
+
+    /** How a blocked reader or writer waits. */
+    public enum Idle {
+        /** Sleep at once (futex or park); a waker pays one system call. */
+        PARK("park", 0),
+        /** Re-check 10 000 times ({@code Thread.onSpinWait}, some microseconds), then sleep. */
+        SPIN_THEN_PARK("spin-park", 10_000),
+        /** Re-check until the timeout, never sleep: the lowest latency, a core per waiting thread. */
+        BUSY_SPIN("busy-spin", Integer.MAX_VALUE);
+
+        private final String label;
+        private final int spins;
+
+        Idle(String label, int spins) {
+            this.label = label;
+            this.spins = spins;
+        }
+
+        /** @return the name used by {@value #IDLE_PROP} */
+        public String label() {
+            return label;
+        }
+
+        /** @return the spins before sleeping this strategy stands for */
+        public int spins() {
+            return spins;
+        }
+
+        /**
+         * @param name a {@link #label()} (case-insensitive)
+         * @return the strategy
+         * @throws IllegalArgumentException naming the value and the choices
+         */
+        public static Idle of(String name) {
+            for (Idle i : values()) {
+                if (i.label.equalsIgnoreCase(name.trim())) {
+                    return i;
+                }
+            }
+            throw new IllegalArgumentException(IDLE_PROP + "=" + name + " must be one of park, spin-park, busy-spin");
+        }
+
+        /**
+         * @param spins a spin count
+         * @return the strategy it amounts to
+         */
+        static Idle ofSpins(int spins) {
+            return spins == 0 ? PARK : spins == Integer.MAX_VALUE ? BUSY_SPIN : SPIN_THEN_PARK;
+        }
+    }
+    /**
      * System property: {@code true} lets a channel whose both ends can map each other's memory (shm, loopback)
      * claim records directly in the peer's ring, with positions in shared memory and a doorbell only for a
      * sleeping side; {@code false} keeps WRITEs and notifications on every provider.
@@ -71,7 +127,7 @@ public final class ChannelConfig {
         this.readNotifyThreshold = b.readNotifyThreshold == 0 ? b.ringCapacity / 4 : b.readNotifyThreshold;
         this.notification = b.notification;
         this.flushInterval = b.flushInterval;
-        this.spinsBeforePark = b.spinsBeforePark;
+        this.spinsBeforePark = b.spins;
         this.mapped = b.mapped;
     }
 
@@ -118,6 +174,11 @@ public final class ChannelConfig {
         return spinsBeforePark;
     }
 
+    /** @return how a blocked reader or writer waits (what {@link #spinsBeforePark()} amounts to) */
+    public Idle idle() {
+        return Idle.ofSpins(spinsBeforePark);
+    }
+
     /** @return true if channels map the peer's memory where both ends can ({@link #MAPPED_PROP}) */
     public boolean mapped() {
         return mapped;
@@ -138,7 +199,8 @@ public final class ChannelConfig {
     public String toString() {
         return "ChannelConfig{workers=" + workers + ", ringCapacity=" + ringCapacity + ", batchThreshold="
             + batchThreshold + ", readNotifyThreshold=" + readNotifyThreshold + ", notification=" + notification
-            + ", flushInterval=" + flushInterval + ", spinsBeforePark=" + spinsBeforePark + ", mapped=" + mapped
+            + ", flushInterval=" + flushInterval + ", idle=" + idle().label() + ", spinsBeforePark=" + spinsBeforePark
+            + ", mapped=" + mapped
             + "}";
     }
 
@@ -153,7 +215,10 @@ public final class ChannelConfig {
             NOTIFICATION_DEFAULT.name()).toUpperCase(Locale.ROOT));
         private Duration flushInterval = Duration.ofNanos(1000 * Long.getLong(FLUSH_INTERVAL_PROP,
             FLUSH_INTERVAL_DEFAULT_US));
-        private int spinsBeforePark = Integer.getInteger(SPINS_PROP, SPINS_DEFAULT);
+        private String idleValue = System.getProperty(IDLE_PROP, Idle.PARK.label());
+        private Integer spinsBeforePark = System.getProperty(SPINS_PROP) == null ? null
+            : Platform.intValue(SPINS_PROP, SPINS_DEFAULT);
+        private int spins;
         private String mappedValue = System.getProperty(MAPPED_PROP, Boolean.toString(MAPPED_DEFAULT));
         private boolean mapped;
 
@@ -216,6 +281,16 @@ public final class ChannelConfig {
         }
 
         /**
+         * @param v how a blocked reader or writer waits (sets the spins before sleeping)
+         * @return this
+         */
+        public Builder idle(Idle v) {
+            this.idleValue = v.label();
+            this.spinsBeforePark = null;
+            return this;
+        }
+
+        /**
          * @param v true to map the peer's memory where both ends can, false to keep WRITEs
          * @return this
          */
@@ -251,9 +326,11 @@ public final class ChannelConfig {
             if (flushInterval == null || flushInterval.isNegative()) {
                 throw new IllegalArgumentException(FLUSH_INTERVAL_PROP + "=" + flushInterval + " must be >= 0");
             }
-            if (spinsBeforePark < 0) {
+            Idle idle = Idle.of(idleValue);
+            if (spinsBeforePark != null && spinsBeforePark < 0) {
                 throw new IllegalArgumentException(SPINS_PROP + "=" + spinsBeforePark + " must be >= 0");
             }
+            spins = spinsBeforePark != null ? spinsBeforePark : idle.spins();
             String m = mappedValue.trim().toLowerCase(Locale.ROOT);
             if (!m.equals("true") && !m.equals("false")) {
                 throw new IllegalArgumentException(MAPPED_PROP + "=" + mappedValue + " must be true or false");
