@@ -13,14 +13,17 @@ public final class ChildJvm {
      * @param mainClass the child's main class
      * @param jvmArgs extra JVM options
      * @param args the child's arguments
-     * @return the command (java, the flags this JVM runs with that children need, -cp, main, args)
+     * @return the command (java, the flags this JVM runs with that children need or that configure rdmx, -cp,
+     *         main, args)
      */
     public static List<String> command(String mainClass, List<String> jvmArgs, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(ProcessHandle.current().info().command().orElse("java"));
         ProcessHandle.current().info().arguments().ifPresent(a -> {
             for (String x : a) {
-                if (x.startsWith("--sun-misc") || x.startsWith("--enable-native")) {
+                // the JDK flags children need, rdmx's own settings (-Drdmx.futex=false, ...), a flight recording
+                if (x.startsWith("--sun-misc") || x.startsWith("--enable-native") || x.startsWith("-Drdmx.")
+                    || x.startsWith("-XX:StartFlightRecording")) {
                     cmd.add(x);
                 }
             }
