@@ -1,5 +1,6 @@
 package io.rdmx.channel;
 
+import io.rdmx.transport.internal.Sleeper;
 import io.rdmx.spi.Platform;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
@@ -185,7 +186,7 @@ public final class ChannelReader {
                     sleepOn(words);
                 }
                 sleeper.arm();
-                parkWords(Sleeper.parkedValue());
+                parkWords(SharedRing.parkedValue());
                 n = poll(handler, limit);
                 if (n > 0) {
                     return n;
@@ -231,7 +232,7 @@ public final class ChannelReader {
         for (int i = 0; i < addresses.length; i++) {
             addresses[i] = words[i].readerParkedAddress();
         }
-        sleeper.sharedWords(addresses);
+        sleeper.sharedWords(addresses, SharedRing.PARKED_FUTEX);
         sleepingOn = words;
     }
 

@@ -1,5 +1,6 @@
 package io.rdmx.channel;
 
+import io.rdmx.transport.internal.Sleeper;
 import io.rdmx.spi.Platform;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
@@ -77,7 +78,8 @@ public final class ChannelWriter implements Notifier.Notifiable {
         mem.position(base).limit(base + cfg.ringCapacity());
         this.ring = new RingBuffer(mem, cfg.maxRecordPayload());
         if (shared != null && Sleeper.futexes()) {
-            sleeper.sharedWords(new long[] {shared.writerParkedAddress()}); // a reader's FUTEX_WAKE ends a sleep
+            // a reader's FUTEX_WAKE on the writer-parked word ends a sleep
+            sleeper.sharedWords(new long[] {shared.writerParkedAddress()}, SharedRing.PARKED_FUTEX);
         }
         this.mask = cfg.ringCapacity() - 1;
         first.opcode(Opcode.WRITE).signaled(false);
@@ -236,7 +238,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
                 // claim once more before sleeping: wake() and a mapped reader fence, then read them
                 sleeper.arm();
                 if (shared != null) {
-                    shared.writerParkedVolatile(Sleeper.parkedValue());
+                    shared.writerParkedVolatile(SharedRing.parkedValue());
                 }
                 at = tryClaim(streamId, length, false);
                 if (at >= 0) {

@@ -1,5 +1,6 @@
 package io.rdmx.channel;
 
+import io.rdmx.transport.internal.Sleeper;
 import io.rdmx.transport.RdmxException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;

@@ -109,6 +109,11 @@ public final class SharedRing {
         this.readerParkedAddress = FUTEX == null ? 0 : FUTEX.address(this.memory, readerParked);
     }
 
+    /** @return the flag value a sleeper of this process leaves: {@link #PARKED_FUTEX} where it sleeps on futexes */
+    public static int parkedValue() {
+        return FUTEX != null ? PARKED_FUTEX : PARKED_DOORBELL;
+    }
+
     /** @return the address of the writer-parked word in this mapping (0 without futexes) */
     public long writerParkedAddress() {
         return writerParkedAddress;

@@ -1,5 +1,6 @@
 package io.rdmx.channel;
 
+import io.rdmx.transport.internal.Sleeper;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

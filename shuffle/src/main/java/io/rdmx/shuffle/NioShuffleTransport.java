@@ -4,8 +4,8 @@ import io.rdmx.channel.RingBuffer;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
+import io.rdmx.transport.internal.Sleeper;
 import java.io.IOException;
-import java.lang.invoke.VarHandle;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
@@ -14,7 +14,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,8 +40,10 @@ final class NioShuffleTransport implements ShuffleTransport {
     private volatile ConnectionClosedException failure;
     private final java.util.concurrent.atomic.LongAdder sentRecords = new java.util.concurrent.atomic.LongAdder();
 
+    /** A worker's wait: the same sleeper rdmx's channel readers use (futexes where there are), for a fair baseline. */
     private static final class Waiter {
-        volatile Thread thread;
+        final Sleeper sleeper = new Sleeper(this);
+        volatile boolean waiting;
         volatile boolean wake;
     }
 
@@ -216,7 +217,7 @@ final class NioShuffleTransport implements ShuffleTransport {
                         c.wbuf.put(buf.slice(off, len));
                     }, 64);
                 }
-                if (drained && waiters[a].thread != null) {
+                if (drained && waiters[a].waiting) {
                     wakeup(a);
                 }
             }
@@ -270,22 +271,14 @@ final class NioShuffleTransport implements ShuffleTransport {
             ring.buffer().put(at, r, p + HEADER, len);
             ring.commit();
             r.position(p + HEADER + len);
-            Waiter wt = waiters[dst];
-            VarHandle.fullFence();
-            Thread t = wt.thread;
-            if (t != null) {
-                LockSupport.unpark(t);
-            }
+            waiters[dst].sleeper.wake();
         }
         return true;
     }
 
     private void wakeAll() {
         for (Waiter wt : waiters) {
-            Thread t = wt.thread;
-            if (t != null) {
-                LockSupport.unpark(t);
-            }
+            wt.sleeper.wake();
         }
     }
 
@@ -373,10 +366,10 @@ final class NioShuffleTransport implements ShuffleTransport {
         }
         Waiter wt = waiters[localWorker];
         long deadline = System.nanoTime() + timeoutNanos;
-        wt.thread = Thread.currentThread();
+        wt.waiting = true;
         try {
             while (true) {
-                VarHandle.fullFence();
+                wt.sleeper.arm();
                 n = poll(localWorker, d, limit);
                 if (n > 0) {
                     return n;
@@ -386,13 +379,14 @@ final class NioShuffleTransport implements ShuffleTransport {
                     wt.wake = false;
                     return 0;
                 }
-                LockSupport.parkNanos(this, left);
+                wt.sleeper.sleep(left);
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
                 }
             }
         } finally {
-            wt.thread = null;
+            wt.sleeper.disarm();
+            wt.waiting = false;
         }
     }
 
@@ -400,11 +394,7 @@ final class NioShuffleTransport implements ShuffleTransport {
     public void wakeup(int localWorker) {
         Waiter wt = waiters[localWorker];
         wt.wake = true;
-        VarHandle.fullFence();
-        Thread t = wt.thread;
-        if (t != null) {
-            LockSupport.unpark(t);
-        }
+        wt.sleeper.wake();
     }
 
     @Override

@@ -1,6 +1,5 @@
-package io.rdmx.channel;
+package io.rdmx.transport.internal;
 
-import io.rdmx.transport.internal.Futex;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
@@ -8,20 +7,21 @@ import java.nio.ByteOrder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * How a reader or a writer thread sleeps, and how others wake it: the one waiter mechanism of
- * {@link ChannelReader} and {@link ChannelWriter}. One sleeping thread at a time; any thread wakes.
+ * How a thread that waits for something sleeps, and how others wake it: the one waiter mechanism of the channel
+ * layer's readers and writers ({@code io.rdmx.channel.ChannelReader}, {@code ChannelWriter}) and of the shuffle's
+ * sockets baseline. One sleeping thread at a time; any thread wakes.
  *
  * <p>With {@link Futex futexes} (Java 22+ on Linux) the thread sleeps on a word of its own, and on the shared
- * parked words of its mapped peers ({@link SharedRing}) at once: a thread of this process wakes it with one
+ * parked words of its mapped peers ({@code io.rdmx.channel.SharedRing}) at once: a thread of this process wakes it with one
  * {@code FUTEX_WAKE} on its word, a writer or reader in another process with one on the shared word. Without
  * futexes it parks ({@link LockSupport}) and only threads of this process wake it; peers in other processes ring
  * doorbells, which the engine's network thread turns into a {@link #wake()}.
  *
- * <p>No lost wake-up (the Dekker pattern, as in {@link SharedRing}): the sleeper {@link #arm arms} (a volatile
+ * <p>No lost wake-up (the Dekker pattern, as in {@code SharedRing}): the sleeper {@link #arm arms} (a volatile
  * store, a full fence), checks its condition once more, and sleeps only if the word is still armed; a waker
  * changes the condition, issues a full fence, and takes the word back, waking the sleeper if it was armed.
  */
-final class Sleeper {
+public final class Sleeper {
     private static final Futex FUTEX = Futex.get();
     private static final VarHandle INTS = MethodHandles.byteBufferViewVarHandle(int[].class,
         ByteOrder.nativeOrder());
@@ -35,7 +35,7 @@ final class Sleeper {
     private volatile Thread waiter;
 
     /** @param blocker what a thread dump names as the parked thread's blocker (without futexes) */
-    Sleeper(Object blocker) {
+    public Sleeper(Object blocker) {
         this.blocker = blocker;
         if (FUTEX != null) {
             this.word = ByteBuffer.allocateDirect(64);
@@ -50,23 +50,19 @@ final class Sleeper {
     }
 
     /** @return true if threads sleep on futexes in this process (shared words can wake them) */
-    static boolean futexes() {
+    public static boolean futexes() {
         return FUTEX != null;
     }
 
-    /** @return the shared-flag value a sleeper of this process leaves for its peers ({@link SharedRing}) */
-    static int parkedValue() {
-        return FUTEX != null ? SharedRing.PARKED_FUTEX : SharedRing.PARKED_DOORBELL;
-    }
-
     /**
-     * Sleeper thread: the shared words it sleeps on besides its own, each expected to hold
-     * {@link SharedRing#PARKED_FUTEX} while it sleeps (a publisher that takes one wakes it). Allocates: call when
-     * the words change, not per sleep.
+     * Sleeper thread: the shared words it sleeps on besides its own, each expected to hold {@code expected} while
+     * it sleeps (a publisher that changes one and wakes it ends the sleep). Allocates: call when the words change,
+     * not per sleep. Ignored without futexes.
      *
-     * @param addresses the words' addresses in this process
+     * @param addresses the words' addresses in this process ({@link Futex#address})
+     * @param expected the value they hold while the sleeper may sleep
      */
-    void sharedWords(long[] addresses) {
+    public void sharedWords(long[] addresses, int expected) {
         if (FUTEX == null) {
             return;
         }
@@ -76,13 +72,13 @@ final class Sleeper {
         }
         set.set(0, wordAddress, ARMED);
         for (int i = 0; i < addresses.length; i++) {
-            set.set(i + 1, addresses[i], SharedRing.PARKED_FUTEX);
+            set.set(i + 1, addresses[i], expected);
         }
         words = n;
     }
 
     /** Sleeper thread: from now on a {@link #wake()} ends the next {@link #sleep}; a full fence follows. */
-    void arm() {
+    public void arm() {
         if (FUTEX != null) {
             INTS.setVolatile(word, 0, ARMED);
         } else {
@@ -97,7 +93,7 @@ final class Sleeper {
      *
      * @param nanos the longest sleep
      */
-    void sleep(long nanos) {
+    public void sleep(long nanos) {
         if (FUTEX != null) {
             set.await(words, Math.min(nanos, Futex.MAX_SLICE_NANOS));
         } else {
@@ -106,7 +102,7 @@ final class Sleeper {
     }
 
     /** Sleeper thread: done sleeping. */
-    void disarm() {
+    public void disarm() {
         if (FUTEX != null) {
             INTS.setOpaque(word, 0, 0);
         } else {
@@ -115,7 +111,7 @@ final class Sleeper {
     }
 
     /** Any thread, after it changed what the sleeper waits for: wakes it if it sleeps or is about to. */
-    void wake() {
+    public void wake() {
         VarHandle.fullFence();
         if (FUTEX != null) {
             if ((int) INTS.getVolatile(word, 0) == ARMED && INTS.compareAndSet(word, 0, ARMED, 0)) {
