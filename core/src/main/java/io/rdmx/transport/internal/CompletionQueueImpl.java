@@ -4,19 +4,18 @@ import io.rdmx.transport.Completion;
 import io.rdmx.transport.CompletionHandler;
 import io.rdmx.transport.CompletionQueue;
 import io.rdmx.transport.RdmxException;
-import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 import org.jctools.queues.MpscUnboundedXaddArrayQueue;
 
 /**
  * A completion queue: many producers (I/O and posting threads), one consumer at a time. Its length is bounded
  * by the posting limits (each completion stands for a request counted against a send or receive queue depth).
  *
- * <p>The completion channel: a waiter publishes itself with a volatile store and re-checks the queue; a producer
- * offers, issues a full fence and unparks the published waiter. Either the waiter sees the completion or the
- * producer sees the waiter, so no wake-up is lost.
+ * <p>The completion channel: a waiter arms its {@link Sleeper} (a volatile store, a full fence) and re-checks the
+ * queue; a producer offers and wakes the sleeper (a full fence, then a wake only if it is armed). Either the
+ * waiter sees the completion or the producer sees the waiter, so no wake-up is lost. The same sleeper as the
+ * channel layer's readers and writers: a futex where there are futexes, else a park.
  */
 public final class CompletionQueueImpl implements CompletionQueue {
     /** System property: polls (with {@code Thread.onSpinWait}) before an {@link #await} parks; 0 parks at once. */
@@ -27,7 +26,7 @@ public final class CompletionQueueImpl implements CompletionQueue {
     private final int spinsBeforePark;
     private final MpscUnboundedXaddArrayQueue<Completion> queue = new MpscUnboundedXaddArrayQueue<>(1024);
     private final AtomicReference<Thread> consumer = new AtomicReference<>();
-    private volatile Thread waiter;
+    private final Sleeper sleeper = new Sleeper(this);
     private volatile boolean closed;
 
     /**
@@ -57,11 +56,7 @@ public final class CompletionQueueImpl implements CompletionQueue {
      */
     public void add(Completion c) {
         queue.offer(c);
-        VarHandle.fullFence();
-        Thread w = waiter;
-        if (w != null) {
-            LockSupport.unpark(w);
-        }
+        sleeper.wake();
     }
 
     @Override
@@ -117,9 +112,8 @@ public final class CompletionQueueImpl implements CompletionQueue {
                     Thread.onSpinWait();
                     continue;
                 }
-                // publish the waiter, then poll once more before parking: add() offers, fences, reads the waiter
-                waiter = Thread.currentThread();
-                VarHandle.fullFence();
+                // arm the sleeper, then poll once more before sleeping: add() offers, fences, reads the sleeper
+                sleeper.arm();
                 n = poll(handler, max);
                 if (n > 0) {
                     return n;
@@ -127,7 +121,7 @@ public final class CompletionQueueImpl implements CompletionQueue {
                 if (closed) {
                     throw new RdmxException("completion queue of node '" + owner + "' is closed");
                 }
-                LockSupport.parkNanos(this, deadline - System.nanoTime());
+                sleeper.sleep(deadline - System.nanoTime());
                 if (Thread.interrupted()) {
                     throw new InterruptedException("await on completion queue of node '" + owner + "'");
                 }
@@ -138,7 +132,7 @@ public final class CompletionQueueImpl implements CompletionQueue {
             }
             return n;
         } finally {
-            waiter = null;
+            sleeper.disarm();
         }
     }
 
@@ -150,9 +144,6 @@ public final class CompletionQueueImpl implements CompletionQueue {
     /** Marks the queue closed and wakes the waiter; remaining completions can still be drained. */
     public void close() {
         closed = true;
-        Thread w = waiter;
-        if (w != null) {
-            LockSupport.unpark(w);
-        }
+        sleeper.wake();
     }
 }
