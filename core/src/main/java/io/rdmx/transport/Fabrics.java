@@ -2,8 +2,10 @@ package io.rdmx.transport;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
+import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 
 /** Finds providers by name through {@link ServiceLoader}. */
@@ -19,14 +21,25 @@ public final class Fabrics {
     }
 
     /**
-     * Every provider on the class path, sorted by name.
+     * Every provider on the class path, sorted by name. A provider this JVM cannot load (compiled for a newer
+     * Java, or failing in its constructor) is listed as unusable under the name its class suggests, with why.
      *
      * @return the providers
      */
     public static List<Fabric> all() {
         List<Fabric> out = new ArrayList<>();
-        for (Fabric f : ServiceLoader.load(Fabric.class, Fabrics.class.getClassLoader())) {
-            out.add(f);
+        Iterator<Fabric> it = ServiceLoader.load(Fabric.class, Fabrics.class.getClassLoader()).iterator();
+        for (int failures = 0; failures < 64; ) {
+            try {
+                if (!it.hasNext()) {
+                    break;
+                }
+                out.add(it.next());
+            } catch (ServiceConfigurationError | LinkageError e) {
+                // the iterator goes on with the next provider after one that failed
+                failures++;
+                out.add(UnloadableFabric.of(e));
+            }
         }
         out.sort(Comparator.comparing(Fabric::name));
         return out;
