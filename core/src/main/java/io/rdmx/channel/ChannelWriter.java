@@ -31,6 +31,9 @@ import java.util.concurrent.locks.LockSupport;
  * rings the reader's doorbell (a notification SEND) only if the reader sleeps. Free space comes from the
  * reader's credit in shared memory; a writer that must wait for space says so there, and the reader rings its
  * doorbell when it publishes a credit.
+ *
+ * <p>{@link #finish} ends the stream: an end-of-stream record ({@link RecordDescriptor#TYPE_END}) after the last
+ * data, delivered to the reader's {@link RecordHandler#onEndOfStream}.
  */
 public final class ChannelWriter implements Notifier.Notifiable {
     /** {@link #tryClaim} result: the buffer is full until the reader's credit arrives. */
@@ -59,6 +62,8 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private long bytes;
     private long inFlightEnd;
     private long scanHead = -1;
+    /** Writer thread: the end of stream was committed ({@link #finish}); nothing may be claimed after it. */
+    private boolean finished;
     private volatile Thread waiter;
     private volatile ChannelReader creditListener;
     /** The shared words of the peer's ring when mapped, else null. */
@@ -123,8 +128,12 @@ public final class ChannelWriter implements Notifier.Notifiable {
      * @param streamId the stream (0..65535)
      * @param length payload bytes, at most {@link #maxPayload()}
      * @return the payload index, {@link #BACK_PRESSURED} or {@link #CLOSED}
+     * @throws IllegalStateException after {@link #finish} (names the peer and worker)
      */
     public int tryClaim(int streamId, int length) {
+        if (finished) {
+            throw finishedException();
+        }
         if (!peer.isOpen()) {
             return CLOSED;
         }
@@ -311,6 +320,45 @@ public final class ChannelWriter implements Notifier.Notifiable {
         ring.buffer().put(at, src, src.position(), src.remaining());
         commit();
         return true;
+    }
+
+    /**
+     * Ends this writer's stream: commits an end-of-stream marker ({@link RecordDescriptor#TYPE_END}) after
+     * everything committed so far, and flushes. The marker travels in the ring like a record, so the reader's
+     * {@link RecordHandler#onEndOfStream} sees it after every record of this writer, on every provider and
+     * notification mode. After it, {@link #tryClaim}, {@link #claim}, {@link #offer} and {@link #write} throw
+     * {@link IllegalStateException}. Idempotent: a second call does nothing. Blocks, like {@link #write}, while
+     * the buffer has no space for the 8-byte marker; on timeout the writer is not finished and may try again.
+     *
+     * @param timeout how long to wait for space
+     * @param unit unit of timeout
+     * @throws ConnectionClosedException if the peer is gone
+     * @throws RdmxTimeoutException if no space came in time
+     * @throws InterruptedException if interrupted
+     * @throws IllegalStateException if a claim is open (commit it first)
+     */
+    public void finish(long timeout, TimeUnit unit)
+        throws ConnectionClosedException, RdmxTimeoutException, InterruptedException {
+        if (finished) {
+            return;
+        }
+        // claim an empty record, then turn its header (ours until commit publishes it) into the end marker
+        int at = claim(0, 0, timeout, unit);
+        ring.buffer().put(at - RecordDescriptor.HEADER_LENGTH + RecordDescriptor.TYPE_OFFSET,
+            (byte) RecordDescriptor.TYPE_END);
+        finished = true;
+        commit();
+        flush();
+    }
+
+    /** @return true once {@link #finish} committed the end of stream */
+    public boolean isFinished() {
+        return finished;
+    }
+
+    private IllegalStateException finishedException() {
+        return new IllegalStateException("the writer to peer '" + peer.name() + "' worker " + peerWorker
+            + " is finished (end of stream sent): it takes no more records");
     }
 
     /** Posts whatever is committed and unsent now, or right after the WRITE in flight completes. */

@@ -120,6 +120,11 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
     }
 
     @Override
+    public void onEndOfStream() {
+        handler.onEndOfStream(this);
+    }
+
+    @Override
     public String peerName() {
         return peer.name();
     }
