@@ -49,18 +49,15 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private final Region region;
     private final int base;
     private final RemoteRegion remote;
-    private final int threshold;
     private final long mask;
-    private final AtomicBoolean inFlight = new AtomicBoolean();
-    private final AtomicBoolean flushRequested = new AtomicBoolean();
+    /** Who posts the unsent range: the writer thread or, after a completion, the network thread. */
+    private final SendGate gate;
     private final AtomicBoolean queued = new AtomicBoolean();
     private final AtomicLong pendingData = new AtomicLong(-1);
     private final WorkRequest first = new WorkRequest();
     private final WorkRequest last = new WorkRequest();
-    private volatile long sent;
     private long records;
     private long bytes;
-    private long inFlightEnd;
     private long scanHead = -1;
     /** Writer thread: the end of stream was committed ({@link #finish}); nothing may be claimed after it. */
     private boolean finished;
@@ -77,7 +74,27 @@ public final class ChannelWriter implements Notifier.Notifiable {
         this.region = region;
         this.base = base;
         this.remote = remote;
-        this.threshold = cfg.batchThreshold();
+        this.gate = new SendGate(cfg.batchThreshold(), new SendGate.Sender() {
+            @Override
+            public long committedAcquire() {
+                return ring.headAcquire();
+            }
+
+            @Override
+            public boolean open() {
+                return ChannelWriter.this.peer.isOpen();
+            }
+
+            @Override
+            public boolean send(long from, long to) {
+                if (ChannelWriter.this.shared == null) {
+                    post(from, to);
+                    return true;
+                }
+                publish(to);
+                return false;
+            }
+        });
         this.shared = shared;
         ByteBuffer mem = shared != null ? peerMemory.duplicate() : region.buffer();
         mem.position(base).limit(base + cfg.ringCapacity());
@@ -278,9 +295,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
         // single-writer counters, read racily by metrics snapshots
         records++;
         bytes += len;
-        if (ring.headAcquire() - sent >= threshold) {
-            trySend();
-        }
+        gate.committed();
     }
 
     /**
@@ -363,13 +378,12 @@ public final class ChannelWriter implements Notifier.Notifiable {
 
     /** Posts whatever is committed and unsent now, or right after the WRITE in flight completes. */
     public void flush() {
-        flushRequested.set(true);
-        trySend();
+        gate.flush();
     }
 
     /** @return true when everything committed was written and announced, and nothing is in flight */
     boolean quiet() {
-        return unsent() == 0 && !inFlight.get() && pendingData.get() < 0 && !queued.get();
+        return unsent() == 0 && !gate.inFlight() && pendingData.get() < 0 && !queued.get();
     }
 
     /** @return records committed (written by the writer thread only; a snapshot may lag) */
@@ -384,41 +398,20 @@ public final class ChannelWriter implements Notifier.Notifiable {
 
     /** @return committed bytes not yet posted */
     public long unsent() {
-        return ring.headAcquire() - sent;
+        return ring.headAcquire() - gate.sent();
     }
 
-    /** Any thread: posts the unsent range if a WRITE is due and none is in flight. */
+    /** Any thread: posts the unsent range if a WRITE is due and none is in flight ({@link SendGate}). */
     void trySend() {
-        while (peer.isOpen()) {
-            if (!inFlight.compareAndSet(false, true)) {
-                return;
-            }
-            boolean flush = flushRequested.getAndSet(false);
-            long from = sent;
-            long to = ring.headAcquire();
-            if (to > from && (flush || to - from >= threshold)) {
-                if (shared == null) {
-                    post(from, to);
-                    return;
-                }
-                publish(to);
-            }
-            inFlight.set(false);
-            VarHandle.fullFence();
-            long h = ring.headAcquire();
-            if (!(h > sent && (flushRequested.get() || h - sent >= threshold))) {
-                return;
-            }
-        }
+        gate.trySend();
     }
 
     /**
-     * Mapped, holding {@code inFlight} (one publisher at a time, so the head never goes back): publishes the
+     * Mapped, holding the {@link SendGate} (one publisher at a time, so the head never goes back): publishes the
      * head, and rings the reader's doorbell if it sleeps.
      */
     private void publish(long to) {
         boolean doorbell = shared.publishHeadRelease(to);
-        sent = to;
         peer.engine().metricWritesPosted(1);
         if (doorbell) {
             pendingData.set(to);
@@ -430,7 +423,6 @@ public final class ChannelWriter implements Notifier.Notifiable {
         int idx = (int) (from & mask);
         int len = (int) (to - from);
         int firstLen = Math.min(len, (int) (mask + 1) - idx);
-        inFlightEnd = to;
         try {
             if (firstLen < len) {
                 first.local(region, base + idx, firstLen).remote(remote, base + idx);
@@ -466,9 +458,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
         if (shared != null) {
             return; // mapped: the SEND that completed was a doorbell; nothing was in flight
         }
-        sent = inFlightEnd;
-        inFlight.set(false);
-        trySend();
+        gate.complete();
     }
 
     /**
@@ -508,7 +498,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
     /** Network thread: flushes data that sat unsent for a whole scan interval. */
     void scan() {
         long h = ring.headAcquire();
-        if (h > sent && h == scanHead && !inFlight.get()) {
+        if (h > gate.sent() && h == scanHead && !gate.inFlight()) {
             flush();
         }
         scanHead = h;
