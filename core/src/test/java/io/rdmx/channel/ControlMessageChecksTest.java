@@ -167,6 +167,15 @@ class ControlMessageChecksTest {
         assertFalse(msg.contains("wrId"), () -> "internal request id in: " + msg);
     }
 
+    /** An immediate's own check in WRITE_WITH_IMM mode; in SEND mode any immediate is refused first. */
+    private void assertImmediateRefused(String... parts) {
+        if (shape.mode() == ChannelConfig.Notification.SEND) {
+            assertFailed("notification=SEND, not by immediates");
+        } else {
+            assertFailed(parts);
+        }
+    }
+
     // ---- handshake
 
     @ParameterizedTest
@@ -242,7 +251,8 @@ class ControlMessageChecksTest {
         handshake();
         int imm = ImmediateDescriptor.encode(s.rings(), 8);
         immediate(imm);
-        assertFailed("immediate=0x" + Integer.toHexString(imm), "ring=" + s.rings() + " >= rings=" + s.rings());
+        assertImmediateRefused("immediate=0x" + Integer.toHexString(imm), "ring=" + s.rings() + " >= rings="
+            + s.rings());
     }
 
     @ParameterizedTest
@@ -251,7 +261,7 @@ class ControlMessageChecksTest {
         open(s);
         handshake();
         immediate(ImmediateDescriptor.encode(s.rings() - 1, CAPACITY + 8));
-        assertFailed("position=" + (CAPACITY + 8) + " in ring=" + (s.rings() - 1), "capacity=" + CAPACITY);
+        assertImmediateRefused("position=" + (CAPACITY + 8) + " in ring=" + (s.rings() - 1), "capacity=" + CAPACITY);
     }
 
     @ParameterizedTest
@@ -260,7 +270,7 @@ class ControlMessageChecksTest {
         open(s);
         handshake();
         immediate(ImmediateDescriptor.encode(0, 0));
-        assertFailed("length=0");
+        assertImmediateRefused("length=0");
     }
 
     @ParameterizedTest
