@@ -315,6 +315,47 @@ class ControlMessageChecksTest {
             + " worker " + (s.peerWorkers() - 1)), got);
     }
 
+    @ParameterizedTest
+    @MethodSource("shapes")
+    void aRecordAfterTheEndOfStreamFailsThePeer(Shape s) throws RdmxException {
+        open(s);
+        handshake();
+        PairLayout layout = s.layout();
+        int ring = layout.ringIndex(s.peerIsLow(), 0, 0);
+        RingBuffer scratch = new RingBuffer(ByteBuffer.allocateDirect(CAPACITY), CAPACITY / 4);
+        scratch.write(5, ByteBuffer.allocate(8));
+        int at = scratch.tryClaim(0, 0);
+        scratch.buffer().put(at - RecordDescriptor.HEADER_LENGTH + RecordDescriptor.TYPE_OFFSET,
+            (byte) RecordDescriptor.TYPE_END);
+        scratch.commit();
+        scratch.write(6, ByteBuffer.allocate(8));
+        int length = (int) scratch.headAcquire();
+        RegionImpl ours = conn.ourPairRegion();
+        int offset = layout.offset(s.peerIsLow(), ring);
+        for (int i = 0; i < length; i++) {
+            ours.memory().put(offset + i, scratch.buffer().get(i));
+        }
+        if (s.mode() == ChannelConfig.Notification.WRITE_WITH_IMM) {
+            immediate(ImmediateDescriptor.encode(ring, length));
+        } else {
+            notify(NotificationDescriptor.KIND_DATA, ring, length);
+        }
+        List<String> got = new ArrayList<>();
+        engine.reader(0).poll(new RecordHandler() {
+            @Override
+            public void onRecord(int streamId, ByteBuffer buffer, int off, int len, RecordSource source) {
+                got.add("record " + streamId);
+            }
+
+            @Override
+            public void onEndOfStream(RecordSource source) {
+                got.add("end from worker " + source.peerWorker());
+            }
+        }, 10);
+        assertEquals(List.of("record 5", "end from worker 0"), got, "nothing after the end is delivered");
+        assertFailed("worker 0 wrote a record after its end of stream (ring=" + ring + ")");
+    }
+
     // ---- the immediate's ring limit, where the two worker counts meet
 
     static Stream<Shape> tooManyRings() {
