@@ -4,9 +4,7 @@ import io.rdmx.transport.internal.Sleeper;
 import io.rdmx.spi.Platform;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
-import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
-import org.jctools.queues.MpscUnboundedXaddArrayQueue;
 
 /**
  * Everything sent to one local worker, from every remote worker of every peer. One reader thread at a time.
@@ -28,7 +26,7 @@ public final class ChannelReader {
     private static final boolean BIND_WORKERS = Platform.hooks().bindWorkers();
     private final ChannelEngine engine;
     private final int worker;
-    private final MpscUnboundedXaddArrayQueue<IncomingRing> ready = new MpscUnboundedXaddArrayQueue<>(256);
+    private final ReadyQueue ready = new ReadyQueue();
     private final Sleeper sleeper = new Sleeper(this);
     private volatile boolean wakeupRequested;
     private final PeerLosses losses = new PeerLosses();
@@ -57,9 +55,7 @@ public final class ChannelReader {
      * @param r the ring
      */
     void signal(IncomingRing r) {
-        if (r.queuedForReader.compareAndSet(false, true)) {
-            ready.offer(r);
-        }
+        ready.signal(r);
         wake();
     }
 
@@ -111,12 +107,10 @@ public final class ChannelReader {
     public int poll(RecordHandler handler, int limit) {
         int n = 0;
         IncomingRing r;
-        while (n < limit && (r = ready.relaxedPoll()) != null) {
+        while (n < limit && (r = ready.poll()) != null) {
             n += r.read(handler, limit - n);
-            r.queuedForReader.set(false);
-            VarHandle.fullFence();
-            if (r.hasData()) {
-                signal(r);
+            if (ready.doneReading(r)) {
+                wake();
             }
         }
         IncomingRing[] m = mapped;

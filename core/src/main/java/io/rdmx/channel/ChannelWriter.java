@@ -10,7 +10,6 @@ import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.WorkRequest;
-import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -31,6 +30,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * rings the reader's doorbell (a notification SEND) only if the reader sleeps. Free space comes from the
  * reader's credit in shared memory; a writer that must wait for space says so there, and the reader rings its
  * doorbell when it publishes a credit.
+ *
+ * <p>{@link #finish} ends the stream: an end-of-stream record ({@link RecordDescriptor#TYPE_END}) after the last
+ * data, delivered to the reader's {@link RecordHandler#onEndOfStream}.
  */
 public final class ChannelWriter implements Notifier.Notifiable {
     /** {@link #tryClaim} result: the buffer is full until the reader's credit arrives. */
@@ -46,20 +48,19 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private final Region region;
     private final int base;
     private final RemoteRegion remote;
-    private final int threshold;
     private final long mask;
-    private final AtomicBoolean inFlight = new AtomicBoolean();
-    private final AtomicBoolean flushRequested = new AtomicBoolean();
+    /** Who posts the unsent range: the writer thread or, after a completion, the network thread. */
+    private final SendGate gate;
     private final AtomicBoolean queued = new AtomicBoolean();
     private final AtomicLong pendingData = new AtomicLong(-1);
     private final WorkRequest first = new WorkRequest();
     private final WorkRequest last = new WorkRequest();
-    private volatile long sent;
     private long records;
     private long bytes;
-    private long inFlightEnd;
     private long scanHead = -1;
     private final Sleeper sleeper = new Sleeper(this);
+    /** Writer thread: the end of stream was committed ({@link #finish}); nothing may be claimed after it. */
+    private boolean finished;
     private volatile ChannelReader creditListener;
     /** The shared words of the peer's ring when mapped, else null. */
     private final SharedRing shared;
@@ -72,7 +73,27 @@ public final class ChannelWriter implements Notifier.Notifiable {
         this.region = region;
         this.base = base;
         this.remote = remote;
-        this.threshold = cfg.batchThreshold();
+        this.gate = new SendGate(cfg.batchThreshold(), new SendGate.Sender() {
+            @Override
+            public long committedAcquire() {
+                return ring.headAcquire();
+            }
+
+            @Override
+            public boolean open() {
+                return ChannelWriter.this.peer.isOpen();
+            }
+
+            @Override
+            public boolean send(long from, long to) {
+                if (ChannelWriter.this.shared == null) {
+                    post(from, to);
+                    return true;
+                }
+                publish(to);
+                return false;
+            }
+        });
         this.shared = shared;
         ByteBuffer mem = shared != null ? peerMemory.duplicate() : region.buffer();
         mem.position(base).limit(base + cfg.ringCapacity());
@@ -127,6 +148,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
      * @param streamId the stream (0..65535)
      * @param length payload bytes, at most {@link #maxPayload()}
      * @return the payload index, {@link #BACK_PRESSURED} or {@link #CLOSED}
+     * @throws IllegalStateException after {@link #finish} (names the peer and worker)
      */
     public int tryClaim(int streamId, int length) {
         return tryClaim(streamId, length, true);
@@ -137,6 +159,9 @@ public final class ChannelWriter implements Notifier.Notifiable {
      *                    listener; not in {@link #claim}, which arms it for itself
      */
     private int tryClaim(int streamId, int length, boolean forListener) {
+        if (finished) {
+            throw finishedException();
+        }
         if (!peer.isOpen()) {
             return CLOSED;
         }
@@ -280,9 +305,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
         // single-writer counters, read racily by metrics snapshots
         records++;
         bytes += len;
-        if (ring.headAcquire() - sent >= threshold) {
-            trySend();
-        }
+        gate.committed();
     }
 
     /**
@@ -324,15 +347,53 @@ public final class ChannelWriter implements Notifier.Notifiable {
         return true;
     }
 
+    /**
+     * Ends this writer's stream: commits an end-of-stream marker ({@link RecordDescriptor#TYPE_END}) after
+     * everything committed so far, and flushes. The marker travels in the ring like a record, so the reader's
+     * {@link RecordHandler#onEndOfStream} sees it after every record of this writer, on every provider and
+     * notification mode. After it, {@link #tryClaim}, {@link #claim}, {@link #offer} and {@link #write} throw
+     * {@link IllegalStateException}. Idempotent: a second call does nothing. Blocks, like {@link #write}, while
+     * the buffer has no space for the 8-byte marker; on timeout the writer is not finished and may try again.
+     *
+     * @param timeout how long to wait for space
+     * @param unit unit of timeout
+     * @throws ConnectionClosedException if the peer is gone
+     * @throws RdmxTimeoutException if no space came in time
+     * @throws InterruptedException if interrupted
+     * @throws IllegalStateException if a claim is open (commit it first)
+     */
+    public void finish(long timeout, TimeUnit unit)
+        throws ConnectionClosedException, RdmxTimeoutException, InterruptedException {
+        if (finished) {
+            return;
+        }
+        // claim an empty record, then turn its header (ours until commit publishes it) into the end marker
+        int at = claim(0, 0, timeout, unit);
+        ring.buffer().put(at - RecordDescriptor.HEADER_LENGTH + RecordDescriptor.TYPE_OFFSET,
+            (byte) RecordDescriptor.TYPE_END);
+        finished = true;
+        commit();
+        flush();
+    }
+
+    /** @return true once {@link #finish} committed the end of stream */
+    public boolean isFinished() {
+        return finished;
+    }
+
+    private IllegalStateException finishedException() {
+        return new IllegalStateException("the writer to peer '" + peer.name() + "' worker " + peerWorker
+            + " is finished (end of stream sent): it takes no more records");
+    }
+
     /** Posts whatever is committed and unsent now, or right after the WRITE in flight completes. */
     public void flush() {
-        flushRequested.set(true);
-        trySend();
+        gate.flush();
     }
 
     /** @return true when everything committed was written and announced, and nothing is in flight */
     boolean quiet() {
-        return unsent() == 0 && !inFlight.get() && pendingData.get() < 0 && !queued.get();
+        return unsent() == 0 && !gate.inFlight() && pendingData.get() < 0 && !queued.get();
     }
 
     /** @return records committed (written by the writer thread only; a snapshot may lag) */
@@ -347,41 +408,20 @@ public final class ChannelWriter implements Notifier.Notifiable {
 
     /** @return committed bytes not yet posted */
     public long unsent() {
-        return ring.headAcquire() - sent;
+        return ring.headAcquire() - gate.sent();
     }
 
-    /** Any thread: posts the unsent range if a WRITE is due and none is in flight. */
+    /** Any thread: posts the unsent range if a WRITE is due and none is in flight ({@link SendGate}). */
     void trySend() {
-        while (peer.isOpen()) {
-            if (!inFlight.compareAndSet(false, true)) {
-                return;
-            }
-            boolean flush = flushRequested.getAndSet(false);
-            long from = sent;
-            long to = ring.headAcquire();
-            if (to > from && (flush || to - from >= threshold)) {
-                if (shared == null) {
-                    post(from, to);
-                    return;
-                }
-                publish(to);
-            }
-            inFlight.set(false);
-            VarHandle.fullFence();
-            long h = ring.headAcquire();
-            if (!(h > sent && (flushRequested.get() || h - sent >= threshold))) {
-                return;
-            }
-        }
+        gate.trySend();
     }
 
     /**
-     * Mapped, holding {@code inFlight} (one publisher at a time, so the head never goes back): publishes the
+     * Mapped, holding the {@link SendGate} (one publisher at a time, so the head never goes back): publishes the
      * head, and rings the reader's doorbell if it sleeps.
      */
     private void publish(long to) {
         int parked = shared.publishHeadRelease(to);
-        sent = to;
         peer.engine().metricWritesPosted(1);
         if (parked == SharedRing.PARKED_FUTEX && Sleeper.futexes()) {
             SharedRing.wakeByFutex(parked, shared.readerParkedAddress());
@@ -396,7 +436,6 @@ public final class ChannelWriter implements Notifier.Notifiable {
         int idx = (int) (from & mask);
         int len = (int) (to - from);
         int firstLen = Math.min(len, (int) (mask + 1) - idx);
-        inFlightEnd = to;
         try {
             if (firstLen < len) {
                 first.local(region, base + idx, firstLen).remote(remote, base + idx);
@@ -432,9 +471,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
         if (shared != null) {
             return; // mapped: the SEND that completed was a doorbell; nothing was in flight
         }
-        sent = inFlightEnd;
-        inFlight.set(false);
-        trySend();
+        gate.complete();
     }
 
     /**
@@ -474,7 +511,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
     /** Network thread: flushes data that sat unsent for a whole scan interval. */
     void scan() {
         long h = ring.headAcquire();
-        if (h > sent && h == scanHead && !inFlight.get()) {
+        if (h > gate.sent() && h == scanHead && !gate.inFlight()) {
             flush();
         }
         scanHead = h;

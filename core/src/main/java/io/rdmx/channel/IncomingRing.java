@@ -28,6 +28,8 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
     private final SharedRing shared;
     private long credited;
     private RecordHandler handler;
+    /** Reader thread: the writer's end of stream was read; anything after it is the peer's error. */
+    private boolean ended;
 
     IncomingRing(PeerChannel peer, int index, int peerWorker, int localWorker, ByteBuffer memory, ChannelConfig cfg,
                  SharedRing shared) {
@@ -121,7 +123,27 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
 
     @Override
     public void onRecord(int streamId, ByteBuffer buffer, int offset, int length) {
+        if (ended) {
+            afterEnd("a record");
+            return;
+        }
         handler.onRecord(streamId, buffer, offset, length, this);
+    }
+
+    @Override
+    public void onEndOfStream() {
+        if (ended) {
+            afterEnd("a second end of stream");
+            return;
+        }
+        ended = true;
+        handler.onEndOfStream(this);
+    }
+
+    /** A broken peer wrote past its writer's end of stream: fails it (the record is not delivered). */
+    private void afterEnd(String what) {
+        peer.fail(new RdmxException("peer '" + peer.name() + "' worker " + peerWorker + " wrote " + what
+            + " after its end of stream (ring=" + index + ")"));
     }
 
     @Override

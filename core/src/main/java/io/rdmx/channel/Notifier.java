@@ -7,7 +7,6 @@ import io.rdmx.transport.Region;
 import io.rdmx.transport.WorkRequest;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.jctools.queues.MpscUnboundedXaddArrayQueue;
 
 /**
  * Batches the notifications of one peer connection into SENDs. Rings with something to report mark
@@ -35,7 +34,7 @@ final class Notifier {
     private final PeerChannel peer;
     private final Region slots;
     private final int firstSlot;
-    private final MpscUnboundedXaddArrayQueue<Notifiable> dirty = new MpscUnboundedXaddArrayQueue<>(256);
+    private final DirtyQueue dirty = new DirtyQueue();
     private final AtomicBoolean inFlight = new AtomicBoolean();
     private final WorkRequest send = new WorkRequest();
     private final java.util.ArrayList<ChannelWriter> covered0 = new java.util.ArrayList<>();
@@ -59,9 +58,7 @@ final class Notifier {
      * @param n the ring
      */
     void mark(Notifiable n) {
-        if (n.queued().compareAndSet(false, true)) {
-            dirty.offer(n);
-        }
+        dirty.mark(n);
         trySend();
     }
 
@@ -95,16 +92,7 @@ final class Notifier {
             int at = slot * NotificationDescriptor.MESSAGE_SLOT;
             ByteBuffer b = slots.buffer();
             java.util.ArrayList<ChannelWriter> cover = covered(slot);
-            int count = 0;
-            Notifiable n;
-            while (count < NotificationDescriptor.MAX_ENTRIES && (n = dirty.relaxedPoll()) != null) {
-                n.queued().set(false);
-                int k = n.drainInto(b, at, count);
-                if (k > 0 && n instanceof ChannelWriter) {
-                    cover.add((ChannelWriter) n);
-                }
-                count += k;
-            }
+            int count = dirty.drain(b, at, NotificationDescriptor.MAX_ENTRIES, cover);
             if (count == 0) {
                 inFlight.set(false);
                 continue;

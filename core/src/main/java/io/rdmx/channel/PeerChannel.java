@@ -277,6 +277,12 @@ public final class PeerChannel {
             throw new RdmxException("peer '" + name() + "' sent an immediate=0x" + Integer.toHexString(imm)
                 + " before HELLO");
         }
+        if (mapped || cfg.notification() != ChannelConfig.Notification.WRITE_WITH_IMM) {
+            // its data would be announced twice, or (mapped) the local head would move under the shared one
+            throw new RdmxException("peer '" + name() + "' sent an immediate=0x" + Integer.toHexString(imm)
+                + " on a channel that announces data by " + (mapped ? "mapped memory" : "notification="
+                + cfg.notification()) + ", not by immediates");
+        }
         String bad = ImmediateDescriptor.validate(imm, in.length);
         if (bad != null) {
             throw new RdmxException("bad immediate from '" + name() + "': " + bad);

@@ -15,6 +15,11 @@ package io.rdmx.channel;
  *  |                    payload ... (padded to a multiple of 8)    |  8
  *  +---------------------------------------------------------------+
  * </pre>
+ *
+ * Types: {@link #TYPE_DATA} an application record; {@link #TYPE_PADDING} the filler before a wrap (skipped);
+ * {@link #TYPE_END} the writer's end of stream, no payload (length 0, stream id 0), its last record in the
+ * ring: it travels like data (the same WRITE, immediate or mapped head), so it arrives after everything the
+ * writer committed before it, on every provider and notification mode.
  */
 public final class RecordDescriptor {
     /** Offset of the payload length. */
@@ -31,6 +36,8 @@ public final class RecordDescriptor {
     public static final int TYPE_DATA = 1;
     /** Type of the filler before a wrap. */
     public static final int TYPE_PADDING = 2;
+    /** Type of the writer's end-of-stream marker ({@code ChannelWriter.finish}): no payload, nothing after it. */
+    public static final int TYPE_END = 3;
     /** The largest stream id. */
     public static final int MAX_STREAM_ID = 0xFFFF;
 
@@ -62,8 +69,11 @@ public final class RecordDescriptor {
      * @return null or what is wrong
      */
     public static String validate(int type, int length, int remainingToEnd) {
-        if (type != TYPE_DATA && type != TYPE_PADDING) {
+        if (type != TYPE_DATA && type != TYPE_PADDING && type != TYPE_END) {
             return "record type=" + type + " is unknown";
+        }
+        if (type == TYPE_END && length != 0) {
+            return "end-of-stream record length=" + length + " (expected 0)";
         }
         // in long: recordLength(length) overflows to a negative size for length > Integer.MAX_VALUE - 15
         if (length < 0 || ((HEADER_LENGTH + (long) length + ALIGNMENT - 1) & -ALIGNMENT) > remainingToEnd) {

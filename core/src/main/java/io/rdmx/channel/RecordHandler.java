@@ -15,4 +15,15 @@ public interface RecordHandler {
      * @param source the sending peer and worker
      */
     void onRecord(int streamId, ByteBuffer buffer, int offset, int length, RecordSource source);
+
+    /**
+     * The end of one writer's stream: the remote worker {@code source} called {@link ChannelWriter#finish} and
+     * every record it committed before has been handed to {@link #onRecord} already. Called once per finished
+     * writer. It counts as one record against the read's limit and in its result (so a blocking read returns
+     * for it), and in the engines' records-written and records-read metrics. The default ignores it.
+     *
+     * @param source the peer and worker that finished
+     */
+    default void onEndOfStream(RecordSource source) {
+    }
 }

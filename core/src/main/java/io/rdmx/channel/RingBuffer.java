@@ -52,6 +52,13 @@ public final class RingBuffer {
          * @param length payload bytes
          */
         void onRecord(int streamId, ByteBuffer buffer, int offset, int length);
+
+        /**
+         * The writer's end of stream ({@link RecordDescriptor#TYPE_END}): it committed nothing after it. Counted
+         * as one record by {@link #read}. The default ignores it.
+         */
+        default void onEndOfStream() {
+        }
     }
 
     private final ByteBuffer buffer;
@@ -208,11 +215,13 @@ public final class RingBuffer {
     }
 
     /**
-     * Reader: hands over up to {@code limit} records published so far, then publishes the new tail.
+     * Reader: hands over up to {@code limit} records published so far, then publishes the new tail. An
+     * end-of-stream marker goes to {@link Handler#onEndOfStream()} and counts as one record (against the limit
+     * and in the result), so a reader that gets only the end still sees that something arrived.
      *
      * @param handler receives each record
      * @param limit the most records to read
-     * @return records read
+     * @return records read, end-of-stream markers included
      * @throws IllegalStateException if a corrupt header is found (names the position): an unknown type, or a
      *                               length that runs past the end of the buffer or past the published head
      */
@@ -237,6 +246,9 @@ public final class RingBuffer {
                 if (type == RecordDescriptor.TYPE_DATA) {
                     int stream = buffer.getShort(index + RecordDescriptor.STREAM_OFFSET) & 0xFFFF;
                     handler.onRecord(stream, buffer, index + HEADER_LENGTH, length);
+                    n++;
+                } else if (type == RecordDescriptor.TYPE_END) {
+                    handler.onEndOfStream();
                     n++;
                 }
                 t += size;

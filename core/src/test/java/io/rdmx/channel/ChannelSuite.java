@@ -542,6 +542,175 @@ public abstract class ChannelSuite {
         assertUserFacing(p.ab.closedException());
     }
 
+    /** Counts records and ends of stream per remote worker, and what arrived out of order. */
+    private static final class EndChecker implements RecordHandler {
+        final int[] expected;
+        final int[] records;
+        final int[] ends;
+        final List<String> errors = new ArrayList<>();
+        final String peer;
+
+        EndChecker(String peer, int[] expected) {
+            this.peer = peer;
+            this.expected = expected;
+            this.records = new int[expected.length];
+            this.ends = new int[expected.length];
+        }
+
+        @Override
+        public void onRecord(int streamId, ByteBuffer buffer, int offset, int length, RecordSource source) {
+            int w = source.peerWorker();
+            if (ends[w] > 0) {
+                errors.add("record " + records[w] + " from worker " + w + " after its end of stream");
+            }
+            if (buffer.getInt(offset + 4) != records[w]) {
+                errors.add("worker " + w + ": seq " + buffer.getInt(offset + 4) + " for " + records[w]);
+            }
+            records[w]++;
+        }
+
+        @Override
+        public void onEndOfStream(RecordSource source) {
+            int w = source.peerWorker();
+            if (!peer.equals(source.peerName())) {
+                errors.add("end of stream from '" + source.peerName() + "'");
+            }
+            if (records[w] != expected[w]) {
+                errors.add("end of stream from worker " + w + " after " + records[w] + " of " + expected[w]
+                    + " records");
+            }
+            ends[w]++;
+        }
+
+        boolean allEnded() {
+            for (int e : ends) {
+                if (e == 0) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(ChannelConfig.Notification.class)
+    void everyWriterEndsItsStreamOnceAfterAllItsRecords(ChannelConfig.Notification mode) throws Exception {
+        int wa = 3;
+        int wb = 2;
+        // worker 0 writes nothing before its end: finishing an empty writer; small rings wrap and block
+        int[] counts = {0, 300, 700};
+        Pair p = new Pair(wa, wb, c -> c.notification(mode).ringCapacity(2048).batchThreshold(512));
+        ExecutorService ex = Executors.newFixedThreadPool(wa + wb);
+        try {
+            List<Future<?>> writers = new ArrayList<>();
+            for (int w = 0; w < wa; w++) {
+                int me = w;
+                writers.add(ex.submit(() -> {
+                    for (int i = 0; i < counts[me]; i++) {
+                        for (int r = 0; r < wb; r++) {
+                            p.ab.writer(me, r).write(1, record(me, i, 8 + (i % 50)), 10, TimeUnit.SECONDS);
+                        }
+                    }
+                    for (int r = 0; r < wb; r++) {
+                        p.ab.writer(me, r).finish(10, TimeUnit.SECONDS);
+                        assertTrue(p.ab.writer(me, r).isFinished());
+                    }
+                    return null;
+                }));
+            }
+            List<Future<EndChecker>> readers = new ArrayList<>();
+            for (int r = 0; r < wb; r++) {
+                ChannelReader reader = p.b.reader(r);
+                readers.add(ex.submit(() -> {
+                    EndChecker c = new EndChecker(p.nodeA.name(), counts);
+                    while (!c.allEnded()) {
+                        assertTrue(reader.read(c, 64, 10, TimeUnit.SECONDS) > 0, "reader " + reader.worker()
+                            + " starved with records=" + java.util.Arrays.toString(c.records) + " ends="
+                            + java.util.Arrays.toString(c.ends));
+                    }
+                    assertEquals(0, reader.read(c, 64, 100, TimeUnit.MILLISECONDS), "nothing after the ends");
+                    return c;
+                }));
+            }
+            for (Future<?> f : writers) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+            for (Future<EndChecker> f : readers) {
+                EndChecker c = f.get(60, TimeUnit.SECONDS);
+                assertEquals(List.of(), c.errors);
+                assertEquals(List.of(1, 1, 1), java.util.Arrays.stream(c.ends).boxed().toList(), "each end once");
+                assertEquals(java.util.Arrays.stream(counts).boxed().toList(),
+                    java.util.Arrays.stream(c.records).boxed().toList());
+            }
+        } finally {
+            ex.shutdownNow();
+        }
+        long marks = (long) wa * wb;
+        long records = (long) wb * java.util.Arrays.stream(counts).sum();
+        assertEquals(records + marks, p.a.metrics().recordsWritten(), "an end counts as a record written");
+        assertEquals(records + marks, p.b.metrics().recordsRead(), "and as a record read");
+    }
+
+    @Test
+    void aFinishedWriterRefusesMoreRecordsNamingPeerAndWorker() throws Exception {
+        Pair p = new Pair(1, 2, c -> c);
+        ChannelWriter w = p.ab.writer(0, 1);
+        assertTrue(w.offer(3, record(0, 0, 16)));
+        w.finish(5, TimeUnit.SECONDS);
+        w.finish(5, TimeUnit.SECONDS); // idempotent: no second end
+        String who = "peer '" + p.nodeB.name() + "' worker 1";
+        for (org.junit.jupiter.api.function.Executable misuse : List.<org.junit.jupiter.api.function.Executable>of(
+            () -> w.tryClaim(3, 8),
+            () -> w.claim(3, 8, 1, TimeUnit.SECONDS),
+            () -> w.offer(3, ByteBuffer.allocate(8)),
+            () -> w.write(3, ByteBuffer.allocate(8), 1, TimeUnit.SECONDS))) {
+            IllegalStateException e = assertThrows(IllegalStateException.class, misuse);
+            assertTrue(e.getMessage().contains(who) && e.getMessage().contains("finished"), e.getMessage());
+        }
+        List<String> got = new ArrayList<>();
+        RecordHandler h = new RecordHandler() {
+            @Override
+            public void onRecord(int streamId, ByteBuffer buffer, int offset, int length, RecordSource source) {
+                got.add("record " + streamId + " from " + source.peerWorker());
+            }
+
+            @Override
+            public void onEndOfStream(RecordSource source) {
+                got.add("end from " + source.peerName() + " " + source.peerWorker());
+            }
+        };
+        while (got.size() < 2) {
+            assertTrue(p.b.reader(1).read(h, 10, 5, TimeUnit.SECONDS) > 0, "got " + got);
+        }
+        assertEquals(0, p.b.reader(1).read(h, 10, 100, TimeUnit.MILLISECONDS));
+        assertEquals(List.of("record 3 from 0", "end from " + p.nodeA.name() + " 0"), got);
+        // the other ring of the same writer worker is not finished
+        assertTrue(p.ab.writer(0, 0).offer(3, ByteBuffer.allocate(8)));
+    }
+
+    @Test
+    void finishThenEngineCloseIsACleanCloseOnBothSides() throws Exception {
+        Pair p = new Pair(2, 1, c -> c);
+        p.ab.writer(0, 0).write(4, record(0, 0, 8), 5, TimeUnit.SECONDS);
+        p.ab.writer(0, 0).finish(5, TimeUnit.SECONDS);
+        p.ab.writer(1, 0).finish(5, TimeUnit.SECONDS);
+        EndChecker c = new EndChecker(p.nodeA.name(), new int[] {1, 0});
+        while (!c.allEnded()) {
+            assertTrue(p.b.reader(0).read(c, 10, 5, TimeUnit.SECONDS) > 0, "ends " + java.util.Arrays.toString(c.ends));
+        }
+        assertEquals(List.of(), c.errors);
+        p.a.close();
+        assertFalse(p.ab.isOpen());
+        Blocking.awaitTrue("b hears that a closed", () -> !p.ba.isOpen(), WAIT);
+        assertEquals(org.slf4j.event.Level.DEBUG, ChannelEngine.failureLogLevel(p.ab), p.ab.failure().getMessage());
+        assertEquals(org.slf4j.event.Level.DEBUG, ChannelEngine.failureLogLevel(p.ba), p.ba.failure().getMessage());
+        assertEquals("peer '" + p.nodeA.name() + "' closed its channel engine", p.ba.failure().getMessage());
+        Throwable e = assertThrows(ConnectionClosedException.class,
+            () -> p.b.reader(0).read(c, 1, 5, TimeUnit.SECONDS));
+        assertUserFacing(e);
+        assertEquals(List.of(), c.errors, "nothing more after the ends");
+    }
+
     @Test
     void moreRingsThanAnImmediateCanNameFailTheHandshakeOnBothSides() throws Exception {
         Node na = open("a");

@@ -167,6 +167,15 @@ class ControlMessageChecksTest {
         assertFalse(msg.contains("wrId"), () -> "internal request id in: " + msg);
     }
 
+    /** An immediate's own check in WRITE_WITH_IMM mode; in SEND mode any immediate is refused first. */
+    private void assertImmediateRefused(String... parts) {
+        if (shape.mode() == ChannelConfig.Notification.SEND) {
+            assertFailed("notification=SEND, not by immediates");
+        } else {
+            assertFailed(parts);
+        }
+    }
+
     // ---- handshake
 
     @ParameterizedTest
@@ -242,7 +251,8 @@ class ControlMessageChecksTest {
         handshake();
         int imm = ImmediateDescriptor.encode(s.rings(), 8);
         immediate(imm);
-        assertFailed("immediate=0x" + Integer.toHexString(imm), "ring=" + s.rings() + " >= rings=" + s.rings());
+        assertImmediateRefused("immediate=0x" + Integer.toHexString(imm), "ring=" + s.rings() + " >= rings="
+            + s.rings());
     }
 
     @ParameterizedTest
@@ -251,7 +261,7 @@ class ControlMessageChecksTest {
         open(s);
         handshake();
         immediate(ImmediateDescriptor.encode(s.rings() - 1, CAPACITY + 8));
-        assertFailed("position=" + (CAPACITY + 8) + " in ring=" + (s.rings() - 1), "capacity=" + CAPACITY);
+        assertImmediateRefused("position=" + (CAPACITY + 8) + " in ring=" + (s.rings() - 1), "capacity=" + CAPACITY);
     }
 
     @ParameterizedTest
@@ -260,7 +270,7 @@ class ControlMessageChecksTest {
         open(s);
         handshake();
         immediate(ImmediateDescriptor.encode(0, 0));
-        assertFailed("length=0");
+        assertImmediateRefused("length=0");
     }
 
     @ParameterizedTest
@@ -303,6 +313,47 @@ class ControlMessageChecksTest {
         }
         assertEquals(List.of("worker " + (s.localWorkers() - 1) + " got stream 7 length 20 from " + s.peerName()
             + " worker " + (s.peerWorkers() - 1)), got);
+    }
+
+    @ParameterizedTest
+    @MethodSource("shapes")
+    void aRecordAfterTheEndOfStreamFailsThePeer(Shape s) throws RdmxException {
+        open(s);
+        handshake();
+        PairLayout layout = s.layout();
+        int ring = layout.ringIndex(s.peerIsLow(), 0, 0);
+        RingBuffer scratch = new RingBuffer(ByteBuffer.allocateDirect(CAPACITY), CAPACITY / 4);
+        scratch.write(5, ByteBuffer.allocate(8));
+        int at = scratch.tryClaim(0, 0);
+        scratch.buffer().put(at - RecordDescriptor.HEADER_LENGTH + RecordDescriptor.TYPE_OFFSET,
+            (byte) RecordDescriptor.TYPE_END);
+        scratch.commit();
+        scratch.write(6, ByteBuffer.allocate(8));
+        int length = (int) scratch.headAcquire();
+        RegionImpl ours = conn.ourPairRegion();
+        int offset = layout.offset(s.peerIsLow(), ring);
+        for (int i = 0; i < length; i++) {
+            ours.memory().put(offset + i, scratch.buffer().get(i));
+        }
+        if (s.mode() == ChannelConfig.Notification.WRITE_WITH_IMM) {
+            immediate(ImmediateDescriptor.encode(ring, length));
+        } else {
+            notify(NotificationDescriptor.KIND_DATA, ring, length);
+        }
+        List<String> got = new ArrayList<>();
+        engine.reader(0).poll(new RecordHandler() {
+            @Override
+            public void onRecord(int streamId, ByteBuffer buffer, int off, int len, RecordSource source) {
+                got.add("record " + streamId);
+            }
+
+            @Override
+            public void onEndOfStream(RecordSource source) {
+                got.add("end from worker " + source.peerWorker());
+            }
+        }, 10);
+        assertEquals(List.of("record 5", "end from worker 0"), got, "nothing after the end is delivered");
+        assertFailed("worker 0 wrote a record after its end of stream (ring=" + ring + ")");
     }
 
     // ---- the immediate's ring limit, where the two worker counts meet

@@ -41,6 +41,40 @@ class RingBufferTest {
     }
 
     @Test
+    void anEndOfStreamMarkerIsDeliveredInOrderAndCounted() {
+        assertTrue(put(7, "abc"));
+        int at = ring.tryClaim(0, 0);
+        ring.buffer().put(at - RecordDescriptor.HEADER_LENGTH + RecordDescriptor.TYPE_OFFSET,
+            (byte) RecordDescriptor.TYPE_END);
+        ring.commit();
+        List<String> got = new ArrayList<>();
+        RingBuffer.Handler h = new RingBuffer.Handler() {
+            @Override
+            public void onRecord(int streamId, ByteBuffer buffer, int offset, int length) {
+                got.add("record " + streamId);
+            }
+
+            @Override
+            public void onEndOfStream() {
+                got.add("end");
+            }
+        };
+        assertEquals(1, ring.read(h, 1), "the limit counts the end too");
+        assertEquals(1, ring.read(h, 10));
+        assertEquals(List.of("record 7", "end"), got);
+        assertEquals(24, ring.tailAcquire());
+        assertEquals(0, drain().size(), "a handler without onEndOfStream ignores it");
+    }
+
+    @Test
+    void anEndOfStreamMarkerWithAPayloadIsCorrupt() {
+        assertTrue(put(1, "abcd"));
+        ring.buffer().put(RecordDescriptor.TYPE_OFFSET, (byte) RecordDescriptor.TYPE_END);
+        IllegalStateException e = assertThrows(IllegalStateException.class, this::drain);
+        assertTrue(e.getMessage().contains("end-of-stream record length=4"), e.getMessage());
+    }
+
+    @Test
     void fullBufferRefusesUntilTheReaderConsumes() {
         int n = 0;
         while (put(1, "x".repeat(24))) {
