@@ -51,6 +51,13 @@ public final class ChannelConfig {
      */
     public static final String IDLE_PROP = "rdmx.channel.idle";
 
+    /**
+     * System property: {@code true} (default) runs the engine's duty cycle ({@link ChannelEngine#doWork()}) on a
+     * network thread of its own that sleeps on the completion queue; {@code false} starts no such thread: the
+     * application's threads run it (a blocked reader or writer does, between its checks).
+     */
+    public static final String ENGINE_THREAD_PROP = "rdmx.channel.engineThread";
+
     /** How a blocked reader or writer waits. */
     public enum Idle {
         /** Sleep at once (futex or park); a waker pays one system call. */
@@ -117,6 +124,7 @@ public final class ChannelConfig {
     private final Duration flushInterval;
     private final int spinsBeforePark;
     private final boolean mapped;
+    private final boolean engineThread;
 
     private ChannelConfig(Builder b) {
         this.workers = b.workers;
@@ -129,6 +137,7 @@ public final class ChannelConfig {
         this.flushInterval = b.flushInterval;
         this.spinsBeforePark = b.spins;
         this.mapped = b.mapped;
+        this.engineThread = b.engineThread;
     }
 
     /**
@@ -174,6 +183,11 @@ public final class ChannelConfig {
         return spinsBeforePark;
     }
 
+    /** @return true if the engine runs its duty cycle on a network thread of its own */
+    public boolean engineThread() {
+        return engineThread;
+    }
+
     /** @return how a blocked reader or writer waits (what {@link #spinsBeforePark()} amounts to) */
     public Idle idle() {
         return Idle.ofSpins(spinsBeforePark);
@@ -200,7 +214,7 @@ public final class ChannelConfig {
         return "ChannelConfig{workers=" + workers + ", ringCapacity=" + ringCapacity + ", batchThreshold="
             + batchThreshold + ", readNotifyThreshold=" + readNotifyThreshold + ", notification=" + notification
             + ", flushInterval=" + flushInterval + ", idle=" + idle().label() + ", spinsBeforePark=" + spinsBeforePark
-            + ", mapped=" + mapped
+            + ", engineThread=" + engineThread + ", mapped=" + mapped
             + "}";
     }
 
@@ -221,6 +235,8 @@ public final class ChannelConfig {
         private int spins;
         private String mappedValue = System.getProperty(MAPPED_PROP, Boolean.toString(MAPPED_DEFAULT));
         private boolean mapped;
+        private String engineThreadValue = System.getProperty(ENGINE_THREAD_PROP, "true");
+        private boolean engineThread;
 
         private Builder(int workers) {
             this.workers = workers;
@@ -281,6 +297,16 @@ public final class ChannelConfig {
         }
 
         /**
+         * @param v false to start no network thread: the application's threads run
+         *          {@link ChannelEngine#doWork()} (blocked readers and writers do it themselves)
+         * @return this
+         */
+        public Builder engineThread(boolean v) {
+            this.engineThreadValue = Boolean.toString(v);
+            return this;
+        }
+
+        /**
          * @param v how a blocked reader or writer waits (sets the spins before sleeping)
          * @return this
          */
@@ -336,6 +362,12 @@ public final class ChannelConfig {
                 throw new IllegalArgumentException(MAPPED_PROP + "=" + mappedValue + " must be true or false");
             }
             mapped = m.equals("true");
+            String et = engineThreadValue.trim().toLowerCase(Locale.ROOT);
+            if (!et.equals("true") && !et.equals("false")) {
+                throw new IllegalArgumentException(ENGINE_THREAD_PROP + "=" + engineThreadValue
+                    + " must be true or false");
+            }
+            engineThread = et.equals("true");
             return new ChannelConfig(this);
         }
     }

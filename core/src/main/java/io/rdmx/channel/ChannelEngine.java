@@ -41,6 +41,11 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     public static final Duration FIRST_BACKOFF = Duration.ofMillis(10);
     /** Longest pause between connect attempts (the pause doubles up to it). */
     public static final Duration MAX_BACKOFF = Duration.ofMillis(200);
+    /**
+     * Without a network thread ({@link ChannelConfig#engineThread()} false): the longest a blocked reader, writer
+     * or handshake sleeps between two runs of {@link #doWork()}.
+     */
+    public static final long AGENT_SLEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     /** Nodes with an open engine (by identity; weak, so a node dropped without closing its engine is freed). */
     private static final Set<Node> WITH_ENGINE = Collections.newSetFromMap(new WeakHashMap<>());
 
@@ -50,7 +55,14 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     private final Map<Integer, PeerChannel> peers = new ConcurrentHashMap<>();
     private final Map<Connection, PeerChannel> byConnection = new ConcurrentHashMap<>();
     private final AtomicInteger ids = new AtomicInteger();
+    /** The network thread, or null without one ({@link ChannelConfig#engineThread()}). */
     private final Thread network;
+    private final io.rdmx.transport.CompletionHandler onCompletion = this::onCompletion;
+    /** One thread at a time runs the duty cycle (the completion queue has one consumer at a time). */
+    private final java.util.concurrent.locks.ReentrantLock duty = new java.util.concurrent.locks.ReentrantLock();
+    /** Nanos between flush scans (half the flush interval), and when the last one ran (under {@link #duty}). */
+    private final long scanNanos;
+    private long lastScan = System.nanoTime();
     private final Thread acceptor;
     private final java.util.concurrent.LinkedBlockingQueue<PeerChannel> accepted =
         new java.util.concurrent.LinkedBlockingQueue<>();
@@ -76,8 +88,14 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         for (int i = 0; i < readers.length; i++) {
             readers[i] = new ChannelReader(this, i);
         }
-        this.network = new Thread(this::run, "rdmx-channel-" + node.name());
-        this.network.setDaemon(true);
+        this.scanNanos = config.flushInterval().isZero() ? Long.MAX_VALUE
+            : Math.max(config.flushInterval().toNanos() / 2, 50_000);
+        if (config.engineThread()) {
+            this.network = new Thread(this::run, "rdmx-channel-" + node.name());
+            this.network.setDaemon(true);
+        } else {
+            this.network = null;
+        }
         this.acceptor = new Thread(this::acceptLoop, "rdmx-accept-" + node.name());
         this.acceptor.setDaemon(true);
         this.mbean = registerMBean();
@@ -107,7 +125,9 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             release(node);
             throw t;
         }
-        e.network.start();
+        if (e.network != null) {
+            e.network.start();
+        }
         e.acceptor.start();
         return e;
     }
@@ -294,35 +314,82 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
 
     private void run() {
         Platform.hooks().bindCurrentThread("network", node.fabric().name(), node.address());
-        long waitNanos = config.flushInterval().isZero() ? TimeUnit.MILLISECONDS.toNanos(50)
-            : Math.max(config.flushInterval().toNanos() / 2, 50_000);
+        long waitNanos = config.flushInterval().isZero() ? TimeUnit.MILLISECONDS.toNanos(50) : scanNanos;
         while (running) {
             try {
-                node.completionQueue().await(this::onCompletion, 256, waitNanos, TimeUnit.NANOSECONDS);
-                if (startFailures) {
-                    startFailures = false;
-                    for (PeerChannel p : peers.values()) {
-                        p.applyStartFailure();
-                    }
+                node.completionQueue().await(onCompletion, 256, waitNanos, TimeUnit.NANOSECONDS);
+                duty.lock();
+                try {
+                    housekeeping();
+                } finally {
+                    duty.unlock();
                 }
             } catch (RdmxException e) {
-                if (running) {
-                    LOG.warn("node '{}' closed under its channel engine: {}", node.name(), e.getMessage());
-                    for (PeerChannel p : peers.values()) {
-                        p.fail(new ConnectionClosedException(p.name(), "node '" + node.name()
-                            + "' closed under the channel to '" + p.name() + "'", e));
-                    }
-                }
+                nodeClosed(e);
                 return;
             } catch (InterruptedException e) {
                 return;
             } catch (RuntimeException e) {
                 LOG.error("channel engine of node '{}': unexpected error", node.name(), e);
             }
-            if (!config.flushInterval().isZero()) {
-                for (PeerChannel p : peers.values()) {
-                    p.scan();
-                }
+        }
+    }
+
+    /**
+     * One duty cycle of the engine, without blocking: handles the completions waiting in the node's queue (each
+     * may wake a reader or writer, post a WRITE that was due, re-post a receive), fails peers whose start failed,
+     * and flushes data that waited longer than the flush interval. The network thread runs it in a loop; without
+     * one ({@link ChannelConfig#engineThread()} false) the application's threads do, as an agent's duty cycle
+     * (Aeron-style), and blocked readers, writers and handshakes of this engine run it themselves. One thread at
+     * a time: a call while another runs returns 0 at once.
+     *
+     * @return the work done (completions handled, peers failed, scans run): 0 when there was nothing to do
+     * @throws RdmxException if the node closed under the engine (every peer is failed first)
+     */
+    public int doWork() throws RdmxException {
+        if (!running || !duty.tryLock()) {
+            return 0;
+        }
+        try {
+            int n = node.completionQueue().poll(onCompletion, 256);
+            if (n == 0 && !node.isOpen()) {
+                RdmxException e = new RdmxException("node '" + node.name() + "' is closed");
+                nodeClosed(e);
+                throw e;
+            }
+            return n + housekeeping();
+        } finally {
+            duty.unlock();
+        }
+    }
+
+    /** Under {@link #duty}: start failures, and a flush scan when one is due. */
+    private int housekeeping() {
+        int n = 0;
+        if (startFailures) {
+            startFailures = false;
+            for (PeerChannel p : peers.values()) {
+                p.applyStartFailure();
+            }
+            n++;
+        }
+        long now = System.nanoTime();
+        if (now - lastScan >= scanNanos) {
+            lastScan = now;
+            for (PeerChannel p : peers.values()) {
+                p.scan();
+            }
+            n++;
+        }
+        return n;
+    }
+
+    private void nodeClosed(RdmxException e) {
+        if (running) {
+            LOG.warn("node '{}' closed under its channel engine: {}", node.name(), e.getMessage());
+            for (PeerChannel p : peers.values()) {
+                p.fail(new ConnectionClosedException(p.name(), "node '" + node.name()
+                    + "' closed under the channel to '" + p.name() + "'", e));
             }
         }
     }
@@ -366,6 +433,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             p.flushAll();
         }
         while (System.nanoTime() < deadline && !peers.values().stream().allMatch(PeerChannel::quiet)) {
+            closeStep();
             try {
                 Thread.sleep(1);
             } catch (InterruptedException e) {
@@ -378,6 +446,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         }
         long byeDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
         while (System.nanoTime() < byeDeadline && !peers.values().stream().allMatch(PeerChannel::goodbyeDone)) {
+            closeStep();
             try {
                 Thread.sleep(1);
             } catch (InterruptedException e) {
@@ -391,7 +460,9 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
                 + "' closed its channel to '" + p.name() + "'", null));
         }
         try {
-            network.join(5000);
+            if (network != null) {
+                network.join(5000);
+            }
             acceptor.join(5000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -410,6 +481,17 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             }
         }
         release(node);
+    }
+
+    /** Closing without a network thread: the closing thread runs the duty cycle (the BYE and flushes complete). */
+    private void closeStep() {
+        if (network == null) {
+            try {
+                doWork();
+            } catch (RdmxException e) {
+                LOG.debug("node '{}': duty cycle while closing: {}", node.name(), e.getMessage());
+            }
+        }
     }
 
     /** @return a snapshot of the counters */

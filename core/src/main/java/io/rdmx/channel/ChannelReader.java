@@ -154,6 +154,7 @@ public final class ChannelReader {
         long start = System.nanoTime();
         long deadline = start + unit.toNanos(timeout);
         int spins = engine.config().spinsBeforePark();
+        boolean agent = !engine.config().engineThread();
         engine.metricReaderBlocked();
         try {
             // One loop for spinning and parking, ended on the clock: see ChannelWriter.claim (a spin loop that
@@ -167,6 +168,9 @@ public final class ChannelReader {
                 if (wakeupRequested) {
                     wakeupRequested = false;
                     return 0;
+                }
+                if (agent && engine.doWork() > 0) {
+                    continue; // no network thread: this thread runs the engine's duty cycle while it waits
                 }
                 if (spins > 0) {
                     spins--;
@@ -190,7 +194,8 @@ public final class ChannelReader {
                     wakeupRequested = false;
                     return 0;
                 }
-                sleeper.sleep(deadline - System.nanoTime());
+                sleeper.sleep(agent ? Math.min(ChannelEngine.AGENT_SLEEP_NANOS, deadline - System.nanoTime())
+                    : deadline - System.nanoTime());
                 if (Thread.interrupted()) {
                     throw new InterruptedException("reader of worker " + worker);
                 }

@@ -240,6 +240,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
         long start = System.nanoTime();
         long deadline = start + unit.toNanos(timeout);
         int spins = peer.engine().config().spinsBeforePark();
+        boolean agent = !peer.engine().config().engineThread();
         peer.engine().metricWriterBlocked();
         try {
             // Spinning and parking share one loop, and it ends on the clock, not on a spin counter: a loop that
@@ -253,6 +254,15 @@ public final class ChannelWriter implements Notifier.Notifiable {
                 }
                 if (at == CLOSED) {
                     throw peer.closedException();
+                }
+                if (agent) {
+                    try {
+                        if (peer.engine().doWork() > 0) {
+                            continue; // no network thread: this thread runs the engine's duty cycle while it waits
+                        }
+                    } catch (RdmxException e) {
+                        throw peer.closedException();
+                    }
                 }
                 if (spins > 0) {
                     spins--;
@@ -272,7 +282,8 @@ public final class ChannelWriter implements Notifier.Notifiable {
                 if (at == CLOSED) {
                     throw peer.closedException();
                 }
-                sleeper.sleep(deadline - System.nanoTime());
+                sleeper.sleep(agent ? Math.min(ChannelEngine.AGENT_SLEEP_NANOS, deadline - System.nanoTime())
+                    : deadline - System.nanoTime());
                 if (Thread.interrupted()) {
                     throw new InterruptedException("blocked writer to '" + peer.name() + "'");
                 }

@@ -200,6 +200,22 @@ public final class PeerChannel {
 
     PeerChannel awaitReady(Duration timeout) throws RdmxException {
         try {
+            if (!engine.config().engineThread()) {
+                // no network thread: this thread runs the engine's duty cycle until the handshake is done
+                long deadline = System.nanoTime() + timeout.toNanos();
+                while (!ready.isDone()) {
+                    if (engine.doWork() == 0) {
+                        try {
+                            ready.get(Math.min(ChannelEngine.AGENT_SLEEP_NANOS, Math.max(1,
+                                deadline - System.nanoTime())), TimeUnit.NANOSECONDS);
+                        } catch (TimeoutException again) {
+                            if (System.nanoTime() - deadline >= 0) {
+                                throw again;
+                            }
+                        }
+                    }
+                }
+            }
             return ready.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             RdmxTimeoutException t = new RdmxTimeoutException("channel handshake with '" + name() + "' timed out after "
