@@ -80,6 +80,14 @@ public abstract class RpcSuite {
      */
     protected abstract String reserveAddress(NodeOptions.Builder options, Path scratch) throws Exception;
 
+    /**
+     * @return true where the provider allocates on the thread that posts a WRITE or SEND (tcp today), so the
+     *         allocation bound of a call's calling thread is not checked there
+     */
+    protected boolean writePathAllocates() {
+        return false;
+    }
+
     @AfterEach
     void tearDown() throws Exception {
         release.countDown();
@@ -220,6 +228,40 @@ public abstract class RpcSuite {
         assertEquals((long) threads * calls, s.callsHandled());
         assertEquals(0, c.lateResponses());
         assertEquals(0, c.outstanding());
+    }
+
+    /**
+     * The calling thread of a small synchronous call allocates its future and nothing else (measured, not timed:
+     * bytes allocated by the thread per call, after warm-up). Prints the reader thread's share for the cost note.
+     */
+    @Test
+    void aSmallSyncCallAllocatesLittleOnTheCallingThread() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        ByteBuffer req = ByteBuffer.wrap(body(16, 1));
+        String address = s.address();
+        for (int i = 0; i < 5_000; i++) {
+            c.call(address, ECHO, req, WAIT);
+        }
+        com.sun.management.ThreadMXBean mx =
+            (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        Thread reader = Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().equals("rdmx-rpc-client-" + c.name())).findFirst().orElseThrow();
+        int calls = 2_000;
+        long readerBefore = mx.getThreadAllocatedBytes(reader.getId());
+        long before = mx.getThreadAllocatedBytes(Thread.currentThread().getId());
+        for (int i = 0; i < calls; i++) {
+            c.call(address, ECHO, req, WAIT);
+        }
+        long perCall = (mx.getThreadAllocatedBytes(Thread.currentThread().getId()) - before) / calls;
+        long readerPerCall = (mx.getThreadAllocatedBytes(reader.getId()) - readerBefore) / calls;
+        System.out.println(getClass().getSimpleName() + ": bytes allocated per 16-byte call: caller " + perCall
+            + ", client reader thread " + readerPerCall);
+        if (writePathAllocates()) {
+            org.junit.jupiter.api.Assumptions.abort(fabric().name() + ": the provider's write path allocates on the"
+                + " posting thread (" + perCall + " bytes per call here); not rpc's to bound");
+        }
+        assertTrue(perCall <= 256, "caller thread allocated " + perCall + " bytes per call (the future is ~80)");
     }
 
     @Test
