@@ -88,27 +88,37 @@ public final class RpcClient implements AutoCloseable {
         }
     }
 
+    /** A channel and its writer, replaced together on a reconnect. */
+    private static final class Link {
+        final PeerChannel peer;
+        final ChannelWriter writer;
+
+        Link(PeerChannel peer) {
+            this.peer = peer;
+            this.writer = peer.writer(0, 0);
+        }
+    }
+
     /** The channel to one server address and the lock of its writer. */
     private final class ServerConn {
         final String address;
         final ReentrantLock lock = new ReentrantLock();
-        volatile PeerChannel peer;
-        volatile ChannelWriter writer;
+        volatile Link link;
 
         ServerConn(String address) {
             this.address = address;
         }
 
         /** Connects (again) if needed, retrying until the deadline. */
-        PeerChannel connect(long deadline, long timeoutNanos) throws RpcException, InterruptedException {
-            PeerChannel p = peer;
-            if (p != null && p.isOpen()) {
-                return p;
+        Link connect(long deadline, long timeoutNanos) throws RpcException, InterruptedException {
+            Link l = link;
+            if (l != null && l.peer.isOpen()) {
+                return l;
             }
             synchronized (this) {
-                p = peer;
-                if (p != null && p.isOpen()) {
-                    return p;
+                l = link;
+                if (l != null && l.peer.isOpen()) {
+                    return l;
                 }
                 long backoff = ChannelEngine.FIRST_BACKOFF.toNanos();
                 Exception last = null;
@@ -120,9 +130,9 @@ public final class RpcClient implements AutoCloseable {
                     try {
                         PeerChannel np = engine.connect(address, Duration.ofNanos(left));
                         if (np.isOpen()) {
-                            writer = np.writer(0, 0);
-                            peer = np;
-                            return np;
+                            l = new Link(np);
+                            link = l;
+                            return l;
                         }
                         last = np.failure();
                     } catch (RdmxTimeoutException e) {
@@ -357,14 +367,15 @@ public final class RpcClient implements AutoCloseable {
                 config.maxMessageBytes()));
         }
         ServerConn c = servers.computeIfAbsent(p.address, ServerConn::new);
-        PeerChannel peer;
+        Link link;
         try {
-            peer = c.connect(p.deadline, p.timeoutNanos);
+            link = c.connect(p.deadline, p.timeoutNanos);
         } catch (RpcException e) {
             throw failNow(p, e);
         }
+        PeerChannel peer = link.peer;
         p.peer = peer;
-        ChannelWriter w = c.writer;
+        ChannelWriter w = link.writer;
         register(p);
         if (!running) {
             fail(p, closed());

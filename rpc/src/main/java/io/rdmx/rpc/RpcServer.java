@@ -215,12 +215,12 @@ public final class RpcServer implements AutoCloseable {
         }
     }
 
-    /** @return calls answered (responses and remote errors) */
+    /** @return calls served: handler run (or request refused) and the answer written or dropped */
     public long callsHandled() {
         return callsHandled.sum();
     }
 
-    /** @return calls answered with a remote error (the handler threw) */
+    /** @return calls answered with a remote error (the handler threw, or the request was refused) */
     public long errorsReturned() {
         return errorsReturned.sum();
     }
@@ -369,15 +369,14 @@ public final class RpcServer implements AutoCloseable {
 
     /** Reader thread: an error answer, sent only if the client's ring has space now. */
     private void answerNow(String peer, int method, long callId, String className, String message) {
+        callsHandled.increment();
+        errorsReturned.increment();
         PeerSlot s = slot(peer, System.nanoTime() + config.writeTimeout().toNanos());
         int room = s == null ? 0 : s.writer.maxPayload() - RpcFrameDescriptor.RESPONSE_HEADER_LENGTH;
         if (s == null || !FrameSender.trySendNow(s.writer, s.lock, RpcFrameDescriptor.KIND_ERROR, method, callId,
             RpcFrameDescriptor.errorBody(className, message, Math.min(room, config.maxMessageBytes())))) {
             responsesDropped.increment();
             LOG.debug("rpc server '{}': error answer to call id={} of '{}' dropped ({})", name, callId, peer, message);
-        } else {
-            callsHandled.increment();
-            errorsReturned.increment();
         }
     }
 
@@ -414,18 +413,19 @@ public final class RpcServer implements AutoCloseable {
                 LOG.debug("rpc server '{}': handler of method={} threw {}", name, call.method(), e.toString());
             }
         }
+        // counted before the answer is written, so a client that has its answer sees the count
+        callsHandled.increment();
+        if (kind == RpcFrameDescriptor.KIND_ERROR) {
+            errorsReturned.increment();
+        }
         long deadline = System.nanoTime() + config.writeTimeout().toNanos();
-        PeerSlot s = slot(call.peer(), deadline);
+        PeerSlot s = running ? slot(call.peer(), deadline) : null;
         if (s == null) {
-            responsesDropped.increment();
+            responsesDropped.increment(); // stopped (no answers after close), or the client is gone
             return;
         }
         try {
             FrameSender.send(s.writer, s.lock, kind, call.method(), call.callId(), 0, 0, answer, deadline);
-            callsHandled.increment();
-            if (kind == RpcFrameDescriptor.KIND_ERROR) {
-                errorsReturned.increment();
-            }
         } catch (RdmxException e) {
             responsesDropped.increment();
             LOG.debug("rpc server '{}': answer to call id={} of '{}' not sent: {}", name, call.callId(), call.peer(),

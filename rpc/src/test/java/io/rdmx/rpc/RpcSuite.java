@@ -268,6 +268,7 @@ public abstract class RpcSuite {
     void aSlowHandlerPastTheTimeoutFailsThatCallAndItsLateAnswerIsDropped() throws Exception {
         RpcServer s = server(cfg());
         RpcClient c = client(cfg());
+        assertEquals(4, c.call(s.address(), ECHO, intBody(0), WAIT).length); // connected: the timeout is the answer's
         RpcTimeoutException e = assertThrows(RpcTimeoutException.class,
             () -> c.call(s.address(), SLOW, intBody(1), Duration.ofMillis(300)));
         assertTrue(e.getMessage().contains(s.name()) && e.getMessage().contains("300 ms"), e.getMessage());
@@ -283,6 +284,7 @@ public abstract class RpcSuite {
     void anAsyncCallTimesOutToo() throws Exception {
         RpcServer s = server(cfg());
         RpcClient c = client(cfg());
+        assertEquals(4, c.call(s.address(), ECHO, intBody(0), WAIT).length);
         CompletableFuture<byte[]> f = c.callAsync(s.address(), SLOW, intBody(1), Duration.ofMillis(200));
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(WAIT.toSeconds(), TimeUnit.SECONDS));
         assertInstanceOf(RpcTimeoutException.class, e.getCause());
@@ -388,6 +390,26 @@ public abstract class RpcSuite {
         RpcPeerException gone = assertThrows(RpcPeerException.class,
             () -> c.call(s1.address(), ECHO, intBody(5), Duration.ofMillis(300)));
         assertTrue(gone.getMessage().contains(s1.address()), gone.getMessage());
+    }
+
+    @Test
+    void closingTheServerEngineFailsItsCallsNamingIt() throws Exception {
+        ChannelEngine se = engine(node("s1"));
+        RpcServer s1 = server(se, cfg());
+        RpcServer s2 = server(cfg());
+        RpcClient c = client(cfg());
+        CompletableFuture<byte[]> onS1 = c.callAsync(s1.address(), SLOW, intBody(1), WAIT);
+        CompletableFuture<byte[]> onS2 = c.callAsync(s2.address(), SLOW, intBody(2), WAIT);
+        Blocking.awaitTrue("two slow handlers running", () -> slowEntered.get() == 2, WAIT);
+        s1.close();
+        se.close();
+        ExecutionException e = assertThrows(ExecutionException.class,
+            () -> onS1.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        assertInstanceOf(RpcPeerException.class, e.getCause());
+        assertTrue(e.getCause().getMessage().contains(s1.name()), e.getCause().getMessage());
+        assertFalse(onS2.isDone());
+        release.countDown();
+        assertEquals(2, onS2.get(WAIT.toSeconds(), TimeUnit.SECONDS)[3]);
     }
 
     @Test
