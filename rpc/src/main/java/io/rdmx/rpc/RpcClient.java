@@ -385,26 +385,38 @@ public final class RpcClient implements AutoCloseable {
             FrameSender.send(w, c.lock, RpcFrameDescriptor.KIND_REQUEST, method, p.callId, clientHi, clientLo,
                 request, p.deadline);
         } catch (ConnectionClosedException e) {
-            RpcException x = new RpcPeerException(peer.name(), "server '" + peer.name() + "' (address=" + p.address
-                + ") lost before call id=" + p.callId + " was sent: " + e.getMessage(), e);
-            fail(p, x);
-            throw x;
+            throw failed(p, new RpcPeerException(peer.name(), "server '" + peer.name() + "' (address=" + p.address
+                + ") lost before call id=" + p.callId + " was sent: " + e.getMessage(), e));
         } catch (RdmxTimeoutException e) {
             timedOut.increment();
-            RpcException x = new RpcTimeoutException("call id=" + p.callId + " to server '" + peer.name()
+            throw failed(p, new RpcTimeoutException("call id=" + p.callId + " to server '" + peer.name()
                 + "' (address=" + p.address + ") not sent within its timeout of "
-                + TimeUnit.NANOSECONDS.toMillis(p.timeoutNanos) + " ms: " + e.getMessage(), e);
-            fail(p, x);
-            throw x;
+                + TimeUnit.NANOSECONDS.toMillis(p.timeoutNanos) + " ms: " + e.getMessage(), e));
         } catch (RdmxException e) {
-            RpcException x = new RpcPeerException(peer.name(), "call id=" + p.callId + " to server '" + peer.name()
-                + "' not sent: " + e.getMessage(), e);
-            fail(p, x);
-            throw x;
+            throw failed(p, new RpcPeerException(peer.name(), "call id=" + p.callId + " to server '" + peer.name()
+                + "' not sent: " + e.getMessage(), e));
         } catch (InterruptedException e) {
             fail(p, new RpcException("call id=" + p.callId + " to address=" + p.address + " interrupted"));
             throw e;
         }
+    }
+
+    /**
+     * Fails a call that could not be sent, unless another thread failed it first (the client closed, the
+     * server was lost): then that first cause is the call's.
+     *
+     * @return the exception the call failed with
+     */
+    private RpcException failed(Pending p, RpcException e) {
+        if (fail(p, e)) {
+            return e;
+        }
+        try {
+            p.getNow(null);
+        } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException c) {
+            return asRpcException(c instanceof java.util.concurrent.CompletionException ? c.getCause() : c);
+        }
+        return e;
     }
 
     private RpcException failNow(Pending p, RpcException e) {

@@ -345,6 +345,23 @@ public abstract class RpcSuite {
     }
 
     @Test
+    void aFullHandlerQueueAnswersBusyAndTheQueuedCallsGoOn() throws Exception {
+        RpcServer s = server(RpcConfig.builder().handlerThreads(1).handlerQueue(1).build());
+        RpcClient c = client(cfg());
+        CompletableFuture<byte[]> running = c.callAsync(s.address(), SLOW, intBody(1), WAIT);
+        Blocking.awaitTrue("the one handler thread busy", () -> slowEntered.get() == 1, WAIT);
+        CompletableFuture<byte[]> queued = c.callAsync(s.address(), ECHO, intBody(2), WAIT);
+        // the same ring delivers in order: the queued call is in the queue before this one is read
+        RemoteRpcException busy = assertThrows(RemoteRpcException.class,
+            () -> c.call(s.address(), ECHO, intBody(3), WAIT));
+        assertEquals(RpcConfig.BUSY_CLASS, busy.className());
+        assertTrue(busy.remoteMessage().contains("rdmx.rpc.handlerQueue"), busy.remoteMessage());
+        release.countDown();
+        assertEquals(1, running.get(WAIT.toSeconds(), TimeUnit.SECONDS)[3]);
+        assertEquals(2, queued.get(WAIT.toSeconds(), TimeUnit.SECONDS)[3]);
+    }
+
+    @Test
     void aRemoteExceptionCarriesClassAndMessageForThatCallOnly() throws Exception {
         RpcServer s = server(cfg());
         RpcClient c = client(cfg());
