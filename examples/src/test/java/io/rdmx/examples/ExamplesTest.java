@@ -31,6 +31,13 @@ class ExamplesTest {
         assertArrayEquals(new long[] {7, 42, 43}, ChannelExample.run(provider));
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"loopback", "shm", "tcp"})
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void rpcExampleEchoesAndCarriesTheRemoteError(String provider) throws Exception {
+        assertEquals("hello|java.lang.IllegalArgumentException: no method 9", RpcExample.run(provider));
+    }
+
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void shuffleExampleDeliversEveryRowOnce() throws Exception {

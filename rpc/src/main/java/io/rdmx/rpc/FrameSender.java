@@ -1,0 +1,104 @@
+package io.rdmx.rpc;
+
+import io.rdmx.channel.ChannelWriter;
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RdmxTimeoutException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Writes one message into a ring, cut into fragments of at most the ring's largest record. A writer has one
+ * writer thread at a time: every use of it holds its lock, taken per fragment, so fragments of concurrent
+ * messages may interleave (the receiver reassembles by call id) and a long message does not hold up short ones
+ * for its whole length.
+ */
+final class FrameSender {
+    private FrameSender() {
+    }
+
+    /**
+     * Sends a message, blocking (up to the deadline) for the lock and for ring space.
+     *
+     * @param w the writer
+     * @param lock the writer's lock
+     * @param kind the kind
+     * @param method the method
+     * @param callId the call id
+     * @param hi client id, first 8 bytes (requests)
+     * @param lo client id, last 8 bytes (requests)
+     * @param body the body (remaining bytes; position unchanged)
+     * @param deadline {@code System.nanoTime()} bound
+     * @throws ConnectionClosedException if the peer is gone
+     * @throws RdmxTimeoutException if the lock or ring space did not come in time
+     * @throws InterruptedException if interrupted
+     */
+    static void send(ChannelWriter w, ReentrantLock lock, int kind, int method, long callId, long hi, long lo,
+                     ByteBuffer body, long deadline) throws RdmxException, InterruptedException {
+        int header = RpcFrameDescriptor.headerLength(kind);
+        int max = w.maxPayload() - header;
+        int total = body.remaining();
+        int base = body.position();
+        int off = 0;
+        do {
+            int n = Math.min(max, total - off);
+            boolean last = off + n == total;
+            if (!lock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                throw new RdmxTimeoutException("the ring to '" + w.peerName() + "' stayed busy with other messages"
+                    + " (lock not free in time)");
+            }
+            try {
+                int at = w.claim(RpcFrameDescriptor.STREAM_ID, header + n, Math.max(0, deadline - System.nanoTime()),
+                    TimeUnit.NANOSECONDS);
+                ByteBuffer b = w.buffer();
+                RpcFrameDescriptor.putHeader(b, at, kind, last, method, callId, total, off, hi, lo);
+                if (n > 0) {
+                    b.put(at + header, body, base + off, n);
+                }
+                w.commit();
+                if (last) {
+                    w.flush();
+                }
+            } finally {
+                lock.unlock();
+            }
+            off += n;
+        } while (off < total);
+    }
+
+    /**
+     * Sends a one-fragment message if the lock is free and the ring has space now: for the reader thread,
+     * which must not block on one peer.
+     *
+     * @param w the writer
+     * @param lock its lock
+     * @param kind the kind (not a request)
+     * @param method the method
+     * @param callId the call id
+     * @param body the body, at most {@link ChannelWriter#maxPayload()} minus the header
+     * @return true if sent
+     */
+    static boolean trySendNow(ChannelWriter w, ReentrantLock lock, int kind, int method, long callId,
+                              ByteBuffer body) {
+        int header = RpcFrameDescriptor.headerLength(kind);
+        int n = body.remaining();
+        if (!lock.tryLock()) {
+            return false;
+        }
+        try {
+            int at = w.tryClaim(RpcFrameDescriptor.STREAM_ID, header + n);
+            if (at < 0) {
+                return false;
+            }
+            ByteBuffer b = w.buffer();
+            RpcFrameDescriptor.putHeader(b, at, kind, true, method, callId, n, 0, 0, 0);
+            b.put(at + header, body, body.position(), n);
+            w.commit();
+            w.flush();
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+}

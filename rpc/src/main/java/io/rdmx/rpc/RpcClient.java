@@ -1,0 +1,603 @@
+package io.rdmx.rpc;
+
+import io.rdmx.channel.ChannelEngine;
+import io.rdmx.channel.ChannelReader;
+import io.rdmx.channel.ChannelWriter;
+import io.rdmx.channel.PeerChannel;
+import io.rdmx.channel.RecordHandler;
+import io.rdmx.channel.RecordSource;
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RdmxTimeoutException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Calls servers through a channel engine: many outstanding calls per server, multiplexed by call id over the
+ * engine's ring to that server, answered through worker 0's reader by one reader thread
+ * ({@code rdmx-rpc-client-<node>}) that completes each call by its id.
+ *
+ * <p>Any thread may call. The calling thread writes its request into the ring itself (fragments of at most a
+ * ring record; the ring's writer lock is taken per fragment) and, for {@link #call}, parks until the reader
+ * thread completes it. Calls live in a table of {@link RpcConfig#maxOutstandingCalls()} slots indexed by call
+ * id: no map entry, no boxing per call.
+ *
+ * <p>Failure is per server: a lost server fails the calls outstanding on it ({@link RpcPeerException} naming
+ * it); calls to other servers go on. The next call to that address connects again, retrying within its
+ * timeout. A response that comes after its call timed out is dropped and counted ({@link #lateResponses()}).
+ * Malformed frames from a server fail its calls ({@link RpcProtocolException}) and close its connection.
+ *
+ * <p>The client takes the engine's worker 0 reader: one client per engine, and no {@link RpcServer} on the
+ * same engine. It does not own the engine.
+ */
+public final class RpcClient implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RpcClient.class);
+    private static final long IDLE_READ_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+    private static final long TIMEOUT_SCAN_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+    private final ChannelEngine engine;
+    private final RpcConfig config;
+    private final String name;
+    private final long clientHi;
+    private final long clientLo;
+    private final AtomicReferenceArray<Pending> slots;
+    private final int mask;
+    private final AtomicLong ids;
+    private final AtomicInteger asyncOutstanding = new AtomicInteger();
+    private final Map<String, ServerConn> servers = new ConcurrentHashMap<>();
+    /** Reader thread only. */
+    private final Map<String, ServerState> states = new HashMap<>();
+    private final Thread readerThread;
+    private volatile boolean running = true;
+    private final LongAdder lateResponses = new LongAdder();
+    private final LongAdder timedOut = new LongAdder();
+
+    /** One call: the future its caller gets. */
+    static final class Pending extends CompletableFuture<byte[]> {
+        final String address;
+        final boolean async;
+        final long deadline;
+        final long timeoutNanos;
+        volatile long callId;
+        volatile PeerChannel peer;
+        volatile Thread waiter;
+        /** Set by the caller once the call is in the table (from then on, only who takes it out completes it). */
+        volatile boolean registered;
+
+        Pending(String address, boolean async, long deadline, long timeoutNanos) {
+            this.address = address;
+            this.async = async;
+            this.deadline = deadline;
+            this.timeoutNanos = timeoutNanos;
+        }
+    }
+
+    /** A channel and its writer, replaced together on a reconnect. */
+    private static final class Link {
+        final PeerChannel peer;
+        final ChannelWriter writer;
+
+        Link(PeerChannel peer) {
+            this.peer = peer;
+            this.writer = peer.writer(0, 0);
+        }
+    }
+
+    /** The channel to one server address and the lock of its writer. */
+    private final class ServerConn {
+        final String address;
+        final ReentrantLock lock = new ReentrantLock();
+        volatile Link link;
+
+        ServerConn(String address) {
+            this.address = address;
+        }
+
+        /** Connects (again) if needed, retrying until the deadline. */
+        Link connect(long deadline, long timeoutNanos) throws RpcException, InterruptedException {
+            Link l = link;
+            if (l != null && l.peer.isOpen()) {
+                return l;
+            }
+            synchronized (this) {
+                l = link;
+                if (l != null && l.peer.isOpen()) {
+                    return l;
+                }
+                long backoff = ChannelEngine.FIRST_BACKOFF.toNanos();
+                Exception last = null;
+                while (running) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        break;
+                    }
+                    try {
+                        PeerChannel np = engine.connect(address, Duration.ofNanos(left));
+                        if (np.isOpen()) {
+                            l = new Link(np);
+                            link = l;
+                            return l;
+                        }
+                        last = np.failure();
+                    } catch (RdmxTimeoutException e) {
+                        last = e;
+                        break;
+                    } catch (RdmxException | IllegalStateException e) {
+                        last = e;
+                    }
+                    long pause = Math.min(backoff, deadline - System.nanoTime());
+                    if (pause > 0) {
+                        TimeUnit.NANOSECONDS.sleep(pause);
+                    }
+                    backoff = Math.min(2 * backoff, ChannelEngine.MAX_BACKOFF.toNanos());
+                }
+                if (!running) {
+                    throw closed();
+                }
+                throw new RpcPeerException(address, "rpc client '" + name + "' could not connect to the server at"
+                    + " address=" + address + " within the call's timeout of "
+                    + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms" + (last == null ? "" : ": "
+                    + last.getMessage()), last);
+            }
+        }
+    }
+
+    /** Reader thread: a server's reassembly. */
+    private final class ServerState implements Assembler.Sink {
+        final String server;
+        final Assembler assembler;
+        boolean refused;
+
+        ServerState(String server) {
+            this.server = server;
+            this.assembler = new Assembler(server, config.maxMessageBytes(), false);
+        }
+
+        @Override
+        public void message(int kind, int method, long callId, long hi, long lo, byte[] body) {
+            Pending p = take(callId);
+            if (p == null) {
+                lateResponses.increment();
+                return;
+            }
+            if (kind == RpcFrameDescriptor.KIND_RESPONSE) {
+                p.complete(body);
+            } else {
+                String[] e = RpcFrameDescriptor.parseError(body);
+                p.completeExceptionally(e != null ? new RemoteRpcException(server, e[0], e[1])
+                    : new RpcProtocolException(server, "malformed RPC frame from peer '" + server
+                        + "': ERROR body of call id=" + callId + " (length=" + body.length + ") has no class name"));
+            }
+            wake(p);
+        }
+
+        @Override
+        public void tooLarge(int kind, int method, long callId, long size, long limit, String what) {
+            Pending p = take(callId);
+            if (p == null) {
+                lateResponses.increment();
+                return;
+            }
+            p.completeExceptionally(new RpcMessageTooLargeException("response of call id=" + callId + " from server '"
+                + server + "' is " + size + " bytes, more than " + what + "=" + limit + " of client '" + name + "'",
+                size, limit));
+            wake(p);
+        }
+    }
+
+    private RpcClient(ChannelEngine engine, RpcConfig config, byte[] clientId) {
+        this.engine = engine;
+        this.config = config;
+        this.name = engine.node().name();
+        this.clientHi = ClientIds.high(clientId);
+        this.clientLo = ClientIds.low(clientId);
+        this.slots = new AtomicReferenceArray<>(config.maxOutstandingCalls());
+        this.mask = config.maxOutstandingCalls() - 1;
+        // a random start: a restarted client (same node name) does not reuse the ids of its predecessor's calls
+        this.ids = new AtomicLong(ThreadLocalRandom.current().nextLong() >>> 2);
+        this.readerThread = new Thread(this::readLoop, "rdmx-rpc-client-" + name);
+        this.readerThread.setDaemon(true);
+    }
+
+    /**
+     * A client with the default configuration and a random client id.
+     *
+     * @param engine the engine whose worker 0 reader the client takes
+     * @return the client, reading
+     */
+    public static RpcClient open(ChannelEngine engine) {
+        return open(engine, RpcConfig.defaults());
+    }
+
+    /**
+     * @param engine the engine whose worker 0 reader the client takes
+     * @param config the configuration
+     * @return the client, reading, with a random client id
+     */
+    public static RpcClient open(ChannelEngine engine, RpcConfig config) {
+        UUID u = UUID.randomUUID();
+        return open(engine, config, ClientIds.toBytes(u.getMostSignificantBits(), u.getLeastSignificantBits()));
+    }
+
+    /**
+     * @param engine the engine whose worker 0 reader the client takes
+     * @param config the configuration
+     * @param clientId 16 bytes sent with every request (Hadoop's client id)
+     * @return the client, reading
+     */
+    public static RpcClient open(ChannelEngine engine, RpcConfig config, byte[] clientId) {
+        RpcClient c = new RpcClient(engine, config, clientId.clone());
+        c.readerThread.start();
+        return c;
+    }
+
+    /** @return the client's node name */
+    public String name() {
+        return name;
+    }
+
+    /** @return a copy of the 16-byte client id */
+    public byte[] clientId() {
+        return ClientIds.toBytes(clientHi, clientLo);
+    }
+
+    /** @return the configuration */
+    public RpcConfig config() {
+        return config;
+    }
+
+    /** @return responses that came after their call had timed out (dropped) */
+    public long lateResponses() {
+        return lateResponses.sum();
+    }
+
+    /** @return calls that timed out */
+    public long timedOut() {
+        return timedOut.sum();
+    }
+
+    /** @return calls outstanding now (a scan of the call table) */
+    public int outstanding() {
+        int n = 0;
+        for (int i = 0; i < slots.length(); i++) {
+            if (slots.get(i) != null) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Calls a method and waits for its answer.
+     *
+     * @param address the server's address ({@link RpcServer#address()})
+     * @param method the method
+     * @param request the request body (its remaining bytes; position unchanged; may be reused on return)
+     * @param timeout bound on the whole call: connecting, sending and the answer
+     * @return the response body
+     * @throws RemoteRpcException if the handler threw (its class name and message)
+     * @throws RpcTimeoutException if no answer came in time
+     * @throws RpcPeerException if the server was lost or unreachable (names it)
+     * @throws RpcMessageTooLargeException if the request or response exceeds a side's limit
+     * @throws RpcException if the client is closed
+     * @throws InterruptedException if interrupted (the call is abandoned)
+     */
+    public byte[] call(String address, int method, ByteBuffer request, Duration timeout)
+        throws RpcException, InterruptedException {
+        long t = timeout.toNanos();
+        Pending p = new Pending(address, false, System.nanoTime() + t, t);
+        p.waiter = Thread.currentThread();
+        send(p, method, request);
+        while (!p.isDone()) {
+            long left = p.deadline - System.nanoTime();
+            if (left <= 0) {
+                expire(p);
+                break;
+            }
+            LockSupport.parkNanos(this, left);
+            if (Thread.interrupted()) {
+                fail(p, new RpcException("call id=" + p.callId + " to address=" + address + " interrupted"));
+                throw new InterruptedException("rpc call id=" + p.callId + " to address=" + address);
+            }
+        }
+        try {
+            return p.get();
+        } catch (ExecutionException e) {
+            throw asRpcException(e.getCause());
+        }
+    }
+
+    /**
+     * Calls a method without waiting. The future completes on the client's reader thread: chain blocking work
+     * with the {@code *Async} methods of {@link CompletableFuture}, not on that thread.
+     *
+     * @param address the server's address
+     * @param method the method
+     * @param request the request body (its remaining bytes are sent before this returns, unless it fails first)
+     * @param timeout bound on the whole call (enforced to about 10 ms)
+     * @return the response body, or the call's {@link RpcException}
+     */
+    public CompletableFuture<byte[]> callAsync(String address, int method, ByteBuffer request, Duration timeout) {
+        long t = timeout.toNanos();
+        Pending p = new Pending(address, true, System.nanoTime() + t, t);
+        try {
+            send(p, method, request);
+        } catch (RpcException e) {
+            return p;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            fail(p, new RpcException("call to address=" + address + " interrupted while sending"));
+        }
+        // the reader thread's timeout scan covers it from now on
+        return p;
+    }
+
+    private static RpcException asRpcException(Throwable t) {
+        if (t instanceof RpcException) {
+            return (RpcException) t;
+        }
+        return new RpcException(String.valueOf(t), t);
+    }
+
+    /** Registers, connects and writes the request; on failure the call is failed and its exception thrown. */
+    private void send(Pending p, int method, ByteBuffer request) throws RpcException, InterruptedException {
+        if (!running) {
+            throw failNow(p, closed());
+        }
+        if (request.remaining() > config.maxMessageBytes()) {
+            throw failNow(p, new RpcMessageTooLargeException("request to address=" + p.address + " is "
+                + request.remaining() + " bytes, more than " + RpcConfig.MAX_MESSAGE_BYTES_PROP + "="
+                + config.maxMessageBytes() + " of client '" + name + "'; not sent", request.remaining(),
+                config.maxMessageBytes()));
+        }
+        ServerConn c = servers.computeIfAbsent(p.address, ServerConn::new);
+        Link link;
+        try {
+            link = c.connect(p.deadline, p.timeoutNanos);
+        } catch (RpcException e) {
+            throw failNow(p, e);
+        }
+        PeerChannel peer = link.peer;
+        p.peer = peer;
+        ChannelWriter w = link.writer;
+        register(p);
+        if (!running) {
+            fail(p, closed());
+            throw closed();
+        }
+        try {
+            FrameSender.send(w, c.lock, RpcFrameDescriptor.KIND_REQUEST, method, p.callId, clientHi, clientLo,
+                request, p.deadline);
+        } catch (ConnectionClosedException e) {
+            throw failed(p, new RpcPeerException(peer.name(), "server '" + peer.name() + "' (address=" + p.address
+                + ") lost before call id=" + p.callId + " was sent: " + e.getMessage(), e));
+        } catch (RdmxTimeoutException e) {
+            timedOut.increment();
+            throw failed(p, new RpcTimeoutException("call id=" + p.callId + " to server '" + peer.name()
+                + "' (address=" + p.address + ") not sent within its timeout of "
+                + TimeUnit.NANOSECONDS.toMillis(p.timeoutNanos) + " ms: " + e.getMessage(), e));
+        } catch (RdmxException e) {
+            throw failed(p, new RpcPeerException(peer.name(), "call id=" + p.callId + " to server '" + peer.name()
+                + "' not sent: " + e.getMessage(), e));
+        } catch (InterruptedException e) {
+            fail(p, new RpcException("call id=" + p.callId + " to address=" + p.address + " interrupted"));
+            throw e;
+        }
+    }
+
+    /**
+     * Fails a call that could not be sent, unless another thread failed it first (the client closed, the
+     * server was lost): then that first cause is the call's.
+     *
+     * @return the exception the call failed with
+     */
+    private RpcException failed(Pending p, RpcException e) {
+        if (fail(p, e)) {
+            return e;
+        }
+        try {
+            p.getNow(null);
+        } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException c) {
+            return asRpcException(c instanceof java.util.concurrent.CompletionException ? c.getCause() : c);
+        }
+        return e;
+    }
+
+    private RpcException failNow(Pending p, RpcException e) {
+        p.completeExceptionally(e);
+        return e;
+    }
+
+    private RpcException closed() {
+        return new RpcException("rpc client '" + name + "' is closed");
+    }
+
+    private void register(Pending p) throws RpcException {
+        for (int i = 0; i <= mask; i++) {
+            long id = ids.getAndIncrement() & Long.MAX_VALUE;
+            p.callId = id;
+            if (slots.compareAndSet((int) id & mask, null, p)) {
+                p.registered = true;
+                if (p.async) {
+                    asyncOutstanding.incrementAndGet();
+                }
+                return;
+            }
+        }
+        throw failNow(p, new RpcException("rpc client '" + name + "' has " + (mask + 1) + " calls outstanding, the"
+            + " most " + RpcConfig.MAX_OUTSTANDING_PROP + " allows; call to address=" + p.address + " refused"));
+    }
+
+    /** Takes a call out of the table (the one thread that does so completes it). */
+    private Pending take(long callId) {
+        int i = (int) callId & mask;
+        Pending p = slots.get(i);
+        if (p == null || p.callId != callId || !slots.compareAndSet(i, p, null)) {
+            return null;
+        }
+        if (p.async) {
+            asyncOutstanding.decrementAndGet();
+        }
+        return p;
+    }
+
+    /**
+     * Fails a call if no other thread completes it: the one that takes it out of the table completes it; a call
+     * that never got into the table is its caller's alone.
+     */
+    private boolean fail(Pending p, RpcException e) {
+        if (p.registered) {
+            if (!slots.compareAndSet((int) p.callId & mask, p, null)) {
+                return false;
+            }
+            if (p.async) {
+                asyncOutstanding.decrementAndGet();
+            }
+        }
+        boolean done = p.completeExceptionally(e);
+        wake(p);
+        return done;
+    }
+
+    private static void wake(Pending p) {
+        Thread t = p.waiter;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    private void expire(Pending p) {
+        PeerChannel peer = p.peer;
+        if (fail(p, new RpcTimeoutException("call id=" + p.callId + " to server '" + (peer == null ? p.address
+            : peer.name()) + "' (address=" + p.address + ") got no answer within its timeout of "
+            + TimeUnit.NANOSECONDS.toMillis(p.timeoutNanos) + " ms"))) {
+            timedOut.increment();
+        }
+    }
+
+    private void readLoop() {
+        ChannelReader reader = engine.reader(0);
+        RecordHandler onRecord = this::onRecord;
+        long nextScan = System.nanoTime() + TIMEOUT_SCAN_NANOS;
+        while (running) {
+            try {
+                reader.read(onRecord, 64, asyncOutstanding.get() > 0 ? TIMEOUT_SCAN_NANOS : IDLE_READ_NANOS,
+                    TimeUnit.NANOSECONDS);
+            } catch (ConnectionClosedException e) {
+                serverLost(e.peer(), e);
+            } catch (RdmxException e) {
+                if (!engine.isOpen()) {
+                    failAll("the channel engine of node '" + name + "' closed");
+                    return;
+                }
+                LOG.warn("rpc client '{}': reading responses failed: {}", name, e.getMessage());
+            } catch (InterruptedException e) {
+                break;
+            }
+            long now = System.nanoTime();
+            if (asyncOutstanding.get() > 0 && now - nextScan >= 0) {
+                nextScan = now + TIMEOUT_SCAN_NANOS;
+                for (int i = 0; i <= mask; i++) {
+                    Pending p = slots.get(i);
+                    if (p != null && p.async && now - p.deadline >= 0) {
+                        expire(p);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Reader thread: one record. */
+    private void onRecord(int stream, ByteBuffer buf, int off, int len, RecordSource src) {
+        String server = src.peerName();
+        ServerState st = states.get(server);
+        if (st == null) {
+            st = new ServerState(server);
+            states.put(server, st);
+        }
+        if (st.refused) {
+            return;
+        }
+        try {
+            if (stream != RpcFrameDescriptor.STREAM_ID) {
+                throw new RpcProtocolException(server, "malformed RPC frame from peer '" + server + "': stream id="
+                    + stream + " (expected " + RpcFrameDescriptor.STREAM_ID + ")");
+            }
+            st.assembler.onFrame(buf, off, len, st);
+        } catch (RpcProtocolException e) {
+            st.refused = true;
+            st.assembler.clear();
+            LOG.warn("rpc client '{}' refuses server '{}' and closes its connection: {}", name, server,
+                e.getMessage());
+            failCallsTo(server, e, false);
+            RpcServer.closeConnection(engine, server);
+        }
+    }
+
+    /** Reader thread: a server's channel failed; fails the calls outstanding on that channel. */
+    private void serverLost(String server, ConnectionClosedException e) {
+        ServerState st = states.remove(server);
+        if (st != null) {
+            st.assembler.clear();
+        }
+        failCallsTo(server, new RpcPeerException(server, "server '" + server + "' lost: " + e.getMessage(), e), true);
+    }
+
+    private void failCallsTo(String server, RpcPeerException e, boolean onlyClosed) {
+        for (int i = 0; i <= mask; i++) {
+            Pending p = slots.get(i);
+            PeerChannel peer = p == null ? null : p.peer;
+            if (peer != null && server.equals(peer.name()) && !(onlyClosed && peer.isOpen())) {
+                RpcPeerException x = e instanceof RpcProtocolException ? e
+                    : new RpcPeerException(server, "call id=" + p.callId + " failed: " + e.getMessage(), e.getCause());
+                fail(p, x);
+            }
+        }
+    }
+
+    private void failAll(String why) {
+        for (int i = 0; i <= mask; i++) {
+            Pending p = slots.get(i);
+            if (p != null) {
+                PeerChannel peer = p.peer;
+                fail(p, new RpcException("call id=" + p.callId + " to server '" + (peer == null ? p.address
+                    : peer.name()) + "' failed: " + why + " with the call outstanding"));
+            }
+        }
+    }
+
+    /**
+     * Fails every outstanding call ("rpc client closed with the call outstanding", naming call and server),
+     * stops the reader thread (bounded wait). Later calls fail at once. Idempotent. The engine stays open.
+     */
+    @Override
+    public void close() {
+        if (!running) {
+            return;
+        }
+        running = false;
+        engine.reader(0).wakeup();
+        try {
+            readerThread.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        failAll("rpc client '" + name + "' closed");
+    }
+}

@@ -1,0 +1,489 @@
+package io.rdmx.rpc;
+
+import io.rdmx.channel.ChannelEngine;
+import io.rdmx.channel.ChannelReader;
+import io.rdmx.channel.ChannelWriter;
+import io.rdmx.channel.PeerChannel;
+import io.rdmx.channel.RecordHandler;
+import io.rdmx.channel.RecordSource;
+import io.rdmx.transport.Connection;
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RdmxTimeoutException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Serves calls arriving through a channel engine: requests are reassembled by one reader thread (worker 0 of
+ * the engine) and run by a bounded pool of handler threads, which write the responses back into the ring to
+ * the calling node themselves.
+ *
+ * <p>Threads: {@code rdmx-rpc-accept-<node>} takes the engine's accepted peers; {@code rdmx-rpc-server-<node>}
+ * reads requests of every client (it never waits for one client's ring space: its own error answers are sent
+ * only if there is space now); {@code rdmx-rpc-handler-<node>-<n>} run handlers and send their answers.
+ *
+ * <p>Failures are per client: a client that sends a malformed frame is refused (its connection closed, the
+ * reason logged and kept in {@link #lastProtocolError()}); a request larger than
+ * {@link RpcConfig#maxMessageBytes()} is answered with an error and skipped; a full handler queue answers
+ * {@link RpcConfig#BUSY_CLASS}. Other clients go on.
+ *
+ * <p>The server takes the engine's worker 0 reader and its accepted peers: one server per engine, and no
+ * {@link RpcClient} on the same engine. It does not own the engine: close the engine after the server to drop
+ * the clients' connections.
+ */
+public final class RpcServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RpcServer.class);
+    private static final Duration POLL = Duration.ofMillis(200);
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+
+    private final ChannelEngine engine;
+    private final RpcConfig config;
+    private final Map<Integer, RpcHandler> handlers;
+    private final RpcHandler fallback;
+    private final String name;
+    private final Map<String, PeerSlot> peers = new ConcurrentHashMap<>();
+    /** Reader thread only. */
+    private final Map<String, PeerState> states = new HashMap<>();
+    private final ThreadPoolExecutor pool;
+    private final Thread readerThread;
+    private final Thread acceptThread;
+    private final Object lifecycle = new Object();
+    private volatile boolean running;
+    private boolean started;
+    private boolean stopped;
+    private volatile RpcProtocolException lastProtocolError;
+    private final LongAdder callsHandled = new LongAdder();
+    private final LongAdder errorsReturned = new LongAdder();
+    private final LongAdder callsRefused = new LongAdder();
+    private final LongAdder responsesDropped = new LongAdder();
+    private final LongAdder protocolErrors = new LongAdder();
+
+    /** A client's channel and the lock of its one writer. */
+    private static final class PeerSlot {
+        final PeerChannel peer;
+        final ChannelWriter writer;
+        final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
+
+        PeerSlot(PeerChannel peer) {
+            this.peer = peer;
+            this.writer = peer.writer(0, 0);
+        }
+    }
+
+    /** Reader thread: a client's reassembly and whether it was refused. */
+    private final class PeerState implements Assembler.Sink {
+        final String peer;
+        final Assembler assembler;
+        boolean refused;
+
+        PeerState(String peer) {
+            this.peer = peer;
+            this.assembler = new Assembler(peer, config.maxMessageBytes(), true);
+        }
+
+        @Override
+        public void message(int kind, int method, long callId, long hi, long lo, byte[] body) {
+            RpcCall call = new RpcCall(RpcServer.this, peer, method, callId, hi, lo, body);
+            try {
+                pool.execute(call);
+            } catch (RejectedExecutionException e) {
+                callsRefused.increment();
+                answerNow(peer, method, callId, RpcConfig.BUSY_CLASS, "server '" + name + "' is busy: "
+                    + config.handlerQueue() + " requests wait for " + config.handlerThreads() + " handler threads ("
+                    + RpcConfig.HANDLER_QUEUE_PROP + ")");
+            }
+        }
+
+        @Override
+        public void tooLarge(int kind, int method, long callId, long size, long limit, String what) {
+            callsRefused.increment();
+            answerNow(peer, method, callId, RpcMessageTooLargeException.class.getName(), "request of call id="
+                + callId + " from '" + peer + "' is " + size + " bytes, more than " + what + "=" + limit
+                + " of server '" + name + "'");
+        }
+    }
+
+    private RpcServer(Builder b) {
+        this.engine = b.engine;
+        this.config = b.config;
+        this.handlers = Map.copyOf(b.handlers);
+        this.fallback = b.fallback;
+        this.name = engine.node().name();
+        AtomicInteger n = new AtomicInteger();
+        this.pool = new ThreadPoolExecutor(config.handlerThreads(), config.handlerThreads(), 0, TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(config.handlerQueue()), r -> {
+                Thread t = new Thread(r, "rdmx-rpc-handler-" + name + "-" + n.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+            });
+        this.readerThread = new Thread(this::readLoop, "rdmx-rpc-server-" + name);
+        this.readerThread.setDaemon(true);
+        this.acceptThread = new Thread(this::acceptLoop, "rdmx-rpc-accept-" + name);
+        this.acceptThread.setDaemon(true);
+    }
+
+    /**
+     * @param engine the engine whose worker 0 and accepted peers the server takes
+     * @return a builder
+     */
+    public static Builder builder(ChannelEngine engine) {
+        return new Builder(engine);
+    }
+
+    /** @return the address clients call (the engine's node address) */
+    public String address() {
+        return engine.node().address();
+    }
+
+    /** @return the server's node name */
+    public String name() {
+        return name;
+    }
+
+    /** @return the configuration */
+    public RpcConfig config() {
+        return config;
+    }
+
+    /**
+     * Starts the threads. Idempotent.
+     *
+     * @return this
+     * @throws IllegalStateException if the server was stopped
+     */
+    public RpcServer start() {
+        synchronized (lifecycle) {
+            if (stopped) {
+                throw new IllegalStateException("rpc server '" + name + "' was stopped; build a new one");
+            }
+            if (!started) {
+                started = true;
+                running = true;
+                pool.prestartAllCoreThreads();
+                acceptThread.start();
+                readerThread.start();
+            }
+        }
+        return this;
+    }
+
+    /** @return true between {@link #start()} and {@link #close()} */
+    public boolean isRunning() {
+        return running;
+    }
+
+    /**
+     * Stops reading requests, interrupts the handlers and waits (bounded) for the threads. Idempotent. Calls in
+     * progress get no answer: their clients time out, or fail once the engine is closed.
+     */
+    @Override
+    public void close() {
+        synchronized (lifecycle) {
+            if (stopped) {
+                return;
+            }
+            stopped = true;
+            running = false;
+        }
+        engine.reader(0).wakeup();
+        synchronized (peers) {
+            peers.notifyAll();
+        }
+        pool.shutdownNow();
+        try {
+            if (started) {
+                readerThread.join(5000);
+                acceptThread.join(5000);
+            }
+            if (!pool.awaitTermination(5, TimeUnit.SECONDS)) {
+                LOG.warn("rpc server '{}': handler threads still running 5 s after stop (a handler ignores"
+                    + " interrupts)", name);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** @return calls served: handler run (or request refused) and the answer written or dropped */
+    public long callsHandled() {
+        return callsHandled.sum();
+    }
+
+    /** @return calls answered with a remote error (the handler threw, or the request was refused) */
+    public long errorsReturned() {
+        return errorsReturned.sum();
+    }
+
+    /** @return requests refused without running a handler (too large, handler queue full) */
+    public long callsRefused() {
+        return callsRefused.sum();
+    }
+
+    /** @return answers not delivered (the client was gone, or its ring stayed full past the write timeout) */
+    public long responsesDropped() {
+        return responsesDropped.sum();
+    }
+
+    /** @return peers refused for malformed frames */
+    public long protocolErrors() {
+        return protocolErrors.sum();
+    }
+
+    /** @return the last malformed-frame refusal (names the peer and value), or null */
+    public RpcProtocolException lastProtocolError() {
+        return lastProtocolError;
+    }
+
+    private void acceptLoop() {
+        while (running) {
+            try {
+                PeerChannel p = engine.accept(POLL);
+                synchronized (peers) {
+                    peers.put(p.name(), new PeerSlot(p));
+                    peers.notifyAll();
+                }
+            } catch (RdmxTimeoutException e) {
+                continue;
+            } catch (RdmxException e) {
+                if (!engine.isOpen()) {
+                    return;
+                }
+                LOG.debug("rpc server '{}': a client's channel failed during its handshake: {}", name, e.getMessage());
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    private void readLoop() {
+        ChannelReader reader = engine.reader(0);
+        RecordHandler onRecord = this::onRecord;
+        while (running) {
+            try {
+                reader.read(onRecord, 64, POLL.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (ConnectionClosedException e) {
+                clientGone(e.peer());
+            } catch (RdmxException e) {
+                if (!engine.isOpen()) {
+                    LOG.debug("rpc server '{}': its channel engine closed", name);
+                    return;
+                }
+                LOG.warn("rpc server '{}': reading requests failed: {}", name, e.getMessage());
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    /** Reader thread: one record. */
+    private void onRecord(int stream, ByteBuffer buf, int off, int len, RecordSource src) {
+        String peer = src.peerName();
+        PeerState st = states.get(peer);
+        if (st == null) {
+            st = new PeerState(peer);
+            states.put(peer, st);
+        }
+        if (st.refused) {
+            return;
+        }
+        try {
+            if (stream != RpcFrameDescriptor.STREAM_ID) {
+                throw new RpcProtocolException(peer, "malformed RPC frame from peer '" + peer + "': stream id="
+                    + stream + " (expected " + RpcFrameDescriptor.STREAM_ID + ")");
+            }
+            st.assembler.onFrame(buf, off, len, st);
+        } catch (RpcProtocolException e) {
+            refuse(st, e);
+        }
+    }
+
+    private void refuse(PeerState st, RpcProtocolException e) {
+        st.refused = true;
+        st.assembler.clear();
+        lastProtocolError = e;
+        protocolErrors.increment();
+        LOG.warn("rpc server '{}' refuses client '{}' and closes its connection: {}", name, st.peer, e.getMessage());
+        closeConnection(engine, st.peer);
+    }
+
+    /**
+     * Closes the node's connection to a peer: the channel fails on both sides (the channel API has no way to
+     * fail one peer, so this goes through the transport).
+     */
+    static void closeConnection(ChannelEngine engine, String peer) {
+        for (Connection c : engine.node().connections()) {
+            if (peer.equals(c.peerName())) {
+                c.close();
+            }
+        }
+    }
+
+    /** Reader thread: a client's channel failed. */
+    private void clientGone(String peer) {
+        PeerState st = states.remove(peer);
+        if (st != null) {
+            st.assembler.clear();
+        }
+        peers.computeIfPresent(peer, (k, s) -> s.peer.isOpen() ? s : null);
+        LOG.debug("rpc server '{}': client '{}' gone", name, peer);
+    }
+
+    /**
+     * The channel to a client; waits (bounded) for the accept thread when a request came before it registered
+     * the client.
+     *
+     * @return the slot, or null if the client is gone or did not register in time
+     */
+    private PeerSlot slot(String peer, long deadline) {
+        PeerSlot s = peers.get(peer);
+        if (s != null) {
+            return s.peer.isOpen() ? s : null;
+        }
+        synchronized (peers) {
+            while ((s = peers.get(peer)) == null) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || !running) {
+                    return null;
+                }
+                try {
+                    peers.wait(TimeUnit.NANOSECONDS.toMillis(left) + 1);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return null;
+                }
+            }
+        }
+        return s.peer.isOpen() ? s : null;
+    }
+
+    /** Reader thread: an error answer, sent only if the client's ring has space now. */
+    private void answerNow(String peer, int method, long callId, String className, String message) {
+        callsHandled.increment();
+        errorsReturned.increment();
+        PeerSlot s = slot(peer, System.nanoTime() + config.writeTimeout().toNanos());
+        int room = s == null ? 0 : s.writer.maxPayload() - RpcFrameDescriptor.RESPONSE_HEADER_LENGTH;
+        if (s == null || !FrameSender.trySendNow(s.writer, s.lock, RpcFrameDescriptor.KIND_ERROR, method, callId,
+            RpcFrameDescriptor.errorBody(className, message, Math.min(room, config.maxMessageBytes())))) {
+            responsesDropped.increment();
+            LOG.debug("rpc server '{}': error answer to call id={} of '{}' dropped ({})", name, callId, peer, message);
+        }
+    }
+
+    private RpcHandler handler(int method) {
+        RpcHandler h = handlers.get(method);
+        return h != null ? h : fallback;
+    }
+
+    /** Handler thread: runs the handler and sends its answer. */
+    void serve(RpcCall call) {
+        int kind = RpcFrameDescriptor.KIND_RESPONSE;
+        ByteBuffer answer;
+        RpcHandler h = handler(call.method());
+        if (h == null) {
+            kind = RpcFrameDescriptor.KIND_ERROR;
+            answer = RpcFrameDescriptor.errorBody(UnsupportedOperationException.class.getName(),
+                "no handler for method=" + call.method() + " on server '" + name + "'", config.maxMessageBytes());
+        } else {
+            try {
+                answer = h.handle(call);
+                if (answer == null) {
+                    answer = EMPTY.duplicate();
+                }
+                if (answer.remaining() > config.maxMessageBytes()) {
+                    kind = RpcFrameDescriptor.KIND_ERROR;
+                    answer = RpcFrameDescriptor.errorBody(RpcMessageTooLargeException.class.getName(), "response of"
+                        + " call id=" + call.callId() + " to '" + call.peer() + "' is " + answer.remaining()
+                        + " bytes, more than " + RpcConfig.MAX_MESSAGE_BYTES_PROP + "=" + config.maxMessageBytes()
+                        + " of server '" + name + "'", config.maxMessageBytes());
+                }
+            } catch (Exception e) {
+                kind = RpcFrameDescriptor.KIND_ERROR;
+                answer = RpcFrameDescriptor.errorBody(e.getClass().getName(), e.getMessage(), config.maxMessageBytes());
+                LOG.debug("rpc server '{}': handler of method={} threw {}", name, call.method(), e.toString());
+            }
+        }
+        // counted before the answer is written, so a client that has its answer sees the count
+        callsHandled.increment();
+        if (kind == RpcFrameDescriptor.KIND_ERROR) {
+            errorsReturned.increment();
+        }
+        long deadline = System.nanoTime() + config.writeTimeout().toNanos();
+        PeerSlot s = running ? slot(call.peer(), deadline) : null;
+        if (s == null) {
+            responsesDropped.increment(); // stopped (no answers after close), or the client is gone
+            return;
+        }
+        try {
+            FrameSender.send(s.writer, s.lock, kind, call.method(), call.callId(), 0, 0, answer, deadline);
+        } catch (RdmxException e) {
+            responsesDropped.increment();
+            LOG.debug("rpc server '{}': answer to call id={} of '{}' not sent: {}", name, call.callId(), call.peer(),
+                e.getMessage());
+        } catch (InterruptedException e) {
+            responsesDropped.increment();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Builder. */
+    public static final class Builder {
+        private final ChannelEngine engine;
+        private final Map<Integer, RpcHandler> handlers = new HashMap<>();
+        private RpcHandler fallback;
+        private RpcConfig config;
+
+        private Builder(ChannelEngine engine) {
+            this.engine = java.util.Objects.requireNonNull(engine, "engine");
+        }
+
+        /**
+         * @param method a method id
+         * @param handler serves it
+         * @return this
+         * @throws IllegalArgumentException if the method has a handler already
+         */
+        public Builder handle(int method, RpcHandler handler) {
+            if (handlers.putIfAbsent(method, java.util.Objects.requireNonNull(handler, "handler")) != null) {
+                throw new IllegalArgumentException("method=" + method + " has a handler already");
+            }
+            return this;
+        }
+
+        /**
+         * @param handler serves every method without a handler of its own ({@link RpcCall#method()} says which)
+         * @return this
+         */
+        public Builder fallback(RpcHandler handler) {
+            this.fallback = handler;
+            return this;
+        }
+
+        /**
+         * @param c the configuration (default {@link RpcConfig#defaults()})
+         * @return this
+         */
+        public Builder config(RpcConfig c) {
+            this.config = c;
+            return this;
+        }
+
+        /** @return the server, not started */
+        public RpcServer build() {
+            if (config == null) {
+                config = RpcConfig.defaults();
+            }
+            return new RpcServer(this);
+        }
+    }
+}

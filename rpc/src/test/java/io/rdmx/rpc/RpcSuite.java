@@ -1,0 +1,580 @@
+package io.rdmx.rpc;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmx.channel.ChannelConfig;
+import io.rdmx.channel.ChannelEngine;
+import io.rdmx.channel.ChannelWriter;
+import io.rdmx.channel.PeerChannel;
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.Node;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.testsuite.Blocking;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.CRC32;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Generic RPC over one provider; every provider runs it unchanged through a one-line subclass. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class RpcSuite {
+    static final int ECHO = 1;
+    static final int SLOW = 2;
+    static final int THROW = 3;
+    static final int SIZED = 4;
+    /** 64 KiB rings: the largest record is about 24 KiB, so bodies above that are fragmented. */
+    static final int RING = 64 << 10;
+    private static final AtomicInteger SEQ = new AtomicInteger();
+    private static final Duration WAIT = Duration.ofSeconds(20);
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+    /** Released by a test to let SLOW handlers answer. */
+    private volatile CountDownLatch release = new CountDownLatch(1);
+    /** Counts SLOW handlers that started. */
+    private final AtomicInteger slowEntered = new AtomicInteger();
+
+    @TempDir
+    Path scratch;
+
+    /** @return the provider */
+    protected abstract Fabric fabric();
+
+    /**
+     * Kills a node abruptly, as a dying process would.
+     *
+     * @param node the node
+     */
+    protected abstract void kill(Node node);
+
+    /**
+     * Chooses where a node opened later will listen (see core's ChannelSuite).
+     *
+     * @param options the later node's options, its name set
+     * @param scratch a private directory
+     * @return the address
+     * @throws Exception if none can be reserved
+     */
+    protected abstract String reserveAddress(NodeOptions.Builder options, Path scratch) throws Exception;
+
+    /**
+     * @return true where the provider allocates on the thread that posts a WRITE or SEND (tcp today), so the
+     *         allocation bound of a call's calling thread is not checked there
+     */
+    protected boolean writePathAllocates() {
+        return false;
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        release.countDown();
+        for (int i = closeables.size() - 1; i >= 0; i--) {
+            closeables.get(i).close();
+        }
+    }
+
+    private <T extends AutoCloseable> T closing(T c) {
+        closeables.add(c);
+        return c;
+    }
+
+    Node node(String role) throws RdmxException {
+        return node(NodeOptions.builder().name(name(role)));
+    }
+
+    Node node(NodeOptions.Builder b) throws RdmxException {
+        return closing(fabric().open(b.build()));
+    }
+
+    private static String name(String role) {
+        return "rpc" + role + "-" + ProcessHandle.current().pid() + "-" + SEQ.incrementAndGet();
+    }
+
+    ChannelEngine engine(Node n) {
+        return closing(ChannelEngine.open(n, ChannelConfig.builder(1).ringCapacity(RING).build()));
+    }
+
+    RpcServer server(ChannelEngine e, RpcConfig cfg) {
+        return closing(RpcServer.builder(e).config(cfg)
+            .handle(ECHO, RpcCall::request)
+            .handle(SLOW, call -> {
+                slowEntered.incrementAndGet();
+                if (!release.await(60, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("never released");
+                }
+                return call.request();
+            })
+            .handle(THROW, call -> {
+                throw new IllegalStateException("boom " + call.request().getInt(0));
+            })
+            .handle(SIZED, call -> ByteBuffer.wrap(body(call.request().getInt(0), 7)))
+            .build()).start();
+    }
+
+    RpcServer server(RpcConfig cfg) throws RdmxException {
+        return server(engine(node("s")), cfg);
+    }
+
+    RpcClient client(RpcConfig cfg) throws RdmxException {
+        return closing(RpcClient.open(engine(node("c")), cfg));
+    }
+
+    static RpcConfig cfg() {
+        return RpcConfig.builder().build();
+    }
+
+    static byte[] body(int length, int seed) {
+        byte[] b = new byte[length];
+        long x = seed * 0x9E3779B97F4A7C15L + 1;
+        for (int i = 0; i < length; i++) {
+            x ^= x << 13;
+            x ^= x >>> 7;
+            x ^= x << 17;
+            b[i] = (byte) x;
+        }
+        return b;
+    }
+
+    static long crc(byte[] b) {
+        CRC32 c = new CRC32();
+        c.update(b);
+        return c.getValue();
+    }
+
+    static ByteBuffer intBody(int v) {
+        return ByteBuffer.allocate(4).putInt(0, v);
+    }
+
+    @Test
+    void echoesSmallAndLargerThanRingBodiesIntact() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        int[] sizes = {0, 1, 1000, 24_000, 24_528, 24_529, 100_000, RING, 3 * RING + 17, 1 << 20};
+        for (int size : sizes) {
+            byte[] req = body(size, size);
+            byte[] resp = c.call(s.address(), ECHO, ByteBuffer.wrap(req), WAIT);
+            assertEquals(size, resp.length, "size=" + size);
+            assertEquals(crc(req), crc(resp), "checksum of size=" + size);
+            assertArrayEquals(req, resp, "size=" + size);
+        }
+        byte[] req = body(300_000, 5);
+        assertEquals(crc(req), crc(c.callAsync(s.address(), ECHO, ByteBuffer.wrap(req), WAIT).get()));
+        assertEquals(sizes.length + 1, s.callsHandled());
+        assertEquals(0, c.outstanding());
+    }
+
+    @Test
+    void manyThreadsManyOutstandingCallsAreMatchedByCallId() throws Exception {
+        RpcServer s = server(RpcConfig.builder().handlerThreads(4).build());
+        RpcClient c = client(cfg());
+        int threads = 8;
+        int calls = 300;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<Long>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                done.add(pool.submit(() -> {
+                    long bytes = 0;
+                    List<CompletableFuture<byte[]>> async = new ArrayList<>();
+                    List<byte[]> asyncReq = new ArrayList<>();
+                    for (int i = 0; i < calls; i++) {
+                        int size = i % 50 == 0 ? 60_000 + i : 16 + (i * 37) % 2000;
+                        byte[] req = body(size, thread * 100_000 + i);
+                        if (i % 3 == 0) {
+                            asyncReq.add(req);
+                            async.add(c.callAsync(s.address(), ECHO, ByteBuffer.wrap(req), WAIT));
+                        } else {
+                            byte[] resp = c.call(s.address(), ECHO, ByteBuffer.wrap(req), WAIT);
+                            assertArrayEquals(req, resp, "thread " + thread + " call " + i);
+                        }
+                        bytes += size;
+                    }
+                    for (int i = 0; i < async.size(); i++) {
+                        assertArrayEquals(asyncReq.get(i), async.get(i).get(WAIT.toSeconds(), TimeUnit.SECONDS));
+                    }
+                    return bytes;
+                }));
+            }
+            for (Future<Long> f : done) {
+                f.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals((long) threads * calls, s.callsHandled());
+        assertEquals(0, c.lateResponses());
+        assertEquals(0, c.outstanding());
+    }
+
+    /**
+     * The calling thread of a small synchronous call allocates its future and nothing else (measured, not timed:
+     * bytes allocated by the thread per call, after warm-up). Prints the reader thread's share for the cost note.
+     */
+    @Test
+    void aSmallSyncCallAllocatesLittleOnTheCallingThread() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        ByteBuffer req = ByteBuffer.wrap(body(16, 1));
+        String address = s.address();
+        for (int i = 0; i < 5_000; i++) {
+            c.call(address, ECHO, req, WAIT);
+        }
+        com.sun.management.ThreadMXBean mx =
+            (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        Thread reader = Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().equals("rdmx-rpc-client-" + c.name())).findFirst().orElseThrow();
+        int calls = 2_000;
+        long readerBefore = mx.getThreadAllocatedBytes(reader.getId());
+        long before = mx.getThreadAllocatedBytes(Thread.currentThread().getId());
+        for (int i = 0; i < calls; i++) {
+            c.call(address, ECHO, req, WAIT);
+        }
+        long perCall = (mx.getThreadAllocatedBytes(Thread.currentThread().getId()) - before) / calls;
+        long readerPerCall = (mx.getThreadAllocatedBytes(reader.getId()) - readerBefore) / calls;
+        System.out.println(getClass().getSimpleName() + ": bytes allocated per 16-byte call: caller " + perCall
+            + ", client reader thread " + readerPerCall);
+        if (writePathAllocates()) {
+            org.junit.jupiter.api.Assumptions.abort(fabric().name() + ": the provider's write path allocates on the"
+                + " posting thread (" + perCall + " bytes per call here); not rpc's to bound");
+        }
+        assertTrue(perCall <= 256, "caller thread allocated " + perCall + " bytes per call (the future is ~80)");
+    }
+
+    @Test
+    void aSlowHandlerPastTheTimeoutFailsThatCallAndItsLateAnswerIsDropped() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        assertEquals(4, c.call(s.address(), ECHO, intBody(0), WAIT).length); // connected: the timeout is the answer's
+        RpcTimeoutException e = assertThrows(RpcTimeoutException.class,
+            () -> c.call(s.address(), SLOW, intBody(1), Duration.ofMillis(300)));
+        assertTrue(e.getMessage().contains(s.name()) && e.getMessage().contains("300 ms"), e.getMessage());
+        assertEquals(1, c.timedOut());
+        Blocking.awaitTrue("slow handler entered", () -> slowEntered.get() == 1, WAIT);
+        release.countDown();
+        Blocking.awaitTrue("late answer dropped and counted", () -> c.lateResponses() == 1, WAIT);
+        assertArrayEquals(body(10, 1), c.call(s.address(), ECHO, ByteBuffer.wrap(body(10, 1)), WAIT));
+        assertEquals(0, c.outstanding());
+    }
+
+    @Test
+    void anAsyncCallTimesOutToo() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        assertEquals(4, c.call(s.address(), ECHO, intBody(0), WAIT).length);
+        CompletableFuture<byte[]> f = c.callAsync(s.address(), SLOW, intBody(1), Duration.ofMillis(200));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        assertInstanceOf(RpcTimeoutException.class, e.getCause());
+        release.countDown();
+        Blocking.awaitTrue("late answer dropped", () -> c.lateResponses() == 1, WAIT);
+    }
+
+    @Test
+    void theClientRefusesAnOversizedRequestAndFailsThatCallOnly() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(RpcConfig.builder().maxMessageBytes(50_000).build());
+        RpcMessageTooLargeException e = assertThrows(RpcMessageTooLargeException.class,
+            () -> c.call(s.address(), ECHO, ByteBuffer.wrap(new byte[50_001]), WAIT));
+        assertTrue(e.getMessage().contains(s.address()) && e.getMessage().contains("50001")
+            && e.getMessage().contains("rdmx.rpc.maxMessageBytes=50000"), e.getMessage());
+        assertEquals(50_001, e.size());
+        assertEquals(50_000, e.limit());
+        assertEquals(0, s.callsHandled() + s.callsRefused(), "nothing was sent");
+        assertEquals(50_000, c.call(s.address(), ECHO, ByteBuffer.wrap(new byte[50_000]), WAIT).length);
+    }
+
+    @Test
+    void theServerAnswersAnOversizedRequestWithAnErrorAndServesOthers() throws Exception {
+        RpcServer s = server(RpcConfig.builder().maxMessageBytes(40_000).build());
+        RpcClient c = client(cfg());
+        RpcClient other = client(cfg());
+        CompletableFuture<byte[]> meanwhile = other.callAsync(s.address(), SLOW, intBody(3), WAIT);
+        Blocking.awaitTrue("slow call of the other client running", () -> slowEntered.get() == 1, WAIT);
+        for (int size : new int[] {40_001, 1 << 20}) {
+            RemoteRpcException e = assertThrows(RemoteRpcException.class,
+                () -> c.call(s.address(), ECHO, ByteBuffer.wrap(body(size, 1)), WAIT));
+            assertEquals(RpcMessageTooLargeException.class.getName(), e.className());
+            assertTrue(e.getMessage().contains(c.name()) && e.getMessage().contains(Integer.toString(size))
+                && e.getMessage().contains("rdmx.rpc.maxMessageBytes=40000"), e.getMessage());
+            assertArrayEquals(body(40_000, 2), c.call(s.address(), ECHO, ByteBuffer.wrap(body(40_000, 2)), WAIT));
+        }
+        release.countDown();
+        assertEquals(4, meanwhile.get(WAIT.toSeconds(), TimeUnit.SECONDS).length);
+        assertEquals(2, s.callsRefused());
+        assertEquals(0, s.protocolErrors());
+    }
+
+    @Test
+    void anOversizedResponseIsRefusedOnEachSide() throws Exception {
+        RpcServer s = server(RpcConfig.builder().maxMessageBytes(100_000).build());
+        RpcClient c = client(RpcConfig.builder().maxMessageBytes(30_000).build());
+        RemoteRpcException server = assertThrows(RemoteRpcException.class,
+            () -> c.call(s.address(), SIZED, intBody(100_001), WAIT));
+        assertEquals(RpcMessageTooLargeException.class.getName(), server.className());
+        assertTrue(server.getMessage().contains("100001") && server.getMessage().contains("100000"),
+            server.getMessage());
+        RpcMessageTooLargeException client = assertThrows(RpcMessageTooLargeException.class,
+            () -> c.call(s.address(), SIZED, intBody(70_000), WAIT));
+        assertTrue(client.getMessage().contains(s.name()) && client.getMessage().contains("70000")
+            && client.getMessage().contains("30000"), client.getMessage());
+        assertArrayEquals(body(30_000, 7), c.call(s.address(), SIZED, intBody(30_000), WAIT));
+        assertEquals(0, c.lateResponses());
+    }
+
+    @Test
+    void aFullHandlerQueueAnswersBusyAndTheQueuedCallsGoOn() throws Exception {
+        RpcServer s = server(RpcConfig.builder().handlerThreads(1).handlerQueue(1).build());
+        RpcClient c = client(cfg());
+        CompletableFuture<byte[]> running = c.callAsync(s.address(), SLOW, intBody(1), WAIT);
+        Blocking.awaitTrue("the one handler thread busy", () -> slowEntered.get() == 1, WAIT);
+        CompletableFuture<byte[]> queued = c.callAsync(s.address(), ECHO, intBody(2), WAIT);
+        // the same ring delivers in order: the queued call is in the queue before this one is read
+        RemoteRpcException busy = assertThrows(RemoteRpcException.class,
+            () -> c.call(s.address(), ECHO, intBody(3), WAIT));
+        assertEquals(RpcConfig.BUSY_CLASS, busy.className());
+        assertTrue(busy.remoteMessage().contains("rdmx.rpc.handlerQueue"), busy.remoteMessage());
+        release.countDown();
+        assertEquals(1, running.get(WAIT.toSeconds(), TimeUnit.SECONDS)[3]);
+        assertEquals(2, queued.get(WAIT.toSeconds(), TimeUnit.SECONDS)[3]);
+    }
+
+    @Test
+    void aRemoteExceptionCarriesClassAndMessageForThatCallOnly() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        CompletableFuture<byte[]> ok = c.callAsync(s.address(), SLOW, intBody(1), WAIT);
+        RemoteRpcException e = assertThrows(RemoteRpcException.class,
+            () -> c.call(s.address(), THROW, intBody(42), WAIT));
+        assertEquals("java.lang.IllegalStateException", e.className());
+        assertEquals("boom 42", e.remoteMessage());
+        assertEquals(s.name(), e.server());
+        RemoteRpcException none = assertThrows(RemoteRpcException.class,
+            () -> c.call(s.address(), 99, intBody(1), WAIT));
+        assertEquals(UnsupportedOperationException.class.getName(), none.className());
+        assertTrue(none.remoteMessage().contains("method=99"), none.remoteMessage());
+        release.countDown();
+        assertEquals(1, ok.get(WAIT.toSeconds(), TimeUnit.SECONDS)[3]);
+        assertEquals(2, s.errorsReturned());
+    }
+
+    @Test
+    void aKilledServerFailsOnlyItsCalls() throws Exception {
+        Node n1 = node("s1");
+        RpcServer s1 = server(engine(n1), cfg());
+        RpcServer s2 = server(cfg());
+        RpcClient c = client(cfg());
+        assertEquals(4, c.call(s1.address(), ECHO, intBody(1), WAIT).length);
+        Blocking.Call<byte[]> onS1 = Blocking.start("call-s1", () -> c.call(s1.address(), SLOW, intBody(1), WAIT));
+        CompletableFuture<byte[]> asyncOnS1 = c.callAsync(s1.address(), SLOW, intBody(2), WAIT);
+        CompletableFuture<byte[]> onS2 = c.callAsync(s2.address(), SLOW, intBody(3), WAIT);
+        Blocking.awaitTrue("three slow handlers running", () -> slowEntered.get() == 3, WAIT);
+        Blocking.awaitBlockedIn(onS1, "RpcClient.call", WAIT);
+        kill(n1);
+        Throwable t = onS1.failure(WAIT);
+        assertInstanceOf(RpcPeerException.class, t);
+        assertEquals(s1.name(), ((RpcPeerException) t).peer());
+        assertTrue(t.getMessage().contains(s1.name()), t.getMessage());
+        ExecutionException e = assertThrows(ExecutionException.class,
+            () -> asyncOnS1.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        assertInstanceOf(RpcPeerException.class, e.getCause());
+        assertFalse(onS2.isDone(), "the call to the other server goes on");
+        release.countDown();
+        assertEquals(3, onS2.get(WAIT.toSeconds(), TimeUnit.SECONDS)[3]);
+        assertEquals(4, c.call(s2.address(), ECHO, intBody(4), WAIT).length);
+        RpcPeerException gone = assertThrows(RpcPeerException.class,
+            () -> c.call(s1.address(), ECHO, intBody(5), Duration.ofMillis(300)));
+        assertTrue(gone.getMessage().contains(s1.address()), gone.getMessage());
+    }
+
+    @Test
+    void closingTheServerEngineFailsItsCallsNamingIt() throws Exception {
+        ChannelEngine se = engine(node("s1"));
+        RpcServer s1 = server(se, cfg());
+        RpcServer s2 = server(cfg());
+        RpcClient c = client(cfg());
+        CompletableFuture<byte[]> onS1 = c.callAsync(s1.address(), SLOW, intBody(1), WAIT);
+        CompletableFuture<byte[]> onS2 = c.callAsync(s2.address(), SLOW, intBody(2), WAIT);
+        Blocking.awaitTrue("two slow handlers running", () -> slowEntered.get() == 2, WAIT);
+        s1.close();
+        se.close();
+        ExecutionException e = assertThrows(ExecutionException.class,
+            () -> onS1.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        assertInstanceOf(RpcPeerException.class, e.getCause());
+        assertTrue(e.getCause().getMessage().contains(s1.name()), e.getCause().getMessage());
+        assertFalse(onS2.isDone());
+        release.countDown();
+        assertEquals(2, onS2.get(WAIT.toSeconds(), TimeUnit.SECONDS)[3]);
+    }
+
+    @Test
+    void aClientReconnectsAfterTheServerRestarts() throws Exception {
+        NodeOptions.Builder opts = NodeOptions.builder().name(name("restart"));
+        String address = reserveAddress(opts, scratch);
+        Node first = node(opts);
+        RpcServer s = server(engine(first), cfg());
+        RpcClient c = client(cfg());
+        assertEquals(address, s.address());
+        assertArrayEquals(body(100, 1), c.call(address, ECHO, ByteBuffer.wrap(body(100, 1)), WAIT));
+        kill(first);
+        // the next call finds the channel down and dials again until the server is back, within its timeout
+        Blocking.Call<byte[]> next = Blocking.start("next-call",
+            () -> c.call(address, ECHO, ByteBuffer.wrap(body(50_000, 2)), Duration.ofSeconds(60)));
+        Blocking.awaitBlockedIn(next, "connect", WAIT);
+        NodeOptions.Builder again = NodeOptions.builder().name(opts.build().name());
+        reserveAddress(again, scratch);
+        if (opts.build().bindAddress() != null) {
+            again.bindAddress(opts.build().bindAddress());
+        }
+        Node second = node(again);
+        server(engine(second), cfg());
+        assertArrayEquals(body(50_000, 2), next.result().get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        assertArrayEquals(body(10, 3), c.call(address, ECHO, ByteBuffer.wrap(body(10, 3)), WAIT));
+    }
+
+    @Test
+    void closeFailsOutstandingCallsAndLaterCalls() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        Blocking.Call<byte[]> sync = Blocking.start("sync", () -> c.call(s.address(), SLOW, intBody(1), WAIT));
+        CompletableFuture<byte[]> a1 = c.callAsync(s.address(), SLOW, intBody(2), WAIT);
+        CompletableFuture<byte[]> a2 = c.callAsync(s.address(), SLOW, intBody(3), WAIT);
+        Blocking.awaitTrue("three calls running", () -> slowEntered.get() == 3, WAIT);
+        Blocking.awaitBlockedIn(sync, "RpcClient.call", WAIT);
+        c.close();
+        Throwable t = sync.failure(WAIT);
+        assertInstanceOf(RpcException.class, t);
+        assertTrue(t.getMessage().contains("closed") && t.getMessage().contains(s.name()), t.getMessage());
+        for (CompletableFuture<byte[]> f : List.of(a1, a2)) {
+            ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(WAIT.toSeconds(),
+                TimeUnit.SECONDS));
+            assertTrue(e.getCause().getMessage().contains("closed"), e.getCause().getMessage());
+        }
+        assertEquals(0, c.outstanding());
+        RpcException later = assertThrows(RpcException.class, () -> c.call(s.address(), ECHO, intBody(1), WAIT));
+        assertTrue(later.getMessage().contains("closed"), later.getMessage());
+        c.close();
+        s.close();
+        s.close();
+    }
+
+    /** Malformed frames a raw channel peer sends. */
+    enum Garbage {
+        BAD_VERSION("version=7"),
+        WRONG_STREAM("stream id=9"),
+        LENGTH_MISMATCH("beyond message length=10"),
+        OUT_OF_ORDER("fragment out of order"),
+        NO_FIRST_FRAGMENT("without its first fragment"),
+        SHORT_HEADER("shorter than the header");
+
+        final String reason;
+
+        Garbage(String reason) {
+            this.reason = reason;
+        }
+    }
+
+    /** Writes a frame header with a body of {@code n} bytes, and commits it. */
+    static void frame(ChannelWriter w, int stream, int version, int kind, boolean last, long callId, int total,
+                      int offset, int n) throws Exception {
+        int header = RpcFrameDescriptor.headerLength(kind);
+        int at = w.claim(stream, header + n, 10, TimeUnit.SECONDS);
+        RpcFrameDescriptor.putHeader(w.buffer(), at, kind, last, 1, callId, total, offset, 1, 2);
+        w.buffer().put(at, (byte) version);
+        w.commit();
+    }
+
+    static void garbage(ChannelWriter w, Garbage g, int kind, long callId) throws Exception {
+        int s = RpcFrameDescriptor.STREAM_ID;
+        switch (g) {
+            case BAD_VERSION:
+                frame(w, s, 7, kind, true, callId, 4, 0, 4);
+                break;
+            case WRONG_STREAM:
+                frame(w, 9, 1, kind, true, callId, 4, 0, 4);
+                break;
+            case LENGTH_MISMATCH:
+                frame(w, s, 1, kind, true, callId, 10, 0, 20);
+                break;
+            case OUT_OF_ORDER:
+                frame(w, s, 1, kind, false, callId, 100, 0, 10);
+                frame(w, s, 1, kind, false, callId, 100, 50, 10);
+                break;
+            case NO_FIRST_FRAGMENT:
+                frame(w, s, 1, kind, true, callId, 100, 90, 10);
+                break;
+            default:
+                int at = w.claim(s, 8, 10, TimeUnit.SECONDS);
+                w.buffer().putLong(at, 1);
+                w.commit();
+                break;
+        }
+        w.flush();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Garbage.class)
+    void malformedRequestsCloseThatClientOnly(Garbage g) throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient good = client(cfg());
+        assertEquals(4, good.call(s.address(), ECHO, intBody(1), WAIT).length);
+        ChannelEngine raw = engine(node("raw"));
+        PeerChannel p = raw.connect(s.address(), WAIT);
+        garbage(p.writer(0, 0), g, RpcFrameDescriptor.KIND_REQUEST, 77);
+        Blocking.awaitTrue("raw peer refused", () -> s.protocolErrors() == 1 && !p.isOpen(), WAIT);
+        RpcProtocolException e = s.lastProtocolError();
+        assertEquals(raw.node().name(), e.peer());
+        assertTrue(e.getMessage().contains(raw.node().name()) && e.getMessage().contains(g.reason), e.getMessage());
+        assertEquals(4, good.call(s.address(), ECHO, intBody(2), WAIT).length);
+        assertEquals(0, s.callsRefused());
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Garbage.class, names = {"BAD_VERSION", "LENGTH_MISMATCH", "OUT_OF_ORDER"})
+    void malformedResponsesFailThatServersCallsOnly(Garbage g) throws Exception {
+        RpcServer good = server(cfg());
+        ChannelEngine raw = engine(node("rawserver"));
+        RpcClient c = client(cfg());
+        CompletableFuture<byte[]> onGood = c.callAsync(good.address(), SLOW, intBody(1), WAIT);
+        CompletableFuture<byte[]> onRaw = c.callAsync(raw.node().address(), ECHO, intBody(1), WAIT);
+        PeerChannel p = raw.accept(WAIT);
+        AtomicLong callId = new AtomicLong(-1);
+        int n = raw.reader(0).read((stream, buf, off, len, src) ->
+            callId.set(buf.order(ByteOrder.LITTLE_ENDIAN).getLong(off + RpcFrameDescriptor.CALL_ID_OFFSET)),
+            1, WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertEquals(1, n);
+        garbage(p.writer(0, 0), g, RpcFrameDescriptor.KIND_RESPONSE, callId.get());
+        ExecutionException e = assertThrows(ExecutionException.class,
+            () -> onRaw.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        assertInstanceOf(RpcProtocolException.class, e.getCause());
+        assertTrue(e.getCause().getMessage().contains(raw.node().name())
+            && e.getCause().getMessage().contains(g.reason), e.getCause().getMessage());
+        Blocking.awaitTrue("raw server's channel closed", () -> !p.isOpen(), WAIT);
+        assertFalse(onGood.isDone());
+        release.countDown();
+        assertEquals(4, onGood.get(WAIT.toSeconds(), TimeUnit.SECONDS).length);
+        assertNull(good.lastProtocolError());
+    }
+}
