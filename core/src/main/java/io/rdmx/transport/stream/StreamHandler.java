@@ -7,6 +7,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
@@ -86,6 +87,8 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     private AbstractConnection.Recv curRecv;
     private long handledSeq;
     private long ackedSeq;
+    /** A frame handled since the last ACK asked for one (it lacked {@link FrameDescriptor#FLAG_UNSIGNALED}). */
+    private boolean ackDue;
     private volatile boolean waitingRecv;
 
     StreamHandler(StreamNode node, boolean active, String dialedAddress,
@@ -164,11 +167,20 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         sendAck();
     }
 
+    /** One cumulative ACK per read batch, and none if every frame of the batch was unsignaled. */
     private void sendAck() {
-        if (handledSeq > ackedSeq && channel.isActive() && state != S_DISCARD) {
+        if (ackDue && handledSeq > ackedSeq && channel.isActive() && state != S_DISCARD) {
+            ackDue = false;
             ackedSeq = handledSeq;
-            channel.writeAndFlush(FrameCodec.simple(channel.alloc(), FrameDescriptor.TYPE_ACK, handledSeq),
-                channel.voidPromise());
+            conn.sendControl(FrameDescriptor.TYPE_ACK, handledSeq);
+        }
+    }
+
+    /** A request frame was handled (placed, or delivered into a receive): it counts for the next ACK. */
+    private void handled(long seq, int flags) {
+        handledSeq = seq;
+        if ((flags & FrameDescriptor.FLAG_UNSIGNALED) == 0) {
+            ackDue = true;
         }
     }
 
@@ -261,7 +273,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                 if ((curFlags & FrameDescriptor.FLAG_WITH_IMM) != 0) {
                     state = S_IMM_RECV;
                 } else {
-                    handledSeq = curSeq;
+                    handled(curSeq, curFlags);
                     state = S_HEADER;
                 }
                 return true;
@@ -271,10 +283,11 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                 if (r == null) {
                     return waitForRecv();
                 }
-                conn.emit(Opcode.RECV, r.wrId(), Status.SUCCESS, curLength, curImm, true, null);
-                handledSeq = curSeq;
+                handled(curSeq, curFlags);
                 state = S_HEADER;
-                return true;
+                // an inline completion handler may take the connection down (and discard the input) from here
+                conn.emit(Opcode.RECV, r.wrId(), Status.SUCCESS, curLength, curImm, true, null);
+                return state != S_DISCARD;
             }
             case S_SEND_RECV: {
                 var r = conn.takeRecv();
@@ -305,11 +318,13 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                 if (remaining > 0) {
                     return false;
                 }
-                conn.emit(Opcode.RECV, curRecv.wrId(), Status.SUCCESS, curLength, 0, false, null);
+                long wrId = curRecv.wrId();
                 curRecv = null;
-                handledSeq = curSeq;
+                handled(curSeq, curFlags);
                 state = S_HEADER;
-                return true;
+                // an inline completion handler may take the connection down (and discard the input) from here
+                conn.emit(Opcode.RECV, wrId, Status.SUCCESS, curLength, 0, false, null);
+                return state != S_DISCARD;
             }
             default:
                 return false;
@@ -340,7 +355,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                 throw new ProtocolException(FrameDescriptor.typeName(type) + " frame from '" + peerName()
                     + "' has seq=" + seq + ", expected=" + (handledSeq + 1));
             }
-            return type == FrameDescriptor.TYPE_WRITE ? writeHeader(readable, flags, seq) : sendHeader(seq);
+            return type == FrameDescriptor.TYPE_WRITE ? writeHeader(readable, flags, seq) : sendHeader(flags, seq);
         }
         if (conn == null) {
             checkHandshakeFrame(type);
@@ -394,7 +409,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         if (placed) {
             state = (flags & FrameDescriptor.FLAG_WITH_IMM) != 0 ? S_IMM_RECV : S_HEADER;
             if (state == S_HEADER) {
-                handledSeq = seq;
+                handled(seq, flags);
             }
             return true;
         }
@@ -411,10 +426,10 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         return true;
     }
 
-    private boolean sendHeader(long seq) {
+    private boolean sendHeader(int flags, long seq) {
         cum.skipBytes(HEADER_LENGTH);
         curSeq = seq;
-        curFlags = 0;
+        curFlags = flags;
         curLength = curFrameLength - HEADER_LENGTH;
         state = S_SEND_RECV;
         return true;
@@ -557,6 +572,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             established(c);
+            directAfterHandshake(c);
             if (!connectFuture.complete(c)) {
                 c.close();
             }
@@ -576,6 +592,20 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         }
         established(c);
         channel.writeAndFlush(FrameCodec.ready(channel.alloc(), node.exportedRegions()));
+        directAfterHandshake(c);
+    }
+
+    /**
+     * Posting threads may write to the socket themselves once every handshake frame queued so far is written
+     * (Netty completes writes in order): until then their frames queue behind the handshake's.
+     */
+    private void directAfterHandshake(StreamConnection c) {
+        channel.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(f -> c.handshakeFlushed());
+    }
+
+    /** @return the established connection, or null (the close guard) */
+    StreamConnection connection() {
+        return conn;
     }
 
     private void established(StreamConnection c) {
@@ -607,8 +637,9 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void refuse(long seq, Status status, String why) {
+        ackDue = true;
         sendAck();
-        channel.writeAndFlush(FrameCodec.nak(channel.alloc(), seq, status.ordinal(), why));
+        conn.sendFrame(FrameCodec.nak(channel.alloc(), seq, status.ordinal(), why));
         discard();
         conn.fail(new ConnectionClosedException(peerName(), "refused request seq=" + seq + " from peer '"
             + peerName() + "': " + why, null));
@@ -697,8 +728,18 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                     ctx.close();
                 }
             } else if (e.state() == IdleState.WRITER_IDLE && state != S_DISCARD) {
-                ctx.writeAndFlush(FrameCodec.simple(ctx.alloc(), FrameDescriptor.TYPE_PING, 0), ctx.voidPromise());
+                if (conn != null) {
+                    conn.sendControl(FrameDescriptor.TYPE_PING, 0);
+                } else {
+                    ctx.writeAndFlush(FrameCodec.simple(ctx.alloc(), FrameDescriptor.TYPE_PING, 0),
+                        ctx.voidPromise());
+                }
             }
+            return;
+        }
+        if (evt instanceof ChannelInputShutdownEvent) {
+            // half-closure is allowed (direct I/O: every close goes through the pipeline): the peer is gone
+            ctx.close();
             return;
         }
         super.userEventTriggered(ctx, evt);
