@@ -41,6 +41,8 @@ public final class StreamConnection extends AbstractConnection {
     private final Channel channel;
     private final StreamHandler handler;
     private final Placer placer;
+    /** Completions to an inline handler: never emitted under {@link #sendLock} (the placer path emits there). */
+    private final boolean inlineCompletions;
     private final Object sendLock = new Object();
     private long nextSeq;
 
@@ -95,7 +97,8 @@ public final class StreamConnection extends AbstractConnection {
         this.pendingLength = new int[depth];
         this.pendingOp = new byte[depth];
         this.pendingSignaled = new boolean[depth];
-        boolean direct = placer == null && node.directIo() && channel instanceof UnixChannel;
+        this.inlineCompletions = placer == null && node.directIo();
+        boolean direct = inlineCompletions && channel instanceof UnixChannel;
         this.fd = direct ? ((UnixChannel) channel).fd() : null;
         this.header = direct ? ByteBuffer.allocateDirect(FrameDescriptor.WRITE_HEADER_LENGTH)
             .order(ByteOrder.LITTLE_ENDIAN) : null;
@@ -137,7 +140,7 @@ public final class StreamConnection extends AbstractConnection {
 
     @Override
     protected boolean supportsInlineCompletions() {
-        return placer == null;
+        return inlineCompletions;
     }
 
     @Override
