@@ -21,8 +21,7 @@ import io.rdmx.transport.internal.RegionImpl;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import io.netty.channel.FixedRecvByteBufAllocator;
-import io.netty.channel.RecvByteBufAllocator;
+import io.netty.channel.DefaultMaxMessagesRecvByteBufAllocator;
 import io.rdmx.transport.RemoteRegion;
 import java.security.SecureRandom;
 import java.util.List;
@@ -51,6 +50,8 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     private static final SecureRandom RANDOM = new SecureRandom();
     /** Read buffer size while the handshake runs: larger than any frame before authentication. */
     private static final int HANDSHAKE_READ_BUFFER = 2048;
+    /** Read buffer size once established: a 64 KiB batch of WRITE data in one system call. */
+    private static final int ESTABLISHED_READ_BUFFER = 64 << 10;
 
     private static final int S_HELLO = 0;
     private static final int S_AUTH = 1;
@@ -73,7 +74,6 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     private FrameCodec.Hello peer;
     private boolean counted;
     private ScheduledFuture<?> handshakeDeadline;
-    private RecvByteBufAllocator establishedReads;
     private ByteBuf cum;
     private int state = S_HELLO;
 
@@ -124,8 +124,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
             }
             counted = true;
         }
-        establishedReads = channel.config().getRecvByteBufAllocator();
-        channel.config().setRecvByteBufAllocator(new FixedRecvByteBufAllocator(HANDSHAKE_READ_BUFFER));
+        channel.config().setRecvByteBufAllocator(new Reads());
         long ms = node.options().handshakeTimeout().toMillis();
         handshakeDeadline = ctx.executor().schedule(() -> {
             if (conn == null && state != S_DISCARD) {
@@ -612,7 +611,25 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         conn = c;
         state = S_HEADER;
         handshakeOver();
-        channel.config().setRecvByteBufAllocator(establishedReads);
+    }
+
+    /**
+     * Reads through {@link #HANDSHAKE_READ_BUFFER} until the connection is established, then through
+     * {@link #ESTABLISHED_READ_BUFFER}. One allocator whose handle asks which: Netty keeps the first handle of a
+     * channel for its whole life, so replacing the allocator once established would leave every later read at
+     * the handshake's size (a 2 KiB read per system call).
+     */
+    private final class Reads extends DefaultMaxMessagesRecvByteBufAllocator {
+        @Override
+        @SuppressWarnings("deprecation") // the interface still declares the plain Handle; this is an ExtendedHandle
+        public Handle newHandle() {
+            return new MaxMessageHandle() {
+                @Override
+                public int guess() {
+                    return conn == null ? HANDSHAKE_READ_BUFFER : ESTABLISHED_READ_BUFFER;
+                }
+            };
+        }
     }
 
     private void handshakeRefused(String why) {
