@@ -109,6 +109,11 @@ public final class StreamConnection extends AbstractConnection {
         return channel;
     }
 
+    /** @return read system calls on this connection's socket so far (tests, diagnostics) */
+    public long socketReads() {
+        return handler.reads();
+    }
+
     /** @return frames written to the socket by the thread that posted them (direct I/O) */
     public long directFrames() {
         synchronized (sendLock) {

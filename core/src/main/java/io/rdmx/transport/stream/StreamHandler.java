@@ -90,6 +90,8 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     /** A frame handled since the last ACK asked for one (it lacked {@link FrameDescriptor#FLAG_UNSIGNALED}). */
     private boolean ackDue;
     private volatile boolean waitingRecv;
+    /** Buffers Netty read from the socket (one per read system call); event loop, read racily by tests. */
+    private volatile long reads;
 
     StreamHandler(StreamNode node, boolean active, String dialedAddress,
                   CompletableFuture<AbstractConnection> connectFuture) {
@@ -153,6 +155,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         assert ctx.channel().eventLoop().inEventLoop();
         ByteBuf in = (ByteBuf) msg;
+        reads++;
         if (state == S_DISCARD) {
             in.release();
             return;
@@ -600,6 +603,11 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
      */
     private void directAfterHandshake(StreamConnection c) {
         channel.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(f -> c.handshakeFlushed());
+    }
+
+    /** @return buffers read from the socket so far (one per read system call) */
+    long reads() {
+        return reads;
     }
 
     /** @return the established connection, or null (the close guard) */

@@ -129,6 +129,23 @@ class TcpDirectIoTest {
     }
 
     @Test
+    void anEstablishedConnectionReadsInLargeBuffersNotTheHandshakes() throws Exception {
+        Node a = open("a");
+        Node b = open("b");
+        Connection c = a.connect(b.address(), WAIT);
+        StreamConnection back = (StreamConnection) b.accept(WAIT);
+        int size = 1 << 20;
+        Region src = a.register(size, Access.ALL);
+        Region dst = b.register(size, Access.ALL);
+        long before = back.socketReads();
+        assertEquals(Post.OK, c.post(WorkRequest.write(src, 0, size, dst.descriptor(), 0)));
+        assertTrue(Completions.one(a).ok());
+        long reads = back.socketReads() - before;
+        // the handshake reads through 2 KiB buffers: 512 reads and more for 1 MiB if that size stayed
+        assertTrue(reads <= 64, "1 MiB took " + reads + " reads");
+    }
+
+    @Test
     void completionsGoInlineToTheHandlerOnTheIoThreadAndNotToTheQueue() throws Exception {
         Node a = open("a");
         Node b = open("b");
