@@ -35,6 +35,8 @@ final class Notifier {
     private final PeerChannel peer;
     private final Region slots;
     private final int firstSlot;
+    /** The slots, written with absolute puts by the holder of {@link #inFlight} only: no view per SEND. */
+    private final ByteBuffer slotsView;
     private final MpscUnboundedXaddArrayQueue<Notifiable> dirty = new MpscUnboundedXaddArrayQueue<>(256);
     private final AtomicBoolean inFlight = new AtomicBoolean();
     private final WorkRequest send = new WorkRequest();
@@ -46,6 +48,7 @@ final class Notifier {
         this.peer = peer;
         this.slots = slots;
         this.firstSlot = firstSlot;
+        this.slotsView = slots.buffer();
         send.opcode(io.rdmx.transport.Opcode.SEND);
     }
 
@@ -93,7 +96,7 @@ final class Notifier {
             }
             int slot = firstSlot + (next++ & 1);
             int at = slot * NotificationDescriptor.MESSAGE_SLOT;
-            ByteBuffer b = slots.buffer();
+            ByteBuffer b = slotsView;
             java.util.ArrayList<ChannelWriter> cover = covered(slot);
             int count = 0;
             Notifiable n;

@@ -39,6 +39,11 @@ public final class PeerChannel {
     private final boolean low;
     private final ChannelConfig cfg;
     private final Region control;
+    /** Views of the receive slots, read with absolute gets only by the handling thread: none per message. */
+    private final ByteBuffer controlView;
+    private ByteBuffer extraView;
+    /** The receive request the handling thread re-posts with (one handling thread at a time). */
+    private final WorkRequest repostRequest = new WorkRequest().opcode(Opcode.RECV);
     private final Notifier notifier;
     private final CompletableFuture<PeerChannel> ready = new CompletableFuture<>();
     /** Whether the connection delivers completions inline (on its I/O thread) rather than to the queue. */
@@ -79,6 +84,7 @@ public final class PeerChannel {
         this.low = engine.node().name().compareTo(connection.peerName()) < 0;
         int slot = NotificationDescriptor.MESSAGE_SLOT;
         this.control = engine.node().register((SEND_SLOTS + BASE_RECVS) * slot, Access.LOCAL_WRITE);
+        this.controlView = control.buffer();
         this.notifier = new Notifier(this, control, 0);
     }
 
@@ -131,9 +137,22 @@ public final class PeerChannel {
         return mapped;
     }
 
+    /** The thread that starts the handshake: a receive with a request of its own (setup, not the data path). */
     private void postRecv(Region r, int offset, int slotId) throws RdmxException {
-        int rc = connection.post(WorkRequest.recv(r, offset, NotificationDescriptor.MESSAGE_SLOT)
-            .wrId(wrId(WrIdDescriptor.KIND_RECV, slotId)));
+        postRecv(WorkRequest.recv(r, offset, NotificationDescriptor.MESSAGE_SLOT), r, offset, slotId);
+    }
+
+    /**
+     * The handling thread (one at a time): a receive through the one request it re-uses, so that re-posting a
+     * receive per notification allocates nothing.
+     */
+    private void repostRecv(Region r, int offset, int slotId) throws RdmxException {
+        postRecv(repostRequest, r, offset, slotId);
+    }
+
+    private void postRecv(WorkRequest wr, Region r, int offset, int slotId) throws RdmxException {
+        wr.local(r, offset, NotificationDescriptor.MESSAGE_SLOT);
+        int rc = connection.post(wr.wrId(wrId(WrIdDescriptor.KIND_RECV, slotId)));
         if (rc != Post.OK) {
             throw new RdmxException("RECV for '" + name() + "' refused: " + Post.name(rc)
                 + " (raise rdmx.recvQueueDepth)");
@@ -332,15 +351,15 @@ public final class PeerChannel {
     private void repost(int slotId) throws RdmxException {
         int slot = NotificationDescriptor.MESSAGE_SLOT;
         if (slotId < BASE_RECVS) {
-            postRecv(control, (SEND_SLOTS + slotId) * slot, slotId);
+            repostRecv(control, (SEND_SLOTS + slotId) * slot, slotId);
         } else {
-            postRecv(extraRecvs, (slotId - BASE_RECVS) * slot, slotId);
+            repostRecv(extraRecvs, (slotId - BASE_RECVS) * slot, slotId);
         }
     }
 
     private void handleMessage(int slotId, int length) throws RdmxException {
         int slot = NotificationDescriptor.MESSAGE_SLOT;
-        ByteBuffer b = slotId < BASE_RECVS ? control.buffer() : extraRecvs.buffer();
+        ByteBuffer b = slotId < BASE_RECVS ? controlView : extraView;
         int at = slotId < BASE_RECVS ? (SEND_SLOTS + slotId) * slot : (slotId - BASE_RECVS) * slot;
         String bad = NotificationDescriptor.validate(b, at, length, in == null ? 0 : in.length);
         if (bad != null) {
@@ -484,8 +503,9 @@ public final class PeerChannel {
         if (imm) {
             int slot = NotificationDescriptor.MESSAGE_SLOT;
             extraRecvs = engine.node().register(rings * slot, Access.LOCAL_WRITE);
+            extraView = extraRecvs.buffer();
             for (int i = 0; i < rings; i++) {
-                postRecv(extraRecvs, i * slot, BASE_RECVS + i);
+                repostRecv(extraRecvs, i * slot, BASE_RECVS + i);
             }
         }
         ByteBuffer b = control.buffer();

@@ -90,6 +90,13 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     /** A frame handled since the last ACK asked for one (it lacked {@link FrameDescriptor#FLAG_UNSIGNALED}). */
     private boolean ackDue;
     private volatile boolean waitingRecv;
+    private int lastKey;
+    private RegionImpl lastRegion;
+    private RegionImpl viewRegion0;
+    private ByteBuffer view0;
+    private RegionImpl viewRegion1;
+    private ByteBuffer view1;
+    private int nextView;
     /** Buffers Netty read from the socket (one per read system call); event loop, read racily by tests. */
     private volatile long reads;
 
@@ -304,7 +311,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                     return false;
                 }
                 curRecv = r;
-                target = r.region().memory().duplicate();
+                target = view(r.region());
                 target.position(r.offset());
                 remaining = curLength;
                 state = S_SEND_DATA;
@@ -415,13 +422,18 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
             }
             return true;
         }
-        String err = node.checkRemoteWrite(rkey, offset, dataLength);
-        if (err != null) {
-            refuse(seq, Status.REMOTE_ACCESS_ERROR, err);
+        // the region of the last WRITE while it is registered (no map look-up, no boxed key), else a look-up
+        RegionImpl region = rkey == lastKey && lastRegion != null && lastRegion.live() ? lastRegion
+            : node.lookupRemote(rkey);
+        if (region == null || offset < 0 || dataLength > region.length() || offset > region.length() - dataLength) {
+            String err = node.checkRemoteWrite(rkey, offset, dataLength);
+            refuse(seq, Status.REMOTE_ACCESS_ERROR, err != null ? err : "no remotely writable region with rkey=0x"
+                + Integer.toHexString(rkey) + " at node '" + node.name() + "'");
             return false;
         }
-        RegionImpl region = node.lookupRemote(rkey);
-        target = region.memory().duplicate();
+        lastKey = rkey;
+        lastRegion = region;
+        target = view(region);
         target.position((int) offset);
         remaining = dataLength;
         state = S_WRITE_DATA;
@@ -603,6 +615,28 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
      */
     private void directAfterHandshake(StreamConnection c) {
         channel.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(f -> c.handshakeFlushed());
+    }
+
+    /**
+     * A view of a region's memory for placing data, kept for the last two regions (a channel's ring region and
+     * its control region): nothing allocated per frame. Event loop.
+     */
+    private ByteBuffer view(RegionImpl r) {
+        if (r == viewRegion0) {
+            return view0.clear();
+        }
+        if (r == viewRegion1) {
+            return view1.clear();
+        }
+        ByteBuffer v = r.memory().duplicate();
+        if ((nextView++ & 1) == 0) {
+            viewRegion0 = r;
+            view0 = v;
+        } else {
+            viewRegion1 = r;
+            view1 = v;
+        }
+        return v;
     }
 
     /** @return buffers read from the socket so far (one per read system call) */
