@@ -19,6 +19,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -214,8 +215,10 @@ public final class StreamConnection extends AbstractConnection {
                 long seq = ++nextSeq;
                 addPending(seq, op, wrId, length, signaled);
                 // an unsignaled request needs no ACK of its own while the send queue is less than half full: a
-                // later ACK completes it (cumulative); past half, every frame asks for one so the queue drains
-                int flags = !signaled && pendingCount < Math.max(1, pendingSeq.length / 2)
+                // later ACK completes it (cumulative); past half, every frame asks for one so the queue drains.
+                // Not with a placer: a placed WRITE completes with the ACK of the frame before it, whatever that
+                // frame's own signaling
+                int flags = placer == null && !signaled && pendingCount < Math.max(1, pendingSeq.length / 2)
                     ? FrameDescriptor.FLAG_UNSIGNALED : 0;
                 if (write) {
                     flags |= (op == Opcode.WRITE_WITH_IMM ? FrameDescriptor.FLAG_WITH_IMM : 0)
@@ -296,7 +299,17 @@ public final class StreamConnection extends AbstractConnection {
         if (channel.eventLoop().inEventLoop()) {
             drainOutbox();
         } else if (first) {
-            channel.eventLoop().execute(drain);
+            try {
+                channel.eventLoop().execute(drain);
+            } catch (RejectedExecutionException e) {
+                // the event loop is gone (node closed): nothing will be written any more
+                ByteBuf f;
+                while ((f = outbox.pollFirst()) != null) {
+                    outboxListeners.pollFirst();
+                    f.release();
+                    handedOff.decrementAndGet();
+                }
+            }
         }
     }
 
