@@ -31,7 +31,9 @@ import org.slf4j.event.Level;
  *
  * <p>One network thread per engine sleeps on the node's completion channel, handles completions and
  * notifications, posts the WRITEs that were due while another was in flight, flushes data that waited longer
- * than {@link ChannelConfig#flushInterval()}, and wakes blocked workers. Worker threads never wait for it:
+ * than {@link ChannelConfig#flushInterval()}, and wakes blocked workers. Where a connection delivers its
+ * completions inline ({@link Connection#completionHandler}: tcp), its I/O thread does all of that but the
+ * flush scan, and the network thread is not on the path of the data. Worker threads never wait for it:
  * they post their own WRITEs and notifications when nothing is in flight. The engine is the only consumer of
  * the node's completion queue.
  */
@@ -68,6 +70,8 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         new java.util.concurrent.LinkedBlockingQueue<>();
     private final ObjectName mbean;
     private volatile boolean running = true;
+    /** Completions the network thread took from the node's queue (written by it only; read by tests). */
+    private volatile long queuedCompletions;
     /** A peer's handshake failed to post because its connection went down: the network thread fails it. */
     private volatile boolean startFailures;
 
@@ -395,10 +399,16 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     }
 
     private void onCompletion(Completion c) {
+        queuedCompletions++;
         PeerChannel p = peers.get(WrIdDescriptor.peerId(c.wrId()));
         if (p != null) {
             p.onCompletion(c);
         }
+    }
+
+    /** @return completions the network thread took from the node's queue (those not delivered inline) */
+    long queuedCompletions() {
+        return queuedCompletions;
     }
 
     void peerFailed(PeerChannel p, ConnectionClosedException e) {

@@ -35,6 +35,8 @@ final class Notifier {
     private final Region slots;
     private final int firstSlot;
     private final DirtyQueue dirty = new DirtyQueue();
+    /** The slots, written with absolute puts by the holder of {@link #inFlight} only: no view per SEND. */
+    private final ByteBuffer slotsView;
     private final AtomicBoolean inFlight = new AtomicBoolean();
     private final WorkRequest send = new WorkRequest();
     private final java.util.ArrayList<ChannelWriter> covered0 = new java.util.ArrayList<>();
@@ -45,6 +47,7 @@ final class Notifier {
         this.peer = peer;
         this.slots = slots;
         this.firstSlot = firstSlot;
+        this.slotsView = slots.buffer();
         send.opcode(io.rdmx.transport.Opcode.SEND);
     }
 
@@ -90,7 +93,7 @@ final class Notifier {
             }
             int slot = firstSlot + (next++ & 1);
             int at = slot * NotificationDescriptor.MESSAGE_SLOT;
-            ByteBuffer b = slots.buffer();
+            ByteBuffer b = slotsView;
             java.util.ArrayList<ChannelWriter> cover = covered(slot);
             int count = dirty.drain(b, at, NotificationDescriptor.MAX_ENTRIES, cover);
             if (count == 0) {

@@ -4,11 +4,13 @@ import io.rdmx.transport.Access;
 import io.rdmx.transport.Completion;
 import io.rdmx.transport.Connection;
 import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -20,7 +22,10 @@ import java.util.concurrent.TimeoutException;
 /**
  * The channels between this node and one peer, over their one connection: the pair region (all rings, both
  * directions), a control region for notification messages, the handshake (HELLO with parameters, REGION with
- * the pair region's descriptor), and failure handling. Completions are handled on the network thread.
+ * the pair region's descriptor), and failure handling. Completions are handled on the provider's I/O thread as
+ * they happen where the connection delivers them inline ({@link Connection#completionHandler}: tcp), so a
+ * notification wakes the reader from the thread that received it; elsewhere on the network thread, from the
+ * node's completion queue. Either way one thread at a time.
  */
 public final class PeerChannel {
     private static final int BASE_RECVS = 16;
@@ -34,8 +39,17 @@ public final class PeerChannel {
     private final boolean low;
     private final ChannelConfig cfg;
     private final Region control;
+    /** Views of the receive slots, read with absolute gets only by the handling thread: none per message. */
+    private final ByteBuffer controlView;
+    private ByteBuffer extraView;
+    /** The receive request the handling thread re-posts with (one handling thread at a time). */
+    private final WorkRequest repostRequest = new WorkRequest().opcode(Opcode.RECV);
     private final Notifier notifier;
     private final CompletableFuture<PeerChannel> ready = new CompletableFuture<>();
+    /** Whether the connection delivers completions inline (on its I/O thread) rather than to the queue. */
+    private volatile boolean inline;
+    /** Completions handled inline (written one thread at a time; read racily by tests). */
+    private volatile long inlineCompletions;
     /** Network thread: our HELLO has been delivered to the peer. */
     private boolean helloDelivered;
     /** Written by the network thread: a configuration mismatch found before our HELLO was delivered. */
@@ -70,11 +84,14 @@ public final class PeerChannel {
         this.low = engine.node().name().compareTo(connection.peerName()) < 0;
         int slot = NotificationDescriptor.MESSAGE_SLOT;
         this.control = engine.node().register((SEND_SLOTS + BASE_RECVS) * slot, Access.LOCAL_WRITE);
+        this.controlView = control.buffer();
         this.notifier = new Notifier(this, control, 0);
     }
 
     /** Starts the handshake: posts the receives and sends HELLO. Caller: the thread that opened the peer. */
     void start() throws RdmxException {
+        // before the first post: every completion of the connection then comes inline, or every one queued
+        inline = connection.completionHandler(this::onCompletion);
         // HELLO goes first: the peer answers our HELLO with REGION, which must not overtake our own HELLO.
         int slot = NotificationDescriptor.MESSAGE_SLOT;
         ByteBuffer b = control.buffer();
@@ -120,9 +137,22 @@ public final class PeerChannel {
         return mapped;
     }
 
+    /** The thread that starts the handshake: a receive with a request of its own (setup, not the data path). */
     private void postRecv(Region r, int offset, int slotId) throws RdmxException {
-        int rc = connection.post(WorkRequest.recv(r, offset, NotificationDescriptor.MESSAGE_SLOT)
-            .wrId(wrId(WrIdDescriptor.KIND_RECV, slotId)));
+        postRecv(WorkRequest.recv(r, offset, NotificationDescriptor.MESSAGE_SLOT), r, offset, slotId);
+    }
+
+    /**
+     * The handling thread (one at a time): a receive through the one request it re-uses, so that re-posting a
+     * receive per notification allocates nothing.
+     */
+    private void repostRecv(Region r, int offset, int slotId) throws RdmxException {
+        postRecv(repostRequest, r, offset, slotId);
+    }
+
+    private void postRecv(WorkRequest wr, Region r, int offset, int slotId) throws RdmxException {
+        wr.local(r, offset, NotificationDescriptor.MESSAGE_SLOT);
+        int rc = connection.post(wr.wrId(wrId(WrIdDescriptor.KIND_RECV, slotId)));
         if (rc != Post.OK) {
             throw new RdmxException("RECV for '" + name() + "' refused: " + Post.name(rc)
                 + " (raise rdmx.recvQueueDepth)");
@@ -232,19 +262,45 @@ public final class PeerChannel {
         }
     }
 
+    /** @return true if completions come inline, on the connection's I/O thread */
+    boolean inline() {
+        return inline;
+    }
+
+    /** @return completions handled inline so far (tests) */
+    long inlineCompletions() {
+        return inlineCompletions;
+    }
+
     /**
-     * Network thread: one completion of this peer's connection.
+     * Network thread: one completion of this peer's connection, from the node's completion queue.
      *
      * @param c the completion
      */
     void onCompletion(Completion c) {
-        if (!c.ok()) {
+        handle(c.wrId(), c.status().ordinal(), c.byteLength(), c.immediate(), c.hasImmediate(), c);
+    }
+
+    /**
+     * The connection's I/O thread ({@link io.rdmx.transport.InlineCompletionHandler}, one call at a time): one
+     * completion, handled where it happened; a notification wakes its reader from here.
+     */
+    private void onCompletion(long wrId, int opcode, int status, int byteLength, int immediate,
+                              boolean hasImmediate, String detail) {
+        inlineCompletions++;
+        handle(wrId, status, byteLength, immediate, hasImmediate, status == Status.SUCCESS.ordinal() ? null
+            : new Completion(connection, wrId, Opcode.values()[opcode], Status.values()[status], byteLength,
+                immediate, hasImmediate, detail));
+    }
+
+    /** One completion; {@code failed} is the completion object of a failed one (only those are allocated). */
+    private void handle(long wr, int status, int byteLength, int immediate, boolean hasImmediate, Completion failed) {
+        if (status != Status.SUCCESS.ordinal()) {
             if (open) {
-                fail(ChannelErrors.completionFailure(name(), c));
+                fail(ChannelErrors.completionFailure(name(), failed));
             }
             return;
         }
-        long wr = c.wrId();
         int index = WrIdDescriptor.index(wr);
         switch (WrIdDescriptor.kind(wr)) {
             case WrIdDescriptor.KIND_WRITE:
@@ -254,7 +310,7 @@ public final class PeerChannel {
                 notifier.onSendComplete(index);
                 break;
             case WrIdDescriptor.KIND_RECV:
-                onRecv(index, c);
+                onRecv(index, byteLength, immediate, hasImmediate);
                 break;
             case WrIdDescriptor.KIND_HANDSHAKE:
                 if (index == WrIdDescriptor.BYE) {
@@ -272,13 +328,13 @@ public final class PeerChannel {
         }
     }
 
-    private void onRecv(int slotId, Completion c) {
+    private void onRecv(int slotId, int byteLength, int immediate, boolean hasImmediate) {
         engine.metricNotificationReceived();
         try {
-            if (c.hasImmediate()) {
-                onImmediate(c.immediate());
+            if (hasImmediate) {
+                onImmediate(immediate);
             } else {
-                handleMessage(slotId, c.byteLength());
+                handleMessage(slotId, byteLength);
             }
             if (open) {
                 repost(slotId);
@@ -317,15 +373,15 @@ public final class PeerChannel {
     private void repost(int slotId) throws RdmxException {
         int slot = NotificationDescriptor.MESSAGE_SLOT;
         if (slotId < BASE_RECVS) {
-            postRecv(control, (SEND_SLOTS + slotId) * slot, slotId);
+            repostRecv(control, (SEND_SLOTS + slotId) * slot, slotId);
         } else {
-            postRecv(extraRecvs, (slotId - BASE_RECVS) * slot, slotId);
+            repostRecv(extraRecvs, (slotId - BASE_RECVS) * slot, slotId);
         }
     }
 
     private void handleMessage(int slotId, int length) throws RdmxException {
         int slot = NotificationDescriptor.MESSAGE_SLOT;
-        ByteBuffer b = slotId < BASE_RECVS ? control.buffer() : extraRecvs.buffer();
+        ByteBuffer b = slotId < BASE_RECVS ? controlView : extraView;
         int at = slotId < BASE_RECVS ? (SEND_SLOTS + slotId) * slot : (slotId - BASE_RECVS) * slot;
         String bad = NotificationDescriptor.validate(b, at, length, in == null ? 0 : in.length);
         if (bad != null) {
@@ -469,8 +525,9 @@ public final class PeerChannel {
         if (imm) {
             int slot = NotificationDescriptor.MESSAGE_SLOT;
             extraRecvs = engine.node().register(rings * slot, Access.LOCAL_WRITE);
+            extraView = extraRecvs.buffer();
             for (int i = 0; i < rings; i++) {
-                postRecv(extraRecvs, i * slot, BASE_RECVS + i);
+                repostRecv(extraRecvs, i * slot, BASE_RECVS + i);
             }
         }
         ByteBuffer b = control.buffer();

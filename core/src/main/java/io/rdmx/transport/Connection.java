@@ -67,6 +67,20 @@ public interface Connection extends AutoCloseable {
         return null;
     }
 
+    /**
+     * Optional capability: delivers this connection's completions to a handler on the thread that produces them
+     * (see {@link InlineCompletionHandler}) instead of the node's {@link CompletionQueue}. Install it before
+     * posting the first request; completions produced before it stay on the queue. A provider that cannot
+     * deliver inline returns false and keeps using the queue (the default), so a caller must drain the queue
+     * either way.
+     *
+     * @param handler the handler, or null to go back to the queue
+     * @return true if the provider delivers to the handler from now on; false if it keeps to the queue
+     */
+    default boolean completionHandler(InlineCompletionHandler handler) {
+        return false;
+    }
+
     /** @return true until the connection is closed or broken */
     boolean isOpen();
 

@@ -23,6 +23,10 @@
  *   <li>A SEND or WRITE_WITH_IMM is delivered after every WRITE posted before it on the same connection.</li>
  *   <li>A {@link io.rdmx.transport.CompletionQueue} has a single consumer at a time (the network thread);
  *       producers are the providers' I/O threads and posting threads.</li>
+ *   <li>Optionally, a connection delivers its completions to an
+ *       {@link io.rdmx.transport.InlineCompletionHandler} instead, on the thread that produces them, one call at
+ *       a time ({@link io.rdmx.transport.Connection#completionHandler}; {@code tcp} does, the others keep to the
+ *       queue).</li>
  *   <li>The memory of a request's local region must not be modified until its completion is seen
  *       (providers may send straight from it), exactly as with verbs.</li>
  * </ul>

@@ -4,6 +4,7 @@ import io.rdmx.transport.Access;
 import io.rdmx.transport.Completion;
 import io.rdmx.transport.Connection;
 import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.InlineCompletionHandler;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
 import io.rdmx.transport.PreparedRequest;
@@ -31,6 +32,9 @@ public abstract class AbstractConnection implements Connection {
     private final ArrayDeque<Recv> recvs = new ArrayDeque<>();
     private final AtomicBoolean down = new AtomicBoolean();
     private volatile Throwable closeCause;
+    /** Serializes the calls of {@link #inline}; never held while a provider lock is taken first. */
+    private final Object inlineLock = new Object();
+    private volatile InlineCompletionHandler inline;
 
     /**
      * @param node the local node
@@ -211,7 +215,28 @@ public abstract class AbstractConnection implements Connection {
     }
 
     /**
-     * Queues a completion on the node's CQ.
+     * Whether this provider calls an {@link InlineCompletionHandler}: it must never {@link #emit} while holding
+     * a lock that {@link #post} takes. False by default (completions go to the node's queue).
+     *
+     * @return true if {@link #completionHandler} is honoured
+     */
+    protected boolean supportsInlineCompletions() {
+        return false;
+    }
+
+    @Override
+    public boolean completionHandler(InlineCompletionHandler handler) {
+        if (!supportsInlineCompletions()) {
+            return false;
+        }
+        inline = handler;
+        return true;
+    }
+
+    /**
+     * Hands a completion to the installed {@link InlineCompletionHandler} (one call at a time, on this thread),
+     * or queues it on the node's CQ when none is installed. A handler that throws takes the connection down
+     * (the error names the peer); the caller goes on.
      *
      * @param op opcode
      * @param wrId id
@@ -222,7 +247,23 @@ public abstract class AbstractConnection implements Connection {
      * @param detail explanation of a failure
      */
     public void emit(Opcode op, long wrId, Status status, int len, int imm, boolean hasImm, String detail) {
-        deliver(new Completion(this, wrId, op, status, len, imm, hasImm, detail));
+        InlineCompletionHandler h = inline;
+        if (h == null) {
+            deliver(new Completion(this, wrId, op, status, len, imm, hasImm, detail));
+            return;
+        }
+        RuntimeException thrown = null;
+        synchronized (inlineLock) {
+            try {
+                h.onCompletion(wrId, op.ordinal(), status.ordinal(), len, imm, hasImm, detail);
+            } catch (RuntimeException e) {
+                thrown = e;
+            }
+        }
+        if (thrown != null) {
+            fail(new ConnectionClosedException(peerName, "completion handler of the connection from '"
+                + node.name() + "' to peer '" + peerName + "' failed on " + op + ": " + thrown, thrown));
+        }
     }
 
     /**

@@ -105,7 +105,7 @@ public final class FrameCodec {
      * A WRITE header; the data (if not placed) follows as a separate buffer.
      *
      * @param alloc allocator
-     * @param flags WITH_IMM, PLACED
+     * @param flags WITH_IMM, PLACED, UNSIGNALED
      * @param seq sequence number
      * @param rkey remote key
      * @param imm immediate
@@ -128,7 +128,7 @@ public final class FrameCodec {
     }
 
     /**
-     * A SEND header; the data follows as a separate buffer.
+     * A SEND header without flags; the data follows as a separate buffer.
      *
      * @param alloc allocator
      * @param seq sequence number
@@ -136,7 +136,21 @@ public final class FrameCodec {
      * @return the header
      */
     public static ByteBuf sendHeader(ByteBufAllocator alloc, long seq, int length) {
-        return header(alloc.directBuffer(HEADER_LENGTH), FrameDescriptor.TYPE_SEND, 0, HEADER_LENGTH + length, seq);
+        return sendHeader(alloc, 0, seq, length);
+    }
+
+    /**
+     * A SEND header; the data follows as a separate buffer.
+     *
+     * @param alloc allocator
+     * @param flags UNSIGNALED or 0
+     * @param seq sequence number
+     * @param length data length
+     * @return the header
+     */
+    public static ByteBuf sendHeader(ByteBufAllocator alloc, int flags, long seq, int length) {
+        return header(alloc.directBuffer(HEADER_LENGTH), FrameDescriptor.TYPE_SEND, flags, HEADER_LENGTH + length,
+            seq);
     }
 
     /**

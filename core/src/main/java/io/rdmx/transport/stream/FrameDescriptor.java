@@ -14,7 +14,7 @@ package io.rdmx.transport.stream;
  *  |               sequence number (64): the request's, or the     |  8
  *  |               highest one acknowledged (ACK)                  |
  *  +---------------------------------------------------------------+
- *  WRITE only (flags: WITH_IMM, PLACED):
+ *  WRITE only (flags: WITH_IMM, PLACED, UNSIGNALED; SEND: UNSIGNALED):
  *  +---------------------------------------------------------------+
  *  |               remote key (32)                                 | 16
  *  +---------------------------------------------------------------+
@@ -55,7 +55,8 @@ package io.rdmx.transport.stream;
  *
  * <p>Then WRITE and SEND frames carry requests in posting order, each with the next sequence number; the
  * receiver answers with cumulative ACKs once a request is placed (a SEND once it is in a posted receive), or a
- * NAK that fails the request and the connection. PING keeps a quiet connection alive; ERROR explains why the
+ * NAK that fails the request and the connection. ACKs are batched: at most one per read from the socket, and
+ * none for a batch of only UNSIGNALED frames (a later ACK covers them). PING keeps a quiet connection alive; ERROR explains why the
  * sender is closing the connection.
  *
  * <pre>
@@ -118,6 +119,12 @@ public final class FrameDescriptor {
     public static final int FLAG_WITH_IMM = 1;
     /** WRITE flag: the data was placed through shared memory; the frame has no payload. */
     public static final int FLAG_PLACED = 2;
+    /**
+     * WRITE and SEND flag: the request is unsignaled and the sender's send queue is less than half full, so it
+     * needs no ACK of its own; the receiver acknowledges it (cumulatively) with the next frame that lacks the
+     * flag, at the end of a read batch. Unknown to a receiver, it only costs ACKs that nobody needed.
+     */
+    public static final int FLAG_UNSIGNALED = 4;
     /** HELLO flag: the sender has a cluster secret. */
     public static final int FLAG_SECRET = 1;
 

@@ -7,6 +7,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
@@ -20,8 +21,7 @@ import io.rdmx.transport.internal.RegionImpl;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import io.netty.channel.FixedRecvByteBufAllocator;
-import io.netty.channel.RecvByteBufAllocator;
+import io.netty.channel.DefaultMaxMessagesRecvByteBufAllocator;
 import io.rdmx.transport.RemoteRegion;
 import java.security.SecureRandom;
 import java.util.List;
@@ -50,6 +50,8 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     private static final SecureRandom RANDOM = new SecureRandom();
     /** Read buffer size while the handshake runs: larger than any frame before authentication. */
     private static final int HANDSHAKE_READ_BUFFER = 2048;
+    /** Read buffer size once established: a 64 KiB batch of WRITE data in one system call. */
+    private static final int ESTABLISHED_READ_BUFFER = 64 << 10;
 
     private static final int S_HELLO = 0;
     private static final int S_AUTH = 1;
@@ -72,7 +74,6 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     private FrameCodec.Hello peer;
     private boolean counted;
     private ScheduledFuture<?> handshakeDeadline;
-    private RecvByteBufAllocator establishedReads;
     private ByteBuf cum;
     private int state = S_HELLO;
 
@@ -86,7 +87,18 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     private AbstractConnection.Recv curRecv;
     private long handledSeq;
     private long ackedSeq;
+    /** A frame handled since the last ACK asked for one (it lacked {@link FrameDescriptor#FLAG_UNSIGNALED}). */
+    private boolean ackDue;
     private volatile boolean waitingRecv;
+    private int lastKey;
+    private RegionImpl lastRegion;
+    private RegionImpl viewRegion0;
+    private ByteBuffer view0;
+    private RegionImpl viewRegion1;
+    private ByteBuffer view1;
+    private int nextView;
+    /** Buffers Netty read from the socket (one per read system call); event loop, read racily by tests. */
+    private volatile long reads;
 
     StreamHandler(StreamNode node, boolean active, String dialedAddress,
                   CompletableFuture<AbstractConnection> connectFuture) {
@@ -121,8 +133,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
             }
             counted = true;
         }
-        establishedReads = channel.config().getRecvByteBufAllocator();
-        channel.config().setRecvByteBufAllocator(new FixedRecvByteBufAllocator(HANDSHAKE_READ_BUFFER));
+        channel.config().setRecvByteBufAllocator(new Reads());
         long ms = node.options().handshakeTimeout().toMillis();
         handshakeDeadline = ctx.executor().schedule(() -> {
             if (conn == null && state != S_DISCARD) {
@@ -151,6 +162,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         assert ctx.channel().eventLoop().inEventLoop();
         ByteBuf in = (ByteBuf) msg;
+        reads++;
         if (state == S_DISCARD) {
             in.release();
             return;
@@ -164,11 +176,20 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         sendAck();
     }
 
+    /** One cumulative ACK per read batch, and none if every frame of the batch was unsignaled. */
     private void sendAck() {
-        if (handledSeq > ackedSeq && channel.isActive() && state != S_DISCARD) {
+        if (ackDue && handledSeq > ackedSeq && channel.isActive() && state != S_DISCARD) {
+            ackDue = false;
             ackedSeq = handledSeq;
-            channel.writeAndFlush(FrameCodec.simple(channel.alloc(), FrameDescriptor.TYPE_ACK, handledSeq),
-                channel.voidPromise());
+            conn.sendControl(FrameDescriptor.TYPE_ACK, handledSeq);
+        }
+    }
+
+    /** A request frame was handled (placed, or delivered into a receive): it counts for the next ACK. */
+    private void handled(long seq, int flags) {
+        handledSeq = seq;
+        if ((flags & FrameDescriptor.FLAG_UNSIGNALED) == 0) {
+            ackDue = true;
         }
     }
 
@@ -261,7 +282,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                 if ((curFlags & FrameDescriptor.FLAG_WITH_IMM) != 0) {
                     state = S_IMM_RECV;
                 } else {
-                    handledSeq = curSeq;
+                    handled(curSeq, curFlags);
                     state = S_HEADER;
                 }
                 return true;
@@ -271,10 +292,11 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                 if (r == null) {
                     return waitForRecv();
                 }
-                conn.emit(Opcode.RECV, r.wrId(), Status.SUCCESS, curLength, curImm, true, null);
-                handledSeq = curSeq;
+                handled(curSeq, curFlags);
                 state = S_HEADER;
-                return true;
+                // an inline completion handler may take the connection down (and discard the input) from here
+                conn.emit(Opcode.RECV, r.wrId(), Status.SUCCESS, curLength, curImm, true, null);
+                return state != S_DISCARD;
             }
             case S_SEND_RECV: {
                 var r = conn.takeRecv();
@@ -289,7 +311,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                     return false;
                 }
                 curRecv = r;
-                target = r.region().memory().duplicate();
+                target = view(r.region());
                 target.position(r.offset());
                 remaining = curLength;
                 state = S_SEND_DATA;
@@ -305,11 +327,13 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                 if (remaining > 0) {
                     return false;
                 }
-                conn.emit(Opcode.RECV, curRecv.wrId(), Status.SUCCESS, curLength, 0, false, null);
+                long wrId = curRecv.wrId();
                 curRecv = null;
-                handledSeq = curSeq;
+                handled(curSeq, curFlags);
                 state = S_HEADER;
-                return true;
+                // an inline completion handler may take the connection down (and discard the input) from here
+                conn.emit(Opcode.RECV, wrId, Status.SUCCESS, curLength, 0, false, null);
+                return state != S_DISCARD;
             }
             default:
                 return false;
@@ -340,7 +364,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                 throw new ProtocolException(FrameDescriptor.typeName(type) + " frame from '" + peerName()
                     + "' has seq=" + seq + ", expected=" + (handledSeq + 1));
             }
-            return type == FrameDescriptor.TYPE_WRITE ? writeHeader(readable, flags, seq) : sendHeader(seq);
+            return type == FrameDescriptor.TYPE_WRITE ? writeHeader(readable, flags, seq) : sendHeader(flags, seq);
         }
         if (conn == null) {
             checkHandshakeFrame(type);
@@ -394,27 +418,32 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         if (placed) {
             state = (flags & FrameDescriptor.FLAG_WITH_IMM) != 0 ? S_IMM_RECV : S_HEADER;
             if (state == S_HEADER) {
-                handledSeq = seq;
+                handled(seq, flags);
             }
             return true;
         }
-        String err = node.checkRemoteWrite(rkey, offset, dataLength);
-        if (err != null) {
-            refuse(seq, Status.REMOTE_ACCESS_ERROR, err);
+        // the region of the last WRITE while it is registered (no map look-up, no boxed key), else a look-up
+        RegionImpl region = rkey == lastKey && lastRegion != null && lastRegion.live() ? lastRegion
+            : node.lookupRemote(rkey);
+        if (region == null || offset < 0 || dataLength > region.length() || offset > region.length() - dataLength) {
+            String err = node.checkRemoteWrite(rkey, offset, dataLength);
+            refuse(seq, Status.REMOTE_ACCESS_ERROR, err != null ? err : "no remotely writable region with rkey=0x"
+                + Integer.toHexString(rkey) + " at node '" + node.name() + "'");
             return false;
         }
-        RegionImpl region = node.lookupRemote(rkey);
-        target = region.memory().duplicate();
+        lastKey = rkey;
+        lastRegion = region;
+        target = view(region);
         target.position((int) offset);
         remaining = dataLength;
         state = S_WRITE_DATA;
         return true;
     }
 
-    private boolean sendHeader(long seq) {
+    private boolean sendHeader(int flags, long seq) {
         cum.skipBytes(HEADER_LENGTH);
         curSeq = seq;
-        curFlags = 0;
+        curFlags = flags;
         curLength = curFrameLength - HEADER_LENGTH;
         state = S_SEND_RECV;
         return true;
@@ -557,6 +586,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             established(c);
+            directAfterHandshake(c);
             if (!connectFuture.complete(c)) {
                 c.close();
             }
@@ -576,13 +606,72 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         }
         established(c);
         channel.writeAndFlush(FrameCodec.ready(channel.alloc(), node.exportedRegions()));
+        directAfterHandshake(c);
+    }
+
+    /**
+     * Posting threads may write to the socket themselves once every handshake frame queued so far is written
+     * (Netty completes writes in order): until then their frames queue behind the handshake's.
+     */
+    private void directAfterHandshake(StreamConnection c) {
+        channel.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(f -> c.handshakeFlushed());
+    }
+
+    /**
+     * A view of a region's memory for placing data, kept for the last two regions (a channel's ring region and
+     * its control region): nothing allocated per frame. Event loop.
+     */
+    private ByteBuffer view(RegionImpl r) {
+        if (r == viewRegion0) {
+            return view0.clear();
+        }
+        if (r == viewRegion1) {
+            return view1.clear();
+        }
+        ByteBuffer v = r.memory().duplicate();
+        if ((nextView++ & 1) == 0) {
+            viewRegion0 = r;
+            view0 = v;
+        } else {
+            viewRegion1 = r;
+            view1 = v;
+        }
+        return v;
+    }
+
+    /** @return buffers read from the socket so far (one per read system call) */
+    long reads() {
+        return reads;
+    }
+
+    /** @return the established connection, or null (the close guard) */
+    StreamConnection connection() {
+        return conn;
     }
 
     private void established(StreamConnection c) {
         conn = c;
         state = S_HEADER;
         handshakeOver();
-        channel.config().setRecvByteBufAllocator(establishedReads);
+    }
+
+    /**
+     * Reads through {@link #HANDSHAKE_READ_BUFFER} until the connection is established, then through
+     * {@link #ESTABLISHED_READ_BUFFER}. One allocator whose handle asks which: Netty keeps the first handle of a
+     * channel for its whole life, so replacing the allocator once established would leave every later read at
+     * the handshake's size (a 2 KiB read per system call).
+     */
+    private final class Reads extends DefaultMaxMessagesRecvByteBufAllocator {
+        @Override
+        @SuppressWarnings("deprecation") // the interface still declares the plain Handle; this is an ExtendedHandle
+        public Handle newHandle() {
+            return new MaxMessageHandle() {
+                @Override
+                public int guess() {
+                    return conn == null ? HANDSHAKE_READ_BUFFER : ESTABLISHED_READ_BUFFER;
+                }
+            };
+        }
     }
 
     private void handshakeRefused(String why) {
@@ -607,8 +696,9 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void refuse(long seq, Status status, String why) {
+        ackDue = true;
         sendAck();
-        channel.writeAndFlush(FrameCodec.nak(channel.alloc(), seq, status.ordinal(), why));
+        conn.sendFrame(FrameCodec.nak(channel.alloc(), seq, status.ordinal(), why));
         discard();
         conn.fail(new ConnectionClosedException(peerName(), "refused request seq=" + seq + " from peer '"
             + peerName() + "': " + why, null));
@@ -697,8 +787,18 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                     ctx.close();
                 }
             } else if (e.state() == IdleState.WRITER_IDLE && state != S_DISCARD) {
-                ctx.writeAndFlush(FrameCodec.simple(ctx.alloc(), FrameDescriptor.TYPE_PING, 0), ctx.voidPromise());
+                if (conn != null) {
+                    conn.sendControl(FrameDescriptor.TYPE_PING, 0);
+                } else {
+                    ctx.writeAndFlush(FrameCodec.simple(ctx.alloc(), FrameDescriptor.TYPE_PING, 0),
+                        ctx.voidPromise());
+                }
             }
+            return;
+        }
+        if (evt instanceof ChannelInputShutdownEvent) {
+            // half-closure is allowed (direct I/O: every close goes through the pipeline): the peer is gone
+            ctx.close();
             return;
         }
         super.userEventTriggered(ctx, evt);

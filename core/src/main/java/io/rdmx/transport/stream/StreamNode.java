@@ -4,6 +4,9 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -69,6 +72,17 @@ public abstract class StreamNode extends AbstractNode {
 
     /** @return true if peers place WRITE data themselves (shared memory) */
     protected abstract boolean acceptsPlacedWrites();
+
+    /**
+     * Whether posting threads write their frames to the socket themselves (see {@link StreamConnection}) and
+     * completions go to an installed {@link io.rdmx.transport.InlineCompletionHandler} on the event loop. Needs a
+     * channel with a file descriptor ({@link io.netty.channel.unix.UnixChannel}); the default is no.
+     *
+     * @return true for direct I/O
+     */
+    protected boolean directIo() {
+        return false;
+    }
 
     /**
      * Checks an accepted peer after its HELLO, before anything is sent back to it. The default accepts; shm
@@ -144,11 +158,36 @@ public abstract class StreamNode extends AbstractNode {
         return new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel ch) {
+                StreamHandler h = new StreamHandler(StreamNode.this, active, dialed, future);
+                if (directIo()) {
+                    // posting threads write to this socket: Netty must not close it behind their back, so every
+                    // close goes through the pipeline (the guard), none from inside Netty's read or write paths
+                    ch.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+                    ch.config().setAutoClose(false);
+                    ch.pipeline().addLast(new CloseGuard(h));
+                }
                 ch.pipeline().addLast(new FlushConsolidationHandler(256, true),
-                    new IdleStateHandler(timeout, Math.max(50, timeout / 4), 0, TimeUnit.MILLISECONDS),
-                    new StreamHandler(StreamNode.this, active, dialed, future));
+                    new IdleStateHandler(timeout, Math.max(50, timeout / 4), 0, TimeUnit.MILLISECONDS), h);
             }
         };
+    }
+
+    /** Stops direct writes to a socket before it is closed (they hold the send lock while they write). */
+    private static final class CloseGuard extends ChannelOutboundHandlerAdapter {
+        private final StreamHandler handler;
+
+        CloseGuard(StreamHandler handler) {
+            this.handler = handler;
+        }
+
+        @Override
+        public void close(ChannelHandlerContext ctx, ChannelPromise promise) throws Exception {
+            StreamConnection c = handler.connection();
+            if (c != null) {
+                c.socketClosing();
+            }
+            ctx.close(promise);
+        }
     }
 
     @Override

@@ -30,6 +30,14 @@ public final class TcpFabric implements Fabric {
     public static final String NAME = "tcp";
     /** Default bind address. */
     public static final String DEFAULT_BIND = "127.0.0.1:0";
+    /**
+     * System property: whether posting threads write frames to the socket themselves and completions are
+     * handed to the channel layer on the I/O thread (epoll only); {@code false} hands every frame to the event
+     * loop and every completion to the node's queue (for comparison). Read when a node opens.
+     */
+    public static final String DIRECT_IO_PROP = "rdmx.tcp.directIo";
+    /** Default of {@link #DIRECT_IO_PROP}. */
+    public static final boolean DIRECT_IO_DEFAULT = true;
 
     /** Creates the provider (ServiceLoader). */
     public TcpFabric() {
@@ -47,10 +55,22 @@ public final class TcpFabric implements Fabric {
 
     @Override
     public StreamNode open(NodeOptions options) throws RdmxException {
-        TcpNode n = new TcpNode(this, options);
+        TcpNode n = new TcpNode(this, options, directIo());
         String bind = options.bindAddress() == null ? DEFAULT_BIND : options.bindAddress();
         n.start(parse(bind));
         return n;
+    }
+
+    /**
+     * @return {@link #DIRECT_IO_PROP}, validated
+     * @throws IllegalArgumentException naming the property if it is neither true nor false
+     */
+    static boolean directIo() {
+        String v = System.getProperty(DIRECT_IO_PROP, Boolean.toString(DIRECT_IO_DEFAULT)).trim();
+        if (!v.equalsIgnoreCase("true") && !v.equalsIgnoreCase("false")) {
+            throw new IllegalArgumentException(DIRECT_IO_PROP + "=" + v + " must be true or false");
+        }
+        return Boolean.parseBoolean(v);
     }
 
     static InetSocketAddress parse(String address) throws RdmxException {
@@ -82,9 +102,17 @@ public final class TcpFabric implements Fabric {
     static final class TcpNode extends StreamNode {
         private static final boolean EPOLL = Epoll.isAvailable();
 
-        TcpNode(TcpFabric fabric, NodeOptions options) {
+        private final boolean directIo;
+
+        TcpNode(TcpFabric fabric, NodeOptions options, boolean directIo) {
             super(fabric, options, group(options.name(), options.bindAddress() == null ? DEFAULT_BIND
                 : options.bindAddress()));
+            this.directIo = directIo && EPOLL;
+        }
+
+        @Override
+        protected boolean directIo() {
+            return directIo;
         }
 
         private static EventLoopGroup group(String name, String bind) {

@@ -1,0 +1,116 @@
+package io.rdmx.channel;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmx.transport.Node;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.tcp.TcpFabric;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * On tcp, a notification reaches the blocked reader from the I/O thread that received it: no completion goes
+ * through the node's completion queue and the engine's network thread. With direct I/O turned off
+ * ({@link TcpFabric#DIRECT_IO_PROP}) the same traffic goes through the queue, which shows what is counted.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class TcpInlineDeliveryTest {
+    private static final AtomicInteger SEQ = new AtomicInteger();
+    private final List<AutoCloseable> open = new ArrayList<>();
+    private PeerChannel received;
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+    }
+
+    private ChannelEngine engine(String role) throws Exception {
+        Node n = new TcpFabric().open(NodeOptions.builder().name(role + "-" + SEQ.incrementAndGet()).build());
+        open.add(n);
+        ChannelEngine e = ChannelEngine.open(n, ChannelConfig.builder(1).build());
+        open.add(e);
+        return e;
+    }
+
+    /** Streams records to a reader that is parked when they come; returns the two engines. */
+    private ChannelEngine[] stream(int records) throws Exception {
+        ChannelEngine a = engine("writer");
+        ChannelEngine b = engine("reader");
+        PeerChannel p = a.connect(b.node().address(), Duration.ofSeconds(10));
+        PeerChannel q = b.accept(Duration.ofSeconds(10));
+        received = q;
+        ChannelWriter w = p.writer(0, 0);
+        ChannelReader r = b.reader(0);
+        AtomicLong got = new AtomicLong();
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        Thread reader = new Thread(() -> {
+            try {
+                while (got.get() < records) {
+                    got.addAndGet(r.read((s, buf, o, l, src) -> { }, 1024, 20, TimeUnit.SECONDS));
+                }
+            } catch (Throwable t) {
+                failed.set(t);
+            }
+        }, "test-reader");
+        reader.start();
+        // the reader sleeps before anything is sent: only a wake-up brings the data to it
+        while (reader.getState() != Thread.State.TIMED_WAITING && reader.isAlive()) {
+            Thread.onSpinWait();
+        }
+        ByteBuffer payload = ByteBuffer.allocate(100);
+        for (int i = 0; i < records; i++) {
+            w.write(1, payload, 10, TimeUnit.SECONDS);
+            if (i % 10 == 9) {
+                w.flush();
+            }
+        }
+        w.flush();
+        reader.join(TimeUnit.SECONDS.toMillis(30));
+        assertFalse(reader.isAlive(), "reader still waiting");
+        assertEquals(null, failed.get());
+        assertEquals(records, got.get());
+        assertTrue(p.isOpen() && q.isOpen());
+        return new ChannelEngine[] {a, b};
+    }
+
+    @Test
+    void theIoThreadWakesTheReaderWithoutTheQueueOrTheNetworkThread() throws Exception {
+        ChannelEngine[] e = stream(2000);
+        for (ChannelEngine x : e) {
+            assertEquals(0, x.queuedCompletions(), "node '" + x.node().name() + "': completions went through the "
+                + "queue to the network thread");
+            assertEquals(0, x.node().completionQueue().size());
+        }
+        assertTrue(received.inlineCompletions() > 0, "no completion was handled inline at the reader's node");
+    }
+
+    @Test
+    void withoutDirectIoTheSameTrafficGoesThroughTheQueue() throws Exception {
+        String before = System.getProperty(TcpFabric.DIRECT_IO_PROP);
+        System.setProperty(TcpFabric.DIRECT_IO_PROP, "false");
+        ChannelEngine[] e;
+        try {
+            e = stream(2000);
+        } finally {
+            if (before == null) {
+                System.clearProperty(TcpFabric.DIRECT_IO_PROP);
+            } else {
+                System.setProperty(TcpFabric.DIRECT_IO_PROP, before);
+            }
+        }
+        assertTrue(e[1].queuedCompletions() > 0, "the reader's notifications did not go through the queue");
+    }
+}
