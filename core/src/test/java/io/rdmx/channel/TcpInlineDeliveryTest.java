@@ -67,9 +67,7 @@ class TcpInlineDeliveryTest {
         }, "test-reader");
         reader.start();
         // the reader sleeps before anything is sent: only a wake-up brings the data to it
-        while (reader.getState() != Thread.State.TIMED_WAITING && reader.isAlive()) {
-            Thread.onSpinWait();
-        }
+        io.rdmx.transport.testsuite.Blocking.awaitBlockedIn(reader, "ChannelReader.read", Duration.ofSeconds(10));
         ByteBuffer payload = ByteBuffer.allocate(100);
         for (int i = 0; i < records; i++) {
             w.write(1, payload, 10, TimeUnit.SECONDS);
