@@ -272,6 +272,17 @@ public final class RpcClient implements AutoCloseable {
         return timedOut.sum();
     }
 
+    /**
+     * @param address a server's address
+     * @return true if this client holds an open channel to it (false before the first call, and once the
+     *         channel is found down: the next call dials again)
+     */
+    public boolean connected(String address) {
+        ServerConn sc = servers.get(address);
+        Link l = sc == null ? null : sc.link;
+        return l != null && l.peer.isOpen();
+    }
+
     /** @return calls outstanding now (a scan of the call table) */
     public int outstanding() {
         int n = 0;

@@ -438,8 +438,11 @@ public abstract class RpcSuite {
         RpcClient c = client(cfg());
         assertEquals(address, s.address());
         assertArrayEquals(body(100, 1), c.call(address, ECHO, ByteBuffer.wrap(body(100, 1)), WAIT));
+        assertTrue(c.connected(address));
         kill(first);
-        // the next call finds the channel down and dials again until the server is back, within its timeout
+        // once the client saw the channel go down (a call racing that would go out on the dead channel and fail
+        // naming the server), the next call dials again until the server is back, within its timeout
+        Blocking.awaitTrue("the client saw the server go", () -> !c.connected(address), WAIT);
         Blocking.Call<byte[]> next = Blocking.start("next-call",
             () -> c.call(address, ECHO, ByteBuffer.wrap(body(50_000, 2)), Duration.ofSeconds(60)));
         Blocking.awaitBlockedIn(next, "connect", WAIT);
