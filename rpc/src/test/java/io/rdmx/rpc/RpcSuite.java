@@ -257,6 +257,12 @@ public abstract class RpcSuite {
         long readerPerCall = (mx.getThreadAllocatedBytes(reader.getId()) - readerBefore) / calls;
         System.out.println(getClass().getSimpleName() + ": bytes allocated per 16-byte call: caller " + perCall
             + ", client reader thread " + readerPerCall);
+        if (!io.rdmx.transport.internal.Sleeper.futexes() && fabric().name().equals("shm")) {
+            // without futexes (Java 17-21) a mapped writer wakes a sleeping reader with a doorbell SEND, posted by
+            // the calling thread through the stream transport, which allocates
+            org.junit.jupiter.api.Assumptions.abort("shm without futexes: doorbell SENDs are posted by the calling"
+                + " thread (" + perCall + " bytes per call here); not rpc's to bound");
+        }
         if (writePathAllocates()) {
             org.junit.jupiter.api.Assumptions.abort(fabric().name() + ": the provider's write path allocates on the"
                 + " posting thread (" + perCall + " bytes per call here); not rpc's to bound");
