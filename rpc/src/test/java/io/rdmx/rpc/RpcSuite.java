@@ -267,7 +267,10 @@ public abstract class RpcSuite {
             org.junit.jupiter.api.Assumptions.abort(fabric().name() + ": the provider's write path allocates on the"
                 + " posting thread (" + perCall + " bytes per call here); not rpc's to bound");
         }
-        assertTrue(perCall <= 256, "caller thread allocated " + perCall + " bytes per call (the future is ~80)");
+        // the future is ~80 bytes; whether the caller also allocates the blocking wait's node (CompletableFuture's
+        // Signaller) depends on whether the answer came before it waited, so the bound leaves room for that and
+        // still catches a copy of the body or a per-call buffer (the figure is printed above)
+        assertTrue(perCall <= 512, "caller thread allocated " + perCall + " bytes per call (the future is ~80)");
     }
 
     @Test
