@@ -367,10 +367,21 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         }
     }
 
-    /** Under {@link #duty}: start failures, and a flush scan when one is due. */
+    /**
+     * Any thread: a peer deferred a failure (its connection went down while it posted): the duty cycle applies it
+     * once the completions queued before it are handled.
+     */
+    void deferFailures() {
+        startFailures = true;
+    }
+
+    /**
+     * Under {@link #duty}: deferred failures once the node's queue is drained (what the peer sent before its
+     * connection went, a BYE say, is handled first), and a flush scan when one is due.
+     */
     private int housekeeping() {
         int n = 0;
-        if (startFailures) {
+        if (startFailures && node.completionQueue().size() == 0) {
             startFailures = false;
             for (PeerChannel p : peers.values()) {
                 p.applyStartFailure();

@@ -337,7 +337,14 @@ public final class PeerChannel {
                 handleMessage(slotId, byteLength);
             }
             if (open) {
-                repost(slotId);
+                try {
+                    repost(slotId);
+                } catch (ConnectionClosedException e) {
+                    // the connection went down after this message came: what the peer sent before it went (a BYE,
+                    // say) may still be queued behind it, so the engine fails the peer once the queue is drained
+                    deferStartFailure(e);
+                    engine.deferFailures();
+                }
             }
         } catch (RdmxException e) {
             fail(e);
