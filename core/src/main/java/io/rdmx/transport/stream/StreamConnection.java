@@ -60,11 +60,7 @@ public final class StreamConnection extends AbstractConnection {
     private final FileDescriptor fd;
     private final ByteBuffer header;
     private final ByteBuffer[] iov = new ByteBuffer[2];
-    private RegionImpl viewRegion0;
-    private ByteBuffer view0;
-    private RegionImpl viewRegion1;
-    private ByteBuffer view1;
-    private int nextView;
+    private final RegionViews views = new RegionViews();
     /** Set (under sendLock) before the socket is closed: no direct write after it. */
     private boolean socketClosing;
     /** Frames handed to the event loop and not yet written; starts at 1 until the handshake's frames are out. */
@@ -362,7 +358,7 @@ public final class StreamConnection extends AbstractConnection {
         iov[0] = h;
         int n = 1;
         if (carried > 0) {
-            ByteBuffer v = view(local);
+            ByteBuffer v = views.view(local);
             v.clear();
             v.position(localOffset).limit(localOffset + carried);
             iov[1] = v;
@@ -399,24 +395,6 @@ public final class StreamConnection extends AbstractConnection {
         return true;
     }
 
-    /** Under sendLock: a view of a region's memory, cached for the last two regions (a ring's and the control). */
-    private ByteBuffer view(RegionImpl r) {
-        if (r == viewRegion0) {
-            return view0;
-        }
-        if (r == viewRegion1) {
-            return view1;
-        }
-        ByteBuffer v = r.memory().duplicate();
-        if ((nextView++ & 1) == 0) {
-            viewRegion0 = r;
-            view0 = v;
-        } else {
-            viewRegion1 = r;
-            view1 = v;
-        }
-        return v;
-    }
 
     private ByteBuf withPayload(ByteBuf header, RegionImpl local, int offset, int length) {
         return channel.alloc().compositeDirectBuffer(2).addComponents(true, header,

@@ -92,11 +92,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
     private volatile boolean waitingRecv;
     private int lastKey;
     private RegionImpl lastRegion;
-    private RegionImpl viewRegion0;
-    private ByteBuffer view0;
-    private RegionImpl viewRegion1;
-    private ByteBuffer view1;
-    private int nextView;
+    private final RegionViews views = new RegionViews();
     /** Buffers Netty read from the socket (one per read system call); event loop, read racily by tests. */
     private volatile long reads;
 
@@ -311,7 +307,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                     return false;
                 }
                 curRecv = r;
-                target = view(r.region());
+                target = views.view(r.region());
                 target.position(r.offset());
                 remaining = curLength;
                 state = S_SEND_DATA;
@@ -433,7 +429,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         }
         lastKey = rkey;
         lastRegion = region;
-        target = view(region);
+        target = views.view(region);
         target.position((int) offset);
         remaining = dataLength;
         state = S_WRITE_DATA;
@@ -617,27 +613,6 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         channel.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(f -> c.handshakeFlushed());
     }
 
-    /**
-     * A view of a region's memory for placing data, kept for the last two regions (a channel's ring region and
-     * its control region): nothing allocated per frame. Event loop.
-     */
-    private ByteBuffer view(RegionImpl r) {
-        if (r == viewRegion0) {
-            return view0.clear();
-        }
-        if (r == viewRegion1) {
-            return view1.clear();
-        }
-        ByteBuffer v = r.memory().duplicate();
-        if ((nextView++ & 1) == 0) {
-            viewRegion0 = r;
-            view0 = v;
-        } else {
-            viewRegion1 = r;
-            view1 = v;
-        }
-        return v;
-    }
 
     /** @return buffers read from the socket so far (one per read system call) */
     long reads() {
