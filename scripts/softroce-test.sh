@@ -55,6 +55,9 @@ set -u
 cd "$WORK"
 step() { echo "\$(date +%T) \$*" >> progress.txt; }
 step "vm up"
+step "rdmx doctor before Soft-RoCE exists (must explain why verbs cannot work)"
+timeout 120 "$JAVA" $JOPTS -cp "$CP" io.rdmx.cli.Rdmx doctor --provider verbs > doctor_before.txt 2>&1
+echo \$? > doctor_before.rc
 modprobe rdma_rxe
 ip link add dummy0 type dummy
 ip link set dummy0 up
@@ -62,6 +65,9 @@ ip addr add 10.9.9.1/24 dev dummy0
 rdma link add rxe0 type rxe netdev dummy0
 ibv_devices > devices.txt
 ulimit -l unlimited
+step "rdmx doctor on rxe0 (verbs must be usable)"
+timeout 120 "$JAVA" $JOPTS -cp "$CP" io.rdmx.cli.Rdmx doctor --provider verbs > doctor_after.txt 2>&1
+echo \$? > doctor_after.rc
 step "verbs suites (one JVM)"
 timeout 420 "$JAVA" $JOPTS -cp "$CP" org.junit.platform.console.ConsoleLauncher execute --disable-banner \
   --disable-ansi-colors --details=tree --reports-dir="$WORK/junit" \
@@ -116,6 +122,21 @@ else
   if grep -qE '^\[ +[1-9][0-9]* tests skipped' "$WORK/junit.txt"; then
     echo "softroce: verbs tests were skipped inside the VM (no usable device?)"; fail=1
   fi
+fi
+# rdmx doctor: before rxe0 it must refuse verbs (exit 1) naming the missing device with its fix; on rxe0 pass
+if [ "$(cat "$WORK/doctor_before.rc" 2>/dev/null)" = 1 ] && grep -q "FAIL  no RDMA device" "$WORK/doctor_before.txt" \
+    && grep -q "fix: .*rdma link add rxe0" "$WORK/doctor_before.txt"; then
+  echo "softroce: rdmx doctor without a device: exit 1, $(grep -c '^  FAIL' "$WORK/doctor_before.txt") FAIL line(s)" \
+    "each with its fix (doctor_before.txt)"
+else
+  echo "softroce: rdmx doctor without a device did not explain it (exit $(cat "$WORK/doctor_before.rc" 2>/dev/null)):"
+  cat "$WORK/doctor_before.txt"; fail=1
+fi
+if [ "$(cat "$WORK/doctor_after.rc" 2>/dev/null)" = 0 ] && grep -q "rxe0" "$WORK/doctor_after.txt"; then
+  echo "softroce: rdmx doctor on rxe0: exit 0 ($(grep -E '^verbs:' "$WORK/doctor_after.txt"))"
+else
+  echo "softroce: rdmx doctor on rxe0 did not pass (exit $(cat "$WORK/doctor_after.rc" 2>/dev/null)):"
+  cat "$WORK/doctor_after.txt"; fail=1
 fi
 grep -q "VERBS SMOKE OK" "$WORK/smoke.txt" || { echo "softroce: FFM smoke test failed:"; cat "$WORK/smoke.txt"; fail=1; }
 if [ "$(cat "$WORK/channel_client.rc" 2>/dev/null)" = 0 ] && [ "$(cat "$WORK/channel_server.rc" 2>/dev/null)" = 0 ]; then

@@ -16,8 +16,39 @@ public interface Connection extends AutoCloseable {
     /** @return the peer's listening address */
     String peerAddress();
 
-    /** @return the descriptors of the peer's remotely writable regions, as exchanged at setup */
+    /**
+     * @return the descriptors of the peer's remotely writable regions, as exchanged at setup, in the order the peer
+     *     registered them
+     */
     List<RemoteRegion> remoteRegions();
+
+    /**
+     * The peer's remotely writable region registered under this name ({@link Node#register(int, int, String)}).
+     *
+     * @param name the name
+     * @return its descriptor, as exchanged at setup
+     * @throws IllegalArgumentException naming the peer, the name and the names the peer does export, if none
+     *     matches (the region is not remotely writable, was registered after this connection was set up, or the
+     *     name is wrong)
+     */
+    default RemoteRegion remoteRegion(String name) {
+        List<RemoteRegion> all = remoteRegions();
+        StringBuilder names = new StringBuilder();
+        int unnamed = 0;
+        for (RemoteRegion r : all) {
+            if (r.name().equals(name)) {
+                return r;
+            }
+            if (r.name().isEmpty()) {
+                unnamed++;
+            } else {
+                names.append(names.length() == 0 ? "" : ", ").append('\'').append(r.name()).append('\'');
+            }
+        }
+        throw new IllegalArgumentException("peer '" + peerName() + "' exports no region named '" + name
+            + "' (named: " + (names.length() == 0 ? "none" : names) + "; unnamed: " + unnamed
+            + "); only regions registered with REMOTE_WRITE before the connection was set up are exported");
+    }
 
     /**
      * Posts a work request (any opcode). Any thread.

@@ -32,6 +32,21 @@ public interface Node extends AutoCloseable {
     Region register(int length, int access) throws RdmxException;
 
     /**
+     * Allocates and registers off-heap memory under a name. A remotely writable region's name travels with its
+     * descriptor at connection setup, so a peer finds it with {@link Connection#remoteRegion(String)} instead of
+     * relying on the order of {@link Connection#remoteRegions()}.
+     *
+     * @param length bytes, at least 1
+     * @param access {@link Access} flags; regions with {@link Access#REMOTE_WRITE} are exported to peers
+     * @param name at most {@link RemoteRegion#MAX_NAME_BYTES} bytes of UTF-8, unique among this node's live regions;
+     *             {@code ""} registers an unnamed region, like {@link #register(int, int)}
+     * @return the region, reference count 1
+     * @throws IllegalArgumentException if the name is too long, has control characters, or is taken
+     * @throws RdmxException if the memory cannot be allocated or registered
+     */
+    Region register(int length, int access, String name) throws RdmxException;
+
+    /**
      * Connects to a node, or returns the existing connection to it (one per pair of nodes).
      *
      * @param address the peer's {@link #address()}

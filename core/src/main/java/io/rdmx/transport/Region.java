@@ -34,6 +34,9 @@ public interface Region {
     /** @return the descriptor a peer uses to WRITE here */
     RemoteRegion descriptor();
 
+    /** @return the name given at registration, {@code ""} when unnamed */
+    String name();
+
     /** @return the current reference count; 0 once released */
     int refCnt();
 

@@ -4,7 +4,9 @@ import java.nio.ByteBuffer;
 
 /**
  * The descriptor of a peer's region: what a WRITE needs to target it. Exchanged at connection setup for every
- * remotely writable region, and {@link #encode encodable} so applications can pass descriptors in messages.
+ * remotely writable region, together with the name given at {@link Node#register(int, int, String) registration}
+ * (find one with {@link Connection#remoteRegion(String)}), and {@link #encode encodable} so applications can pass
+ * descriptors in messages (the 16 bytes below carry no name: a decoded descriptor is unnamed).
  *
  * <pre>
  *   0                   1                   2                   3
@@ -23,8 +25,11 @@ import java.nio.ByteBuffer;
  *                registration); informational, WRITEs use offsets
  * @param length the region's length in bytes
  * @param remoteKey the key a WRITE must carry
+ * @param name the name the owner registered it under, or {@code ""} when unnamed (not part of the encoding)
  */
-public record RemoteRegion(long address, int length, int remoteKey) {
+public record RemoteRegion(long address, int length, int remoteKey, String name) {
+    /** The longest region name, in UTF-8 bytes. */
+    public static final int MAX_NAME_BYTES = 64;
     /** Encoded length in bytes. */
     public static final int ENCODED_LENGTH = 16;
     /** Offset of the address field. */
@@ -39,6 +44,43 @@ public record RemoteRegion(long address, int length, int remoteKey) {
         if (length < 0) {
             throw new IllegalArgumentException("negative region length=" + length);
         }
+        checkName(name);
+    }
+
+    /**
+     * An unnamed descriptor.
+     *
+     * @param address the region's base in the owner's address space
+     * @param length the region's length in bytes
+     * @param remoteKey the key a WRITE must carry
+     */
+    public RemoteRegion(long address, int length, int remoteKey) {
+        this(address, length, remoteKey, "");
+    }
+
+    /**
+     * Checks a region name: not null, at most {@link #MAX_NAME_BYTES} bytes of UTF-8, no control characters.
+     *
+     * @param name the name ({@code ""} = unnamed)
+     * @return its UTF-8 bytes
+     * @throws IllegalArgumentException naming the value and the rule it breaks
+     */
+    public static byte[] checkName(String name) {
+        if (name == null) {
+            throw new IllegalArgumentException("region name is null (use \"\" for an unnamed region)");
+        }
+        byte[] utf8 = name.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        if (utf8.length > MAX_NAME_BYTES) {
+            throw new IllegalArgumentException("region name '" + name + "' is " + utf8.length
+                + " bytes of UTF-8, more than the " + MAX_NAME_BYTES + " a connection setup carries");
+        }
+        for (int i = 0; i < name.length(); i++) {
+            if (Character.isISOControl(name.charAt(i))) {
+                throw new IllegalArgumentException("region name '" + name.replaceAll("\\p{Cntrl}", "?")
+                    + "' has a control character at index " + i);
+            }
+        }
+        return utf8;
     }
 
     /**
@@ -74,7 +116,8 @@ public record RemoteRegion(long address, int length, int remoteKey) {
 
     @Override
     public String toString() {
-        return "RemoteRegion{rkey=0x" + Integer.toHexString(remoteKey) + ", length=" + length
+        return "RemoteRegion{" + (name.isEmpty() ? "" : "name='" + name + "', ") + "rkey=0x"
+            + Integer.toHexString(remoteKey) + ", length=" + length
             + ", address=0x" + Long.toHexString(address) + "}";
     }
 }

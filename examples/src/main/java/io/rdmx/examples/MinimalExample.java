@@ -32,9 +32,9 @@ public final class MinimalExample {
         Fabric fabric = Fabrics.get(provider);                   // "shm", "tcp", "loopback"; Fabrics.defaultFabric()
         try (Node server = fabric.open(NodeOptions.builder().name("server").build());
              Node client = fabric.open(NodeOptions.builder().name("client").build())) {
-            // Only regions with REMOTE_WRITE are exported to peers (at connection setup), in no fixed order;
-            // the receive buffer needs only LOCAL_WRITE, so the inbox is the one region the client sees.
-            Region inbox = server.register(1 << 20, Access.ALL);
+            // Regions with REMOTE_WRITE are exported to peers at connection setup, with the name given here;
+            // the receive buffer needs only LOCAL_WRITE, so peers never see it.
+            Region inbox = server.register(1 << 20, Access.ALL, "inbox");
             Region note = server.register(64, Access.LOCAL_WRITE);
             Connection c = client.connect(server.address(), Duration.ofSeconds(5));
             Connection back = server.accept(Duration.ofSeconds(5));
@@ -43,7 +43,7 @@ public final class MinimalExample {
             Region data = client.register(4096, Access.LOCAL_WRITE); // a source: peers never write into it
             byte[] hello = "hello, one-sided world".getBytes(StandardCharsets.UTF_8);
             data.buffer().put(0, hello);
-            RemoteRegion target = c.remoteRegions().get(0);          // the inbox: the only exported region
+            RemoteRegion target = c.remoteRegion("inbox");           // found by name, not by list position
             c.post(WorkRequest.write(data, 0, 4096, target, 0));     // one-sided: the server's CPU is not involved
             c.post(WorkRequest.send(data, 0, 8));                    // delivered after the WRITE before it
 

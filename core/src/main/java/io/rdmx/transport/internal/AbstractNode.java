@@ -15,7 +15,10 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -36,6 +39,9 @@ public abstract class AbstractNode implements Node {
     private final NodeOptions options;
     private final CompletionQueueImpl cq;
     private final ConcurrentHashMap<Integer, RegionImpl> regions = new ConcurrentHashMap<>();
+    /** Names of live regions (guarded by itself). */
+    private final Set<String> names = new HashSet<>();
+    private final AtomicLong registrations = new AtomicLong();
     private final ConcurrentHashMap<String, AbstractConnection> connections = new ConcurrentHashMap<>();
     private final LinkedBlockingQueue<Object> acceptQueue;
     private final ConcurrentHashMap<String, CompletableFuture<AbstractConnection>> dialing = new ConcurrentHashMap<>();
@@ -126,11 +132,40 @@ public abstract class AbstractNode implements Node {
 
     @Override
     public Region register(int length, int access) throws RdmxException {
+        return register(length, access, "");
+    }
+
+    @Override
+    public Region register(int length, int access, String name) throws RdmxException {
         checkOpen();
         if (length <= 0) {
             throw new IllegalArgumentException("region length=" + length + " must be positive");
         }
         Access.validate(access);
+        RemoteRegion.checkName(name);
+        synchronized (names) {
+            if (!name.isEmpty() && !names.add(name)) {
+                throw new IllegalArgumentException("node '" + name() + "' already has a live region named '" + name
+                    + "'");
+            }
+        }
+        try {
+            return registerNamed(length, access, name);
+        } catch (RdmxException | RuntimeException | Error e) {
+            forgetName(name);
+            throw e;
+        }
+    }
+
+    private void forgetName(String name) {
+        if (!name.isEmpty()) {
+            synchronized (names) {
+                names.remove(name);
+            }
+        }
+    }
+
+    private Region registerNamed(int length, int access, String name) throws RdmxException {
         int key;
         do {
             key = KEYS.nextInt();
@@ -138,10 +173,12 @@ public abstract class AbstractNode implements Node {
         Allocation a = allocate(length, access, key);
         RegionImpl r;
         if (a.address() != 0) {
-            r = new RegionImpl(this, a.memory(), a.address(), a.localKey(), a.remoteKey(), access, a.onDeregister());
+            r = new RegionImpl(this, a.memory(), a.address(), a.localKey(), a.remoteKey(), access, a.onDeregister(),
+                name, registrations.incrementAndGet());
         } else {
             long address = (regionSeq.incrementAndGet()) << 31;
-            r = new RegionImpl(this, a.memory(), address, key ^ 0x5a5a5a5a, key, access, a.onDeregister());
+            r = new RegionImpl(this, a.memory(), address, key ^ 0x5a5a5a5a, key, access, a.onDeregister(), name,
+                registrations.incrementAndGet());
         }
         regions.put(r.remoteKey(), r);
         return r;
@@ -183,16 +220,23 @@ public abstract class AbstractNode implements Node {
     }
 
     void deregister(RegionImpl r) {
-        regions.remove(r.remoteKey(), r);
+        if (regions.remove(r.remoteKey(), r)) {
+            forgetName(r.name());
+        }
     }
 
-    /** @return descriptors of the live, remotely writable regions */
+    /** @return descriptors of the live, remotely writable regions, in registration order, with their names */
     public List<RemoteRegion> exportedRegions() {
-        List<RemoteRegion> out = new ArrayList<>();
+        List<RegionImpl> live = new ArrayList<>();
         for (RegionImpl r : regions.values()) {
             if (r.live() && (r.access() & Access.REMOTE_WRITE) != 0) {
-                out.add(r.descriptor());
+                live.add(r);
             }
+        }
+        live.sort(Comparator.comparingLong(RegionImpl::seq));
+        List<RemoteRegion> out = new ArrayList<>(live.size());
+        for (RegionImpl r : live) {
+            out.add(r.descriptor());
         }
         return out;
     }

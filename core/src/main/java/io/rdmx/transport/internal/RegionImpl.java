@@ -17,10 +17,14 @@ public final class RegionImpl implements Region {
     private final AtomicInteger refCnt = new AtomicInteger(1);
     private final Throwable site;
     private final Runnable onDeregister;
+    private final String name;
+    private final long seq;
 
     RegionImpl(AbstractNode node, ByteBuffer memory, long address, int localKey, int remoteKey, int access,
-               Runnable onDeregister) {
+               Runnable onDeregister, String name, long seq) {
         this.node = node;
+        this.name = name;
+        this.seq = seq;
         this.memory = memory.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         this.address = address;
         this.localKey = localKey;
@@ -76,7 +80,17 @@ public final class RegionImpl implements Region {
 
     @Override
     public RemoteRegion descriptor() {
-        return new RemoteRegion(address, length(), remoteKey);
+        return new RemoteRegion(address, length(), remoteKey, name);
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    /** @return the registration order within the node */
+    long seq() {
+        return seq;
     }
 
     @Override

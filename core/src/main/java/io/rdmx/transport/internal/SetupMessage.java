@@ -6,7 +6,9 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The setup message of the RDMA providers ({@code verbs}, {@code disni}): each side SENDs it over the new queue
@@ -22,7 +24,8 @@ import java.util.List;
  *  +-------------------------------+---------------+---------------+
  *  |  name length  | name (UTF-8) ...  | address length | address  |
  *  +---------------------------------------------------------------+
- *  |  region count | regions: RemoteRegion.ENCODED_LENGTH bytes each |
+ *  |  region count | regions: RemoteRegion.ENCODED_LENGTH bytes, then |
+ *  |  name length (8) and name (UTF-8, at most 64), each            |
  *  +---------------------------------------------------------------+
  *  |  keep-alive target: a RemoteRegion, length 0 if none          |
  *  +---------------------------------------------------------------+
@@ -36,7 +39,7 @@ public final class SetupMessage {
     /** The first four bytes. */
     public static final int MAGIC = 0x58_4d_44_52; // "RDMX" read little-endian
     /** The version this code speaks. */
-    public static final short VERSION = 1;
+    public static final short VERSION = 2;
     /** The active side's message. */
     public static final byte HELLO = 0;
     /** The passive side accepts. */
@@ -98,8 +101,12 @@ public final class SetupMessage {
         byte[] n = name.getBytes(StandardCharsets.UTF_8);
         byte[] a = address.getBytes(StandardCharsets.UTF_8);
         byte[] r = reason == null ? new byte[0] : reason.getBytes(StandardCharsets.UTF_8);
-        long need = 16L + RemoteRegion.ENCODED_LENGTH + n.length + a.length + r.length
-            + (long) regions.size() * RemoteRegion.ENCODED_LENGTH;
+        byte[][] names = new byte[regions.size()][];
+        long need = 16L + RemoteRegion.ENCODED_LENGTH + n.length + a.length + r.length;
+        for (int i = 0; i < names.length; i++) {
+            names[i] = RemoteRegion.checkName(regions.get(i).name());
+            need += RemoteRegion.ENCODED_LENGTH + 1 + names[i].length;
+        }
         if (n.length > 0xFFFF || a.length > 0xFFFF || r.length > 0xFFFF) {
             throw new ProtocolException("setup message string too long for its 16-bit length: name=" + n.length
                 + " address=" + a.length + " reason=" + r.length + " bytes (max=65535)");
@@ -111,9 +118,10 @@ public final class SetupMessage {
         b.putInt(MAGIC).putShort(VERSION).put(kind).put((byte) 0);
         b.putShort((short) n.length).put(n).putShort((short) a.length).put(a);
         b.putInt(regions.size());
-        for (RemoteRegion rr : regions) {
-            rr.encode(b, b.position());
+        for (int i = 0; i < names.length; i++) {
+            regions.get(i).encode(b, b.position());
             b.position(b.position() + RemoteRegion.ENCODED_LENGTH);
+            b.put((byte) names[i].length).put(names[i]);
         }
         (probe == null ? new RemoteRegion(0, 0, 0) : probe).encode(b, b.position());
         b.position(b.position() + RemoteRegion.ENCODED_LENGTH);
@@ -151,13 +159,32 @@ public final class SetupMessage {
         String address = string(b, "address");
         need(b, 4, "region count");
         int count = b.getInt();
-        if (count < 0 || (long) count * RemoteRegion.ENCODED_LENGTH > b.remaining()) {
+        if (count < 0 || (long) count * (RemoteRegion.ENCODED_LENGTH + 1) > b.remaining()) {
             throw new ProtocolException("setup message announces region count=" + count + " in remaining="
                 + b.remaining() + " bytes");
         }
         List<RemoteRegion> regions = new ArrayList<>(count);
+        Set<String> seen = new HashSet<>();
         for (int i = 0; i < count; i++) {
-            regions.add(region(b, "region " + i));
+            RemoteRegion unnamed = region(b, "region " + i);
+            need(b, 1, "region " + i + " name length");
+            int len = Byte.toUnsignedInt(b.get());
+            if (len > RemoteRegion.MAX_NAME_BYTES) {
+                throw new ProtocolException("setup message region " + i + " has name length=" + len + " (max="
+                    + RemoteRegion.MAX_NAME_BYTES + ")");
+            }
+            need(b, len, "region " + i + " name (length=" + len + ")");
+            byte[] s = new byte[len];
+            b.get(s);
+            String regionName = new String(s, StandardCharsets.UTF_8);
+            try {
+                regions.add(new RemoteRegion(unnamed.address(), unnamed.length(), unnamed.remoteKey(), regionName));
+            } catch (IllegalArgumentException e) {
+                throw new ProtocolException("setup message region " + i + ": " + e.getMessage());
+            }
+            if (!regionName.isEmpty() && !seen.add(regionName)) {
+                throw new ProtocolException("setup message region " + i + " repeats the name '" + regionName + "'");
+            }
         }
         RemoteRegion probe = region(b, "keep-alive target");
         String reason = string(b, "reason");

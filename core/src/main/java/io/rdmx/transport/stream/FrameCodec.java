@@ -9,7 +9,9 @@ import io.rdmx.transport.ProtocolException;
 import io.rdmx.transport.RemoteRegion;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /** Encoders and the HELLO parser of the stream protocol (see {@link FrameDescriptor}). */
 public final class FrameCodec {
@@ -192,14 +194,21 @@ public final class FrameCodec {
             throw new IllegalArgumentException("regions=" + n + " exceed the " + FrameDescriptor.MAX_REGIONS
                 + " a connection setup carries");
         }
-        int len = HEADER_LENGTH + 2 + n * FrameDescriptor.REGION_DESCRIPTOR_LENGTH;
+        byte[][] names = new byte[n][];
+        int len = HEADER_LENGTH + 2;
+        for (int i = 0; i < n; i++) {
+            names[i] = RemoteRegion.checkName(regions.get(i).name());
+            len += FrameDescriptor.REGION_DESCRIPTOR_LENGTH + 1 + names[i].length;
+        }
         ByteBuf b = alloc.directBuffer(len);
         header(b, FrameDescriptor.TYPE_READY, 0, len, 0);
         b.writeShortLE(n);
-        for (RemoteRegion r : regions) {
+        for (int i = 0; i < n; i++) {
+            RemoteRegion r = regions.get(i);
             b.writeLongLE(r.address());
             b.writeIntLE(r.length());
             b.writeIntLE(r.remoteKey());
+            b.writeByte(names[i].length).writeBytes(names[i]);
         }
         return b;
     }
@@ -220,19 +229,39 @@ public final class FrameCodec {
             throw new ProtocolException("READY region count=" + n + " exceeds the limit="
                 + FrameDescriptor.MAX_REGIONS);
         }
-        if (b.readableBytes() != (long) n * FrameDescriptor.REGION_DESCRIPTOR_LENGTH) {
-            throw new ProtocolException("READY region count=" + n + " needs "
-                + n * FrameDescriptor.REGION_DESCRIPTOR_LENGTH + " bytes, the frame has " + b.readableBytes());
+        if (b.readableBytes() < (long) n * (FrameDescriptor.REGION_DESCRIPTOR_LENGTH + 1)) {
+            throw new ProtocolException("READY region count=" + n + " needs at least "
+                + n * (FrameDescriptor.REGION_DESCRIPTOR_LENGTH + 1) + " bytes, the frame has " + b.readableBytes());
         }
         List<RemoteRegion> regions = new ArrayList<>(n);
+        Set<String> seen = new HashSet<>();
         for (int i = 0; i < n; i++) {
+            need(b, FrameDescriptor.REGION_DESCRIPTOR_LENGTH + 1, "READY", "region " + i);
             long address = b.readLongLE();
             int length = b.readIntLE();
             int key = b.readIntLE();
             if (length <= 0) {
                 throw new ProtocolException("READY region " + i + " has length=" + length);
             }
-            regions.add(new RemoteRegion(address, length, key));
+            int nameLength = b.readUnsignedByte();
+            if (nameLength > RemoteRegion.MAX_NAME_BYTES) {
+                throw new ProtocolException("READY region " + i + " has name length=" + nameLength + " (max="
+                    + RemoteRegion.MAX_NAME_BYTES + ")");
+            }
+            need(b, nameLength, "READY", "region " + i + " name");
+            String name = b.readCharSequence(nameLength, StandardCharsets.UTF_8).toString();
+            try {
+                regions.add(new RemoteRegion(address, length, key, name));
+            } catch (IllegalArgumentException e) {
+                throw new ProtocolException("READY region " + i + ": " + e.getMessage());
+            }
+            if (!name.isEmpty() && !seen.add(name)) {
+                throw new ProtocolException("READY region " + i + " repeats the name '" + name + "'");
+            }
+        }
+        if (b.isReadable()) {
+            throw new ProtocolException("READY region count=" + n + " leaves " + b.readableBytes()
+                + " bytes unread");
         }
         return regions;
     }

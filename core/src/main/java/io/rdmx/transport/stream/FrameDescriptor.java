@@ -1,5 +1,7 @@
 package io.rdmx.transport.stream;
 
+import io.rdmx.transport.RemoteRegion;
+
 /**
  * Layout of a stream-protocol frame. All fields little endian.
  *
@@ -62,7 +64,8 @@ package io.rdmx.transport.stream;
  * <pre>
  *  HELLO payload: nonce (16) | name length (16) | name (UTF-8, at most 64) | address length (16) |
  *                 address (UTF-8, at most 1024)
- *  READY payload: region count (16, at most 4096) | count x { address (64) | length (32) | remote key (32) }
+ *  READY payload: region count (16, at most 4096) | count x { address (64) | length (32) | remote key (32) |
+ *                 name length (8) | name (UTF-8, at most 64; empty = unnamed) }
  *  AUTH payload:  proof (32)
  *  NAK payload:   status (16) | message (UTF-8, at most 4096)
  *  ERROR payload: message (UTF-8, at most 4096)
@@ -70,7 +73,7 @@ package io.rdmx.transport.stream;
  */
 public final class FrameDescriptor {
     /** Protocol version carried by every frame. */
-    public static final int VERSION = 2;
+    public static final int VERSION = 3;
 
     /** Offset of the version byte. */
     public static final int VERSION_OFFSET = 0;
@@ -136,12 +139,15 @@ public final class FrameDescriptor {
     public static final int MAX_MESSAGE_LENGTH = 4096;
     /** The most region descriptors in a READY. */
     public static final int MAX_REGIONS = 4096;
-    /** Length of one region descriptor in a READY. */
+    /** Length of the fixed part of one region descriptor in a READY (the name length byte and name follow). */
     public static final int REGION_DESCRIPTOR_LENGTH = 16;
+    /** The longest region descriptor in a READY: the fixed part, the name length byte, the longest name. */
+    public static final int MAX_REGION_DESCRIPTOR_LENGTH = REGION_DESCRIPTOR_LENGTH + 1
+        + RemoteRegion.MAX_NAME_BYTES;
     /** The largest HELLO frame. */
     public static final int MAX_HELLO_FRAME = HEADER_LENGTH + 16 + 2 + MAX_NAME_LENGTH + 2 + MAX_ADDRESS_LENGTH;
     /** The largest READY frame. */
-    public static final int MAX_READY_FRAME = HEADER_LENGTH + 2 + MAX_REGIONS * REGION_DESCRIPTOR_LENGTH;
+    public static final int MAX_READY_FRAME = HEADER_LENGTH + 2 + MAX_REGIONS * MAX_REGION_DESCRIPTOR_LENGTH;
     /** The largest NAK or ERROR frame. */
     public static final int MAX_MESSAGE_FRAME = HEADER_LENGTH + 2 + MAX_MESSAGE_LENGTH;
     /** Length of the AUTH mac. */

@@ -48,4 +48,44 @@ class SetupMessageTest {
             () -> new SetupMessage(SetupMessage.HELLO, "n", "a", regions, null).encode(ByteBuffer.allocate(56)));
         assertTrue(e.getMessage().contains("2 regions"), e.getMessage());
     }
+
+    @Test
+    void regionNamesTravelWithTheirDescriptorsAndBadNamesAreRefused() throws Exception {
+        ByteBuffer buf = ByteBuffer.allocate(4096);
+        List<RemoteRegion> regions = List.of(new RemoteRegion(0x1000L, 4096, 0x11, "inbox"),
+            new RemoteRegion(0x2000L, 64, 0x22), new RemoteRegion(0x3000L, 128, 0x33, "r\u00e9sum\u00e9"));
+        int len = new SetupMessage(SetupMessage.ACCEPT, "srv", "a:1", regions, null).encode(buf);
+        SetupMessage s = SetupMessage.decode(buf.duplicate().limit(len));
+        assertEquals(regions, s.regions);
+        assertEquals("inbox", s.regions.get(0).name());
+        assertEquals("", s.regions.get(1).name());
+        // the first region's name length byte follows its 16-byte descriptor: header 8, name 2+3, address 2+3,
+        // count 4, then the descriptor
+        int nameLengthAt = 8 + 2 + 3 + 2 + 3 + 4 + RemoteRegion.ENCODED_LENGTH;
+        assertEquals(5, buf.get(nameLengthAt));
+        ByteBuffer tooLong = copy(buf, len);
+        tooLong.put(nameLengthAt, (byte) (RemoteRegion.MAX_NAME_BYTES + 1));
+        ProtocolException e = assertThrows(ProtocolException.class, () -> SetupMessage.decode(tooLong));
+        assertTrue(e.getMessage().contains("name length=" + (RemoteRegion.MAX_NAME_BYTES + 1)), e.getMessage());
+        int one = new SetupMessage(SetupMessage.ACCEPT, "srv", "a:1", regions.subList(0, 1), null).encode(buf);
+        assertTrue(one > nameLengthAt + 3);
+        ByteBuffer past = copy(buf, nameLengthAt + 3);
+        e = assertThrows(ProtocolException.class, () -> SetupMessage.decode(past));
+        assertTrue(e.getMessage().contains("region 0 name"), e.getMessage());
+        List<RemoteRegion> twice = List.of(new RemoteRegion(0x1000L, 8, 1, "same"), new RemoteRegion(0x2000L, 8, 2,
+            "same"));
+        int l2 = new SetupMessage(SetupMessage.HELLO, "n", "a", twice, null).encode(buf);
+        e = assertThrows(ProtocolException.class, () -> SetupMessage.decode(buf.duplicate().limit(l2)));
+        assertTrue(e.getMessage().contains("repeats the name 'same'"), e.getMessage());
+        ByteBuffer control = copy(buf, l2);
+        control.put(8 + 2 + 1 + 2 + 1 + 4 + RemoteRegion.ENCODED_LENGTH + 1, (byte) 0x07);
+        e = assertThrows(ProtocolException.class, () -> SetupMessage.decode(control));
+        assertTrue(e.getMessage().contains("control character"), e.getMessage());
+    }
+
+    private static ByteBuffer copy(ByteBuffer b, int len) {
+        ByteBuffer c = ByteBuffer.allocate(len);
+        c.put(b.duplicate().position(0).limit(len)).flip();
+        return c;
+    }
 }

@@ -229,6 +229,70 @@ public abstract class TransportConformanceSuite {
     }
 
     @Test
+    void aPeerFindsRegionsByTheNameGivenAtRegistration() throws Exception {
+        Region small = server.register(64, Access.ALL, "small");
+        Region inbox = server.register(64 << 10, Access.ALL, "inbox");
+        Region hidden = server.register(4096, Access.LOCAL_WRITE, "local-only");
+        Region unnamed = server.register(128, Access.ALL);
+        Node other = open("other", b -> b);
+        Connection c = other.connect(server.address(), WAIT);
+        server.accept(WAIT);
+        RemoteRegion rr = c.remoteRegion("inbox");
+        assertEquals(inbox.descriptor(), rr);
+        assertEquals("inbox", rr.name());
+        assertEquals(inbox.remoteKey(), rr.remoteKey());
+        assertEquals(64 << 10, rr.length());
+        assertEquals(small.remoteKey(), c.remoteRegion("small").remoteKey());
+        List<Integer> mine = List.of(target.remoteKey(), small.remoteKey(), inbox.remoteKey(), unnamed.remoteKey());
+        List<Integer> order = new ArrayList<>();
+        for (RemoteRegion x : c.remoteRegions()) {
+            if (mine.contains(x.remoteKey())) {
+                order.add(x.remoteKey());
+            }
+        }
+        assertEquals(mine, order,
+            "remoteRegions() lists the exported regions in registration order");
+        IllegalArgumentException missing = assertThrows(IllegalArgumentException.class,
+            () -> c.remoteRegion("local-only"));
+        assertTrue(missing.getMessage().contains("'" + server.name() + "'")
+            && missing.getMessage().contains("'local-only'") && missing.getMessage().contains("'inbox'")
+            && missing.getMessage().contains("'small'"), missing.getMessage());
+        Region src = filled(other, 4096, 21);
+        assertEquals(Post.OK, c.post(WorkRequest.write(src, 0, 4096, rr, 1000).wrId(7)));
+        assertTrue(Completions.take(other, 1, WAIT).get(0).ok());
+        assertEquals(crc(src, 0, 4096), crc(inbox, 1000, 4096), "the WRITE landed in the region named inbox");
+        assertTrue(hidden.refCnt() > 0);
+    }
+
+    @Test
+    void regionNamesAreUniquePerNodeAndValidated() throws Exception {
+        Region first = server.register(64, Access.ALL, "taken");
+        IllegalArgumentException dup = assertThrows(IllegalArgumentException.class,
+            () -> server.register(64, Access.LOCAL_WRITE, "taken"));
+        assertTrue(dup.getMessage().contains("'taken'") && dup.getMessage().contains(server.name()),
+            dup.getMessage());
+        assertEquals("", server.register(64, Access.ALL, "").name(), "\"\" is unnamed, and may repeat");
+        assertEquals("", server.register(64, Access.ALL).name());
+        String tooLong = "x".repeat(RemoteRegion.MAX_NAME_BYTES + 1);
+        IllegalArgumentException longName = assertThrows(IllegalArgumentException.class,
+            () -> server.register(64, Access.ALL, tooLong));
+        assertTrue(longName.getMessage().contains(String.valueOf(RemoteRegion.MAX_NAME_BYTES + 1)),
+            longName.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> server.register(64, Access.ALL, "bad\nname"));
+        assertThrows(IllegalArgumentException.class, () -> server.register(64, Access.ALL, null));
+        assertTrue(first.release());
+        Region again = server.register(256, Access.ALL, "taken");
+        assertEquals("taken", again.name(), "a released region's name is free again");
+        Node other = open("other", b -> b);
+        Connection c = other.connect(server.address(), WAIT);
+        server.accept(WAIT);
+        assertEquals(again.remoteKey(), c.remoteRegion("taken").remoteKey(), "the live region carries the name");
+        assertEquals(Post.OK, c2s.post(WorkRequest.write(filled(client, 8, 3), 0, 8, target.descriptor(), 0)
+            .wrId(9)));
+        assertTrue(Completions.take(client, 1, WAIT).get(0).ok(), "the refused registrations broke nothing");
+    }
+
+    @Test
     void acceptTimesOutWithClearError() {
         RdmxTimeoutException e = assertThrows(RdmxTimeoutException.class, () -> server.accept(Duration.ofMillis(100)));
         assertTrue(e.getMessage().contains(server.name()), e.getMessage());
