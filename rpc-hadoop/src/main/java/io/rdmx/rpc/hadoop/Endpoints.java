@@ -12,9 +12,9 @@ import org.apache.hadoop.ipc.ProtocolMetaInfoPB;
 import org.apache.hadoop.ipc.RPC;
 import org.apache.hadoop.ipc.RdmxIpcBridge;
 import org.apache.hadoop.ipc.RemoteException;
-import org.apache.hadoop.ipc.protobuf.ProtocolInfoProtos.GetProtocolVersionsRequestProto;
-import org.apache.hadoop.ipc.protobuf.ProtocolInfoProtos.GetProtocolVersionsResponseProto;
-import org.apache.hadoop.ipc.protobuf.ProtocolInfoProtos.ProtocolVersionProto;
+import org.apache.hadoop.ipc.protobuf.ProtocolInfoProtos.GetProtocolSignatureRequestProto;
+import org.apache.hadoop.ipc.protobuf.ProtocolInfoProtos.GetProtocolSignatureResponseProto;
+import org.apache.hadoop.ipc.protobuf.ProtocolInfoProtos.ProtocolSignatureProto;
 import org.apache.hadoop.net.NetUtils;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.thirdparty.protobuf.ServiceException;
@@ -23,10 +23,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Where each Hadoop server's rdmx listener is, learnt once per server address (JVM-wide) from the server's TCP
- * port: {@code ProtocolMetaInfoPB.getProtocolVersions("io.rdmx.rpc.hadoop.RdmxEndpoint")}, the metadata call every
+ * port: {@code ProtocolMetaInfoPB.getProtocolSignature("io.rdmx.rpc.hadoop.RdmxEndpoint", RPC_BUILTIN)}, the metadata call every
  * {@code RPC.Server} answers. The rule, deterministic and documented in docs/hadoop.md:
  * <ul>
- *   <li>one version under {@code RPC_BUILTIN} with provider {@code tcp}: the listener is
+ *   <li>one signature whose version has provider {@code tcp}: the listener is
  *       {@code <the server's host>:<port>};</li>
  *   <li>provider {@code shm}, and the server's address is local: the node directory
  *       {@code <shm root>/hadoop-ipc-<server TCP port>};</li>
@@ -111,15 +111,15 @@ final class Endpoints {
     private static Endpoint ask(InetSocketAddress server, UserGroupInformation ticket, Configuration conf,
         SocketFactory factory, HadoopRdmxConfig cfg) {
         long until = System.nanoTime() + cfg.reprobe.toNanos();
-        GetProtocolVersionsResponseProto r;
+        GetProtocolSignatureResponseProto r;
         try {
             Client.ConnectionId id = RdmxIpcBridge.connectionId(server, ProtocolMetaInfoPB.class, ticket,
                 0, null, conf);
             ProtocolMetaInfoPB meta = new ProtobufRpcEngine2().getProtocolMetaInfoProxy(id, conf, factory)
                 .getProxy();
             try {
-                r = meta.getProtocolVersions(null, GetProtocolVersionsRequestProto.newBuilder()
-                    .setProtocol(RdmxEndpoint.NAME).build());
+                r = meta.getProtocolSignature(null, GetProtocolSignatureRequestProto.newBuilder()
+                    .setProtocol(RdmxEndpoint.NAME).setRpcKind(RPC.RpcKind.RPC_BUILTIN.toString()).build());
             } finally {
                 RPC.stopProxy(meta);
             }
@@ -135,11 +135,8 @@ final class Endpoints {
             LOG.debug("Hadoop server {}: rdmx probe failed: {}", server, e.toString());
             return null;
         }
-        for (ProtocolVersionProto v : r.getProtocolVersionsList()) {
-            if (!RPC.RpcKind.RPC_BUILTIN.toString().equals(v.getRpcKind()) || v.getVersionsCount() == 0) {
-                continue;
-            }
-            long adv = v.getVersions(0);
+        for (ProtocolSignatureProto v : r.getProtocolSignatureList()) {
+            long adv = v.getVersion();
             int port = RdmxEndpoint.port(adv);
             switch (RdmxEndpoint.provider(adv)) {
                 case RdmxEndpoint.TCP:

@@ -4,8 +4,8 @@ import org.apache.hadoop.ipc.ProtocolInfo;
 
 /**
  * Marker protocol through which a server with an rdmx listener advertises it on its TCP port. A client asks
- * the server's own {@code ProtocolMetaInfoPB.getProtocolVersions} for this protocol name; the one "version" it
- * gets back encodes the listener (see {@link #encode}). A stock server does not know the class (it answers with an
+ * the server's own {@code ProtocolMetaInfoPB.getProtocolSignature} for this protocol name and {@code RPC_BUILTIN};
+ * the version of the one signature it gets back encodes the listener (see {@link #encode}). A stock server does not know the class (it answers with an
  * error, or with no version), and the client then stays on TCP. Nothing is ever called through this protocol.
  */
 @ProtocolInfo(protocolName = RdmxEndpoint.NAME, protocolVersion = 1)

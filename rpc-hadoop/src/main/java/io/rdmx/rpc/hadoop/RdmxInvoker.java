@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.SocketFactory;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
 import org.apache.hadoop.ipc.AlignmentContext;
 import org.apache.hadoop.ipc.Client;
 import org.apache.hadoop.ipc.ProtobufRpcEngine2;
@@ -64,6 +65,7 @@ final class RdmxInvoker implements RpcInvocationHandler {
     private final UserGroupInformation ticket;
     private final String protocolName;
     private final Duration timeout;
+    private final Duration connectTimeout;
     /** Why every call of this proxy goes over TCP, or null. */
     private final String tcpOnly;
     private final ConcurrentHashMap<String, Message> returnTypes = new ConcurrentHashMap<>();
@@ -90,6 +92,9 @@ final class RdmxInvoker implements RpcInvocationHandler {
             t = Client.getRpcTimeout(conf);
         }
         this.timeout = t > 0 ? Duration.ofMillis(t) : cfg.callTimeout;
+        this.connectTimeout = Duration.ofMillis(Math.max(1, conf.getInt(
+            CommonConfigurationKeysPublic.IPC_CLIENT_CONNECT_TIMEOUT_KEY,
+            CommonConfigurationKeysPublic.IPC_CLIENT_CONNECT_TIMEOUT_DEFAULT)));
         String why = null;
         if (UserGroupInformation.isSecurityEnabled()) {
             why = "Kerberos/SASL (hadoop.security.authentication is not simple)";
@@ -129,29 +134,47 @@ final class RdmxInvoker implements RpcInvocationHandler {
             throw new ServiceException("null param while calling Method: [" + method.getName() + "]");
         }
         if (tcpOnly != null) {
-            return overTcp(method, args);
+            return overTcp(method, args, null);
         }
         if (Client.isAsynchronousMode()) {
             LOG.debug("{}.{} to {}: asynchronous mode, over Hadoop's TCP client", protocolName, method.getName(),
                 server);
-            return overTcp(method, args);
+            return overTcp(method, args, null);
         }
+        // Hadoop's call id and retry count, taken once: the endpoint probe below is a TCP call of its own, and a
+        // call that goes over TCP after all gets them back for Hadoop's Client
+        int[] idRetry = RdmxIpcBridge.takeCallIdAndRetryCount();
         Endpoints.Endpoint ep = Endpoints.resolve(server, ticket, conf, factory, cfg);
         if (ep == null || !ep.rdmx()) {
-            return overTcp(method, args);
+            return overTcp(method, args, idRetry);
         }
-        return overRdmx(ep, method, (Message) args[1]);
+        return overRdmx(ep, method, (Message) args[1], idRetry);
     }
 
-    private Message overRdmx(Endpoints.Endpoint ep, Method method, Message request) throws Throwable {
+    private Message overRdmx(Endpoints.Endpoint ep, Method method, Message request, int[] idRetry)
+        throws Throwable {
         RdmxClients.Shared s;
         try {
             s = shared(ep.provider);
         } catch (IOException e) {
             Endpoints.fallBack(server, e.getMessage(), cfg);
-            return (Message) overTcp(method, new Object[] {null, request});
+            return (Message) overTcp(method, new Object[] {null, request}, idRetry);
         }
-        int[] idRetry = RdmxIpcBridge.takeCallIdAndRetryCount();
+        if (!s.client.connected(ep.address)) {
+            // a bounded dial first (ipc.client.connect.timeout): a call's own bound covers connecting too, and a
+            // listener that cannot be reached must not hold a call for its whole timeout
+            try {
+                s.client.call(ep.address, RdmxServer.METHOD_PING, ByteBuffer.allocate(0), connectTimeout);
+            } catch (RpcException e) {
+                Endpoints.fallBack(server, "its rdmx listener " + ep.address + " did not answer within "
+                    + connectTimeout.toMillis() + " ms: " + e.getMessage(), cfg);
+                return (Message) overTcp(method, new Object[] {null, request}, idRetry);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ServiceException(new InterruptedIOException("connecting to " + server + " over rdmx "
+                    + ep.address + " interrupted"));
+            }
+        }
         int callId = idRetry[0];
         Out out = new Out(prefix.length + request.getSerializedSize() + 128);
         out.write(prefix);
@@ -161,21 +184,16 @@ final class RdmxInvoker implements RpcInvocationHandler {
         RequestHeaderProto.newBuilder().setMethodName(method.getName()).setDeclaringClassProtocolName(protocolName)
             .setClientProtocolVersion(clientVersion).build().writeDelimitedTo(out);
         request.writeDelimitedTo(out);
-        boolean wasConnected = s.client.connected(ep.address);
         byte[] answer;
         try {
             answer = s.client.call(ep.address, RdmxServer.METHOD_CALL, out.buffer(), timeout);
         } catch (RemoteRpcException e) {
             throw new ServiceException(new RemoteException(e.className(), e.remoteMessage()));
         } catch (RpcPeerException e) {
-            if (!wasConnected && !s.client.connected(ep.address)) {
-                // never reached the listener: the request was not delivered, so TCP may carry it
-                Endpoints.fallBack(server, "its rdmx listener " + ep.address + " is unreachable: " + e.getMessage(),
-                    cfg);
-                Client.setCallIdAndRetryCount(callId, idRetry[1], Client.getExternalHandler());
-                return (Message) overTcp(method, new Object[] {null, request});
-            }
-            throw new ServiceException(wrap(ep, new EOFException(e.getMessage())));
+            // the server was lost with the call outstanding (or could not be dialled again): it may have run
+            IOException local = s.client.connected(ep.address) ? new EOFException(e.getMessage())
+                : new ConnectException(e.getMessage());
+            throw new ServiceException(wrap(ep, local));
         } catch (RpcTimeoutException e) {
             throw new ServiceException(wrap(ep, new SocketTimeoutException(e.getMessage())));
         } catch (RpcException e) {
@@ -207,7 +225,10 @@ final class RdmxInvoker implements RpcInvocationHandler {
         return NetUtils.wrapException(server.getHostString(), server.getPort(), LOCAL_HOST, 0, e);
     }
 
-    private Object overTcp(Method method, Object[] args) throws Throwable {
+    private Object overTcp(Method method, Object[] args, int[] idRetry) throws Throwable {
+        if (idRetry != null) {
+            Client.setCallIdAndRetryCountUnprotected(idRetry[0], idRetry[1], Client.getExternalHandler());
+        }
         Object p;
         synchronized (this) {
             if (closed.get()) {

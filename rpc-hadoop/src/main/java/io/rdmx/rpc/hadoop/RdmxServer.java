@@ -55,7 +55,11 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
     private static final Logger LOG = LoggerFactory.getLogger(RdmxServer.class);
     /** rdmx method id of a Hadoop call. */
     static final int METHOD_CALL = 1;
+    /** rdmx method id of the client's dial check: answered with an empty body. */
+    static final int METHOD_PING = 0;
     private static final int CONTEXT_CACHE = 4096;
+    /** Bytes of an rdmx request body before Hadoop's own request: the caller's host and connection context. */
+    static final int PREFIX_ALLOWANCE = 1024;
 
     private final Configuration serverConf;
     private final HadoopRdmxConfig rcfg;
@@ -161,10 +165,14 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
         super.start();
         if (engine != null && rdmx == null && !stopped.get()) {
             int threads = rcfg.handlerThreads > 0 ? rcfg.handlerThreads : Math.max(4, 2 * hadoopHandlers);
-            RpcConfig cfg = RpcConfig.builder().maxMessageBytes(Math.max(rcfg.maxDataLength,
-                rcfg.maxResponseLength > 0 ? rcfg.maxResponseLength : rcfg.maxDataLength))
+            // rdmx's bound applies to requests and responses alike: requests are checked exactly against
+            // ipc.maximum.data.length in serve(); the rdmx bound leaves room for responses up to
+            // ipc.maximum.response.length and for the context prefix
+            long bound = Math.max((long) rcfg.maxDataLength + PREFIX_ALLOWANCE, rcfg.maxResponseLength);
+            RpcConfig cfg = RpcConfig.builder().maxMessageBytes((int) Math.min(Integer.MAX_VALUE - 64, bound))
                 .handlerThreads(threads).build();
-            rdmx = RpcServer.builder(engine).handle(METHOD_CALL, this::serve).config(cfg).build().start();
+            rdmx = RpcServer.builder(engine).handle(METHOD_CALL, this::serve)
+                .handle(METHOD_PING, c -> ByteBuffer.allocate(0)).config(cfg).build().start();
             LOG.info("Hadoop RPC server {}: rdmx {} listener {} beside TCP {} ({} rdmx handler threads)",
                 getServerName(), rcfg.provider, rdmx.address(), getListenerAddress(), threads);
         }
@@ -181,8 +189,8 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
             for (RdmxServerCall c : pending) {
                 c.response().completeExceptionally(gone);
             }
+            super.stop();               // Hadoop's own stop() is not idempotent (a second one throws NPE)
         }
-        super.stop();
     }
 
     private void closeRdmx() {
@@ -208,6 +216,7 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
     private ByteBuffer serve(RpcCall rc) throws Exception {
         ByteBuffer body = rc.request();
         Context ctx = context(body, rc.peer());
+        int dataLength = body.remaining();
         RpcRequestHeaderProto header = RdmxIpcBridge.readDelimited(RpcRequestHeaderProto.getDefaultInstance(), body);
         int callId = header.getCallId();
         int retry = header.getRetryCount();
@@ -217,6 +226,11 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
                 new IOException("rdmx listener of " + getServerName() + " takes protobuf calls only: rpcKind="
                     + header.getRpcKind() + ", rpcOp=" + header.getRpcOp() + ", callId=" + callId + " from '"
                     + rc.peer() + "'"));
+        }
+        if (dataLength > rcfg.maxDataLength) {               // as the stock server: fatal, naming the sizes
+            return error(callId, retry, header, RpcStatusProto.FATAL, RpcErrorCodeProto.FATAL_INVALID_RPC_HEADER,
+                new IOException("Requested data length " + dataLength + " is longer than maximum configured RPC "
+                    + "length " + rcfg.maxDataLength + ".  RPC came from " + rc.peer() + " over rdmx"));
         }
         if (ctx.user == null) {
             return error(callId, retry, header, RpcStatusProto.FATAL, RpcErrorCodeProto.FATAL_UNAUTHORIZED,

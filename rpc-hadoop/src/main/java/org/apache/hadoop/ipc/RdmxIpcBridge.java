@@ -110,7 +110,7 @@ public final class RdmxIpcBridge {
     }
 
     /**
-     * Advertises an endpoint on a server through Hadoop's own {@code ProtocolMetaInfoPB.getProtocolVersions}: the
+     * Advertises an endpoint on a server through Hadoop's own {@code ProtocolMetaInfoPB.getProtocolSignature}: the
      * protocol name maps to {@code version} under {@link RPC.RpcKind#RPC_BUILTIN} (no invoker serves that kind,
      * so nothing can be called through the entry).
      *
