@@ -47,8 +47,8 @@ import org.slf4j.LoggerFactory;
  * The server {@link RdmxRpcEngine#getServer} returns: Hadoop's own {@code ProtobufRpcEngine2.Server} (its TCP
  * listener keeps serving stock clients) plus an rdmx listener whose calls go into the same call queue and are
  * run by the same handlers against the same protocol implementations. The listener is advertised on the TCP port
- * through {@link RdmxEndpoint}. It is left off, logged, under Kerberos/SASL (a secret manager or security
- * enabled), with an {@link AlignmentContext}, or with {@code rdmx.rpc.hadoop.provider=none}; clients then use
+ * through {@link RdmxEndpoint}. It is left off, logged, under Kerberos/SASL (security enabled), with an
+ * {@link AlignmentContext}, or with {@code rdmx.rpc.hadoop.provider=none}; clients then use
  * TCP.
  */
 public final class RdmxServer extends ProtobufRpcEngine2.Server {
@@ -97,8 +97,10 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
         this.rcfg = HadoopRdmxConfig.of(conf);
         this.hadoopHandlers = Math.max(1, numHandlers);
         String off = null;
-        if (secretManager != null || UserGroupInformation.isSecurityEnabled()) {
-            off = "Kerberos/SASL (a secret manager or hadoop.security.authentication) needs Hadoop's TCP path";
+        // a secret manager alone (NameNode, ResourceManager in simple mode: delegation tokens) does not mean SASL;
+        // with simple authentication a stock client does not negotiate SASL either
+        if (UserGroupInformation.isSecurityEnabled()) {
+            off = "Kerberos/SASL (hadoop.security.authentication=kerberos) needs Hadoop's TCP path";
         } else if (alignmentContext != null) {
             off = "an AlignmentContext (observer reads) needs Hadoop's TCP path";
         } else if (rcfg.provider.equals("none")) {
