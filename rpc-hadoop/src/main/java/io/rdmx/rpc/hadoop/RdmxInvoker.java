@@ -77,7 +77,8 @@ final class RdmxInvoker implements RpcInvocationHandler {
     RdmxInvoker(Class<?> protocol, long clientVersion, Client.ConnectionId connId, Configuration conf,
         SocketFactory factory, AtomicBoolean fallbackToSimpleAuth, AlignmentContext alignmentContext) {
         this.protocol = protocol;
-        this.clientVersion = clientVersion;
+        // as ProtobufRpcEngine2: the version sent is the protocol's own, whatever the caller passed
+        this.clientVersion = RPC.getProtocolVersion(protocol);
         this.connId = connId;
         this.conf = conf;
         this.factory = factory;
