@@ -4,6 +4,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** Where real Hadoop can run. */
 final class HadoopJdk {
+    /** Why the Hadoop tests do not run on JDK 23+ (the test classes carry it in their JRE condition). */
+    static final String REASON = "Hadoop 3.4.x cannot run on JDK 23+: UserGroupInformation.getCurrentUser calls"
+        + " Subject.getSubject, which throws UnsupportedOperationException since JDK 23 (HADOOP-19212, fixed on"
+        + " trunk only). These tests run in the JDK 17 test run (surefire execution 'jdk17', -Drdmx.jdk17.java)";
+
     private HadoopJdk() {
     }
 

@@ -15,6 +15,8 @@ import org.apache.hadoop.ipc.TestRpcBase;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledForJreRange;
+import org.junit.jupiter.api.condition.JRE;
 import org.junit.runner.Description;
 import org.junit.runner.JUnitCore;
 import org.junit.runner.Result;
@@ -31,6 +33,7 @@ import org.junit.runner.notification.RunListener;
  *
  * <p>Every test method of every parameter must pass, and calls must have reached the servers over rdmx.
  */
+@EnabledForJreRange(max = JRE.JAVA_22, disabledReason = HadoopJdk.REASON)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class HadoopTestProtoBufRpcOverRdmxTest {
     @BeforeAll

@@ -23,6 +23,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledForJreRange;
+import org.junit.jupiter.api.condition.JRE;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -32,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@link RdmxServer}; the DFS client's proxy is the engine's. Every file-system operation is checked to have
  * reached the NameNode over rdmx through the engine's counters, not just to have worked.
  */
+@EnabledForJreRange(max = JRE.JAVA_22, disabledReason = HadoopJdk.REASON)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class MiniDfsOverRdmxTest {
     @TempDir

@@ -46,12 +46,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledForJreRange;
+import org.junit.jupiter.api.condition.JRE;
 
 /**
  * The engine against Hadoop's own protobuf test protocol ({@code TestRpcBase.TestRpcService} of the
  * hadoop-common test-jar): servers and proxies are made through the engines directly, so the JVM-wide engine cache
  * of {@link RPC} plays no part and a stock {@link ProtobufRpcEngine2} server can sit beside an rdmx one.
  */
+@EnabledForJreRange(max = JRE.JAVA_22, disabledReason = HadoopJdk.REASON)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class RdmxRpcEngineTest {
     private final List<RPC.Server> servers = new ArrayList<>();
