@@ -34,6 +34,11 @@ public class RdmxRpcEngine implements RpcEngine {
     static final LongAdder CLIENT_TCP_CALLS = new LongAdder();
     static final LongAdder SERVER_CALLS = new LongAdder();
 
+    static {
+        // what loading ProtobufRpcEngine2 does: servers and the metadata proxy need protobuf RPC registered
+        RdmxIpcBridge.registerProtobufEngine();
+    }
+
     /** Hadoop makes engines reflectively. */
     public RdmxRpcEngine() {
     }

@@ -197,4 +197,13 @@ public final class RdmxIpcBridge {
             server.getServiceAuthorizationManager().authorize(user, protocol, server.getConf(), addr);
         }
     }
+
+    /**
+     * Registers protobuf RPC's request class and invoker with {@link Server}, as loading
+     * {@link ProtobufRpcEngine2} does; a server subclassing {@code ProtobufRpcEngine2.Server} in a JVM where nothing
+     * loaded the outer class would otherwise answer "Unknown rpc kind RPC_PROTOCOL_BUFFER".
+     */
+    public static void registerProtobufEngine() {
+        ProtobufRpcEngine2.registerProtocolEngine();
+    }
 }
