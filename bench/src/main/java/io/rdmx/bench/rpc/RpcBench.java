@@ -23,7 +23,8 @@ import org.apache.hadoop.conf.Configuration;
  * {@code scripts/rdmx bench rpc [--quick]}: the OSU HiBD RPC micro-benchmarks on unmodified Hadoop RPC: echo
  * latency of 1 B to 512 KiB payloads (20 000 calls per size, quick 2 000; the first half warm-up; mean, p50, p99
  * of the rest) and the throughput of 6 client threads at 1 KiB, with {@code RdmxRpcEngine} (over {@code shm} and
- * over {@code tcp}) against Hadoop's {@code ProtobufRpcEngine2}, client and server in separate JVMs, all in the
+ * over {@code tcp}, each with the server's {@code queue} and {@code direct} dispatch) against Hadoop's
+ * {@code ProtobufRpcEngine2}, client and server in separate JVMs, all in the
  * same run. The protocol is Hadoop's own {@code TestRpcBase.TestRpcService} (hadoop-common test-jar): same
  * messages, same server code, only {@code rpc.engine.<protocol>} differs. CPU seconds and context switches of
  * both processes are sampled from {@code /proc} at the edges of each phase.
@@ -46,7 +47,7 @@ public final class RpcBench {
     }
 
     /** One engine under test. */
-    record Variant(String name, String engine, String provider, boolean baseline) {
+    record Variant(String name, String engine, String provider, String dispatch, boolean baseline) {
     }
 
     /** What one variant measured. */
@@ -61,12 +62,14 @@ public final class RpcBench {
      *
      * @param engine the engine class name
      * @param provider rdmx provider of the server's listener
+     * @param dispatch the server's rdmx dispatch (queue or direct)
      * @return the configuration
      */
-    static Configuration conf(String engine, String provider) {
+    static Configuration conf(String engine, String provider, String dispatch) {
         Configuration c = new Configuration();
         c.set(PROTOCOL_KEY, engine);
         c.set("rdmx.rpc.hadoop.provider", provider);
+        c.set("rdmx.rpc.hadoop.dispatch", dispatch);
         c.setInt("ipc.client.connect.max.retries", 3);
         return c;
     }
@@ -96,9 +99,11 @@ public final class RpcBench {
         int calls = quick ? 2_000 : 20_000;
         int perThread = quick ? 2_000 : 20_000;
         List<Variant> variants = List.of(
-            new Variant("rdmx-shm", RDMX, "shm", false),
-            new Variant("rdmx-tcp", RDMX, "tcp", false),
-            new Variant("ProtobufRpcEngine2", STOCK, "none", true));
+            new Variant("rdmx-shm", RDMX, "shm", "queue", false),
+            new Variant("rdmx-shm-direct", RDMX, "shm", "direct", false),
+            new Variant("rdmx-tcp", RDMX, "tcp", "queue", false),
+            new Variant("rdmx-tcp-direct", RDMX, "tcp", "direct", false),
+            new Variant("ProtobufRpcEngine2", STOCK, "none", "queue", true));
         Report report = new Report("rpc", quick).printResults(false)
             .context("calls per size", calls).context("warm-up", "first half")
             .context("throughput", THREADS + " threads x " + perThread + " calls of 1 KiB")
@@ -115,10 +120,21 @@ public final class RpcBench {
     }
 
     private static Run measure(String java, String cp, Variant v, int calls, int perThread) throws Exception {
-        List<String> jvm = List.of(java, "-Xms512m", "-Xmx512m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-            "-Drdmx.leakDetection=disabled", "-cp", cp);
+        List<String> jvm = new ArrayList<>(List.of(java, "-Xms512m", "-Xmx512m",
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Drdmx.leakDetection=disabled"));
+        // rdmx's own settings given to this JVM (RDMX_EXTRA_JAVA_OPTS=-Drdmx.channel.idle=spin-park, ...) go to
+        // both children; the JDK 23+ flags of this JVM do not (the children are a JDK 17)
+        ProcessHandle.current().info().arguments().ifPresent(a -> {
+            for (String x : a) {
+                if (x.startsWith("-Drdmx.") && !x.startsWith("-D" + JAVA17_PROP)) {
+                    jvm.add(x);
+                }
+            }
+        });
+        jvm.addAll(List.of("-cp", cp));
         List<String> scmd = new ArrayList<>(jvm);
-        scmd.addAll(List.of(RpcBenchServer.class.getName(), v.engine(), v.provider(), Integer.toString(HANDLERS)));
+        scmd.addAll(List.of(RpcBenchServer.class.getName(), v.engine(), v.provider(), Integer.toString(HANDLERS),
+            v.dispatch()));
         Process server = new ProcessBuilder(scmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         Process client = null;
         try {
@@ -140,7 +156,7 @@ public final class RpcBench {
                 sizes.append(sizes.length() == 0 ? "" : ",").append(s);
             }
             List<String> ccmd = new ArrayList<>(jvm);
-            ccmd.addAll(List.of(RpcBenchClient.class.getName(), v.engine(), v.provider(), port,
+            ccmd.addAll(List.of(RpcBenchClient.class.getName(), v.engine(), v.provider() + "/" + v.dispatch(), port,
                 Integer.toString(calls), sizes.toString(), Integer.toString(THREADS), Integer.toString(perThread),
                 Integer.toString(1 << 10)));
             client = new ProcessBuilder(ccmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
@@ -205,21 +221,21 @@ public final class RpcBench {
         System.out.println();
         System.out.printf(Locale.ROOT, "%-9s", "payload");
         for (Variant v : variants) {
-            System.out.printf(Locale.ROOT, " %30s", v.name() + " mean/p50/p99 us");
+            System.out.printf(Locale.ROOT, " %28s", v.name() + " mean/p50/p99");
         }
         System.out.println();
         for (int s : SIZES) {
             System.out.printf(Locale.ROOT, "%-9s", size(s));
             for (Variant v : variants) {
                 double[] l = runs.get(v.name()).latency.get(s);
-                System.out.printf(Locale.ROOT, " %30s", String.format(Locale.ROOT, "%.1f / %.1f / %.1f", l[0], l[1],
+                System.out.printf(Locale.ROOT, " %28s", String.format(Locale.ROOT, "%.0f / %.0f / %.0f", l[0], l[1],
                     l[2]));
             }
             System.out.println();
         }
         System.out.printf(Locale.ROOT, "%-9s", "tput");
         for (Variant v : variants) {
-            System.out.printf(Locale.ROOT, " %30s", String.format(Locale.ROOT, "%.0f calls/s", runs.get(v.name())
+            System.out.printf(Locale.ROOT, " %28s", String.format(Locale.ROOT, "%.0f calls/s", runs.get(v.name())
                 .tput));
         }
         System.out.println();

@@ -21,12 +21,13 @@ public final class RpcBenchClient {
     }
 
     /**
-     * @param args engine class, provider, server port, calls per size, sizes (comma list), throughput threads,
+     * @param args engine class, provider/dispatch, server port, calls per size, sizes (comma list), throughput threads,
      *     throughput calls per thread, throughput payload
      * @throws Exception on failure
      */
     public static void main(String[] args) throws Exception {
-        Configuration conf = RpcBench.conf(args[0], args[1]);
+        String[] pd = args[1].split("/");
+        Configuration conf = RpcBench.conf(args[0], pd[0], pd[1]);
         InetSocketAddress addr = new InetSocketAddress("127.0.0.1", Integer.parseInt(args[2]));
         int calls = Integer.parseInt(args[3]);
         int[] sizes = Arrays.stream(args[4].split(",")).mapToInt(Integer::parseInt).toArray();

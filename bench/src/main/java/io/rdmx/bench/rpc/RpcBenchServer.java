@@ -18,11 +18,11 @@ public final class RpcBenchServer {
     }
 
     /**
-     * @param args engine class, rdmx provider (tcp/shm), Hadoop handler count
+     * @param args engine class, rdmx provider (tcp/shm), Hadoop handler count, dispatch (queue/direct)
      * @throws Exception on failure
      */
     public static void main(String[] args) throws Exception {
-        Configuration conf = RpcBench.conf(args[0], args[1]);
+        Configuration conf = RpcBench.conf(args[0], args[1], args[3]);
         BlockingService svc = TestProtobufRpcProto.newReflectiveBlockingService(new TestRpcBase.PBServerImpl());
         RPC.Server server = new RPC.Builder(conf).setProtocol(TestRpcBase.TestRpcService.class).setInstance(svc)
             .setBindAddress("127.0.0.1").setPort(0).setNumHandlers(Integer.parseInt(args[2])).build();

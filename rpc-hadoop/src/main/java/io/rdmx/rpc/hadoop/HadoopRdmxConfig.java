@@ -28,7 +28,17 @@ final class HadoopRdmxConfig {
     /** Default: 60 s. */
     static final long REPROBE_DEFAULT_MS = 60_000;
 
+    /**
+     * Server: how an rdmx call reaches the protocol: {@code queue} (Hadoop's call queue and handlers, with its
+     * scheduler, back-off and {@code Server.get()}) or {@code direct} (run on the rdmx handler thread as Hadoop's
+     * handler would run it: two thread hand-offs fewer, no call-queue scheduling).
+     */
+    static final String DISPATCH_KEY = "rdmx.rpc.hadoop.dispatch";
+    /** Default dispatch: queue. */
+    static final String DISPATCH_DEFAULT = "queue";
+
     final String provider;
+    final boolean direct;
     final int handlerThreads;
     final Duration callTimeout;
     final Duration reprobe;
@@ -40,6 +50,11 @@ final class HadoopRdmxConfig {
         if (!provider.equals("tcp") && !provider.equals("shm") && !provider.equals("none")) {
             throw new IllegalArgumentException(PROVIDER_KEY + "=" + provider + " (expected tcp, shm or none)");
         }
+        String d = conf.getTrimmed(DISPATCH_KEY, DISPATCH_DEFAULT).toLowerCase(java.util.Locale.ROOT);
+        if (!d.equals("queue") && !d.equals("direct")) {
+            throw new IllegalArgumentException(DISPATCH_KEY + "=" + d + " (expected queue or direct)");
+        }
+        direct = d.equals("direct");
         handlerThreads = conf.getInt(HANDLER_THREADS_KEY, HANDLER_THREADS_DEFAULT);
         if (handlerThreads < 0 || handlerThreads > 1024) {
             throw new IllegalArgumentException(HANDLER_THREADS_KEY + "=" + handlerThreads + " out of range [0, 1024]");

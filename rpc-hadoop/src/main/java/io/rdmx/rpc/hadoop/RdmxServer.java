@@ -175,8 +175,9 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
                 .handlerThreads(threads).build();
             rdmx = RpcServer.builder(engine).handle(METHOD_CALL, this::serve)
                 .handle(METHOD_PING, c -> ByteBuffer.allocate(0)).config(cfg).build().start();
-            LOG.info("Hadoop RPC server {}: rdmx {} listener {} beside TCP {} ({} rdmx handler threads)",
-                getServerName(), rcfg.provider, rdmx.address(), getListenerAddress(), threads);
+            LOG.info("Hadoop RPC server {}: rdmx {} listener {} beside TCP {} ({} rdmx handler threads, {} dispatch)",
+                getServerName(), rcfg.provider, rdmx.address(), getListenerAddress(), threads,
+                rcfg.direct ? "direct" : "queue");
         }
     }
 
@@ -259,13 +260,18 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
                 return error(callId, retry, header, RpcStatusProto.ERROR, RpcErrorCodeProto.ERROR_RPC_SERVER,
                     new IOException("Hadoop RPC server " + getServerName() + " stopped"));
             }
-            try {
-                queueCall(call);
-            } catch (IOException e) {                 // the scheduler's back-off (RetriableException) or overflow
-                return error(callId, retry, header, RpcStatusProto.ERROR, RpcErrorCodeProto.ERROR_RPC_SERVER, e);
-            }
             rdmxCalls.increment();
             RdmxRpcEngine.SERVER_CALLS.increment();
+            if (rcfg.direct) {
+                RdmxIpcBridge.runAsHandler(this, call);
+            } else {
+                try {
+                    queueCall(call);
+                } catch (IOException e) {             // the scheduler's back-off (RetriableException) or overflow
+                    return error(callId, retry, header, RpcStatusProto.ERROR, RpcErrorCodeProto.ERROR_RPC_SERVER,
+                        e);
+                }
+            }
             try {
                 return call.response().get();
             } catch (ExecutionException e) {

@@ -206,4 +206,32 @@ public final class RdmxIpcBridge {
     public static void registerProtobufEngine() {
         ProtobufRpcEngine2.registerProtocolEngine();
     }
+
+    /**
+     * Runs a call on the calling thread the way {@code Server.Handler} runs one it took from the call queue:
+     * {@code Server.getCurCall()} and the caller context set, the method run as the remote user, the server's RPC
+     * metrics updated. Not done: {@code Server.get()} stays unset and the call queue's scheduler is bypassed.
+     *
+     * @param server the server
+     * @param call the call
+     */
+    public static void runAsHandler(Server server, Server.Call call) {
+        long start = org.apache.hadoop.util.Time.monotonicNowNanos();
+        Server.getCurCall().set(call);
+        CallerContext.setCurrent(call.getCallerContext());
+        try {
+            UserGroupInformation user = call.getRemoteUser();
+            if (user != null) {
+                user.doAs(call);
+            } else {
+                call.run();
+            }
+        } catch (Exception e) {
+            Server.LOG.info(Thread.currentThread().getName() + " caught an exception", e);
+        } finally {
+            Server.getCurCall().set(null);
+            CallerContext.setCurrent(null);
+            server.updateMetrics(call, start, false);
+        }
+    }
 }

@@ -151,6 +151,27 @@ class RdmxRpcEngineTest {
     }
 
     @Test
+    void directDispatchRunsCallsOnTheRdmxHandlerAsTheCaller() throws Exception {
+        Configuration c = new Configuration(conf);
+        c.set(HadoopRdmxConfig.DISPATCH_KEY, "direct");
+        Recording impl = new Recording();
+        RdmxServer s = rdmxServer(c, impl);
+        TestRpcService p = proxy(s, conf);
+        Client.setCallIdAndRetryCount(777, 1, null);
+        p.ping(null, TestRpcBase.newEmptyRequest());
+        assertEquals(777, impl.callId);
+        assertEquals(1, impl.retryCount);
+        UserGroupInformation bob = UserGroupInformation.createRemoteUser("bob");
+        String seen = bob.doAs((PrivilegedExceptionAction<String>) () ->
+            proxy(s, conf).getCurrentUser(null, TestRpcBase.newEmptyRequest()).getUser());
+        assertTrue(seen.startsWith("bob"), seen);
+        ServiceException e = assertThrows(ServiceException.class, () -> p.error2(null, TestRpcBase.newEmptyRequest()));
+        assertEquals(URISyntaxException.class.getName(), ((RemoteException) e.getCause()).getClassName());
+        assertEquals(3, s.rdmxCalls());
+        assertTrue(s.getRpcMetrics().getProcessingSampleCount() >= 3, "Hadoop's metrics counted the direct calls");
+    }
+
+    @Test
     void callsGoOverRdmxOnTheShmProvider() throws Exception {
         conf.set(HadoopRdmxConfig.PROVIDER_KEY, "shm");
         RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
