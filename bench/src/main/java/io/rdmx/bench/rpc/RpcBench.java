@@ -283,12 +283,16 @@ public final class RpcBench {
                 report.lowerIsBetter(v.name() + " vs ProtobufRpcEngine2: mean latency " + size(s),
                     r.latency.get(s)[0], stock.latency.get(s)[0], "us", target);
             }
+            for (int s : new int[] {1 << 10, 512 << 10}) {
+                report.lowerIsBetter(v.name() + " vs ProtobufRpcEngine2: p50 latency " + size(s),
+                    r.latency.get(s)[1], stock.latency.get(s)[1], "us", null);
+            }
             report.higherIsBetter(v.name() + " vs ProtobufRpcEngine2: throughput 6 threads 1 KiB", r.tput,
                 stock.tput, "calls/s", ">= 2x");
             double[] c = r.cost.get("tput");
             double[] b = stock.cost.get("tput");
-            report.lowerIsBetter(v.name() + " vs ProtobufRpcEngine2: CPU per call, throughput", c[0] / c[2],
-                b[0] / b[2], "s", null);
+            report.lowerIsBetter(v.name() + " vs ProtobufRpcEngine2: CPU per call, throughput", c[0] / c[2] * 1e6,
+                b[0] / b[2] * 1e6, "us", null);
             report.lowerIsBetter(v.name() + " vs ProtobufRpcEngine2: context switches per call, throughput",
                 c[1] / c[2], b[1] / b[2], "switches", null);
         }
