@@ -196,6 +196,11 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
         }
     }
 
+    /** Tests: the rdmx listener goes away but stays advertised, as behind a firewall that drops its port. */
+    void closeRdmxListenerKeepingTheAdvertisement() {
+        closeRdmx();
+    }
+
     private void closeRdmx() {
         RpcServer r = rdmx;
         rdmx = null;

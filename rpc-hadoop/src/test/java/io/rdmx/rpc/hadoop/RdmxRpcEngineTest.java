@@ -292,6 +292,52 @@ class RdmxRpcEngineTest {
     }
 
     @Test
+    void anAdvertisedListenerThatCannotBeReachedSendsCallsOverTcp() throws Exception {
+        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        s.closeRdmxListenerKeepingTheAdvertisement();
+        TestRpcService p = proxy(s, conf);
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
+        assertEquals("around", p.echo(null, echo("around")).getMessage());   // after a bounded dial (2 s here)
+        assertEquals("again", p.echo(null, echo("again")).getMessage());     // remembered: no second dial
+        assertEquals(2, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+        assertEquals(0, RdmxRpcEngine.clientCallsOverRdmx() - rdmx);
+        assertEquals(0, s.rdmxCalls());
+    }
+
+    @Test
+    void anAlignmentContextMeansTcp() throws Exception {
+        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        TestRpcService p = new RdmxRpcEngine().getProxy(TestRpcService.class, 1, NetUtils.getConnectAddress(s),
+            UserGroupInformation.getCurrentUser(), conf, NetUtils.getDefaultSocketFactory(conf), 0, null, null,
+            new org.apache.hadoop.hdfs.ClientGSIContext()).getProxy();
+        proxies.add(p);
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        assertEquals("observer", p.echo(null, echo("observer")).getMessage());
+        assertEquals(1, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+        assertEquals(0, s.rdmxCalls());
+    }
+
+    @Test
+    void asynchronousModeMeansTcp() throws Exception {
+        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        TestRpcService p = proxy(s, conf);
+        p.echo(null, echo("sync"));                                           // connected over rdmx first
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        Client.setAsynchronousMode(true);
+        try {
+            assertNull(p.echo(null, echo("async")), "asynchronous calls answer through getAsyncReturnMessage");
+            org.apache.hadoop.thirdparty.protobuf.Message m = ProtobufRpcEngine2.getAsyncReturnMessage()
+                .get(30, TimeUnit.SECONDS);
+            assertEquals("async", ((org.apache.hadoop.ipc.protobuf.TestProtos.EchoResponseProto) m).getMessage());
+        } finally {
+            Client.setAsynchronousMode(false);
+        }
+        assertEquals(1, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+        assertEquals(1, s.rdmxCalls());
+    }
+
+    @Test
     void stockClientsStillUseTheTcpPortOfAnRdmxServer() throws Exception {
         RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
         TestRpcService stock = new ProtobufRpcEngine2().getProxy(TestRpcService.class, 1,
