@@ -64,6 +64,9 @@ public final class BenchMain {
             case "channel":
                 io.rdmx.bench.channel.ChannelBench.run(quick, results);
                 break;
+            case "rpc":
+                io.rdmx.bench.rpc.RpcBench.run(quick, results);
+                break;
             case "verbs-report":
                 VerbsReport.run(Paths.get(rest.get(0)), results);
                 break;
@@ -74,7 +77,7 @@ public final class BenchMain {
     }
 
     private static void usage() {
-        System.err.println("usage: rdmx bench <name> [--quick]\n  names: transport, channel, shuffle, affinity"
+        System.err.println("usage: rdmx bench <name> [--quick]\n  names: transport, channel, shuffle, affinity, rpc"
             + "\n  (verbs: scripts/softroce-test.sh measures in a Soft-RoCE VM, then runs 'verbs-report <figures>')");
     }
 }

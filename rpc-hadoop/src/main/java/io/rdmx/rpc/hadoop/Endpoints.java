@@ -1,0 +1,159 @@
+package io.rdmx.rpc.hadoop;
+
+import io.rdmx.transport.shm.ShmFabric;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ConcurrentHashMap;
+import javax.net.SocketFactory;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.ipc.Client;
+import org.apache.hadoop.ipc.ProtobufRpcEngine2;
+import org.apache.hadoop.ipc.ProtocolMetaInfoPB;
+import org.apache.hadoop.ipc.RPC;
+import org.apache.hadoop.ipc.RdmxIpcBridge;
+import org.apache.hadoop.ipc.RemoteException;
+import org.apache.hadoop.ipc.protobuf.ProtocolInfoProtos.GetProtocolSignatureRequestProto;
+import org.apache.hadoop.ipc.protobuf.ProtocolInfoProtos.GetProtocolSignatureResponseProto;
+import org.apache.hadoop.ipc.protobuf.ProtocolInfoProtos.ProtocolSignatureProto;
+import org.apache.hadoop.net.NetUtils;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.thirdparty.protobuf.ServiceException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Where each Hadoop server's rdmx listener is, learnt once per server address (JVM-wide) from the server's TCP
+ * port: {@code ProtocolMetaInfoPB.getProtocolSignature("io.rdmx.rpc.hadoop.RdmxEndpoint", RPC_BUILTIN)}, the metadata call every
+ * {@code RPC.Server} answers. The rule, deterministic and documented in docs/hadoop.md:
+ * <ul>
+ *   <li>one signature whose version has provider {@code tcp}: the listener is
+ *       {@code <the server's host>:<port>};</li>
+ *   <li>provider {@code shm}, and the server's address is local: the node directory
+ *       {@code <shm root>/hadoop-ipc-<server TCP port>};</li>
+ *   <li>anything else (a stock server answers with a remote error or no version; shm on another host): TCP,
+ *       logged, asked again after {@code rdmx.rpc.hadoop.reprobeMs}.</li>
+ * </ul>
+ * A failure to reach the TCP port at all is not remembered: that call goes over TCP and fails there as it would
+ * with the stock engine.
+ */
+final class Endpoints {
+    private static final Logger LOG = LoggerFactory.getLogger(Endpoints.class);
+    private static final ConcurrentHashMap<InetSocketAddress, Endpoint> KNOWN = new ConcurrentHashMap<>();
+
+    private Endpoints() {
+    }
+
+    /** What is known of one server. */
+    static final class Endpoint {
+        /** rdmx provider, or null: TCP. */
+        final String provider;
+        /** rdmx address, or null: TCP. */
+        final String address;
+        /** When (System.nanoTime) to ask again; meaningful for TCP only. */
+        final long until;
+        final String reason;
+
+        Endpoint(String provider, String address, long until, String reason) {
+            this.provider = provider;
+            this.address = address;
+            this.until = until;
+            this.reason = reason;
+        }
+
+        boolean rdmx() {
+            return address != null;
+        }
+    }
+
+    /**
+     * @param server the server's TCP address
+     * @param ticket the caller's user (the metadata call runs as that user)
+     * @param conf configuration
+     * @param factory socket factory
+     * @param cfg the engine's keys
+     * @return the endpoint, or null when the server's TCP port could not be asked (not remembered)
+     */
+    static Endpoint resolve(InetSocketAddress server, UserGroupInformation ticket, Configuration conf,
+        SocketFactory factory, HadoopRdmxConfig cfg) {
+        Endpoint e = KNOWN.get(server);
+        if (e != null && (e.rdmx() || System.nanoTime() - e.until < 0)) {
+            return e;
+        }
+        Endpoint found = ask(server, ticket, conf, factory, cfg);
+        if (found != null) {
+            KNOWN.put(server, found);
+            if (found.rdmx()) {
+                LOG.info("Hadoop server {}: calls go over rdmx {} {}", server, found.provider, found.address);
+            } else {
+                LOG.info("Hadoop server {}: calls go over TCP ({})", server, found.reason);
+            }
+        }
+        return found;
+    }
+
+    /**
+     * Calls to a server go over TCP from now until the re-probe time.
+     *
+     * @param server the server
+     * @param reason why, logged
+     * @param cfg keys
+     */
+    static void fallBack(InetSocketAddress server, String reason, HadoopRdmxConfig cfg) {
+        KNOWN.put(server, new Endpoint(null, null, System.nanoTime() + cfg.reprobe.toNanos(), reason));
+        LOG.warn("Hadoop server {}: calls go over TCP for {} ms ({})", server, cfg.reprobe.toMillis(), reason);
+    }
+
+    /** Forgets every server (tests). */
+    static void clear() {
+        KNOWN.clear();
+    }
+
+    private static Endpoint ask(InetSocketAddress server, UserGroupInformation ticket, Configuration conf,
+        SocketFactory factory, HadoopRdmxConfig cfg) {
+        long until = System.nanoTime() + cfg.reprobe.toNanos();
+        GetProtocolSignatureResponseProto r;
+        try {
+            Client.ConnectionId id = RdmxIpcBridge.connectionId(server, ProtocolMetaInfoPB.class, ticket,
+                0, null, conf);
+            ProtocolMetaInfoPB meta = new ProtobufRpcEngine2().getProtocolMetaInfoProxy(id, conf, factory)
+                .getProxy();
+            try {
+                r = meta.getProtocolSignature(null, GetProtocolSignatureRequestProto.newBuilder()
+                    .setProtocol(RdmxEndpoint.NAME).setRpcKind(RPC.RpcKind.RPC_BUILTIN.toString()).build());
+            } finally {
+                RPC.stopProxy(meta);
+            }
+        } catch (ServiceException e) {
+            Throwable c = e.getCause();
+            if (c instanceof RemoteException) {
+                return new Endpoint(null, null, until, "it has no rdmx listener: " + ((RemoteException) c)
+                    .getClassName());
+            }
+            LOG.debug("Hadoop server {}: its TCP port did not answer the rdmx probe: {}", server, String.valueOf(c));
+            return null;
+        } catch (IOException e) {
+            LOG.debug("Hadoop server {}: rdmx probe failed: {}", server, e.toString());
+            return null;
+        }
+        for (ProtocolSignatureProto v : r.getProtocolSignatureList()) {
+            long adv = v.getVersion();
+            int port = RdmxEndpoint.port(adv);
+            switch (RdmxEndpoint.provider(adv)) {
+                case RdmxEndpoint.TCP:
+                    return new Endpoint("tcp", NetUtils.getHostPortString(new InetSocketAddress(
+                        server.getAddress() != null ? server.getAddress().getHostAddress() : server.getHostString(),
+                        port)), 0, null);
+                case RdmxEndpoint.SHM:
+                    if (server.getAddress() == null || !NetUtils.isLocalAddress(server.getAddress())) {
+                        return new Endpoint(null, null, until, "its rdmx listener is shm on another host");
+                    }
+                    return new Endpoint("shm", ShmFabric.root().resolve(RdmxEndpoint.shmNodeName(port)).toString(),
+                        0, null);
+                default:
+                    return new Endpoint(null, null, until, "it advertises an unknown rdmx provider code "
+                        + RdmxEndpoint.provider(adv));
+            }
+        }
+        return new Endpoint(null, null, until, "it has no rdmx listener");
+    }
+}

@@ -1,0 +1,90 @@
+package io.rdmx.rpc.hadoop;
+
+import java.time.Duration;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.CommonConfigurationKeys;
+
+/**
+ * The {@code rdmx.rpc.hadoop.*} keys, read from the Hadoop {@link Configuration} the engine is given (so they go
+ * in {@code core-site.xml} or the daemon's site file like any Hadoop key), validated once per server or proxy.
+ * Sizes come from Hadoop's own keys: {@code ipc.maximum.data.length} bounds requests on both sides and
+ * {@code ipc.maximum.response.length} bounds responses a client accepts.
+ */
+final class HadoopRdmxConfig {
+    /** Server: the rdmx provider of the listener beside the TCP one: {@code tcp}, {@code shm} or {@code none}. */
+    static final String PROVIDER_KEY = "rdmx.rpc.hadoop.provider";
+    /** Default provider: tcp (works across hosts). */
+    static final String PROVIDER_DEFAULT = "tcp";
+    /** Server: rdmx handler threads, each waits for one Hadoop call; 0 means twice the server's Hadoop handlers. */
+    static final String HANDLER_THREADS_KEY = "rdmx.rpc.hadoop.handlerThreads";
+    /** Default: 0 (twice the Hadoop handler count, at least 4). */
+    static final int HANDLER_THREADS_DEFAULT = 0;
+    /** Client: how long a call waits when neither the proxy nor {@code ipc.client.rpc-timeout.ms} sets a bound. */
+    static final String CALL_TIMEOUT_KEY = "rdmx.rpc.hadoop.callTimeoutMs";
+    /** Default call bound: 120 s (Hadoop's default {@code ipc.client.rpc-timeout.ms}). */
+    static final long CALL_TIMEOUT_DEFAULT_MS = 120_000;
+    /** Client: after a server was found without an rdmx listener, how long its calls stay on TCP before a new probe. */
+    static final String REPROBE_KEY = "rdmx.rpc.hadoop.reprobeMs";
+    /** Default: 60 s. */
+    static final long REPROBE_DEFAULT_MS = 60_000;
+
+    /**
+     * Server: how an rdmx call reaches the protocol: {@code queue} (Hadoop's call queue and handlers, with its
+     * scheduler, back-off and {@code Server.get()}) or {@code direct} (run on the rdmx handler thread as Hadoop's
+     * handler would run it: two thread hand-offs fewer, no call-queue scheduling).
+     */
+    static final String DISPATCH_KEY = "rdmx.rpc.hadoop.dispatch";
+    /** Default dispatch: queue. */
+    static final String DISPATCH_DEFAULT = "queue";
+
+    final String provider;
+    final boolean direct;
+    final int handlerThreads;
+    final Duration callTimeout;
+    final Duration reprobe;
+    final int maxDataLength;
+    final int maxResponseLength;
+
+    private HadoopRdmxConfig(Configuration conf) {
+        provider = conf.getTrimmed(PROVIDER_KEY, PROVIDER_DEFAULT).toLowerCase(java.util.Locale.ROOT);
+        if (!provider.equals("tcp") && !provider.equals("shm") && !provider.equals("none")) {
+            throw new IllegalArgumentException(PROVIDER_KEY + "=" + provider + " (expected tcp, shm or none)");
+        }
+        String d = conf.getTrimmed(DISPATCH_KEY, DISPATCH_DEFAULT).toLowerCase(java.util.Locale.ROOT);
+        if (!d.equals("queue") && !d.equals("direct")) {
+            throw new IllegalArgumentException(DISPATCH_KEY + "=" + d + " (expected queue or direct)");
+        }
+        direct = d.equals("direct");
+        handlerThreads = conf.getInt(HANDLER_THREADS_KEY, HANDLER_THREADS_DEFAULT);
+        if (handlerThreads < 0 || handlerThreads > 1024) {
+            throw new IllegalArgumentException(HANDLER_THREADS_KEY + "=" + handlerThreads + " out of range [0, 1024]");
+        }
+        long t = conf.getLong(CALL_TIMEOUT_KEY, CALL_TIMEOUT_DEFAULT_MS);
+        if (t < 1) {
+            throw new IllegalArgumentException(CALL_TIMEOUT_KEY + "=" + t + " must be >= 1");
+        }
+        callTimeout = Duration.ofMillis(t);
+        long r = conf.getLong(REPROBE_KEY, REPROBE_DEFAULT_MS);
+        if (r < 0) {
+            throw new IllegalArgumentException(REPROBE_KEY + "=" + r + " must be >= 0");
+        }
+        reprobe = Duration.ofMillis(r);
+        maxDataLength = conf.getInt(CommonConfigurationKeys.IPC_MAXIMUM_DATA_LENGTH,
+            CommonConfigurationKeys.IPC_MAXIMUM_DATA_LENGTH_DEFAULT);
+        if (maxDataLength < 1) {
+            throw new IllegalArgumentException(CommonConfigurationKeys.IPC_MAXIMUM_DATA_LENGTH + "=" + maxDataLength
+                + " must be >= 1");
+        }
+        maxResponseLength = conf.getInt(CommonConfigurationKeys.IPC_MAXIMUM_RESPONSE_LENGTH,
+            CommonConfigurationKeys.IPC_MAXIMUM_RESPONSE_LENGTH_DEFAULT);
+    }
+
+    static HadoopRdmxConfig of(Configuration conf) {
+        return new HadoopRdmxConfig(conf);
+    }
+
+    /** @return the client's rdmx message bound: a response larger than Hadoop's response limit is refused */
+    int clientMaxMessage() {
+        return maxResponseLength > 0 ? Math.max(maxResponseLength, maxDataLength) : Integer.MAX_VALUE - 16;
+    }
+}

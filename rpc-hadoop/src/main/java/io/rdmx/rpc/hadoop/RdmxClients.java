@@ -1,0 +1,97 @@
+package io.rdmx.rpc.hadoop;
+
+import io.rdmx.channel.ChannelConfig;
+import io.rdmx.channel.ChannelEngine;
+import io.rdmx.rpc.RpcClient;
+import io.rdmx.rpc.RpcConfig;
+import io.rdmx.transport.Fabrics;
+import io.rdmx.transport.Node;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.RdmxException;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.hadoop.ipc.ClientId;
+
+/**
+ * The JVM's rdmx clients, one per (provider, message bound), shared by every proxy of every protocol and user
+ * (Hadoop's {@code ClientCache} does the same for its TCP {@code Client}s): one node, one channel per server,
+ * reference counted by the proxies and closed with the last one. Each has one 16-byte Hadoop client id, sent in
+ * every request header, as a stock {@code Client} has.
+ */
+final class RdmxClients {
+    private static final Map<String, Shared> SHARED = new HashMap<>();
+    private static final AtomicInteger SEQ = new AtomicInteger();
+
+    private RdmxClients() {
+    }
+
+    /** One shared client. */
+    static final class Shared {
+        final String key;
+        final Node node;
+        final ChannelEngine engine;
+        final RpcClient client;
+        final byte[] clientId;
+        int refs;
+
+        Shared(String key, Node node, ChannelEngine engine, RpcClient client, byte[] clientId) {
+            this.key = key;
+            this.node = node;
+            this.engine = engine;
+            this.client = client;
+            this.clientId = clientId;
+        }
+    }
+
+    /**
+     * @param provider tcp or shm
+     * @param maxMessage the client's message bound
+     * @return the shared client, its count raised (give it back with {@link #release})
+     * @throws IOException if its node cannot open
+     */
+    static synchronized Shared acquire(String provider, int maxMessage) throws IOException {
+        String key = provider + "/" + maxMessage;
+        Shared s = SHARED.get(key);
+        if (s == null || !s.engine.isOpen()) {
+            byte[] id = ClientId.getClientId();
+            Node node = null;
+            ChannelEngine engine = null;
+            try {
+                String name = "hadoop-client-" + ManagementFactory.getRuntimeMXBean().getPid() + "-"
+                    + SEQ.incrementAndGet();
+                NodeOptions.Builder o = NodeOptions.builder().name(name);
+                if (provider.equals("shm")) {
+                    o.bindAddress(io.rdmx.transport.shm.ShmFabric.root().resolve(name).toString());
+                }
+                node = Fabrics.get(provider).open(o.build());
+                engine = ChannelEngine.open(node, ChannelConfig.builder(1).build());
+                RpcClient client = RpcClient.open(engine, RpcConfig.builder().maxMessageBytes(maxMessage).build(), id);
+                s = new Shared(key, node, engine, client, id);
+                SHARED.put(key, s);
+            } catch (RdmxException | RuntimeException e) {
+                if (engine != null) {
+                    engine.close();
+                }
+                if (node != null) {
+                    node.close();
+                }
+                throw new IOException("rdmx " + provider + " client node could not open: " + e.getMessage(), e);
+            }
+        }
+        s.refs++;
+        return s;
+    }
+
+    /** @param s a client from {@link #acquire}; closed when its last user gives it back */
+    static synchronized void release(Shared s) {
+        if (--s.refs == 0) {
+            SHARED.remove(s.key, s);
+            s.client.close();
+            s.engine.close();
+            s.node.close();
+        }
+    }
+}

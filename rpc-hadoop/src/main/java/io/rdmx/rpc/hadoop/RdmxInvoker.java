@@ -1,0 +1,326 @@
+package io.rdmx.rpc.hadoop;
+
+import io.rdmx.rpc.RemoteRpcException;
+import io.rdmx.rpc.RpcException;
+import io.rdmx.rpc.RpcPeerException;
+import io.rdmx.rpc.RpcTimeoutException;
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.net.SocketFactory;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
+import org.apache.hadoop.ipc.AlignmentContext;
+import org.apache.hadoop.ipc.Client;
+import org.apache.hadoop.ipc.ProtobufRpcEngine2;
+import org.apache.hadoop.ipc.RPC;
+import org.apache.hadoop.ipc.RdmxIpcBridge;
+import org.apache.hadoop.ipc.RemoteException;
+import org.apache.hadoop.ipc.RpcInvocationHandler;
+import org.apache.hadoop.ipc.protobuf.ProtobufRpcEngine2Protos.RequestHeaderProto;
+import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcRequestHeaderProto;
+import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto;
+import org.apache.hadoop.net.NetUtils;
+import org.apache.hadoop.security.SaslRpcServer.AuthMethod;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.thirdparty.protobuf.Message;
+import org.apache.hadoop.thirdparty.protobuf.ServiceException;
+import org.apache.hadoop.util.ProtoUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The client side of one proxy: a protobuf call over rdmx when the server has an rdmx listener, over Hadoop's TCP
+ * client ({@code ProtobufRpcEngine2}'s own proxy, made on first need) otherwise. Hadoop's semantics kept: the call
+ * id and retry count of {@code Client} (a retry proxy's ids are honoured), the shared client's 16-byte client id
+ * in every request header, server failures as {@link RemoteException} inside {@link ServiceException}, local
+ * failures through {@link NetUtils#wrapException} (so retry policies see {@link ConnectException},
+ * {@link SocketTimeoutException}, {@link EOFException}).
+ */
+final class RdmxInvoker implements RpcInvocationHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(RdmxInvoker.class);
+    private static final String LOCAL_HOST = localHost();
+
+    private final Class<?> protocol;
+    private final long clientVersion;
+    private final Client.ConnectionId connId;
+    private final Configuration conf;
+    private final SocketFactory factory;
+    private final AtomicBoolean fallbackToSimpleAuth;
+    private final AlignmentContext alignmentContext;
+    private final HadoopRdmxConfig cfg;
+    private final InetSocketAddress server;
+    private final UserGroupInformation ticket;
+    private final String protocolName;
+    private final Duration timeout;
+    private final Duration connectTimeout;
+    /** Why every call of this proxy goes over TCP, or null. */
+    private final String tcpOnly;
+    private final ConcurrentHashMap<String, Message> returnTypes = new ConcurrentHashMap<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private byte[] prefix;
+    private RdmxClients.Shared shared;
+    private Object tcpProxy;
+
+    RdmxInvoker(Class<?> protocol, long clientVersion, Client.ConnectionId connId, Configuration conf,
+        SocketFactory factory, AtomicBoolean fallbackToSimpleAuth, AlignmentContext alignmentContext) {
+        this.protocol = protocol;
+        // as ProtobufRpcEngine2: the version sent is the protocol's own, whatever the caller passed
+        this.clientVersion = RPC.getProtocolVersion(protocol);
+        this.connId = connId;
+        this.conf = conf;
+        this.factory = factory;
+        this.fallbackToSimpleAuth = fallbackToSimpleAuth;
+        this.alignmentContext = alignmentContext;
+        this.cfg = HadoopRdmxConfig.of(conf);
+        this.server = RdmxIpcBridge.address(connId);
+        this.ticket = RdmxIpcBridge.ticket(connId);
+        this.protocolName = RPC.getProtocolName(protocol);
+        int t = RdmxIpcBridge.rpcTimeout(connId);
+        if (t <= 0) {
+            t = Client.getRpcTimeout(conf);
+        }
+        this.timeout = t > 0 ? Duration.ofMillis(t) : cfg.callTimeout;
+        this.connectTimeout = Duration.ofMillis(Math.max(1, conf.getInt(
+            CommonConfigurationKeysPublic.IPC_CLIENT_CONNECT_TIMEOUT_KEY,
+            CommonConfigurationKeysPublic.IPC_CLIENT_CONNECT_TIMEOUT_DEFAULT)));
+        String why = null;
+        if (UserGroupInformation.isSecurityEnabled()) {
+            why = "Kerberos/SASL (hadoop.security.authentication is not simple)";
+        } else if (alignmentContext != null) {
+            why = "an AlignmentContext (observer reads)";
+        }
+        this.tcpOnly = why;
+        if (why != null) {
+            LOG.info("{} proxy to {}: over Hadoop's TCP client: {}", protocolName, server, why);
+        }
+    }
+
+    @Override
+    public Client.ConnectionId getConnectionId() {
+        return connId;
+    }
+
+    @Override
+    public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
+        if (method.getDeclaringClass() == Object.class) {
+            switch (method.getName()) {
+                case "toString":
+                    return "RdmxRpcEngine proxy of " + protocolName + " to " + server;
+                case "hashCode":
+                    return System.identityHashCode(proxy);
+                case "equals":
+                    return proxy == args[0];
+                default:
+                    throw new UnsupportedOperationException(method.toString());
+            }
+        }
+        if (args == null || args.length != 2) {
+            throw new ServiceException("Too many or few parameters for request. Method: [" + method.getName()
+                + "], Expected: 2, Actual: " + (args == null ? 0 : args.length));
+        }
+        if (args[1] == null) {
+            throw new ServiceException("null param while calling Method: [" + method.getName() + "]");
+        }
+        if (tcpOnly != null) {
+            return overTcp(method, args, null);
+        }
+        if (Client.isAsynchronousMode()) {
+            LOG.debug("{}.{} to {}: asynchronous mode, over Hadoop's TCP client", protocolName, method.getName(),
+                server);
+            return overTcp(method, args, null);
+        }
+        // Hadoop's call id and retry count, taken once: the endpoint probe below is a TCP call of its own, and a
+        // call that goes over TCP after all gets them back for Hadoop's Client
+        int[] idRetry = RdmxIpcBridge.takeCallIdAndRetryCount();
+        Endpoints.Endpoint ep = Endpoints.resolve(server, ticket, conf, factory, cfg);
+        if (ep == null || !ep.rdmx()) {
+            return overTcp(method, args, idRetry);
+        }
+        return overRdmx(ep, method, (Message) args[1], idRetry);
+    }
+
+    private Message overRdmx(Endpoints.Endpoint ep, Method method, Message request, int[] idRetry)
+        throws Throwable {
+        RdmxClients.Shared s;
+        try {
+            s = shared(ep.provider);
+        } catch (IOException e) {
+            Endpoints.fallBack(server, e.getMessage(), cfg);
+            return (Message) overTcp(method, new Object[] {null, request}, idRetry);
+        }
+        if (!s.client.connected(ep.address)) {
+            // a bounded dial first (ipc.client.connect.timeout): a call's own bound covers connecting too, and a
+            // listener that cannot be reached must not hold a call for its whole timeout
+            try {
+                s.client.call(ep.address, RdmxServer.METHOD_PING, ByteBuffer.allocate(0), connectTimeout);
+            } catch (RpcException e) {
+                Endpoints.fallBack(server, "its rdmx listener " + ep.address + " did not answer within "
+                    + connectTimeout.toMillis() + " ms: " + e.getMessage(), cfg);
+                return (Message) overTcp(method, new Object[] {null, request}, idRetry);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ServiceException(new InterruptedIOException("connecting to " + server + " over rdmx "
+                    + ep.address + " interrupted"));
+            }
+        }
+        int callId = idRetry[0];
+        Out out = new Out(prefix.length + request.getSerializedSize() + 128);
+        out.write(prefix);
+        RpcRequestHeaderProto header = ProtoUtil.makeRpcRequestHeader(RPC.RpcKind.RPC_PROTOCOL_BUFFER,
+            RpcRequestHeaderProto.OperationProto.RPC_FINAL_PACKET, callId, idRetry[1], s.clientId);
+        header.writeDelimitedTo(out);
+        RequestHeaderProto.newBuilder().setMethodName(method.getName()).setDeclaringClassProtocolName(protocolName)
+            .setClientProtocolVersion(clientVersion).build().writeDelimitedTo(out);
+        request.writeDelimitedTo(out);
+        byte[] answer;
+        try {
+            answer = s.client.call(ep.address, RdmxServer.METHOD_CALL, out.buffer(), timeout);
+        } catch (RemoteRpcException e) {
+            throw new ServiceException(new RemoteException(e.className(), e.remoteMessage()));
+        } catch (RpcPeerException e) {
+            // the server was lost with the call outstanding (or could not be dialled again): it may have run
+            IOException local = s.client.connected(ep.address) ? new EOFException(e.getMessage())
+                : new ConnectException(e.getMessage());
+            throw new ServiceException(wrap(ep, local));
+        } catch (RpcTimeoutException e) {
+            throw new ServiceException(wrap(ep, new SocketTimeoutException(e.getMessage())));
+        } catch (RpcException e) {
+            throw new ServiceException(wrap(ep, e));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ServiceException(new InterruptedIOException("call " + callId + " to " + server + " over rdmx "
+                + ep.address + " interrupted"));
+        }
+        RdmxRpcEngine.CLIENT_RDMX_CALLS.increment();
+        ByteBuffer rb = ByteBuffer.wrap(answer);
+        try {
+            RpcResponseHeaderProto rh = RdmxIpcBridge.readDelimited(RpcResponseHeaderProto.getDefaultInstance(), rb);
+            if (rh.getStatus() != RpcResponseHeaderProto.RpcStatusProto.SUCCESS) {
+                throw new ServiceException(new RemoteException(rh.getExceptionClassName(), rh.getErrorMsg(),
+                    rh.hasErrorDetail() ? rh.getErrorDetail() : null));
+            }
+            if (rh.getCallId() != callId) {
+                throw new ServiceException(new IOException("response to call " + callId + " from " + server
+                    + " over rdmx " + ep.address + " carries call id " + rh.getCallId()));
+            }
+            return RdmxIpcBridge.readDelimited(returnType(method), rb);
+        } catch (IOException e) {
+            throw new ServiceException(e);
+        }
+    }
+
+    private IOException wrap(Endpoints.Endpoint ep, IOException e) {
+        return NetUtils.wrapException(server.getHostString(), server.getPort(), LOCAL_HOST, 0, e);
+    }
+
+    private Object overTcp(Method method, Object[] args, int[] idRetry) throws Throwable {
+        if (idRetry != null) {
+            Client.setCallIdAndRetryCountUnprotected(idRetry[0], idRetry[1], Client.getExternalHandler());
+        }
+        Object p;
+        synchronized (this) {
+            if (closed.get()) {
+                throw new ServiceException(new IOException(protocolName + " proxy to " + server + " is closed"));
+            }
+            if (tcpProxy == null) {
+                ProtobufRpcEngine2 e = new ProtobufRpcEngine2();
+                tcpProxy = fallbackToSimpleAuth != null
+                    ? e.getProxy(protocol, clientVersion, server, ticket, conf, factory,
+                        RdmxIpcBridge.rpcTimeout(connId), null, fallbackToSimpleAuth, alignmentContext).getProxy()
+                    : e.getProxy(protocol, clientVersion, connId, conf, factory, alignmentContext).getProxy();
+            }
+            p = tcpProxy;
+        }
+        RdmxRpcEngine.CLIENT_TCP_CALLS.increment();
+        try {
+            return method.invoke(p, args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
+    private synchronized RdmxClients.Shared shared(String provider) throws IOException {
+        if (closed.get()) {
+            throw new IOException(protocolName + " proxy to " + server + " is closed");
+        }
+        if (shared == null || !shared.key.startsWith(provider + "/")) {
+            if (shared != null) {
+                RdmxClients.release(shared);
+                shared = null;
+            }
+            shared = RdmxClients.acquire(provider, cfg.clientMaxMessage());
+        }
+        if (prefix == null) {
+            Out o = new Out(128);
+            new DataOutputStream(o).writeUTF(LOCAL_HOST);
+            ProtoUtil.makeIpcConnectionContext(protocolName, ticket, AuthMethod.SIMPLE).writeDelimitedTo(o);
+            prefix = o.toByteArray();
+        }
+        return shared;
+    }
+
+    private Message returnType(Method method) throws IOException {
+        Message m = returnTypes.get(method.getName());
+        if (m == null) {
+            try {
+                m = (Message) method.getReturnType().getMethod("getDefaultInstance").invoke(null);
+            } catch (ReflectiveOperationException e) {
+                throw new IOException("no protobuf return type for " + method, e);
+            }
+            returnTypes.put(method.getName(), m);
+        }
+        return m;
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            Object p;
+            RdmxClients.Shared s;
+            synchronized (this) {
+                p = tcpProxy;
+                s = shared;
+                tcpProxy = null;
+                shared = null;
+            }
+            if (p != null) {
+                RPC.stopProxy(p);
+            }
+            if (s != null) {
+                RdmxClients.release(s);
+            }
+        }
+    }
+
+    private static String localHost() {
+        try {
+            return InetAddress.getLocalHost().getHostAddress();
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    /** A byte stream whose contents are handed over without a copy. */
+    private static final class Out extends ByteArrayOutputStream {
+        Out(int size) {
+            super(size);
+        }
+
+        ByteBuffer buffer() {
+            return ByteBuffer.wrap(buf, 0, count);
+        }
+    }
+}

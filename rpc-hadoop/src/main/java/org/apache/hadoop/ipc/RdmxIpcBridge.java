@@ -1,0 +1,237 @@
+package org.apache.hadoop.ipc;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.io.Writable;
+import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.thirdparty.protobuf.Message;
+
+/**
+ * The package-private hooks of {@code org.apache.hadoop.ipc} that {@code io.rdmx.rpc.hadoop.RdmxRpcEngine} needs,
+ * in one place (hadoop-common is not sealed, so a class of this package in another jar reaches them). Nothing
+ * here changes Hadoop's behaviour: it reads {@link Client.ConnectionId}'s fields, takes the next call id as
+ * {@code Client.Call} does, decodes a request the way {@code Server.Connection.processRpcRequest} does, and
+ * writes a response the way the server's responder frames it (without the 4-byte length).
+ */
+public final class RdmxIpcBridge {
+    private RdmxIpcBridge() {
+    }
+
+    /** @return the connection id's server address */
+    public static InetSocketAddress address(Client.ConnectionId id) {
+        return id.getAddress();
+    }
+
+    /** @return the connection id's protocol class */
+    public static Class<?> protocol(Client.ConnectionId id) {
+        return id.getProtocol();
+    }
+
+    /** @return the connection id's user */
+    public static UserGroupInformation ticket(Client.ConnectionId id) {
+        return id.getTicket();
+    }
+
+    /** @return the connection id's RPC timeout in ms (0: none) */
+    public static int rpcTimeout(Client.ConnectionId id) {
+        return id.getRpcTimeout();
+    }
+
+    /**
+     * Hadoop's call-id and retry-count semantics of {@code Client.Call}: the id a retry proxy set for this
+     * thread ({@link Client#setCallIdAndRetryCount}), else the next id of the JVM-wide counter; the id is
+     * consumed (cleared), the retry count and external handler stay.
+     *
+     * @return {call id, retry count}
+     */
+    public static int[] takeCallIdAndRetryCount() {
+        int callId = Client.getCallId();
+        int retry = Client.getRetryCount();
+        Client.setCallIdAndRetryCountUnprotected(null, retry, Client.getExternalHandler());
+        return new int[] {callId, retry};
+    }
+
+    /**
+     * Decodes the request that follows the headers in {@code body} into the server's request class for
+     * protobuf RPC ({@code ProtobufRpcEngine2.RpcProtobufRequest}), as the stock server does.
+     *
+     * @param server the server
+     * @param body positioned at the {@code RequestHeaderProto}
+     * @param conf the server's configuration
+     * @return the request writable
+     * @throws IOException if the request class cannot be made
+     */
+    public static Writable readProtobufRequest(Server server, ByteBuffer body, Configuration conf)
+        throws IOException {
+        Class<? extends Writable> c = server.getRpcRequestWrapper(
+            org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcKindProto.RPC_PROTOCOL_BUFFER);
+        if (c == null) {
+            throw new IOException("server " + server + " has no request class for " + RPC.RpcKind.RPC_PROTOCOL_BUFFER);
+        }
+        return RpcWritable.Buffer.wrap(body).newInstance(c, conf);
+    }
+
+    /**
+     * Reads a length-delimited protobuf message at the buffer's position and advances it.
+     *
+     * @param <T> the message type
+     * @param prototype the message's default instance
+     * @param body the buffer
+     * @return the message
+     * @throws IOException if the bytes are not such a message
+     */
+    public static <T extends Message> T readDelimited(T prototype, ByteBuffer body) throws IOException {
+        return RpcWritable.wrap(prototype).readFrom(body);
+    }
+
+    /**
+     * A response as the stock server frames it (delimited {@link RpcResponseHeaderProto}, then the value), without
+     * the 4-byte total length.
+     *
+     * @param header the response header
+     * @param value the return value, or null
+     * @return the bytes
+     * @throws IOException if writing fails
+     */
+    public static ByteBuffer encodeResponse(RpcResponseHeaderProto header, Writable value) throws IOException {
+        ResponseBuffer out = new ResponseBuffer(header.getSerializedSize() + 64);
+        header.writeDelimitedTo(out);
+        if (value != null) {
+            RpcWritable.wrap(value).writeTo(out);
+        }
+        out.flush();
+        byte[] framed = out.toByteArray();
+        // ResponseBuffer reserves 4 bytes for the frame length: skip them
+        return ByteBuffer.wrap(framed, 4, framed.length - 4).slice();
+    }
+
+    /**
+     * Advertises an endpoint on a server through Hadoop's own {@code ProtocolMetaInfoPB.getProtocolSignature}: the
+     * protocol name maps to {@code version} under {@link RPC.RpcKind#RPC_BUILTIN} (no invoker serves that kind,
+     * so nothing can be called through the entry).
+     *
+     * @param server the server
+     * @param protocol the marker protocol class
+     * @param version the value to advertise
+     */
+    public static void advertise(RPC.Server server, Class<?> protocol, long version) {
+        Map<RPC.Server.ProtoNameVer, RPC.Server.ProtoClassProtoImpl> map =
+            server.getProtocolImplMap(RPC.RpcKind.RPC_BUILTIN);
+        synchronized (map) {
+            map.put(new RPC.Server.ProtoNameVer(RPC.getProtocolName(protocol), version),
+                new RPC.Server.ProtoClassProtoImpl(protocol, protocol));
+        }
+    }
+
+    /**
+     * Removes what {@link #advertise} added.
+     *
+     * @param server the server
+     * @param protocol the marker protocol class
+     */
+    public static void withdraw(RPC.Server server, Class<?> protocol) {
+        Map<RPC.Server.ProtoNameVer, RPC.Server.ProtoClassProtoImpl> map =
+            server.getProtocolImplMap(RPC.RpcKind.RPC_BUILTIN);
+        String name = RPC.getProtocolName(protocol);
+        synchronized (map) {
+            map.keySet().removeIf(k -> k.protocol.equals(name));
+        }
+    }
+
+    /**
+     * @param server the server
+     * @param call a call about to be queued
+     * @return the priority its scheduler gives it
+     */
+    public static int priorityLevel(Server server, Server.Call call) {
+        return server.getPriorityLevel(call);
+    }
+
+    /**
+     * {@code Client.ConnectionId.getConnectionId}, which is package-private.
+     *
+     * @param addr server address
+     * @param protocol protocol class
+     * @param ticket user
+     * @param rpcTimeout timeout in ms (0: none)
+     * @param retryPolicy connection retry policy, or null for the configured one
+     * @param conf configuration
+     * @return the connection id
+     * @throws IOException if the id cannot be made
+     */
+    public static Client.ConnectionId connectionId(InetSocketAddress addr, Class<?> protocol,
+        UserGroupInformation ticket, int rpcTimeout, org.apache.hadoop.io.retry.RetryPolicy retryPolicy,
+        Configuration conf) throws IOException {
+        return Client.ConnectionId.getConnectionId(addr, protocol, ticket, rpcTimeout, retryPolicy, conf);
+    }
+
+    /**
+     * The authorization a stock server does when a connection's context arrives: proxy users (a real user
+     * acting for another) and, with {@code hadoop.security.authorization}, service-level ACLs of the protocol.
+     *
+     * @param server the server
+     * @param user the calling user
+     * @param protocolName the protocol of the connection context
+     * @param addr the caller's address, or null
+     * @throws org.apache.hadoop.security.authorize.AuthorizationException if the caller is not allowed
+     */
+    public static void authorize(Server server, UserGroupInformation user, String protocolName,
+        java.net.InetAddress addr) throws org.apache.hadoop.security.authorize.AuthorizationException {
+        if (user.getRealUser() != null) {
+            org.apache.hadoop.security.authorize.ProxyUsers.authorize(user,
+                addr == null ? null : addr.getHostAddress());
+        }
+        if (server.getConf().getBoolean(
+            org.apache.hadoop.fs.CommonConfigurationKeys.HADOOP_SECURITY_AUTHORIZATION, false)) {
+            Class<?> protocol;
+            try {
+                protocol = Server.getProtocolClass(protocolName, server.getConf());
+            } catch (ClassNotFoundException e) {
+                throw new org.apache.hadoop.security.authorize.AuthorizationException("Unknown protocol: "
+                    + protocolName);
+            }
+            server.getServiceAuthorizationManager().authorize(user, protocol, server.getConf(), addr);
+        }
+    }
+
+    /**
+     * Registers protobuf RPC's request class and invoker with {@link Server}, as loading
+     * {@link ProtobufRpcEngine2} does; a server subclassing {@code ProtobufRpcEngine2.Server} in a JVM where nothing
+     * loaded the outer class would otherwise answer "Unknown rpc kind RPC_PROTOCOL_BUFFER".
+     */
+    public static void registerProtobufEngine() {
+        ProtobufRpcEngine2.registerProtocolEngine();
+    }
+
+    /**
+     * Runs a call on the calling thread the way {@code Server.Handler} runs one it took from the call queue:
+     * {@code Server.getCurCall()} and the caller context set, the method run as the remote user, the server's RPC
+     * metrics updated. Not done: {@code Server.get()} stays unset and the call queue's scheduler is bypassed.
+     *
+     * @param server the server
+     * @param call the call
+     */
+    public static void runAsHandler(Server server, Server.Call call) {
+        long start = org.apache.hadoop.util.Time.monotonicNowNanos();
+        Server.getCurCall().set(call);
+        CallerContext.setCurrent(call.getCallerContext());
+        try {
+            UserGroupInformation user = call.getRemoteUser();
+            if (user != null) {
+                user.doAs(call);
+            } else {
+                call.run();
+            }
+        } catch (Exception e) {
+            Server.LOG.info(Thread.currentThread().getName() + " caught an exception", e);
+        } finally {
+            Server.getCurCall().set(null);
+            CallerContext.setCurrent(null);
+            server.updateMetrics(call, start, false);
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package io.rdmx.rpc.hadoop;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.ipc.RPC;
+import org.apache.hadoop.ipc.TestProtoBufRpc;
+import org.apache.hadoop.ipc.TestRpcBase;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledForJreRange;
+import org.junit.jupiter.api.condition.JRE;
+import org.junit.runner.Description;
+import org.junit.runner.JUnitCore;
+import org.junit.runner.Result;
+import org.junit.runner.notification.Failure;
+import org.junit.runner.notification.RunListener;
+
+/**
+ * Hadoop's own {@code org.apache.hadoop.ipc.TestProtoBufRpc} (hadoop-common 3.4.x test-jar, a JUnit 4
+ * parameterized test), unmodified, run with the engine switched by configuration only: the test classpath's
+ * {@code core-site.xml} sets {@code rpc.engine.<TestRpcService and TestRpcService2>=RdmxRpcEngine}, and the test's
+ * own {@code RPC.setProtocolEngine(conf, ..., ProtobufRpcEngine2.class)} leaves those keys alone. Its legacy
+ * (non-shaded protobuf) protocol stays on {@code ProtobufRpcEngine}; in the "legacy first" parameter the server
+ * is built for that protocol, so it is a stock server and the rdmx proxies fall back to TCP.
+ *
+ * <p>Every test method of every parameter must pass, and calls must have reached the servers over rdmx.
+ */
+@EnabledForJreRange(max = JRE.JAVA_22, disabledReason = HadoopJdk.REASON)
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class HadoopTestProtoBufRpcOverRdmxTest {
+    @BeforeAll
+    static void hadoop() {
+        HadoopJdk.assumeHadoopRuns();
+    }
+
+    @Test
+    void hadoopsTestProtoBufRpcPassesOverRdmx() throws Exception {
+        Configuration conf = new Configuration();
+        assertEquals(RdmxRpcEngine.class, conf.getClass("rpc.engine." + TestRpcBase.TestRpcService.class.getName(),
+            null), "core-site.xml on the test classpath switches the engine");
+        Map<String, String> outcome = new TreeMap<>();
+        List<Failure> failures = new ArrayList<>();
+        JUnitCore core = new JUnitCore();
+        core.addListener(new RunListener() {
+            @Override
+            public void testFinished(Description d) {
+                outcome.putIfAbsent(d.getDisplayName(), "passed");
+            }
+
+            @Override
+            public void testFailure(Failure f) {
+                outcome.put(f.getDescription().getDisplayName(), "FAILED: " + f.getMessage());
+                failures.add(f);
+            }
+
+            @Override
+            public void testAssumptionFailure(Failure f) {
+                outcome.put(f.getDescription().getDisplayName(), "skipped by the test: " + f.getMessage());
+            }
+
+            @Override
+            public void testIgnored(Description d) {
+                outcome.put(d.getDisplayName(), "ignored");
+            }
+        });
+        long served = RdmxRpcEngine.serverCallsOverRdmx();
+        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        Result r = core.run(TestProtoBufRpc.class);
+        StringBuilder report = new StringBuilder("TestProtoBufRpc over rdmx:\n");
+        outcome.forEach((k, v) -> report.append("  ").append(k).append(": ").append(v).append('\n'));
+        report.append("  calls over rdmx: client ").append(RdmxRpcEngine.clientCallsOverRdmx() - rdmx)
+            .append(", servers ").append(RdmxRpcEngine.serverCallsOverRdmx() - served).append("; over TCP: ")
+            .append(RdmxRpcEngine.clientCallsOverTcp() - tcp);
+        System.out.println(report);
+        if (!failures.isEmpty()) {
+            Failure f = failures.get(0);
+            throw new AssertionError(report + "\nfirst failure " + f.getDescription() + ": " + f.getTrace());
+        }
+        assertTrue(r.getRunCount() >= 18, "3 parameters x 6 methods, ran " + r.getRunCount() + "\n" + report);
+        assertTrue(RdmxRpcEngine.serverCallsOverRdmx() - served > 20_000, "the 10 000-call tests went over rdmx\n"
+            + report);
+        assertTrue(RpcEngineOf.testRpcService() instanceof RdmxRpcEngine, "the JVM's engine for TestRpcService");
+    }
+
+    /** The engine {@link RPC} chose (and cached) for the test protocol. */
+    static final class RpcEngineOf {
+        static Object testRpcService() throws ReflectiveOperationException {
+            java.lang.reflect.Method m = RPC.class.getDeclaredMethod("getProtocolEngine", Class.class,
+                Configuration.class);
+            m.setAccessible(true);
+            return m.invoke(null, TestRpcBase.TestRpcService.class, new Configuration());
+        }
+    }
+}

@@ -1,0 +1,365 @@
+package io.rdmx.rpc.hadoop;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.URISyntaxException;
+import java.security.PrivilegedExceptionAction;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.CommonConfigurationKeys;
+import org.apache.hadoop.ipc.Client;
+import org.apache.hadoop.ipc.ClientId;
+import org.apache.hadoop.ipc.ProtobufRpcEngine2;
+import org.apache.hadoop.ipc.RPC;
+import org.apache.hadoop.ipc.RemoteException;
+import org.apache.hadoop.ipc.RpcServerException;
+import org.apache.hadoop.ipc.Server;
+import org.apache.hadoop.ipc.TestRpcBase;
+import org.apache.hadoop.ipc.TestRpcBase.TestRpcService;
+import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto.RpcErrorCodeProto;
+import org.apache.hadoop.ipc.protobuf.TestProtos.EchoRequestProto;
+import org.apache.hadoop.ipc.protobuf.TestProtos.EmptyRequestProto;
+import org.apache.hadoop.ipc.protobuf.TestProtos.EmptyResponseProto;
+import org.apache.hadoop.ipc.protobuf.TestRpcServiceProtos.TestProtobufRpcProto;
+import org.apache.hadoop.net.NetUtils;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.thirdparty.protobuf.BlockingService;
+import org.apache.hadoop.thirdparty.protobuf.RpcController;
+import org.apache.hadoop.thirdparty.protobuf.ServiceException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledForJreRange;
+import org.junit.jupiter.api.condition.JRE;
+
+/**
+ * The engine against Hadoop's own protobuf test protocol ({@code TestRpcBase.TestRpcService} of the
+ * hadoop-common test-jar): servers and proxies are made through the engines directly, so the JVM-wide engine cache
+ * of {@link RPC} plays no part and a stock {@link ProtobufRpcEngine2} server can sit beside an rdmx one.
+ */
+@EnabledForJreRange(max = JRE.JAVA_22, disabledReason = HadoopJdk.REASON)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RdmxRpcEngineTest {
+    private final List<RPC.Server> servers = new ArrayList<>();
+    private final List<Object> proxies = new ArrayList<>();
+    private Configuration conf;
+
+    @BeforeAll
+    static void hadoop() {
+        HadoopJdk.assumeHadoopRuns();
+    }
+
+    @BeforeEach
+    void setUp() {
+        Endpoints.clear();
+        conf = new Configuration(false);
+        conf.setInt(CommonConfigurationKeys.IPC_CLIENT_CONNECT_MAX_RETRIES_KEY, 0);
+        conf.setInt(CommonConfigurationKeys.IPC_CLIENT_CONNECT_TIMEOUT_KEY, 2000);
+    }
+
+    @AfterEach
+    void tearDown() {
+        for (Object p : proxies) {
+            RPC.stopProxy(p);
+        }
+        for (RPC.Server s : servers) {
+            s.stop();
+        }
+    }
+
+    /** Records what Hadoop's server-side accessors report for each ping. */
+    static final class Recording extends TestRpcBase.PBServerImpl {
+        volatile int callId = -100;
+        volatile int retryCount = -100;
+        volatile byte[] clientId;
+        volatile String protocol;
+
+        @Override
+        public EmptyResponseProto ping(RpcController unused, EmptyRequestProto request) throws ServiceException {
+            callId = Server.getCallId();
+            retryCount = Server.getCallRetryCount();
+            clientId = Server.getClientId();
+            protocol = Server.getProtocol();
+            return super.ping(unused, request);
+        }
+    }
+
+    private RPC.Server start(RPC.Server s) {
+        servers.add(s);
+        s.start();
+        return s;
+    }
+
+    private RdmxServer rdmxServer(Configuration c, TestRpcBase.PBServerImpl impl) throws IOException {
+        BlockingService svc = TestProtobufRpcProto.newReflectiveBlockingService(impl);
+        return (RdmxServer) start(new RdmxRpcEngine().getServer(TestRpcService.class, svc, "127.0.0.1", 0, 2, 1,
+            100, false, c, null, null, null));
+    }
+
+    private TestRpcService proxy(RPC.Server s, Configuration c) throws IOException {
+        InetSocketAddress addr = NetUtils.getConnectAddress(s);
+        TestRpcService p = new RdmxRpcEngine().getProxy(TestRpcService.class, 1, addr,
+            UserGroupInformation.getCurrentUser(), c, NetUtils.getDefaultSocketFactory(c), 0, null).getProxy();
+        proxies.add(p);
+        return p;
+    }
+
+    private static EchoRequestProto echo(String s) {
+        return EchoRequestProto.newBuilder().setMessage(s).build();
+    }
+
+    private static void waitFor(BooleanSupplier cond, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!cond.getAsBoolean()) {
+            assertTrue(System.nanoTime() < deadline, "timed out waiting for " + what);
+            Thread.sleep(5);
+        }
+    }
+
+    @Test
+    void callsGoOverRdmxOnTheTcpProviderAndThroughHadoopsCallQueue() throws Exception {
+        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        assertNull(s.rdmxOffReason());
+        assertNotNull(s.rdmxAddress());
+        TestRpcService p = proxy(s, conf);
+        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        p.ping(null, TestRpcBase.newEmptyRequest());
+        assertEquals("hello", p.echo(null, echo("hello")).getMessage());
+        assertEquals(2, RdmxRpcEngine.clientCallsOverRdmx() - rdmx);
+        assertEquals(0, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+        assertEquals(2, s.rdmxCalls());
+        // Hadoop's handlers ran them: its RPC metrics counted both (plus the TCP probe of the endpoint)
+        assertTrue(s.getRpcMetrics().getProcessingSampleCount() >= 2, "processing samples");
+    }
+
+    @Test
+    void directDispatchRunsCallsOnTheRdmxHandlerAsTheCaller() throws Exception {
+        Configuration c = new Configuration(conf);
+        c.set(HadoopRdmxConfig.DISPATCH_KEY, "direct");
+        Recording impl = new Recording();
+        RdmxServer s = rdmxServer(c, impl);
+        TestRpcService p = proxy(s, conf);
+        Client.setCallIdAndRetryCount(777, 1, null);
+        p.ping(null, TestRpcBase.newEmptyRequest());
+        assertEquals(777, impl.callId);
+        assertEquals(1, impl.retryCount);
+        UserGroupInformation bob = UserGroupInformation.createRemoteUser("bob");
+        String seen = bob.doAs((PrivilegedExceptionAction<String>) () ->
+            proxy(s, conf).getCurrentUser(null, TestRpcBase.newEmptyRequest()).getUser());
+        assertTrue(seen.startsWith("bob"), seen);
+        ServiceException e = assertThrows(ServiceException.class, () -> p.error2(null, TestRpcBase.newEmptyRequest()));
+        assertEquals(URISyntaxException.class.getName(), ((RemoteException) e.getCause()).getClassName());
+        assertEquals(3, s.rdmxCalls());
+        assertTrue(s.getRpcMetrics().getProcessingSampleCount() >= 3, "Hadoop's metrics counted the direct calls");
+    }
+
+    @Test
+    void callsGoOverRdmxOnTheShmProvider() throws Exception {
+        conf.set(HadoopRdmxConfig.PROVIDER_KEY, "shm");
+        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        assertTrue(s.rdmxAddress().contains(RdmxEndpoint.shmNodeName(s.getListenerAddress().getPort())),
+            s.rdmxAddress());
+        TestRpcService p = proxy(s, conf);
+        String big = "x".repeat(600 << 10);       // larger than a ring: fragmented both ways
+        assertEquals(big, p.echo(null, echo(big)).getMessage());
+        assertEquals(1, s.rdmxCalls());
+    }
+
+    @Test
+    void serverFailuresAreRemoteExceptionsInsideServiceException() throws Exception {
+        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        TestRpcService p = proxy(s, conf);
+        ServiceException e = assertThrows(ServiceException.class, () -> p.error(null, TestRpcBase.newEmptyRequest()));
+        RemoteException re = assertInstanceOf(RemoteException.class, e.getCause());
+        assertInstanceOf(RpcServerException.class, re.unwrapRemoteException(RpcServerException.class));
+        assertEquals(RpcErrorCodeProto.ERROR_RPC_SERVER, re.getErrorCode());
+        e = assertThrows(ServiceException.class, () -> p.error2(null, TestRpcBase.newEmptyRequest()));
+        re = assertInstanceOf(RemoteException.class, e.getCause());
+        assertEquals(URISyntaxException.class.getName(), re.getClassName());
+        assertTrue(re.getMessage().contains("testException"), re.getMessage());
+        assertEquals(RpcErrorCodeProto.ERROR_APPLICATION, re.getErrorCode());
+        assertEquals(2, s.rdmxCalls());
+    }
+
+    @Test
+    void callIdRetryCountAndClientIdAreHadoops() throws Exception {
+        Recording impl = new Recording();
+        RdmxServer s = rdmxServer(conf, impl);
+        TestRpcService p = proxy(s, conf);
+        Client.setCallIdAndRetryCount(4242, 3, null);      // as RetryInvocationHandler does before a retry
+        p.ping(null, TestRpcBase.newEmptyRequest());
+        assertEquals(4242, impl.callId);
+        assertEquals(3, impl.retryCount);
+        assertEquals("rdmx", impl.protocol);
+        byte[] first = impl.clientId;
+        assertEquals(ClientId.BYTE_LENGTH, first.length);
+        p.ping(null, TestRpcBase.newEmptyRequest());       // the id was consumed: a fresh one from the counter
+        assertNotEquals(4242, impl.callId);
+        assertTrue(impl.callId >= 0);
+        assertArrayEquals(first, impl.clientId, "one client id per client");
+        assertEquals(2, s.rdmxCalls());
+    }
+
+    @Test
+    void theServerSeesTheCallingUser() throws Exception {
+        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        UserGroupInformation alice = UserGroupInformation.createRemoteUser("alice");
+        String seen = alice.doAs((PrivilegedExceptionAction<String>) () ->
+            proxy(s, conf).getServerRemoteUser(null, TestRpcBase.newEmptyRequest()).getUser());
+        assertTrue(seen.startsWith("alice"), seen);
+        String current = alice.doAs((PrivilegedExceptionAction<String>) () ->
+            proxy(s, conf).getCurrentUser(null, TestRpcBase.newEmptyRequest()).getUser());
+        assertTrue(current.startsWith("alice"), "the handler ran as the caller: " + current);
+        assertEquals(2, s.rdmxCalls());
+    }
+
+    @Test
+    void postponedResponsesAreSentWhenTheServerSendsThem() throws Exception {
+        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        TestRpcService p = proxy(s, conf);
+        p.ping(null, TestRpcBase.newEmptyRequest());
+        long handled = s.getRpcMetrics().getProcessingSampleCount();
+        CompletableFuture<String> postponed = CompletableFuture.supplyAsync(() -> {
+            try {
+                return p.echoPostponed(null, echo("later")).getMessage();
+            } catch (ServiceException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        // the handler returned (counted) but the answer waits for sendPostponed
+        waitFor(() -> s.getRpcMetrics().getProcessingSampleCount() > handled, "the postponing handler to return");
+        assertTrue(!postponed.isDone(), "answered before it was sent");
+        p.sendPostponed(null, TestRpcBase.newEmptyRequest());
+        assertEquals("later", postponed.get(30, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void ipcMaximumDataLengthIsEnforced() throws Exception {
+        Configuration c = new Configuration(conf);
+        c.setInt(CommonConfigurationKeys.IPC_MAXIMUM_DATA_LENGTH, 1024);
+        RdmxServer s = rdmxServer(c, new TestRpcBase.PBServerImpl());
+        TestRpcService p = proxy(s, conf);
+        assertEquals("short", p.echo(null, echo("short")).getMessage());
+        ServiceException e = assertThrows(ServiceException.class, () -> p.echo(null, echo("X".repeat(4096))));
+        RemoteException re = assertInstanceOf(RemoteException.class, e.getCause());
+        assertTrue(re.getMessage().contains("1024"), re.getMessage());
+        assertEquals("again", p.echo(null, echo("again")).getMessage(), "the connection survives");
+    }
+
+    @Test
+    void aStockServerIsCalledOverTcp() throws Exception {
+        BlockingService svc = TestProtobufRpcProto.newReflectiveBlockingService(new TestRpcBase.PBServerImpl());
+        RPC.Server stock = start(new ProtobufRpcEngine2().getServer(TestRpcService.class, svc, "127.0.0.1", 0, 2, 1,
+            100, false, conf, null, null, null));
+        TestRpcService p = proxy(stock, conf);
+        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        assertEquals("stock", p.echo(null, echo("stock")).getMessage());
+        assertEquals("stock2", p.echo(null, echo("stock2")).getMessage());
+        assertEquals(2, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+        assertEquals(0, RdmxRpcEngine.clientCallsOverRdmx() - rdmx);
+    }
+
+    @Test
+    void aServerWithoutAListenerIsCalledOverTcp() throws Exception {
+        Configuration c = new Configuration(conf);
+        c.set(HadoopRdmxConfig.PROVIDER_KEY, "none");
+        RdmxServer s = rdmxServer(c, new TestRpcBase.PBServerImpl());
+        assertNotNull(s.rdmxOffReason());
+        TestRpcService p = proxy(s, conf);
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        assertEquals("plain", p.echo(null, echo("plain")).getMessage());
+        assertEquals(1, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+        assertEquals(0, s.rdmxCalls());
+    }
+
+    @Test
+    void anAdvertisedListenerThatCannotBeReachedSendsCallsOverTcp() throws Exception {
+        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        s.closeRdmxListenerKeepingTheAdvertisement();
+        TestRpcService p = proxy(s, conf);
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
+        assertEquals("around", p.echo(null, echo("around")).getMessage());   // after a bounded dial (2 s here)
+        assertEquals("again", p.echo(null, echo("again")).getMessage());     // remembered: no second dial
+        assertEquals(2, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+        assertEquals(0, RdmxRpcEngine.clientCallsOverRdmx() - rdmx);
+        assertEquals(0, s.rdmxCalls());
+    }
+
+    @Test
+    void anAlignmentContextMeansTcp() throws Exception {
+        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        TestRpcService p = new RdmxRpcEngine().getProxy(TestRpcService.class, 1, NetUtils.getConnectAddress(s),
+            UserGroupInformation.getCurrentUser(), conf, NetUtils.getDefaultSocketFactory(conf), 0, null, null,
+            new org.apache.hadoop.hdfs.ClientGSIContext()).getProxy();
+        proxies.add(p);
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        assertEquals("observer", p.echo(null, echo("observer")).getMessage());
+        assertEquals(1, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+        assertEquals(0, s.rdmxCalls());
+    }
+
+    @Test
+    void asynchronousModeMeansTcp() throws Exception {
+        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        TestRpcService p = proxy(s, conf);
+        p.echo(null, echo("sync"));                                           // connected over rdmx first
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        Client.setAsynchronousMode(true);
+        try {
+            assertNull(p.echo(null, echo("async")), "asynchronous calls answer through getAsyncReturnMessage");
+            org.apache.hadoop.thirdparty.protobuf.Message m = ProtobufRpcEngine2.getAsyncReturnMessage()
+                .get(30, TimeUnit.SECONDS);
+            assertEquals("async", ((org.apache.hadoop.ipc.protobuf.TestProtos.EchoResponseProto) m).getMessage());
+        } finally {
+            Client.setAsynchronousMode(false);
+        }
+        assertEquals(1, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+        assertEquals(1, s.rdmxCalls());
+    }
+
+    @Test
+    void stockClientsStillUseTheTcpPortOfAnRdmxServer() throws Exception {
+        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        TestRpcService stock = new ProtobufRpcEngine2().getProxy(TestRpcService.class, 1,
+            NetUtils.getConnectAddress(s), UserGroupInformation.getCurrentUser(), conf,
+            NetUtils.getDefaultSocketFactory(conf), 0, null).getProxy();
+        proxies.add(stock);
+        assertEquals("tcp", stock.echo(null, echo("tcp")).getMessage());
+        assertEquals(0, s.rdmxCalls());
+    }
+
+    @Test
+    void aStoppedServerFailsCallsWithJavaNetExceptionsAndStopIsIdempotent() throws Exception {
+        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        TestRpcService p = proxy(s, conf);
+        p.ping(null, TestRpcBase.newEmptyRequest());
+        int port = s.getListenerAddress().getPort();
+        s.stop();
+        s.stop();
+        ServiceException e = assertThrows(ServiceException.class, () -> p.ping(null, TestRpcBase.newEmptyRequest()));
+        Throwable c = e.getCause();
+        assertTrue(c instanceof ConnectException || c instanceof EOFException,
+            "a java.net/java.io type for retry policies, got " + c);
+        assertTrue(c.getMessage().contains(String.valueOf(port)), c.getMessage());
+    }
+}
