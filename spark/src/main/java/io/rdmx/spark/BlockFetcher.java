@@ -113,6 +113,8 @@ public final class BlockFetcher implements AutoCloseable {
     private final LinkedBlockingQueue<Object> arrived = new LinkedBlockingQueue<>();
     private final AtomicInteger reqsInFlight = new AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Set once any request failed: nothing more is sent (the consumer throws at its next take). */
+    private volatile boolean failing;
     private final long maxBytesInFlight;
     private final int maxReqsInFlight;
     private final int chunkBytes;
@@ -154,7 +156,7 @@ public final class BlockFetcher implements AutoCloseable {
 
     /** Admits blocks while the bounds allow. Consumer thread. */
     private void fill() {
-        while (!pending.isEmpty() && !closed.get()) {
+        while (!pending.isEmpty() && !closed.get() && !failing) {
             Block b = pending.peek();
             long estimate = Math.min(b.size(), chunkBytes);
             int reqs = reqsInFlight.get();
@@ -204,6 +206,7 @@ public final class BlockFetcher implements AutoCloseable {
             }
             Failed f = check(b, 0, chunkBytes, bytes, err);
             if (f != null) {
+                failing = true;
                 arrived.add(f);
                 return;
             }
@@ -224,7 +227,7 @@ public final class BlockFetcher implements AutoCloseable {
         parts.set(0, first.data());
         AtomicInteger left = new AtomicInteger(chunks - 1);
         AtomicBoolean failed = new AtomicBoolean();
-        for (int i = 1; i < chunks; i++) {
+        for (int i = 1; i < chunks && !failing && !closed.get(); i++) {
             long off = (long) i * chunkBytes;
             int len = (int) Math.min(chunkBytes, first.size() - off);
             int index = i;
@@ -238,6 +241,7 @@ public final class BlockFetcher implements AutoCloseable {
                         + b.name() + " from " + first.size() + " to " + FetchProtocol.answerSize(bytes), null);
                 }
                 if (f != null) {
+                    failing = true;
                     if (failed.compareAndSet(false, true)) {
                         arrived.add(f);
                     }

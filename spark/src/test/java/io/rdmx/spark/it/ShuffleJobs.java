@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.apache.spark.FetchFailed;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.SparkEnv;
@@ -223,6 +224,10 @@ public final class ShuffleJobs {
         JavaPairRDD<Integer, Long> data = sc.parallelize(IntStream.range(0, maps).boxed().toList(), maps)
             .flatMapToPair(m -> {
                 mark(Paths.get(dirName, "map-" + m + "-" + ProcessHandle.current().pid()));
+                if (TaskContext.get().stageAttemptNumber() == 0) {
+                    // both executors hold map output: the first map task waits until the other executor ran one
+                    awaitMarkersOfTwoProcesses(Paths.get(dirName), 60);
+                }
                 List<Tuple2<Integer, Long>> out = new ArrayList<>(perMap);
                 for (int i = 0; i < perMap; i++) {
                     long x = (long) m * perMap + i;
@@ -230,8 +235,8 @@ public final class ShuffleJobs {
                 }
                 return out.iterator();
             });
-        // no aggregator and no ordering: the reduce side reads its blocks as the records are consumed
-        List<long[]> parts = data.partitionBy(new HashPartitioner(2)).mapPartitions(it -> {
+        // one reduce task, no aggregator, no ordering: it reads its blocks as the records are consumed
+        List<long[]> parts = data.partitionBy(new HashPartitioner(1)).mapPartitions(it -> {
             TaskContext tc = TaskContext.get();
             long count = 0;
             long sum = 0;
@@ -259,6 +264,23 @@ public final class ShuffleJobs {
         long total = (long) maps * perMap;
         lines.add("kill count=" + count + " sum=" + sum + " expectedCount=" + total + " expectedSum="
             + (total * (total - 1) / 2));
+    }
+
+    private static void awaitMarkersOfTwoProcesses(Path dir, int seconds) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (true) {
+            try (Stream<Path> files = Files.list(dir)) {
+                long pids = files.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("map-"))
+                    .map(n -> n.substring(n.lastIndexOf('-') + 1)).distinct().count();
+                if (pids >= 2) {
+                    return;
+                }
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("map tasks ran in one process only within " + seconds + " s");
+            }
+            Thread.sleep(20);
+        }
     }
 
     private static void mark(Path p) throws IOException {
