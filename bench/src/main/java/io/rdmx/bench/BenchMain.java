@@ -64,6 +64,9 @@ public final class BenchMain {
             case "channel":
                 io.rdmx.bench.channel.ChannelBench.run(quick, results);
                 break;
+            case "spark-report":
+                io.rdmx.bench.spark.SparkReport.run(Paths.get(rest.get(0)), quick, results);
+                break;
             case "verbs-report":
                 VerbsReport.run(Paths.get(rest.get(0)), results);
                 break;
@@ -74,7 +77,8 @@ public final class BenchMain {
     }
 
     private static void usage() {
-        System.err.println("usage: rdmx bench <name> [--quick]\n  names: transport, channel, shuffle, affinity"
+        System.err.println("usage: rdmx bench <name> [--quick]\n  names: transport, channel, shuffle, affinity, spark"
+            + "\n  (spark: scripts/rdmx runs spark/scripts/bench-spark.sh, which ends with 'spark-report <dir>')"
             + "\n  (verbs: scripts/softroce-test.sh measures in a Soft-RoCE VM, then runs 'verbs-report <figures>')");
     }
 }
