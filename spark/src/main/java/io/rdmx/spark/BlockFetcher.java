@@ -9,8 +9,10 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -110,6 +112,8 @@ public final class BlockFetcher implements AutoCloseable {
 
     private final Caller caller;
     private final ArrayDeque<Block> pending = new ArrayDeque<>();
+    /** Admitted and not yet taken, in admission order. Consumer thread. */
+    private final Set<Block> admitted = new LinkedHashSet<>();
     private final LinkedBlockingQueue<Object> arrived = new LinkedBlockingQueue<>();
     private final AtomicInteger reqsInFlight = new AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -165,6 +169,7 @@ public final class BlockFetcher implements AutoCloseable {
                 return;
             }
             pending.poll();
+            admitted.add(b);
             bytesInFlight += estimate;
             maxBytesSeen = Math.max(maxBytesSeen, bytesInFlight);
             maxReqsSeen = Math.max(maxReqsSeen, reqs + 1);
@@ -291,8 +296,8 @@ public final class BlockFetcher implements AutoCloseable {
             break;
         }
         if (o == null) {
+            Block b = admitted.isEmpty() ? pending.peek() : admitted.iterator().next();
             close();
-            Block b = pending.isEmpty() ? null : pending.peek();
             throw new BlockFetchException(b, "no block arrived within " + timeout.plus(GRACE).toMillis()
                 + " ms (" + reqsInFlight.get() + " requests outstanding, " + delivered + " of " + total
                 + " blocks taken)", null);
@@ -302,6 +307,7 @@ public final class BlockFetcher implements AutoCloseable {
             throw new BlockFetchException(f.block(), f.message(), f.cause());
         }
         Fetched got = (Fetched) o;
+        admitted.remove(got.block());
         delivered++;
         long actual = got.length();
         // what was counted: the estimate up to a chunk, plus the rest once the exact size was known

@@ -86,14 +86,25 @@ public final class RdmxEndpoints implements AutoCloseable {
             out.add(provider);
             return out;
         }
-        out.add("shm");
-        out.add("tcp");
+        // auto: tcp always (it is the fallback for every peer), shm and verbs where this host can use them
         for (Fabric f : Fabrics.all()) {
-            if ("verbs".equals(f.name()) && f.availability().usable()) {
-                out.add("verbs");
+            String n = f.name();
+            if ("tcp".equals(n) || ("shm".equals(n) || "verbs".equals(n)) && f.availability().usable()) {
+                out.add(n);
+            } else if ("shm".equals(n) || "verbs".equals(n)) {
+                LOG.info("rdmx shuffle: not serving on {}: {}", n, f.availability().reason());
             }
         }
+        out.sort((a, b) -> Integer.compare(order(a), order(b)));
         return out;
+    }
+
+    private static int order(String provider) {
+        return switch (provider) {
+            case "shm" -> 0;
+            case "tcp" -> 1;
+            default -> 2;
+        };
     }
 
     private static ChannelConfig channelConfig(RdmxShuffleConf conf) {

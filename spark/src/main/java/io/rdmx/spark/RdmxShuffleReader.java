@@ -106,7 +106,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
     private final class Records implements java.util.Iterator<Product2<Object, Object>> {
         private final SerializerManager serializerManager = SparkEnv.get().serializerManager();
         private final SerializerInstance serializer = handle.dependency().serializer().newInstance();
-        private List<ShuffleBlockId> localBlocks;
+        private List<Tuple2<ShuffleBlockId, Integer>> localBlocks;
         private List<BlockFetcher.Block> remoteBlocks;
         private final Map<String, BlockManagerId> managers = new HashMap<>();
         private BlockFetcher fetcher;
@@ -144,7 +144,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                         continue;
                     }
                     if (local) {
-                        localBlocks.add(id);
+                        localBlocks.add(new Tuple2<>(id, mapIndex));
                         continue;
                     }
                     if (target == null) {
@@ -186,7 +186,8 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
 
         private boolean openNext() {
             if (localNext < localBlocks.size()) {
-                ShuffleBlockId id = localBlocks.get(localNext++);
+                ShuffleBlockId id = localBlocks.get(localNext)._1();
+                int mapIndex = localBlocks.get(localNext++)._2();
                 ShuffleBlockResolver resolver = manager.shuffleBlockResolver();
                 try {
                     ManagedBuffer buf = resolver.getBlockData(id, Option.empty());
@@ -195,7 +196,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                     open(id, buf.createInputStream());
                 } catch (IOException | RuntimeException e) {
                     BlockManagerId bm = SparkEnv.get().blockManager().blockManagerId();
-                    throw fetchFailed(bm, id.shuffleId(), id.mapId(), -1, id.reduceId(),
+                    throw fetchFailed(bm, id.shuffleId(), id.mapId(), mapIndex, id.reduceId(),
                         "reading local block " + id + " failed: " + e, e);
                 }
                 currentRemote = null;
