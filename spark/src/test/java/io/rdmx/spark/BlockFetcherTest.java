@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -41,6 +42,8 @@ class BlockFetcherTest {
     /** Blocks in memory, keyed by name. */
     static final class MapSource implements BlockSource {
         final Map<String, byte[]> blocks = new HashMap<>();
+        /** When set, reads wait for it (bounded): no answer leaves the server before the test opens it. */
+        volatile CountDownLatch gate;
 
         byte[] put(int shuffle, long map, int reduce, int size, long seed) {
             byte[] b = new byte[size];
@@ -64,6 +67,15 @@ class BlockFetcherTest {
 
         @Override
         public void read(int shuffleId, long mapId, int reduceId, long offset, ByteBuffer dst) throws IOException {
+            CountDownLatch g = gate;
+            try {
+                if (g != null && !g.await(30, TimeUnit.SECONDS)) {
+                    throw new IOException("the test's gate stayed closed");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted at the gate", e);
+            }
             dst.put(get(shuffleId, mapId, reduceId), (int) offset, dst.remaining());
         }
     }
@@ -153,9 +165,12 @@ class BlockFetcherTest {
             blocks.add(block(i, 0, 3000 + i));
         }
         Counting caller = new Counting();
+        CountDownLatch gate = new CountDownLatch(1);
+        source.gate = gate;
         try (BlockFetcher f = new BlockFetcher(caller, blocks, 1 << 20, 3, CHUNK, TIMEOUT)) {
-            // before anything is taken, exactly the bound was sent
+            // no answer can have come back yet: exactly the bound was sent
             assertEquals(3, caller.calls.get());
+            gate.countDown();
             int n = 0;
             while (f.hasNext()) {
                 f.next();
@@ -178,8 +193,11 @@ class BlockFetcherTest {
         source.put(0, 99, 0, 5 * CHUNK, 99);   // larger than the bound: admitted alone
         blocks.add(block(99, 0, 5 * CHUNK));
         Counting caller = new Counting();
+        CountDownLatch gate = new CountDownLatch(1);
+        source.gate = gate;
         try (BlockFetcher f = new BlockFetcher(caller, blocks, 12_000, 64, CHUNK, TIMEOUT)) {
             assertEquals(2, caller.calls.get(), "two 5000-byte blocks fit in 12000 bytes, a third does not");
+            gate.countDown();
             long total = 0;
             while (f.hasNext()) {
                 total += f.next().length();
