@@ -39,6 +39,7 @@ run() {  # run <manager> <round>
   local mgr=$1 round=$2 extra=()
   [ "$mgr" = rdmx ] && extra=(--conf spark.shuffle.manager=io.rdmx.spark.RdmxShuffleManager)
   echo "bench spark: round $round, $mgr shuffle, $PAIRS pairs..." >&2
+  echo "load-$mgr-$round $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?)" >> "$WORK/load"
   local timing=()
   [ ${#TIME[@]} -gt 0 ] && timing=("${TIME[@]}" -o "$WORK/$mgr-$round.time")
   env JAVA_HOME="$SPARK_JAVA" SPARK_HOME="$SPARK_HOME" SPARK_LOCAL_IP=127.0.0.1 \
@@ -52,6 +53,7 @@ for round in $(seq 1 "$ROUNDS"); do
   if [ $((round % 2)) = 1 ]; then run default "$round"; run rdmx "$round"; else run rdmx "$round"; run default "$round"; fi
 done
 echo "pairs $PAIRS" > "$WORK/params"
+cat "$WORK/load" >> "$WORK/params"
 echo "partitions $PARTITIONS" >> "$WORK/params"
 echo "rounds $ROUNDS" >> "$WORK/params"
 echo "sparkJava $("$SPARK_JAVA/bin/java" -version 2>&1 | head -1)" >> "$WORK/params"

@@ -81,6 +81,7 @@ public final class SparkReport {
                 }
             }
         }
+        // the machine's load: on a shared machine it moves every figure, the stages rdmx does not touch as well
         Report report = new Report("spark", quick)
             .context("spark", "pyspark 4.2.0 distribution, local-cluster[2,1,1024] (2 executor JVMs, 1 core, 1 GiB)")
             .context("pairs", Long.parseLong(params.get("pairs")))
@@ -94,6 +95,19 @@ public final class SparkReport {
             .context("figures", "median of rounds; fetch wait is Spark's shuffle read fetchWaitTime summed over the"
                 + " reduce tasks; shuffle stages are the submission-to-completion times of the stages that wrote or"
                 + " read shuffle data; cpu s and context switches are /usr/bin/time of each spark-submit (both jobs)");
+        Map<String, String> load = new TreeMap<>();
+        params.forEach((k, v) -> {
+            if (k.startsWith("load-")) {
+                load.put(k.substring("load-".length()), v);
+            }
+        });
+        if (!load.isEmpty()) {
+            report.context("loadAverageAtEachStart", load);
+        }
+        Path loadavg = Path.of("/proc/loadavg");
+        if (Files.isReadable(loadavg)) {
+            report.context("loadAverageAtReport", Files.readString(loadavg).trim());
+        }
         List<Report.Bar> wall = new ArrayList<>();
         List<Report.Bar> stages = new ArrayList<>();
         List<Report.Bar> wait = new ArrayList<>();
