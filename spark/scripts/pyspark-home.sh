@@ -24,7 +24,20 @@ flock -w 1800 9 || { echo "pyspark-home: timed out waiting for $CACHE/pyspark-$V
 if home; then exit 0; fi
 echo "pyspark-home: installing pyspark $VERSION into $VENV (first use; downloads about 450 MB)" >&2
 rm -rf "$VENV"
-python3 -m venv "$VENV" >&2
+command -v python3 >/dev/null || { echo "pyspark-home: python3 is needed (3.9 or later)" >&2; exit 1; }
+if ! python3 -m venv "$VENV" >&2; then
+  # Debian and Ubuntu ship venv separately: install it as the project's scripts install JDKs and Maven
+  rm -rf "$VENV"
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    pyver=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "python$pyver-venv" >&2 \
+      || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >&2
+    python3 -m venv "$VENV" >&2
+  else
+    echo "pyspark-home: python3 -m venv failed; install the venv module (python3-venv)" >&2
+    exit 1
+  fi
+fi
 SRC="pyspark==$VERSION"
 if [ -n "${RDMX_PYSPARK_SDIST:-}" ] && [ -f "$RDMX_PYSPARK_SDIST" ]; then SRC="$RDMX_PYSPARK_SDIST"; fi
 "$VENV/bin/pip" install --disable-pip-version-check -q "$SRC" >&2
