@@ -67,6 +67,9 @@ public final class BenchMain {
             case "rpc":
                 io.rdmx.bench.rpc.RpcBench.run(quick, results);
                 break;
+            case "spark-report":
+                io.rdmx.bench.spark.SparkReport.run(Paths.get(rest.get(0)), quick, results);
+                break;
             case "verbs-report":
                 VerbsReport.run(Paths.get(rest.get(0)), results);
                 break;
@@ -77,7 +80,9 @@ public final class BenchMain {
     }
 
     private static void usage() {
-        System.err.println("usage: rdmx bench <name> [--quick]\n  names: transport, channel, shuffle, affinity, rpc"
+        System.err.println("usage: rdmx bench <name> [--quick]"
+            + "\n  names: transport, channel, shuffle, affinity, rpc, spark"
+            + "\n  (spark: scripts/rdmx runs spark/scripts/bench-spark.sh, which ends with 'spark-report <dir>')"
             + "\n  (verbs: scripts/softroce-test.sh measures in a Soft-RoCE VM, then runs 'verbs-report <figures>')");
     }
 }

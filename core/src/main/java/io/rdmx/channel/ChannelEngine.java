@@ -241,7 +241,9 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
      * The next peer that connected to this node (peers are accepted and their handshakes run in the
      * background, so a connecting peer never waits for this call).
      *
-     * @param timeout bound on the wait
+     * @param timeout bound on the wait for a peer; a peer taken within it then has the rest of it, but at least
+     *     the node's handshake timeout ({@code rdmx.handshakeTimeoutMs}), to finish its channel handshake, so a
+     *     caller polling with a short timeout does not fail a peer whose handshake is on its way
      * @return the peer, handshake complete
      * @throws RdmxException on failure or timeout
      * @throws InterruptedException if interrupted
@@ -253,7 +255,8 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             throw new io.rdmx.transport.RdmxTimeoutException("no peer connected to node '" + node.name()
                 + "' within " + timeout.toMillis() + " ms");
         }
-        return p.awaitReady(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+        long left = Math.max(1, deadline - System.nanoTime());
+        return p.awaitReady(Duration.ofNanos(Math.max(left, node.options().handshakeTimeout().toNanos())));
     }
 
     private void acceptLoop() {

@@ -1,0 +1,160 @@
+package io.rdmx.bench.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rdmx.bench.report.Report;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * {@code benchmarks.jar spark-report <dir> [--quick]}: turns the runs of {@code spark/scripts/bench-spark.sh}
+ * (the OSU HiBD SortBy and GroupBy jobs, Spark's default shuffle and rdmx's in the same run) into
+ * {@code spark.json} and {@code spark.svg}. Reads {@code <manager>-<round>.out} (the job's {@code bench {json}}
+ * lines: wall time, shuffle stage time, fetch wait, executor CPU of each job) and {@code <manager>-<round>.time}
+ * (/usr/bin/time of the whole spark-submit: elapsed, user and system CPU seconds, voluntary and involuntary
+ * context switches of driver and executors). With several rounds each figure is the median.
+ */
+public final class SparkReport {
+    private static final List<String> MANAGERS = List.of("default", "rdmx");
+    private static final List<String> JOBS = List.of("SortBy", "GroupBy");
+    private static final List<String> JOB_METRICS = List.of("wallMs", "shuffleStageMs", "fetchWaitMs",
+        "executorCpuMs");
+
+    private SparkReport() {
+    }
+
+    /**
+     * @param dir the runs' directory
+     * @param quick whether it was a quick run
+     * @param results where spark.json and spark.svg go
+     * @throws IOException if a run's files are missing or malformed
+     */
+    public static void run(Path dir, boolean quick, Path results) throws IOException {
+        ObjectMapper json = new ObjectMapper();
+        // manager -> job -> metric -> values over rounds
+        Map<String, Map<String, Map<String, List<Double>>>> jobs = new TreeMap<>();
+        // manager -> metric -> values over rounds
+        Map<String, Map<String, List<Double>>> procs = new TreeMap<>();
+        Map<String, String> params = new LinkedHashMap<>();
+        for (String line : Files.readAllLines(dir.resolve("params"))) {
+            int sp = line.indexOf(' ');
+            params.put(line.substring(0, sp), line.substring(sp + 1));
+        }
+        int rounds = Integer.parseInt(params.get("rounds"));
+        for (String m : MANAGERS) {
+            for (int r = 1; r <= rounds; r++) {
+                Path out = dir.resolve(m + "-" + r + ".out");
+                boolean any = false;
+                for (String line : Files.readAllLines(out)) {
+                    if (!line.startsWith("bench ")) {
+                        continue;
+                    }
+                    JsonNode n = json.readTree(line.substring("bench ".length()));
+                    for (String k : JOB_METRICS) {
+                        jobs.computeIfAbsent(m, x -> new TreeMap<>()).computeIfAbsent(n.get("job").asText(),
+                            x -> new TreeMap<>()).computeIfAbsent(k, x -> new ArrayList<>()).add(n.get(k).asDouble());
+                    }
+                    any = true;
+                }
+                if (!any) {
+                    throw new IOException(out + " has no bench lines");
+                }
+                Path time = dir.resolve(m + "-" + r + ".time");
+                if (Files.exists(time)) {
+                    for (String line : Files.readAllLines(time)) {
+                        if (line.startsWith("time ")) {
+                            String[] f = line.trim().split("\\s+");
+                            Map<String, List<Double>> p = procs.computeIfAbsent(m, x -> new TreeMap<>());
+                            p.computeIfAbsent("elapsed s", x -> new ArrayList<>()).add(Double.parseDouble(f[1]));
+                            p.computeIfAbsent("cpu s", x -> new ArrayList<>())
+                                .add(Double.parseDouble(f[2]) + Double.parseDouble(f[3]));
+                            p.computeIfAbsent("context switches", x -> new ArrayList<>())
+                                .add(Double.parseDouble(f[4]) + Double.parseDouble(f[5]));
+                        }
+                    }
+                }
+            }
+        }
+        // the machine's load: on a shared machine it moves every figure, the stages rdmx does not touch as well
+        Report report = new Report("spark", quick)
+            .context("spark", "pyspark 4.2.0 distribution, local-cluster[2,1,1024] (2 executor JVMs, 1 core, 1 GiB)")
+            .context("pairs", Long.parseLong(params.get("pairs")))
+            .context("partitions", Integer.parseInt(params.get("partitions")))
+            .context("rounds", rounds)
+            .context("sparkJava", params.getOrDefault("sparkJava", "?"))
+            .context("rdmx", "spark.shuffle.manager=io.rdmx.spark.RdmxShuffleManager, spark.rdmx.provider=auto (shm:"
+                + " both executors share the host)")
+            .context("baseline", "Spark's default sort shuffle (blocks fetched by Netty's block transfer service),"
+                + " same run")
+            .context("figures", "median of rounds; fetch wait is Spark's shuffle read fetchWaitTime summed over the"
+                + " reduce tasks; shuffle stages are the submission-to-completion times of the stages that wrote or"
+                + " read shuffle data; cpu s and context switches are /usr/bin/time of each spark-submit (both jobs)");
+        Map<String, String> load = new TreeMap<>();
+        params.forEach((k, v) -> {
+            if (k.startsWith("load-")) {
+                load.put(k.substring("load-".length()), v);
+            }
+        });
+        if (!load.isEmpty()) {
+            report.context("loadAverageAtEachStart", load);
+        }
+        Path loadavg = Path.of("/proc/loadavg");
+        if (Files.isReadable(loadavg)) {
+            report.context("loadAverageAtReport", Files.readString(loadavg).trim());
+        }
+        List<Report.Bar> wall = new ArrayList<>();
+        List<Report.Bar> stages = new ArrayList<>();
+        List<Report.Bar> wait = new ArrayList<>();
+        for (String job : JOBS) {
+            for (String m : MANAGERS) {
+                Map<String, List<Double>> v = jobs.get(m).get(job);
+                for (String k : JOB_METRICS) {
+                    report.add(new Report.Result(job + " " + k.replace("Ms", ""), m, median(v.get(k)), 0, "ms"));
+                }
+                wall.add(new Report.Bar(job + " " + m, median(v.get("wallMs")), "default".equals(m)));
+                stages.add(new Report.Bar(job + " " + m, median(v.get("shuffleStageMs")), "default".equals(m)));
+                wait.add(new Report.Bar(job + " " + m, median(v.get("fetchWaitMs")), "default".equals(m)));
+            }
+            Map<String, List<Double>> r = jobs.get("rdmx").get(job);
+            Map<String, List<Double>> d = jobs.get("default").get(job);
+            report.lowerIsBetter(job + " job wall time", median(r.get("wallMs")), median(d.get("wallMs")), "ms",
+                ">= 1.0x (never slower)");
+            report.lowerIsBetter(job + " shuffle stages", median(r.get("shuffleStageMs")),
+                median(d.get("shuffleStageMs")), "ms", ">= 1.2x");
+            // Spark counts fetch wait in whole milliseconds: a floor of 1 ms keeps the ratio finite
+            report.lowerIsBetter(job + " shuffle fetch wait", Math.max(1, median(r.get("fetchWaitMs"))),
+                Math.max(1, median(d.get("fetchWaitMs"))), "ms", ">= 2x");
+            report.lowerIsBetter(job + " executor CPU", median(r.get("executorCpuMs")),
+                median(d.get("executorCpuMs")), "ms", null);
+        }
+        if (procs.containsKey("rdmx") && procs.containsKey("default")) {
+            for (String k : List.of("cpu s", "context switches")) {
+                for (String m : MANAGERS) {
+                    report.add(new Report.Result("spark-submit " + k, m, median(procs.get(m).get(k)), 0,
+                        k.equals("cpu s") ? "s" : "count"));
+                }
+                report.lowerIsBetter("spark-submit " + k + " (driver + executors, both jobs)",
+                    median(procs.get("rdmx").get(k)), median(procs.get("default").get(k)),
+                    k.equals("cpu s") ? "s" : "count", null);
+            }
+        }
+        report.panel(new Report.Panel("job wall time, lower is better", "ms", wall));
+        report.panel(new Report.Panel("shuffle stages, lower is better", "ms", stages));
+        report.panel(new Report.Panel("shuffle fetch wait, lower is better", "ms", wait));
+        report.finish(System.out, results);
+    }
+
+    static double median(List<Double> v) {
+        if (v == null || v.isEmpty()) {
+            throw new IllegalArgumentException("no values");
+        }
+        double[] a = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
+    }
+}

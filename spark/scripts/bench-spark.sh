@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# scripts/rdmx bench spark [--quick]: the OSU HiBD SortBy and GroupBy benchmarks on (int, long) pairs, Spark's
+# default shuffle against io.rdmx.spark.RdmxShuffleManager in the same run, in local-cluster mode (two executor
+# JVMs of 1 core and 1 GiB) of the pyspark 4.2.0 distribution (installed by pyspark-home.sh). 20M pairs (2M with
+# --quick), 2 rounds in which the two managers alternate who goes first. Each spark-submit runs under
+# /usr/bin/time (CPU seconds and context switches of driver and executors); the job's listener reports wall
+# times, shuffle stage times, fetch wait and executor CPU. Then `benchmarks.jar spark-report` writes
+# bench/results/spark.json and spark.svg. Expects the build (scripts/rdmx builds it first).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+. "$ROOT/scripts/env.sh"
+QUICK=""
+PAIRS=20000000
+ROUNDS=2
+PARTITIONS=8
+for a in "$@"; do
+  case "$a" in
+    --quick) QUICK="--quick"; PAIRS=2000000 ;;
+    *) echo "bench spark: unknown option $a" >&2; exit 2 ;;
+  esac
+done
+SHADED=$(ls "$ROOT"/spark/target/rdmx-spark-*-all.jar 2>/dev/null | head -1)
+[ -n "$SHADED" ] && [ -d "$ROOT/spark/target/test-classes/io/rdmx/spark/it" ] \
+  || { echo "bench spark: build first (mvn install -DskipTests)" >&2; exit 1; }
+SPARK_HOME=$("$ROOT/spark/scripts/pyspark-home.sh")
+SPARK_JAVA=""
+for j in /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/java-17-openjdk-arm64 /usr/lib/jvm/openjdk-17; do
+  if [ -x "$j/bin/java" ]; then SPARK_JAVA="$j"; break; fi
+done
+SPARK_JAVA="${RDMX_SPARK_JAVA_HOME:-${SPARK_JAVA:-$JAVA_HOME}}"
+WORK="$ROOT/spark/target/bench-spark"
+rm -rf "$WORK"
+mkdir -p "$WORK/local"
+(cd "$ROOT/spark/target/test-classes" && "$JAVA_HOME/bin/jar" cf "$WORK/jobs.jar" io/rdmx/spark/it)
+TIME=()
+if [ -x /usr/bin/time ]; then TIME=(/usr/bin/time -f "time %e %U %S %w %c"); fi
+run() {  # run <manager> <round>
+  local mgr=$1 round=$2 extra=()
+  [ "$mgr" = rdmx ] && extra=(--conf spark.shuffle.manager=io.rdmx.spark.RdmxShuffleManager)
+  echo "bench spark: round $round, $mgr shuffle, $PAIRS pairs..." >&2
+  echo "load-$mgr-$round $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?)" >> "$WORK/load"
+  local timing=()
+  [ ${#TIME[@]} -gt 0 ] && timing=("${TIME[@]}" -o "$WORK/$mgr-$round.time")
+  env JAVA_HOME="$SPARK_JAVA" SPARK_HOME="$SPARK_HOME" SPARK_LOCAL_IP=127.0.0.1 \
+    "${timing[@]}" "$SPARK_HOME/bin/spark-submit" --master 'local-cluster[2,1,1024]' --jars "$SHADED" \
+    --conf spark.ui.enabled=false --conf spark.local.dir="$WORK/local" --conf spark.driver.memory=1g \
+    "${extra[@]}" --class io.rdmx.spark.it.ShuffleJobs "$WORK/jobs.jar" bench "$WORK/$mgr-$round.out" \
+    "$PAIRS" "$PARTITIONS" > "$WORK/$mgr-$round.log" 2>&1 \
+    || { echo "bench spark: $mgr run failed; see $WORK/$mgr-$round.log" >&2; tail -30 "$WORK/$mgr-$round.log" >&2; exit 1; }
+}
+for round in $(seq 1 "$ROUNDS"); do
+  if [ $((round % 2)) = 1 ]; then run default "$round"; run rdmx "$round"; else run rdmx "$round"; run default "$round"; fi
+done
+echo "pairs $PAIRS" > "$WORK/params"
+cat "$WORK/load" >> "$WORK/params"
+echo "partitions $PARTITIONS" >> "$WORK/params"
+echo "rounds $ROUNDS" >> "$WORK/params"
+echo "sparkJava $("$SPARK_JAVA/bin/java" -version 2>&1 | head -1)" >> "$WORK/params"
+exec "$JAVA" $RDMX_JAVA_OPTS -jar "$ROOT/bench/target/benchmarks.jar" spark-report "$WORK" $QUICK

@@ -1,0 +1,92 @@
+package io.rdmx.spark;
+
+import io.rdmx.channel.ChannelEngine;
+import io.rdmx.rpc.RpcConfig;
+import io.rdmx.rpc.RpcServer;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Serves map output blocks of one executor over one channel engine: answers each {@link FetchProtocol} request
+ * with the bytes its {@link BlockSource} reads. A request that is malformed or names a block the source cannot
+ * read is answered with an error naming the block and the reason; the server goes on serving.
+ */
+public final class BlockServer implements AutoCloseable {
+    private final RpcServer server;
+    private final AtomicLong bytesServed = new AtomicLong();
+    private final AtomicLong requestsServed = new AtomicLong();
+
+    private BlockServer(ChannelEngine engine, BlockSource source, int chunkBytes, int threads) {
+        RpcConfig rpc = RpcConfig.builder().handlerThreads(threads)
+            .maxMessageBytes(chunkBytes + FetchProtocol.ANSWER_HEADER).build();
+        this.server = RpcServer.builder(engine).config(rpc)
+            .handle(FetchProtocol.METHOD_FETCH, call -> {
+                ByteBuffer req = call.request();
+                String bad = FetchProtocol.validate(req, chunkBytes);
+                if (bad != null) {
+                    throw new IllegalArgumentException("bad fetch request from " + call.peer() + ": " + bad);
+                }
+                int shuffleId = FetchProtocol.shuffleId(req);
+                long mapId = FetchProtocol.mapId(req);
+                int reduceId = FetchProtocol.reduceId(req);
+                long offset = FetchProtocol.offset(req);
+                long size = source.size(shuffleId, mapId, reduceId);
+                if (offset > size) {
+                    throw new IllegalArgumentException("block " + FetchProtocol.blockName(shuffleId, mapId, reduceId)
+                        + " size=" + size + " < offset=" + offset);
+                }
+                int n = (int) Math.min(FetchProtocol.length(req), size - offset);
+                ByteBuffer answer = ByteBuffer.allocate(FetchProtocol.ANSWER_HEADER + n);
+                answer.putLong(size);
+                source.read(shuffleId, mapId, reduceId, offset, answer);
+                bytesServed.addAndGet(n);
+                requestsServed.incrementAndGet();
+                return answer.flip();
+            })
+            .fallback(call -> {
+                throw new IllegalArgumentException("no block method " + call.method() + " (from " + call.peer()
+                    + ")");
+            })
+            .build();
+    }
+
+    /**
+     * Starts serving on an engine (which the server then takes: worker 0 and its accepted peers).
+     *
+     * @param engine an engine of one worker, not shared with a client
+     * @param source where blocks are read
+     * @param chunkBytes the largest length a request may ask for
+     * @param threads handler threads
+     * @return the running server
+     */
+    public static BlockServer start(ChannelEngine engine, BlockSource source, int chunkBytes, int threads) {
+        BlockServer s = new BlockServer(engine, source, chunkBytes, threads);
+        s.server.start();
+        return s;
+    }
+
+    /** @return the address clients fetch from */
+    public String address() {
+        return server.address();
+    }
+
+    /** @return bytes answered */
+    public long bytesServed() {
+        return bytesServed.get();
+    }
+
+    /** @return requests answered with data */
+    public long requestsServed() {
+        return requestsServed.get();
+    }
+
+    /** @return requests answered with an error */
+    public long errorsReturned() {
+        return server.errorsReturned();
+    }
+
+    @Override
+    public void close() {
+        server.close();
+    }
+}

@@ -1,0 +1,278 @@
+package io.rdmx.spark;
+
+import io.rdmx.channel.ChannelConfig;
+import io.rdmx.channel.ChannelEngine;
+import io.rdmx.rpc.RpcClient;
+import io.rdmx.rpc.RpcConfig;
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.Fabrics;
+import io.rdmx.transport.Node;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.RdmxException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The rdmx side of one executor: a block server per provider it serves on, and (opened on first use) a fetch
+ * client per provider it fetches over, each on its own node and channel engine.
+ *
+ * <p>Provider per peer ({@link #choose}): with {@code spark.rdmx.provider=auto} an executor serves on {@code shm}
+ * and {@code tcp} (and {@code verbs} where that provider is on the class path and usable), and a reader uses
+ * {@code shm} for a peer on its own host, {@code verbs} for another host when both sides serve it, {@code tcp}
+ * otherwise. A named provider is used for every peer.
+ *
+ * <p>An advertisement ({@link #advertisement()}) lists {@code provider=address} lines; the driver's address book
+ * carries it from the executor that serves to the executors that fetch. Addresses handed to the
+ * {@link BlockFetcher} are {@code provider=address}, so {@link #call} knows which client carries them.
+ */
+public final class RdmxEndpoints implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RdmxEndpoints.class);
+
+    private final RdmxShuffleConf conf;
+    private final String host;
+    private final Map<String, Served> served = new LinkedHashMap<>();
+    private final Map<String, Client> clients = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    private record Served(Node node, ChannelEngine engine, BlockServer server) {
+    }
+
+    private record Client(Node node, ChannelEngine engine, RpcClient client) {
+    }
+
+    private RdmxEndpoints(RdmxShuffleConf conf, String host) {
+        this.conf = conf;
+        this.host = host;
+    }
+
+    /**
+     * Opens the servers.
+     *
+     * @param conf the configuration
+     * @param host this executor's host (the tcp server binds there)
+     * @param source where the servers read blocks
+     * @return the endpoints
+     * @throws RdmxException if a node cannot open (the message names the provider)
+     */
+    public static RdmxEndpoints start(RdmxShuffleConf conf, String host, BlockSource source) throws RdmxException {
+        RdmxEndpoints e = new RdmxEndpoints(conf, host);
+        try {
+            for (String p : servedProviders(conf.provider())) {
+                Node node = open(p, conf, host);
+                ChannelEngine engine = ChannelEngine.open(node, channelConfig(conf));
+                BlockServer server = BlockServer.start(engine, source, conf.chunkBytes(), conf.serverThreads());
+                e.served.put(p, new Served(node, engine, server));
+            }
+        } catch (RdmxException | RuntimeException ex) {
+            e.close();
+            throw ex;
+        }
+        LOG.info("rdmx shuffle: serving blocks at {} ({})", e.served.keySet().stream()
+            .map(p -> p + "=" + e.served.get(p).server().address()).toList(), conf);
+        return e;
+    }
+
+    static List<String> servedProviders(String provider) {
+        List<String> out = new ArrayList<>();
+        if (!"auto".equals(provider)) {
+            out.add(provider);
+            return out;
+        }
+        // auto: tcp always (it is the fallback for every peer), shm and verbs where this host can use them
+        for (Fabric f : Fabrics.all()) {
+            String n = f.name();
+            if ("tcp".equals(n) || ("shm".equals(n) || "verbs".equals(n)) && f.availability().usable()) {
+                out.add(n);
+            } else if ("shm".equals(n) || "verbs".equals(n)) {
+                LOG.info("rdmx shuffle: not serving on {}: {}", n, f.availability().reason());
+            }
+        }
+        out.sort((a, b) -> Integer.compare(order(a), order(b)));
+        return out;
+    }
+
+    private static int order(String provider) {
+        return switch (provider) {
+            case "shm" -> 0;
+            case "tcp" -> 1;
+            default -> 2;
+        };
+    }
+
+    private static ChannelConfig channelConfig(RdmxShuffleConf conf) {
+        return ChannelConfig.builder(1).ringCapacity(conf.ringBytes()).build();
+    }
+
+    private static Node open(String provider, RdmxShuffleConf conf, String host) throws RdmxException {
+        NodeOptions.Builder o = NodeOptions.builder().peerTimeout(conf.peerTimeout());
+        if (!"shm".equals(provider) && !"loopback".equals(provider)) {
+            o.bindAddress((host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":0");
+        }
+        return Fabrics.get(provider).open(o.build());
+    }
+
+    /** @return {@code provider=address} lines of the servers */
+    public String advertisement() {
+        StringBuilder sb = new StringBuilder();
+        for (Map.Entry<String, Served> e : served.entrySet()) {
+            if (sb.length() > 0) {
+                sb.append('\n');
+            }
+            sb.append(e.getKey()).append('=').append(e.getValue().server().address());
+        }
+        return sb.toString();
+    }
+
+    /**
+     * @param advertisement {@code provider=address} lines
+     * @return provider -> address, in order
+     */
+    static Map<String, String> parse(String advertisement) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (String line : advertisement.split("\n")) {
+            int eq = line.indexOf('=');
+            if (eq > 0 && eq < line.length() - 1) {
+                out.put(line.substring(0, eq), line.substring(eq + 1));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Chooses the provider and address to fetch from a peer.
+     *
+     * @param provider {@code auto} or a provider name
+     * @param localHost this executor's host
+     * @param peerHost the peer's host
+     * @param peerId the peer executor's id (for the error)
+     * @param advertisement the peer's advertisement
+     * @param localVerbs whether this executor serves (so can use) verbs
+     * @return {@code provider=address}
+     * @throws IllegalArgumentException if the peer serves no usable provider (naming it and its advertisement)
+     */
+    static String choose(String provider, String localHost, String peerHost, String peerId, String advertisement,
+                         boolean localVerbs) {
+        Map<String, String> ad = parse(advertisement);
+        String p;
+        if (!"auto".equals(provider)) {
+            p = provider;
+        } else if (localHost.equals(peerHost) && ad.containsKey("shm")) {
+            p = "shm";
+        } else if (localVerbs && ad.containsKey("verbs")) {
+            p = "verbs";
+        } else {
+            p = "tcp";
+        }
+        String a = ad.get(p);
+        if (a == null) {
+            throw new IllegalArgumentException("executor " + peerId + " on " + peerHost + " does not serve provider="
+                + p + " (spark.rdmx.provider=" + provider + "); it serves " + ad.keySet());
+        }
+        return p + "=" + a;
+    }
+
+    /**
+     * @param peerHost the peer's host
+     * @param peerId the peer's executor id
+     * @param advertisement its advertisement
+     * @return {@code provider=address} to fetch from it
+     */
+    public String choose(String peerHost, String peerId, String advertisement) {
+        return choose(conf.provider(), host, peerHost, peerId, advertisement, served.containsKey("verbs"));
+    }
+
+    /**
+     * Sends one fetch request ({@link BlockFetcher.Caller}).
+     *
+     * @param target {@code provider=address}
+     * @param request the request
+     * @param timeout its bound
+     * @return the answer
+     */
+    public CompletableFuture<byte[]> call(String target, ByteBuffer request, Duration timeout) {
+        int eq = target.indexOf('=');
+        String provider = target.substring(0, eq);
+        Client c;
+        try {
+            c = client(provider);
+        } catch (RdmxException | RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return c.client().callAsync(target.substring(eq + 1), FetchProtocol.METHOD_FETCH, request, timeout);
+    }
+
+    private Client client(String provider) throws RdmxException {
+        Client c = clients.get(provider);
+        if (c != null) {
+            return c;
+        }
+        synchronized (clients) {
+            if (closed) {
+                throw new IllegalStateException("rdmx shuffle endpoints closed");
+            }
+            c = clients.get(provider);
+            if (c == null) {
+                Node node = open(provider, conf, host);
+                ChannelEngine engine = null;
+                try {
+                    engine = ChannelEngine.open(node, channelConfig(conf));
+                    RpcClient client = RpcClient.open(engine, RpcConfig.builder()
+                        .maxMessageBytes(conf.chunkBytes() + FetchProtocol.ANSWER_HEADER).build());
+                    c = new Client(node, engine, client);
+                } catch (RuntimeException e) {
+                    if (engine != null) {
+                        engine.close();
+                    }
+                    node.close();
+                    throw e;
+                }
+                clients.put(provider, c);
+            }
+            return c;
+        }
+    }
+
+    /** @return bytes this executor's servers answered */
+    public long bytesServed() {
+        long n = 0;
+        for (Served s : served.values()) {
+            n += s.server().bytesServed();
+        }
+        return n;
+    }
+
+    @Override
+    public void close() {
+        synchronized (clients) {
+            closed = true;
+            for (Client c : clients.values()) {
+                c.client().close();
+                c.engine().close();
+                closeQuietly(c.node());
+            }
+            clients.clear();
+        }
+        for (Served s : served.values()) {
+            s.server().close();
+            s.engine().close();
+            closeQuietly(s.node());
+        }
+        served.clear();
+    }
+
+    private static void closeQuietly(Node n) {
+        try {
+            n.close();
+        } catch (Exception e) {
+            LOG.warn("rdmx shuffle: closing node {} failed", n.address(), e);
+        }
+    }
+}

@@ -1,0 +1,158 @@
+package io.rdmx.spark;
+
+import java.time.Duration;
+import java.util.Locale;
+import java.util.function.UnaryOperator;
+
+/**
+ * The {@code spark.rdmx.*} keys of {@link RdmxShuffleManager}: each has a name constant and a default constant,
+ * and all are read and validated once, when the manager starts ({@link #from}); a bad value throws
+ * {@link IllegalArgumentException} naming the key and the value. docs/configuration.md lists them.
+ */
+public final class RdmxShuffleConf {
+    /** Which provider carries blocks: {@code auto} (per peer), or a provider name used for every peer. */
+    public static final String PROVIDER_KEY = "spark.rdmx.provider";
+    /** Default of {@link #PROVIDER_KEY}: shm for a peer on the same host, verbs where usable, tcp otherwise. */
+    public static final String PROVIDER_DEFAULT = "auto";
+    /** Silence after which a peer is dead, and the bound on each fetch (connect, send, answer). */
+    public static final String PEER_TIMEOUT_KEY = "spark.rdmx.peerTimeoutMs";
+    /** Default of {@link #PEER_TIMEOUT_KEY}, milliseconds. */
+    public static final long PEER_TIMEOUT_DEFAULT_MS = 10_000;
+    /** Bytes a reduce task may have requested and not yet consumed (Spark's spark.reducer.maxSizeInFlight). */
+    public static final String MAX_BYTES_IN_FLIGHT_KEY = "spark.rdmx.maxBytesInFlight";
+    /** Default of {@link #MAX_BYTES_IN_FLIGHT_KEY}: 48 MiB, as Spark's. */
+    public static final long MAX_BYTES_IN_FLIGHT_DEFAULT = 48L << 20;
+    /** Fetch requests a reduce task may have outstanding. */
+    public static final String MAX_REQS_IN_FLIGHT_KEY = "spark.rdmx.maxReqsInFlight";
+    /** Default of {@link #MAX_REQS_IN_FLIGHT_KEY}. */
+    public static final int MAX_REQS_IN_FLIGHT_DEFAULT = 64;
+    /** The largest answer of one fetch request: larger blocks are fetched as several chunks. */
+    public static final String CHUNK_BYTES_KEY = "spark.rdmx.chunkBytes";
+    /** Default of {@link #CHUNK_BYTES_KEY}: 4 MiB. */
+    public static final int CHUNK_BYTES_DEFAULT = 4 << 20;
+    /** The ring of each pair of executors and direction (rdmx.channel.ringCapacity of the block channels). */
+    public static final String RING_BYTES_KEY = "spark.rdmx.ringBytes";
+    /** Default of {@link #RING_BYTES_KEY}: 1 MiB. */
+    public static final int RING_BYTES_DEFAULT = 1 << 20;
+    /** Threads of each executor's block server that read map output files and answer. */
+    public static final String SERVER_THREADS_KEY = "spark.rdmx.serverThreads";
+    /** Default of {@link #SERVER_THREADS_KEY}. */
+    public static final int SERVER_THREADS_DEFAULT = 4;
+
+    private final String provider;
+    private final Duration peerTimeout;
+    private final long maxBytesInFlight;
+    private final int maxReqsInFlight;
+    private final int chunkBytes;
+    private final int ringBytes;
+    private final int serverThreads;
+
+    private RdmxShuffleConf(UnaryOperator<String> get) {
+        String p = get.apply(PROVIDER_KEY);
+        provider = p == null ? PROVIDER_DEFAULT : p.trim().toLowerCase(Locale.ROOT);
+        if (provider.isEmpty() || !provider.matches("[a-z0-9_-]+")) {
+            throw new IllegalArgumentException(PROVIDER_KEY + "=" + p
+                + " is not a provider name (auto, shm, tcp, ...)");
+        }
+        peerTimeout = Duration.ofMillis(longValue(get, PEER_TIMEOUT_KEY, PEER_TIMEOUT_DEFAULT_MS, 100, 3_600_000));
+        maxBytesInFlight = longValue(get, MAX_BYTES_IN_FLIGHT_KEY, MAX_BYTES_IN_FLIGHT_DEFAULT, 1, Long.MAX_VALUE);
+        maxReqsInFlight = (int) longValue(get, MAX_REQS_IN_FLIGHT_KEY, MAX_REQS_IN_FLIGHT_DEFAULT, 1, 4096);
+        chunkBytes = (int) longValue(get, CHUNK_BYTES_KEY, CHUNK_BYTES_DEFAULT, 4096, 64 << 20);
+        ringBytes = (int) longValue(get, RING_BYTES_KEY, RING_BYTES_DEFAULT, 1024, 1 << 30);
+        if (Integer.bitCount(ringBytes) != 1) {
+            throw new IllegalArgumentException(RING_BYTES_KEY + "=" + ringBytes + " must be a power of two");
+        }
+        serverThreads = (int) longValue(get, SERVER_THREADS_KEY, SERVER_THREADS_DEFAULT, 1, 256);
+    }
+
+    /**
+     * Reads and validates every key.
+     *
+     * @param get the value of a key, or null when it is not set (a SparkConf's {@code getOption})
+     * @return the configuration
+     * @throws IllegalArgumentException naming the key and value that is not valid
+     */
+    public static RdmxShuffleConf from(UnaryOperator<String> get) {
+        return new RdmxShuffleConf(get);
+    }
+
+    private static long longValue(UnaryOperator<String> get, String key, long def, long min, long max) {
+        String v = get.apply(key);
+        if (v == null) {
+            return def;
+        }
+        long x;
+        try {
+            x = parseBytes(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(key + "=" + v + " is not a number", e);
+        }
+        if (x < min || x > max) {
+            throw new IllegalArgumentException(key + "=" + v + " out of range [" + min + ", " + max + "]");
+        }
+        return x;
+    }
+
+    /** A number with an optional binary suffix: k, m, g (KiB, MiB, GiB). */
+    static long parseBytes(String v) {
+        String s = v.toLowerCase(Locale.ROOT);
+        int shift = 0;
+        if (s.endsWith("k")) {
+            shift = 10;
+        } else if (s.endsWith("m")) {
+            shift = 20;
+        } else if (s.endsWith("g")) {
+            shift = 30;
+        }
+        if (shift != 0) {
+            s = s.substring(0, s.length() - 1);
+        }
+        long n = Long.parseLong(s);
+        if (n > (Long.MAX_VALUE >> shift) || n < 0 && shift != 0) {
+            throw new NumberFormatException("overflow: " + v);
+        }
+        return n << shift;
+    }
+
+    /** @return {@code auto} or a provider name */
+    public String provider() {
+        return provider;
+    }
+
+    /** @return the peer timeout, also the bound of each fetch */
+    public Duration peerTimeout() {
+        return peerTimeout;
+    }
+
+    /** @return bytes in flight per reduce task */
+    public long maxBytesInFlight() {
+        return maxBytesInFlight;
+    }
+
+    /** @return requests in flight per reduce task */
+    public int maxReqsInFlight() {
+        return maxReqsInFlight;
+    }
+
+    /** @return the largest answer of one request */
+    public int chunkBytes() {
+        return chunkBytes;
+    }
+
+    /** @return the ring capacity of the block channels */
+    public int ringBytes() {
+        return ringBytes;
+    }
+
+    /** @return block server threads per executor */
+    public int serverThreads() {
+        return serverThreads;
+    }
+
+    @Override
+    public String toString() {
+        return "RdmxShuffleConf{provider=" + provider + ", peerTimeout=" + peerTimeout.toMillis() + "ms"
+            + ", maxBytesInFlight=" + maxBytesInFlight + ", maxReqsInFlight=" + maxReqsInFlight
+            + ", chunkBytes=" + chunkBytes + ", ringBytes=" + ringBytes + ", serverThreads=" + serverThreads + "}";
+    }
+}

@@ -1,0 +1,296 @@
+package io.rdmx.spark;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.Aggregator;
+import org.apache.spark.InterruptibleIterator;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
+import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.serializer.DeserializationStream;
+import org.apache.spark.serializer.SerializerInstance;
+import org.apache.spark.serializer.SerializerManager;
+import org.apache.spark.shuffle.BaseShuffleHandle;
+import org.apache.spark.shuffle.FetchFailedException;
+import org.apache.spark.shuffle.ShuffleBlockResolver;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.storage.BlockId;
+import org.apache.spark.storage.BlockManagerId;
+import org.apache.spark.storage.ShuffleBlockId;
+import org.apache.spark.util.TaskCompletionListener;
+import org.apache.spark.util.collection.ExternalSorter;
+import scala.Option;
+import scala.Product2;
+import scala.Tuple2;
+import scala.Tuple3;
+import scala.collection.Iterator;
+import scala.collection.Seq;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.math.Ordering;
+
+/**
+ * Reads one reduce task's partitions: local blocks from this executor's own files, remote blocks over rdmx
+ * through a {@link BlockFetcher}; then deserializes, aggregates and sorts as Spark's own reader does
+ * (serializer manager's stream wrapping, the dependency's aggregator and key ordering, ExternalSorter), and fills
+ * the shuffle read metrics. A block that cannot be fetched raises Spark's {@link FetchFailedException} naming
+ * the executor and the block, so the scheduler re-runs the lost map outputs.
+ *
+ * <p>Fetching starts when the records are first asked for (the reduce-side operators ask in {@code read()}
+ * when they aggregate or sort).
+ *
+ * @param <K> key type
+ * @param <C> combined value type
+ */
+final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
+    private final BaseShuffleHandle<K, ?, C> handle;
+    private final int startMapIndex;
+    private final int endMapIndex;
+    private final int startPartition;
+    private final int endPartition;
+    private final TaskContext context;
+    private final ShuffleReadMetricsReporter metrics;
+    private final RdmxShuffleManager manager;
+
+    RdmxShuffleReader(BaseShuffleHandle<K, ?, C> handle, int startMapIndex, int endMapIndex, int startPartition,
+                      int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics,
+                      RdmxShuffleManager manager) {
+        this.handle = handle;
+        this.startMapIndex = startMapIndex;
+        this.endMapIndex = endMapIndex;
+        this.startPartition = startPartition;
+        this.endPartition = endPartition;
+        this.context = context;
+        this.metrics = metrics;
+        this.manager = manager;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public Iterator<Product2<K, C>> read() {
+        ShuffleDependency<K, ?, C> dep = handle.dependency();
+        Records records = new Records();
+        context.addTaskCompletionListener((TaskCompletionListener) ctx -> records.close());
+        Iterator<Product2<Object, Object>> raw = CollectionConverters.asScala(records);
+        Iterator<Product2<K, C>> iter = new InterruptibleIterator<>(context,
+            (Iterator<Product2<K, C>>) (Iterator<?>) raw);
+        if (dep.aggregator().isDefined()) {
+            Aggregator<K, Object, C> agg = (Aggregator<K, Object, C>) dep.aggregator().get();
+            if (dep.mapSideCombine()) {
+                iter = (Iterator<Product2<K, C>>) (Iterator<?>) agg.combineCombinersByKey(iter, context);
+            } else {
+                iter = (Iterator<Product2<K, C>>) (Iterator<?>) agg.combineValuesByKey(
+                    (Iterator<Product2<K, Object>>) (Iterator<?>) iter, context);
+            }
+        }
+        if (dep.keyOrdering().isDefined()) {
+            Option<Ordering<K>> ord = dep.keyOrdering();
+            ExternalSorter<K, C, C> sorter = new ExternalSorter<>(context, Option.empty(), Option.empty(), ord,
+                dep.serializer(), ExternalSorter.$lessinit$greater$default$6());
+            iter = sorter.insertAllAndUpdateMetrics(iter);
+        }
+        if (iter instanceof InterruptibleIterator) {
+            return iter;
+        }
+        return new InterruptibleIterator<>(context, iter);
+    }
+
+    /** The records of every block, local first, then remote ones as they arrive. Task thread only. */
+    private final class Records implements java.util.Iterator<Product2<Object, Object>> {
+        private final SerializerManager serializerManager = SparkEnv.get().serializerManager();
+        private final SerializerInstance serializer = handle.dependency().serializer().newInstance();
+        private List<Tuple2<ShuffleBlockId, Integer>> localBlocks;
+        private List<BlockFetcher.Block> remoteBlocks;
+        private final Map<String, BlockManagerId> managers = new HashMap<>();
+        private BlockFetcher fetcher;
+        private int localNext;
+        private Iterator<Tuple2<Object, Object>> current;
+        private DeserializationStream currentStream;
+        private BlockFetcher.Block currentRemote;
+        private boolean done;
+        private boolean merged;
+
+        private void start() {
+            localBlocks = new ArrayList<>();
+            remoteBlocks = new ArrayList<>();
+            int shuffleId = handle.shuffleId();
+            String self = SparkEnv.get().blockManager().blockManagerId().executorId();
+            Iterator<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> byExecutor =
+                SparkEnv.get().mapOutputTracker().getMapSizesByExecutorId(shuffleId, startMapIndex, endMapIndex,
+                    startPartition, endPartition);
+            while (byExecutor.hasNext()) {
+                Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>> e = byExecutor.next();
+                BlockManagerId bm = e._1();
+                managers.put(bm.executorId(), bm);
+                boolean local = bm.executorId().equals(self);
+                String target = null;
+                Iterator<Tuple3<BlockId, Object, Object>> blocks = e._2().iterator();
+                while (blocks.hasNext()) {
+                    Tuple3<BlockId, Object, Object> b = blocks.next();
+                    long size = (Long) b._2();
+                    int mapIndex = (Integer) b._3();
+                    if (!(b._1() instanceof ShuffleBlockId id)) {
+                        throw new IllegalStateException("rdmx shuffle reads shuffle blocks only, not " + b._1()
+                            + " (push-based shuffle is not supported)");
+                    }
+                    if (size == 0) {
+                        continue;
+                    }
+                    if (local) {
+                        localBlocks.add(new Tuple2<>(id, mapIndex));
+                        continue;
+                    }
+                    if (target == null) {
+                        try {
+                            target = manager.target(bm);
+                        } catch (RuntimeException ex) {
+                            throw fetchFailed(bm, id.shuffleId(), id.mapId(), mapIndex, id.reduceId(),
+                                "no rdmx address for executor " + bm.executorId() + " on " + bm.host() + ": "
+                                    + ex.getMessage(), ex);
+                        }
+                    }
+                    remoteBlocks.add(new BlockFetcher.Block(bm.executorId(), target, id.shuffleId(), id.mapId(),
+                        mapIndex, id.reduceId(), size));
+                }
+            }
+            RdmxShuffleConf c = manager.rdmxConf();
+            fetcher = new BlockFetcher(manager::call, remoteBlocks, c.maxBytesInFlight(), c.maxReqsInFlight(),
+                c.chunkBytes(), c.peerTimeout());
+        }
+
+        @Override
+        public boolean hasNext() {
+            if (done) {
+                return false;
+            }
+            if (fetcher == null) {
+                start();
+            }
+            while (current == null || !current.hasNext()) {
+                closeCurrent();
+                if (!openNext()) {
+                    done = true;
+                    finish();
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        private boolean openNext() {
+            if (localNext < localBlocks.size()) {
+                ShuffleBlockId id = localBlocks.get(localNext)._1();
+                int mapIndex = localBlocks.get(localNext++)._2();
+                ShuffleBlockResolver resolver = manager.shuffleBlockResolver();
+                try {
+                    ManagedBuffer buf = resolver.getBlockData(id, Option.empty());
+                    metrics.incLocalBlocksFetched(1);
+                    metrics.incLocalBytesRead(buf.size());
+                    open(id, buf.createInputStream());
+                } catch (IOException | RuntimeException e) {
+                    BlockManagerId bm = SparkEnv.get().blockManager().blockManagerId();
+                    throw fetchFailed(bm, id.shuffleId(), id.mapId(), mapIndex, id.reduceId(),
+                        "reading local block " + id + " failed: " + e, e);
+                }
+                currentRemote = null;
+                return true;
+            }
+            if (!fetcher.hasNext()) {
+                return false;
+            }
+            long wait0 = fetcher.fetchWaitNanos();
+            BlockFetcher.Fetched f;
+            try {
+                f = fetcher.next();
+            } catch (BlockFetchException e) {
+                BlockFetcher.Block b = e.block() != null ? e.block() : remoteBlocks.get(0);
+                manager.forget(b.executorId());
+                throw fetchFailed(managers.get(b.executorId()), b.shuffleId(), b.mapId(), b.mapIndex(),
+                    b.reduceId(), e.getMessage(), e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                context.killTaskIfInterrupted();
+                throw new IllegalStateException("interrupted while fetching shuffle blocks", e);
+            } finally {
+                metrics.incFetchWaitTime(TimeUnit.NANOSECONDS.toMillis(fetcher.fetchWaitNanos() - wait0));
+            }
+            BlockFetcher.Block b = f.block();
+            metrics.incRemoteBlocksFetched(1);
+            metrics.incRemoteBytesRead(f.length());
+            currentRemote = b;
+            open(new ShuffleBlockId(b.shuffleId(), b.mapId(), b.reduceId()), f.stream());
+            return true;
+        }
+
+        private void open(BlockId id, InputStream in) {
+            InputStream wrapped = serializerManager.wrapStream(id, in);
+            currentStream = serializer.deserializeStream(wrapped);
+            current = currentStream.asKeyValueIterator();
+        }
+
+        @Override
+        public Product2<Object, Object> next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException("no more shuffle records");
+            }
+            Tuple2<Object, Object> r;
+            try {
+                r = current.next();
+            } catch (RuntimeException e) {
+                BlockFetcher.Block b = currentRemote;
+                if (b != null && (e.getCause() instanceof IOException || e instanceof IllegalStateException)) {
+                    throw fetchFailed(managers.get(b.executorId()), b.shuffleId(), b.mapId(), b.mapIndex(),
+                        b.reduceId(), "corrupt block " + b.name() + " from executor " + b.executorId() + ": " + e, e);
+                }
+                throw e;
+            }
+            metrics.incRecordsRead(1);
+            return r;
+        }
+
+        private void closeCurrent() {
+            if (currentStream != null) {
+                currentStream.close();
+                currentStream = null;
+            }
+            current = null;
+        }
+
+        private void finish() {
+            closeCurrent();
+            if (!merged) {
+                merged = true;
+                context.taskMetrics().mergeShuffleReadMetrics();
+            }
+        }
+
+        void close() {
+            closeCurrent();
+            if (fetcher != null) {
+                fetcher.close();
+            }
+            if (!merged) {
+                merged = true;
+                context.taskMetrics().mergeShuffleReadMetrics();
+            }
+        }
+    }
+
+    private static RuntimeException fetchFailed(BlockManagerId bm, int shuffleId, long mapId, int mapIndex,
+                                                int reduceId, String message, Throwable cause) {
+        return sneaky(new FetchFailedException(bm, shuffleId, mapId, mapIndex, reduceId, message, cause));
+    }
+
+    /** Throws a checked exception (Scala's FetchFailedException) through Java's Iterator. */
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
+        throw (T) t;
+    }
+}

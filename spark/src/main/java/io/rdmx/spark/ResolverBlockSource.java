@@ -1,0 +1,63 @@
+package io.rdmx.spark;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
+import org.apache.spark.network.buffer.FileSegmentManagedBuffer;
+import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.shuffle.ShuffleBlockResolver;
+import org.apache.spark.storage.ShuffleBlockId;
+import scala.Option;
+
+/**
+ * Reads blocks through Spark's shuffle block resolver (the sort shuffle's data and index files): the segment of
+ * the data file the index names, read at the requested offset with a positional read.
+ */
+final class ResolverBlockSource implements BlockSource {
+    private final ShuffleBlockResolver resolver;
+
+    ResolverBlockSource(ShuffleBlockResolver resolver) {
+        this.resolver = resolver;
+    }
+
+    private ManagedBuffer block(int shuffleId, long mapId, int reduceId) throws IOException {
+        try {
+            return resolver.getBlockData(new ShuffleBlockId(shuffleId, mapId, reduceId), Option.empty());
+        } catch (RuntimeException e) {
+            throw new IOException("no block " + FetchProtocol.blockName(shuffleId, mapId, reduceId) + ": " + e, e);
+        }
+    }
+
+    @Override
+    public long size(int shuffleId, long mapId, int reduceId) throws IOException {
+        return block(shuffleId, mapId, reduceId).size();
+    }
+
+    @Override
+    public void read(int shuffleId, long mapId, int reduceId, long offset, ByteBuffer out) throws IOException {
+        ManagedBuffer buf = block(shuffleId, mapId, reduceId);
+        int length = out.remaining();
+        long size = buf.size();
+        if (offset + length > size) {
+            throw new IOException("block " + FetchProtocol.blockName(shuffleId, mapId, reduceId) + " size=" + size
+                + " is shorter than offset=" + offset + " + length=" + length);
+        }
+        if (buf instanceof FileSegmentManagedBuffer f) {
+            try (FileChannel ch = FileChannel.open(f.getFile().toPath(), StandardOpenOption.READ)) {
+                long pos = f.getOffset() + offset;
+                while (out.hasRemaining()) {
+                    int n = ch.read(out, pos);
+                    if (n < 0) {
+                        throw new IOException("block " + FetchProtocol.blockName(shuffleId, mapId, reduceId)
+                            + ": end of " + f.getFile() + " at position=" + pos);
+                    }
+                    pos += n;
+                }
+            }
+        } else {
+            ByteBuffer all = buf.nioByteBuffer();
+            out.put(all.slice(all.position() + (int) offset, length));
+        }
+    }
+}

@@ -1,0 +1,268 @@
+package io.rdmx.spark;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmx.channel.ChannelConfig;
+import io.rdmx.channel.ChannelEngine;
+import io.rdmx.rpc.RemoteRpcException;
+import io.rdmx.rpc.RpcClient;
+import io.rdmx.rpc.RpcConfig;
+import io.rdmx.rpc.RpcPeerException;
+import io.rdmx.transport.Node;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.loopback.LoopbackFabric;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The fetch path over a real block server and RPC client (loopback provider, one JVM). */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class BlockFetcherTest {
+    private static final int CHUNK = 8192;
+    private static final Duration TIMEOUT = Duration.ofSeconds(5);
+
+    /** Blocks in memory, keyed by name. */
+    static final class MapSource implements BlockSource {
+        final Map<String, byte[]> blocks = new HashMap<>();
+        /** When set, reads wait for it (bounded): no answer leaves the server before the test opens it. */
+        volatile CountDownLatch gate;
+
+        byte[] put(int shuffle, long map, int reduce, int size, long seed) {
+            byte[] b = new byte[size];
+            new Random(seed).nextBytes(b);
+            blocks.put(FetchProtocol.blockName(shuffle, map, reduce), b);
+            return b;
+        }
+
+        private byte[] get(int shuffleId, long mapId, int reduceId) throws IOException {
+            byte[] b = blocks.get(FetchProtocol.blockName(shuffleId, mapId, reduceId));
+            if (b == null) {
+                throw new IOException("no block " + FetchProtocol.blockName(shuffleId, mapId, reduceId));
+            }
+            return b;
+        }
+
+        @Override
+        public long size(int shuffleId, long mapId, int reduceId) throws IOException {
+            return get(shuffleId, mapId, reduceId).length;
+        }
+
+        @Override
+        public void read(int shuffleId, long mapId, int reduceId, long offset, ByteBuffer dst) throws IOException {
+            CountDownLatch g = gate;
+            try {
+                if (g != null && !g.await(30, TimeUnit.SECONDS)) {
+                    throw new IOException("the test's gate stayed closed");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted at the gate", e);
+            }
+            dst.put(get(shuffleId, mapId, reduceId), (int) offset, dst.remaining());
+        }
+    }
+
+    private final Deque<AutoCloseable> closing = new ArrayDeque<>();
+    private final MapSource source = new MapSource();
+    private BlockServer server;
+    private RpcClient client;
+    private Node serverNode;
+
+    @BeforeEach
+    void start() throws Exception {
+        LoopbackFabric fabric = new LoopbackFabric();
+        serverNode = fabric.open(NodeOptions.builder().name("blocks-s").build());
+        closing.push(serverNode);
+        ChannelEngine se = ChannelEngine.open(serverNode, ChannelConfig.builder(1).ringCapacity(1 << 16).build());
+        closing.push(se);
+        server = BlockServer.start(se, source, CHUNK, 2);
+        closing.push(server);
+        Node cn = fabric.open(NodeOptions.builder().name("blocks-c").build());
+        closing.push(cn);
+        ChannelEngine ce = ChannelEngine.open(cn, ChannelConfig.builder(1).ringCapacity(1 << 16).build());
+        closing.push(ce);
+        client = RpcClient.open(ce, RpcConfig.builder().maxMessageBytes(CHUNK + FetchProtocol.ANSWER_HEADER).build());
+        closing.push(client);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        while (!closing.isEmpty()) {
+            closing.pop().close();
+        }
+    }
+
+    /** Calls through the client, counting requests outstanding at once. */
+    final class Counting implements BlockFetcher.Caller {
+        final AtomicInteger outstanding = new AtomicInteger();
+        final AtomicInteger max = new AtomicInteger();
+        final AtomicInteger calls = new AtomicInteger();
+
+        @Override
+        public CompletableFuture<byte[]> call(String address, ByteBuffer request, Duration timeout) {
+            calls.incrementAndGet();
+            max.accumulateAndGet(outstanding.incrementAndGet(), Math::max);
+            return client.callAsync(address, FetchProtocol.METHOD_FETCH, request, timeout)
+                .whenComplete((b, e) -> outstanding.decrementAndGet());
+        }
+    }
+
+    private BlockFetcher.Block block(int map, int reduce, long estimate) {
+        return new BlockFetcher.Block("exec-1", server.address(), 0, map, map, reduce, estimate);
+    }
+
+    @Test
+    void everyBlockArrivesWholeWhateverItsEstimatedSize() throws Exception {
+        Map<String, byte[]> expected = new HashMap<>();
+        List<BlockFetcher.Block> blocks = new ArrayList<>();
+        int[] sizes = {1, 100, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 17, 40_000};
+        for (int i = 0; i < sizes.length; i++) {
+            expected.put(FetchProtocol.blockName(0, i, 2), source.put(0, i, 2, sizes[i], i));
+            // the tracker's sizes are estimates: some too small, some too large
+            blocks.add(block(i, 2, i % 2 == 0 ? Math.max(1, sizes[i] / 3) : sizes[i] * 2L));
+        }
+        try (BlockFetcher f = new BlockFetcher(new Counting(), blocks, 1 << 20, 64, CHUNK, TIMEOUT)) {
+            Map<String, byte[]> got = new HashMap<>();
+            long total = 0;
+            while (f.hasNext()) {
+                BlockFetcher.Fetched b = f.next();
+                byte[] bytes = b.stream().readAllBytes();
+                assertEquals(b.length(), bytes.length);
+                total += bytes.length;
+                got.put(b.block().name(), bytes);
+            }
+            assertEquals(expected.keySet(), got.keySet());
+            for (String k : expected.keySet()) {
+                assertArrayEquals(expected.get(k), got.get(k), k);
+            }
+            assertEquals(total, f.bytesFetched());
+        }
+    }
+
+    @Test
+    void requestsInFlightStayWithinTheBound() throws Exception {
+        List<BlockFetcher.Block> blocks = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            source.put(0, i, 0, 3000 + i, i);
+            blocks.add(block(i, 0, 3000 + i));
+        }
+        Counting caller = new Counting();
+        CountDownLatch gate = new CountDownLatch(1);
+        source.gate = gate;
+        try (BlockFetcher f = new BlockFetcher(caller, blocks, 1 << 20, 3, CHUNK, TIMEOUT)) {
+            // no answer can have come back yet: exactly the bound was sent
+            assertEquals(3, caller.calls.get());
+            gate.countDown();
+            int n = 0;
+            while (f.hasNext()) {
+                f.next();
+                n++;
+            }
+            assertEquals(40, n);
+            assertEquals(40, caller.calls.get());
+            assertTrue(caller.max.get() <= 3, "max outstanding=" + caller.max.get());
+            assertTrue(f.maxReqsSeen() <= 3, "maxReqsSeen=" + f.maxReqsSeen());
+        }
+    }
+
+    @Test
+    void bytesInFlightStayWithinTheBoundAndALargeBlockStillPasses() throws Exception {
+        List<BlockFetcher.Block> blocks = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            source.put(0, i, 0, 5000, i);
+            blocks.add(block(i, 0, 5000));
+        }
+        source.put(0, 99, 0, 5 * CHUNK, 99);   // larger than the bound: admitted alone
+        blocks.add(block(99, 0, 5 * CHUNK));
+        Counting caller = new Counting();
+        CountDownLatch gate = new CountDownLatch(1);
+        source.gate = gate;
+        try (BlockFetcher f = new BlockFetcher(caller, blocks, 12_000, 64, CHUNK, TIMEOUT)) {
+            assertEquals(2, caller.calls.get(), "two 5000-byte blocks fit in 12000 bytes, a third does not");
+            gate.countDown();
+            long total = 0;
+            while (f.hasNext()) {
+                total += f.next().length();
+            }
+            assertEquals(20 * 5000 + 5 * CHUNK, total);
+            assertTrue(f.maxBytesSeen() <= 5 * CHUNK, "maxBytesSeen=" + f.maxBytesSeen());
+        }
+    }
+
+    @Test
+    void anUnknownBlockFailsNamingBlockExecutorAndReason() throws Exception {
+        source.put(0, 1, 0, 100, 1);
+        List<BlockFetcher.Block> blocks = List.of(block(1, 0, 100), block(2, 0, 100));
+        try (BlockFetcher f = new BlockFetcher(new Counting(), blocks, 1 << 20, 64, CHUNK, TIMEOUT)) {
+            BlockFetchException e = assertThrows(BlockFetchException.class, () -> {
+                while (f.hasNext()) {
+                    f.next();
+                }
+            });
+            assertEquals("shuffle_0_2_0", e.block().name());
+            assertTrue(e.getMessage().contains("fetching shuffle_0_2_0 from executor exec-1 at " + server.address()),
+                e.getMessage());
+            assertTrue(e.getCause() instanceof RemoteRpcException r
+                && r.remoteMessage().contains("no block shuffle_0_2_0"), String.valueOf(e.getCause()));
+        }
+    }
+
+    @Test
+    void aLostServerFailsTheFetchInsteadOfHanging() throws Exception {
+        source.put(0, 1, 0, 100, 1);
+        source.put(0, 2, 0, 3 * CHUNK, 2);   // its first chunk may come before the loss, the rest cannot
+        List<BlockFetcher.Block> blocks = List.of(block(1, 0, 100), block(2, 0, 3 * CHUNK));
+        Counting caller = new Counting();
+        try (BlockFetcher f = new BlockFetcher(caller, blocks, 1, 1, CHUNK, TIMEOUT)) {
+            assertEquals("shuffle_0_1_0", f.next().block().name());
+            serverNode.close();    // the executor holding the blocks is gone
+            BlockFetchException e = assertThrows(BlockFetchException.class, f::next);
+            assertEquals("shuffle_0_2_0", e.block().name());
+            assertTrue(e.getCause() instanceof RpcPeerException, String.valueOf(e.getCause()));
+            assertTrue(e.getMessage().contains("from executor exec-1"), e.getMessage());
+            // after the first failure nothing more is sent to the lost peer
+            assertTrue(caller.calls.get() <= 3, "calls=" + caller.calls.get());
+        }
+    }
+
+    @Test
+    void anUnreachableAddressFailsWithinTheTimeout() throws Exception {
+        List<BlockFetcher.Block> blocks = List.of(new BlockFetcher.Block("exec-9", LoopbackFabric.SCHEME + "nobody",
+            0, 1, 1, 0, 10));
+        try (BlockFetcher f = new BlockFetcher(new Counting(), blocks, 1 << 20, 1, CHUNK, Duration.ofMillis(500))) {
+            BlockFetchException e = assertThrows(BlockFetchException.class, f::next);
+            assertTrue(e.getMessage().contains("executor exec-9"), e.getMessage());
+        }
+    }
+
+    @Test
+    void aMalformedRequestIsAnsweredWithAnErrorAndTheServerGoesOn() throws Exception {
+        source.put(0, 1, 0, 100, 1);
+        RemoteRpcException e = assertThrows(RemoteRpcException.class, () -> client.call(server.address(),
+            FetchProtocol.METHOD_FETCH, FetchProtocol.request(0, 1, 0, 0, CHUNK + 1), TIMEOUT));
+        assertTrue(e.remoteMessage().contains("length=" + (CHUNK + 1) + " out of range"), e.remoteMessage());
+        byte[] ok = client.call(server.address(), FetchProtocol.METHOD_FETCH, FetchProtocol.request(0, 1, 0, 90, 50),
+            TIMEOUT);
+        assertEquals(8 + 10, ok.length);
+        assertEquals(100, FetchProtocol.answerSize(ok));
+        assertEquals(1, server.errorsReturned());
+    }
+}

@@ -1,0 +1,54 @@
+package io.rdmx.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class FetchProtocolTest {
+    @Test
+    void aRequestReadsBackItsFields() {
+        ByteBuffer b = FetchProtocol.request(3, 1L << 40, 7, 123_456_789_012L, 4096);
+        assertEquals(FetchProtocol.LENGTH, b.remaining());
+        assertNull(FetchProtocol.validate(b, 4096));
+        assertEquals(3, FetchProtocol.shuffleId(b));
+        assertEquals(1L << 40, FetchProtocol.mapId(b));
+        assertEquals(7, FetchProtocol.reduceId(b));
+        assertEquals(123_456_789_012L, FetchProtocol.offset(b));
+        assertEquals(4096, FetchProtocol.length(b));
+        assertEquals("shuffle_3_1099511627776_7", FetchProtocol.blockName(3, 1L << 40, 7));
+    }
+
+    @Test
+    void badRequestsAreNamedWithTheirValue() {
+        assertEquals("length=4097 out of range [1, 4096]",
+            FetchProtocol.validate(FetchProtocol.request(1, 2, 3, 0, 4097), 4096));
+        assertEquals("length=0 out of range [1, 4096]",
+            FetchProtocol.validate(FetchProtocol.request(1, 2, 3, 0, 0), 4096));
+        assertEquals("shuffleId=-1 is negative", FetchProtocol.validate(FetchProtocol.request(-1, 2, 3, 0, 1), 9));
+        assertEquals("mapId=-2 is negative", FetchProtocol.validate(FetchProtocol.request(1, -2, 3, 0, 1), 9));
+        assertEquals("reduceId=-3 is negative", FetchProtocol.validate(FetchProtocol.request(1, 2, -3, 0, 1), 9));
+        assertEquals("offset=-4 is negative", FetchProtocol.validate(FetchProtocol.request(1, 2, 3, -4, 1), 9));
+        ByteBuffer v2 = FetchProtocol.request(1, 2, 3, 0, 1);
+        v2.putInt(FetchProtocol.VERSION_OFFSET, 2);
+        assertEquals("fetch request version=2 expected=1", FetchProtocol.validate(v2, 9));
+        assertEquals("fetch request length=31 expected=32", FetchProtocol.validate(ByteBuffer.allocate(31), 9));
+    }
+
+    @Test
+    void anAnswerMustHoldWhatItsSizeAndTheRequestImply() {
+        byte[] whole = ByteBuffer.allocate(8 + 10).putLong(10).array();
+        assertNull(FetchProtocol.validateAnswer(whole, 0, 4096));
+        assertEquals(10, FetchProtocol.answerSize(whole));
+        byte[] tail = ByteBuffer.allocate(8 + 4).putLong(10).array();
+        assertNull(FetchProtocol.validateAnswer(tail, 6, 4096));
+        assertTrue(FetchProtocol.validateAnswer(tail, 0, 4096).startsWith("answer length=12 expected=18"));
+        assertEquals("block size=10 < offset=11", FetchProtocol.validateAnswer(tail, 11, 4096));
+        assertEquals("answer length=3 shorter than its header=8", FetchProtocol.validateAnswer(new byte[3], 0, 1));
+    }
+}

@@ -1,0 +1,70 @@
+package io.rdmx.spark;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RdmxEndpointsTest {
+    private static final String AD = "shm=/dev/shm/rdmx-u/node-a\ntcp=10.0.0.2:4711";
+
+    @Test
+    void autoPicksShmOnTheSameHostAndTcpElsewhere() {
+        assertEquals("shm=/dev/shm/rdmx-u/node-a", RdmxEndpoints.choose("auto", "h1", "h1", "3", AD, false));
+        assertEquals("tcp=10.0.0.2:4711", RdmxEndpoints.choose("auto", "h1", "h2", "3", AD, false));
+        assertEquals("tcp=10.0.0.2:4711", RdmxEndpoints.choose("auto", "h1", "h2", "3", AD, true),
+            "verbs only when the peer serves it");
+        assertEquals("verbs=10.0.0.2:18515", RdmxEndpoints.choose("auto", "h1", "h2", "3",
+            AD + "\nverbs=10.0.0.2:18515", true));
+        assertEquals("tcp=10.0.0.2:4711", RdmxEndpoints.choose("auto", "h1", "h1", "3", "tcp=10.0.0.2:4711", false),
+            "a peer without shm is fetched over tcp even on the same host");
+    }
+
+    @Test
+    void aNamedProviderIsUsedForEveryPeerOrFailsNamingThePeer() {
+        assertEquals("tcp=10.0.0.2:4711", RdmxEndpoints.choose("tcp", "h1", "h1", "3", AD, false));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> RdmxEndpoints.choose("verbs", "h1", "h2", "3", AD, true));
+        assertEquals("executor 3 on h2 does not serve provider=verbs (spark.rdmx.provider=verbs); it serves [shm, tcp]",
+            e.getMessage());
+    }
+
+    @Test
+    void advertisementsParseInOrder() {
+        assertEquals(List.of("shm", "tcp"), List.copyOf(RdmxEndpoints.parse(AD).keySet()));
+        assertEquals(Map.of(), RdmxEndpoints.parse("garbage\n=x\ny="));
+    }
+
+    @Test
+    void autoServesOnShmAndTcpAndAnExecutorFetchesFromAnother() throws Exception {
+        BlockFetcherTest.MapSource source = new BlockFetcherTest.MapSource();
+        byte[] block = source.put(1, 2, 3, 10_000, 7);
+        RdmxShuffleConf conf = RdmxShuffleConf.from(Map.of(RdmxShuffleConf.CHUNK_BYTES_KEY, "4096",
+            RdmxShuffleConf.PEER_TIMEOUT_KEY, "5000")::get);
+        try (RdmxEndpoints a = RdmxEndpoints.start(conf, "127.0.0.1", source);
+             RdmxEndpoints b = RdmxEndpoints.start(conf, "127.0.0.1", new BlockFetcherTest.MapSource())) {
+            assertEquals(List.of("shm", "tcp"), List.copyOf(RdmxEndpoints.parse(a.advertisement()).keySet()));
+            for (String target : List.of(b.choose("127.0.0.1", "a", a.advertisement()),
+                b.choose("other-host", "a", a.advertisement()))) {
+                try (BlockFetcher f = new BlockFetcher(b::call, List.of(new BlockFetcher.Block("a", target, 1, 2, 0, 3,
+                    100)), 1 << 20, 4, 4096, Duration.ofSeconds(5))) {
+                    assertArrayEquals(block, f.next().stream().readAllBytes(), target);
+                }
+            }
+            assertTrue(b.choose("127.0.0.1", "a", a.advertisement()).startsWith("shm="));
+            assertTrue(b.choose("other-host", "a", a.advertisement()).startsWith("tcp="));
+            assertEquals(2L * block.length, a.bytesServed());
+            assertEquals(0, b.call("nowhere=x", ByteBuffer.allocate(1), Duration.ofSeconds(1)).handle((x, t) ->
+                t == null ? 1 : 0).get());
+        }
+    }
+}

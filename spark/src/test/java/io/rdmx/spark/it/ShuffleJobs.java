@@ -1,0 +1,353 @@
+package io.rdmx.spark.it;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HexFormat;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.apache.spark.FetchFailed;
+import org.apache.spark.HashPartitioner;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.executor.ShuffleReadMetrics;
+import org.apache.spark.executor.TaskMetrics;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerJobEnd;
+import org.apache.spark.scheduler.SparkListenerJobStart;
+import org.apache.spark.scheduler.SparkListenerStageCompleted;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
+import org.apache.spark.scheduler.StageInfo;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import scala.Tuple2;
+
+/**
+ * The Spark application of the integration tests and of the benchmark, run by spark-submit in local-cluster
+ * mode with whichever shuffle manager the command line selects. Writes its results to a file:
+ * <ul>
+ *   <li>{@code ops <out>}: sortByKey, groupByKey, reduceByKey, a join and a SQL group-by; one line per operation
+ *       with the record count and a SHA-256 of the (ordered) result, and the shuffle metrics.</li>
+ *   <li>{@code kill <out> <dir>}: a shuffle whose first reduce attempts report their pid in {@code dir} and wait
+ *       for {@code dir/go}, so the test can kill an executor mid-shuffle; reports the result and the fetch
+ *       failures the scheduler saw.</li>
+ *   <li>{@code bench <out> <pairs> <partitions>}: the OSU HiBD SortBy and GroupBy on (int, long) pairs; one JSON
+ *       object per job with its wall time, shuffle stage times, fetch wait and executor CPU time.</li>
+ * </ul>
+ */
+public final class ShuffleJobs {
+    private ShuffleJobs() {
+    }
+
+    /** Shuffle metrics of the application, from task ends. */
+    static final class Metrics extends SparkListener {
+        final AtomicLong remoteBlocks = new AtomicLong();
+        final AtomicLong remoteBytes = new AtomicLong();
+        final AtomicLong localBlocks = new AtomicLong();
+        final AtomicLong recordsRead = new AtomicLong();
+        final AtomicLong fetchWaitMs = new AtomicLong();
+        final AtomicLong bytesWritten = new AtomicLong();
+        final AtomicLong cpuNanos = new AtomicLong();
+        final List<String> fetchFailures = new CopyOnWriteArrayList<>();
+        final Map<Integer, long[]> stageFetchWait = new ConcurrentHashMap<>();
+        final Map<Integer, StageInfo> stages = new ConcurrentHashMap<>();
+        final Map<Integer, Long> jobStart = new ConcurrentHashMap<>();
+        final Map<Integer, Long> jobEnd = new ConcurrentHashMap<>();
+        final Map<Integer, List<Integer>> jobStages = new ConcurrentHashMap<>();
+
+        @Override
+        public void onTaskEnd(SparkListenerTaskEnd e) {
+            if (e.reason() instanceof FetchFailed f) {
+                fetchFailures.add(f.toErrorString().replace('\n', ' '));
+            }
+            TaskMetrics m = e.taskMetrics();
+            if (m == null) {
+                return;
+            }
+            ShuffleReadMetrics r = m.shuffleReadMetrics();
+            remoteBlocks.addAndGet(r.remoteBlocksFetched());
+            remoteBytes.addAndGet(r.remoteBytesRead());
+            localBlocks.addAndGet(r.localBlocksFetched());
+            recordsRead.addAndGet(r.recordsRead());
+            fetchWaitMs.addAndGet(r.fetchWaitTime());
+            bytesWritten.addAndGet(m.shuffleWriteMetrics().bytesWritten());
+            cpuNanos.addAndGet(m.executorCpuTime());
+            long[] s = stageFetchWait.computeIfAbsent(e.stageId(), k -> new long[4]);
+            synchronized (s) {
+                s[0] += r.fetchWaitTime();
+                s[1] += m.executorCpuTime();
+                s[2] += r.remoteBytesRead();
+                s[3] += r.recordsRead() + m.shuffleWriteMetrics().recordsWritten();
+            }
+        }
+
+        @Override
+        public void onStageCompleted(SparkListenerStageCompleted e) {
+            stages.put(e.stageInfo().stageId(), e.stageInfo());
+        }
+
+        @Override
+        public void onJobStart(SparkListenerJobStart e) {
+            jobStart.put(e.jobId(), e.time());
+            List<Integer> ids = new ArrayList<>();
+            scala.collection.Iterator<StageInfo> it = e.stageInfos().iterator();
+            while (it.hasNext()) {
+                ids.add(it.next().stageId());
+            }
+            jobStages.put(e.jobId(), ids);
+        }
+
+        @Override
+        public void onJobEnd(SparkListenerJobEnd e) {
+            jobEnd.put(e.jobId(), e.time());
+        }
+
+        String summary() {
+            return "remoteBlocks=" + remoteBlocks + " remoteBytes=" + remoteBytes + " localBlocks=" + localBlocks
+                + " recordsRead=" + recordsRead + " fetchWaitMs=" + fetchWaitMs + " bytesWritten=" + bytesWritten;
+        }
+    }
+
+    /**
+     * @param args mode, output file, mode's arguments
+     * @throws Exception if the job fails
+     */
+    public static void main(String[] args) throws Exception {
+        String mode = args[0];
+        Path out = Paths.get(args[1]);
+        SparkSession spark = SparkSession.builder().appName("rdmx-" + mode).getOrCreate();
+        JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+        Metrics metrics = new Metrics();
+        sc.sc().addSparkListener(metrics);
+        List<String> lines = new ArrayList<>();
+        lines.add("shuffleManager=" + SparkEnv.get().shuffleManager().getClass().getName());
+        switch (mode) {
+            case "ops" -> ops(spark, sc, lines);
+            case "kill" -> kill(sc, Paths.get(args[2]), lines);
+            case "bench" -> bench(sc, Integer.parseInt(args[2]), Integer.parseInt(args[3]), metrics, lines);
+            default -> throw new IllegalArgumentException("mode=" + mode);
+        }
+        awaitListener(metrics);
+        lines.add("metrics " + metrics.summary());
+        lines.add("fetchFailures=" + metrics.fetchFailures.size());
+        for (String f : metrics.fetchFailures) {
+            lines.add("fetchFailure " + f);
+        }
+        Files.write(out, lines, StandardCharsets.UTF_8);
+        spark.stop();
+    }
+
+    /** The listener bus is asynchronous: the last job's task ends arrive after the job returns. */
+    private static void awaitListener(Metrics metrics) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        int jobs = metrics.jobStart.size();
+        while (metrics.jobEnd.size() < jobs && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+    }
+
+    private static String digest(List<String> rows) throws NoSuchAlgorithmException {
+        MessageDigest md = MessageDigest.getInstance("SHA-256");
+        for (String r : rows) {
+            md.update(r.getBytes(StandardCharsets.UTF_8));
+            md.update((byte) '\n');
+        }
+        return HexFormat.of().formatHex(md.digest());
+    }
+
+    private static void ops(SparkSession spark, JavaSparkContext sc, List<String> lines) throws Exception {
+        int n = 200_000;
+        List<Integer> ids = IntStream.range(0, n).boxed().collect(Collectors.toList());
+        // distinct keys (i * c mod a prime above n is injective), so the sorted order is unique
+        JavaPairRDD<Integer, Long> pairs = sc.parallelize(ids, 6)
+            .mapToPair(i -> new Tuple2<>((int) ((i * 2654435761L) % 1_000_003L), (long) i * 7));
+
+        List<Tuple2<Integer, Long>> sorted = pairs.sortByKey(true, 5).collect();
+        lines.add(result("sortByKey", sorted.stream().map(t -> t._1() + "," + t._2()).toList()));
+
+        List<Tuple2<Integer, Iterable<Long>>> grouped = pairs.mapToPair(t -> new Tuple2<>(t._1() % 1000, t._2()))
+            .groupByKey(4).collect();
+        List<String> g = new ArrayList<>();
+        for (Tuple2<Integer, Iterable<Long>> t : grouped) {
+            List<Long> vs = new ArrayList<>();
+            t._2().forEach(vs::add);
+            Collections.sort(vs);
+            g.add(t._1() + ":" + vs);
+        }
+        Collections.sort(g);
+        lines.add(result("groupByKey", g));
+
+        List<String> reduced = pairs.mapToPair(t -> new Tuple2<>(t._1() % 777, t._2())).reduceByKey(Long::sum, 3)
+            .collect().stream().map(t -> t._1() + "=" + t._2()).sorted().toList();
+        lines.add(result("reduceByKey", reduced));
+
+        JavaPairRDD<Integer, Long> left = sc.parallelize(ids.subList(0, 100_000), 4)
+            .mapToPair(i -> new Tuple2<>(i % 20_000, (long) i));
+        JavaPairRDD<Integer, String> right = sc.parallelize(ids.subList(0, 40_000), 3)
+            .mapToPair(i -> new Tuple2<>(i % 20_000, "b" + i));
+        List<String> joined = left.join(right, 5).collect().stream()
+            .map(t -> t._1() + ":" + t._2()._1() + ":" + t._2()._2()).sorted().toList();
+        lines.add(result("join", joined));
+
+        List<Row> rows = spark.range(0, n, 1, 6).selectExpr("id % 997 as k", "id * 3 as v")
+            .groupBy("k").agg(org.apache.spark.sql.functions.sum("v"), org.apache.spark.sql.functions.count("v"))
+            .orderBy("k").collectAsList();
+        lines.add(result("sqlGroupBy", rows.stream().map(r -> r.get(0) + "," + r.get(1) + "," + r.get(2)).toList()));
+    }
+
+    private static String result(String op, List<String> rows) throws NoSuchAlgorithmException {
+        return op + " count=" + rows.size() + " sha256=" + digest(rows);
+    }
+
+    private static void kill(JavaSparkContext sc, Path dir, List<String> lines) {
+        int maps = 8;
+        int perMap = 25_000;
+        String dirName = dir.toString();
+        JavaPairRDD<Integer, Long> data = sc.parallelize(IntStream.range(0, maps).boxed().toList(), maps)
+            .flatMapToPair(m -> {
+                mark(Paths.get(dirName, "map-" + m + "-" + ProcessHandle.current().pid()));
+                if (TaskContext.get().stageAttemptNumber() == 0) {
+                    // both executors hold map output: the first map task waits until the other executor ran one
+                    awaitMarkersOfTwoProcesses(Paths.get(dirName), 60);
+                }
+                List<Tuple2<Integer, Long>> out = new ArrayList<>(perMap);
+                for (int i = 0; i < perMap; i++) {
+                    long x = (long) m * perMap + i;
+                    out.add(new Tuple2<>((int) (x % 1000), x));
+                }
+                return out.iterator();
+            });
+        // one reduce task, no aggregator, no ordering: it reads its blocks as the records are consumed
+        List<long[]> parts = data.partitionBy(new HashPartitioner(1)).mapPartitions(it -> {
+            TaskContext tc = TaskContext.get();
+            long count = 0;
+            long sum = 0;
+            if (it.hasNext()) {
+                Tuple2<Integer, Long> first = it.next();
+                count++;
+                sum += first._2();
+            }
+            if (tc.stageAttemptNumber() == 0 && tc.attemptNumber() == 0) {
+                mark(Paths.get(dirName, "reducer-" + tc.partitionId() + "-" + ProcessHandle.current().pid()));
+                awaitFile(Paths.get(dirName, "go"), 120);
+            }
+            while (it.hasNext()) {
+                count++;
+                sum += it.next()._2();
+            }
+            return Collections.singletonList(new long[] {count, sum}).iterator();
+        }).collect();
+        long count = 0;
+        long sum = 0;
+        for (long[] p : parts) {
+            count += p[0];
+            sum += p[1];
+        }
+        long total = (long) maps * perMap;
+        lines.add("kill count=" + count + " sum=" + sum + " expectedCount=" + total + " expectedSum="
+            + (total * (total - 1) / 2));
+    }
+
+    private static void awaitMarkersOfTwoProcesses(Path dir, int seconds) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (true) {
+            try (Stream<Path> files = Files.list(dir)) {
+                long pids = files.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("map-"))
+                    .map(n -> n.substring(n.lastIndexOf('-') + 1)).distinct().count();
+                if (pids >= 2) {
+                    return;
+                }
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("map tasks ran in one process only within " + seconds + " s");
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private static void mark(Path p) throws IOException {
+        Files.writeString(p, Long.toString(ProcessHandle.current().pid()), StandardCharsets.UTF_8);
+    }
+
+    private static void awaitFile(Path p, int seconds) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (!Files.exists(p)) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("no " + p + " within " + seconds + " s");
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private static void bench(JavaSparkContext sc, int pairs, int partitions, Metrics metrics, List<String> lines)
+        throws InterruptedException {
+        int perPart = pairs / partitions;
+        List<Integer> parts = IntStream.range(0, partitions).boxed().toList();
+        for (String job : List.of("SortBy", "GroupBy")) {
+            JavaPairRDD<Integer, Long> data = sc.parallelize(parts, partitions).flatMapToPair(p -> {
+                Random r = new Random(p * 31L + 7);
+                return new Iterator<Tuple2<Integer, Long>>() {
+                    private int i;
+
+                    @Override
+                    public boolean hasNext() {
+                        return i < perPart;
+                    }
+
+                    @Override
+                    public Tuple2<Integer, Long> next() {
+                        i++;
+                        return new Tuple2<>(r.nextInt(), r.nextLong());
+                    }
+                };
+            });
+            int before = metrics.jobStart.size();
+            long t0 = System.nanoTime();
+            long count = "SortBy".equals(job) ? data.sortByKey(true, partitions).count()
+                : data.groupByKey(partitions).count();
+            long wallMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            awaitListener(metrics);
+            // the jobs this operation ran (sortByKey samples its input in a job of its own)
+            long shuffleStageMs = 0;
+            long fetchWait = 0;
+            long cpu = 0;
+            long remote = 0;
+            for (int j = before; j < metrics.jobStart.size(); j++) {
+                for (int s : metrics.jobStages.getOrDefault(j, List.of())) {
+                    StageInfo si = metrics.stages.get(s);
+                    long[] f = metrics.stageFetchWait.get(s);
+                    if (f != null) {
+                        fetchWait += f[0];
+                        cpu += f[1];
+                        remote += f[2];
+                    }
+                    if (si != null && f != null && f[3] > 0 && si.submissionTime().isDefined()
+                        && si.completionTime().isDefined()) {
+                        shuffleStageMs += (Long) si.completionTime().get() - (Long) si.submissionTime().get();
+                    }
+                }
+            }
+            lines.add(String.format(Locale.ROOT, "bench {\"job\":\"%s\",\"pairs\":%d,\"count\":%d,\"wallMs\":%d,"
+                + "\"shuffleStageMs\":%d,\"fetchWaitMs\":%d,\"executorCpuMs\":%d,\"remoteBytes\":%d}",
+                job, pairs, count, wallMs, shuffleStageMs, fetchWait, cpu / 1_000_000, remote));
+        }
+    }
+}

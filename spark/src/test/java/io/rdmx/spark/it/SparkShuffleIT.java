@@ -1,0 +1,178 @@
+package io.rdmx.spark.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Real Spark 4.2 (the pyspark distribution, installed into a cached virtual environment by
+ * spark/scripts/pyspark-home.sh) in local-cluster mode: two executor JVMs, so shuffle blocks cross processes.
+ * Run by failsafe after the shaded jar is built.
+ */
+class SparkShuffleIT {
+    private static SparkCluster cluster;
+    private static Path work;
+
+    @BeforeAll
+    @Timeout(value = 30, unit = TimeUnit.MINUTES)   // the first run installs pyspark (about 450 MB)
+    static void setUp() throws Exception {
+        Path target = Paths.get(System.getProperty("rdmx.spark.testClasses")).getParent();
+        work = target.resolve("spark-it");
+        Path home = SparkCluster.sparkHome(Paths.get(System.getProperty("rdmx.spark.pysparkHome")),
+            work.resolve("pyspark-home.log"), Duration.ofMinutes(29));
+        Path jobs = SparkCluster.jobsJar(Paths.get(System.getProperty("rdmx.spark.testClasses")),
+            work.resolve("jobs.jar"));
+        cluster = new SparkCluster(home, SparkCluster.javaHome(), Paths.get(System.getProperty(
+            "rdmx.spark.shadedJar")), jobs, work);
+    }
+
+    private static Map<String, String> results(List<String> lines) {
+        Map<String, String> out = new HashMap<>();
+        for (String l : lines) {
+            if (l.contains(" sha256=")) {
+                out.put(l.substring(0, l.indexOf(' ')), l);
+            }
+        }
+        return out;
+    }
+
+    private static long metric(List<String> lines, String name) {
+        for (String l : lines) {
+            if (l.startsWith("metrics ")) {
+                for (String kv : l.substring("metrics ".length()).split(" ")) {
+                    if (kv.startsWith(name + "=")) {
+                        return Long.parseLong(kv.substring(name.length() + 1));
+                    }
+                }
+            }
+        }
+        throw new AssertionError("no metric " + name + " in " + lines);
+    }
+
+    @Test
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void sortGroupJoinAndSqlAgreeWithSparksDefaultShuffle() throws Exception {
+        List<String> def = cluster.start("ops-default", false, List.of(), true, "ops").await(Duration.ofMinutes(2));
+        List<String> rdmx = cluster.start("ops-rdmx", true, List.of(), true, "ops").await(Duration.ofMinutes(2));
+        assertTrue(def.contains("shuffleManager=org.apache.spark.shuffle.sort.SortShuffleManager"), def::toString);
+        assertTrue(rdmx.contains("shuffleManager=io.rdmx.spark.RdmxShuffleManager"), rdmx::toString);
+        Map<String, String> expected = results(def);
+        assertEquals(List.of("groupByKey", "join", "reduceByKey", "sortByKey", "sqlGroupBy"),
+            expected.keySet().stream().sorted().toList(), def::toString);
+        assertEquals(expected, results(rdmx));
+        // blocks did cross processes over rdmx, and the read metrics were filled in
+        assertTrue(metric(rdmx, "remoteBlocks") > 0, rdmx::toString);
+        assertTrue(metric(rdmx, "remoteBytes") > 0, rdmx::toString);
+        assertEquals(metric(def, "recordsRead"), metric(rdmx, "recordsRead"));
+        assertEquals(metric(def, "bytesWritten"), metric(rdmx, "bytesWritten"));
+        assertTrue(rdmx.contains("fetchFailures=0"), rdmx::toString);
+        String executorLogs = readAll(work.resolve("ops-rdmx-executors"));
+        assertTrue(executorLogs.contains("rdmx shuffle: serving blocks at [shm="), "executor logs: " + executorLogs);
+    }
+
+    private static String readAll(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return "";
+        }
+        StringBuilder sb = new StringBuilder();
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                sb.append(Files.readString(f));
+            }
+        }
+        return sb.toString();
+    }
+
+    /**
+     * Kills the executor that is not running the (single) reduce task while that task is part-way through
+     * reading: both executors hold map output, the reducer has read its first record and has at most the first
+     * chunk (4 KiB) of one of the victim's blocks. Its next fetch from the victim fails within the peer timeout
+     * (3 s here), it raises FetchFailedException, Spark re-runs the lost map tasks and the reduce stage, and the
+     * result is complete. No other task of the reduce stage exists, so the failure can only come from the rdmx
+     * reader.
+     */
+    @Test
+    @Timeout(value = 4, unit = TimeUnit.MINUTES)
+    void aKilledExecutorFailsTheFetchIntoSparksStageRetry() throws Exception {
+        Path dir = work.resolve("kill-markers");
+        if (Files.isDirectory(dir)) {
+            try (Stream<Path> files = Files.list(dir)) {
+                for (Path f : (Iterable<Path>) files::iterator) {
+                    Files.delete(f);
+                }
+            }
+        }
+        Files.createDirectories(dir);
+        // one block in flight at a time, so the surviving reducer still has the victim's blocks to fetch
+        SparkCluster.Run run = cluster.start("kill-rdmx", true, List.of("spark.rdmx.maxReqsInFlight=1",
+            "spark.rdmx.maxBytesInFlight=1", "spark.rdmx.chunkBytes=4096", "spark.rdmx.peerTimeoutMs=3000",
+            "spark.locality.wait=0"), true, "kill", dir.toString());
+        try {
+            List<Path> reducers = awaitFiles(dir, "reducer-", 1, run.process(), Duration.ofMinutes(2));
+            String reducer = pidOf(reducers.get(0));
+            Map<String, Long> mapsPerPid = list(dir, "map-").stream()
+                .collect(Collectors.groupingBy(SparkShuffleIT::pidOf, Collectors.counting()));
+            assertEquals(2, mapsPerPid.size(), "both executors ran map tasks: " + mapsPerPid);
+            String victim = mapsPerPid.keySet().stream().filter(p -> !p.equals(reducer)).findFirst().orElseThrow();
+            ProcessHandle executor = ProcessHandle.of(Long.parseLong(victim)).orElseThrow();
+            executor.destroyForcibly();
+            assertTrue(executor.onExit().get(30, TimeUnit.SECONDS) != null);
+            Files.writeString(dir.resolve("go"), "go");
+            List<String> out = run.await(Duration.ofMinutes(2));
+            String expected = out.stream().filter(l -> l.startsWith("kill ")).findFirst().orElseThrow();
+            String[] f = expected.split(" ");
+            assertEquals(f[3].substring("expectedCount=".length()), f[1].substring("count=".length()), expected);
+            assertEquals(f[4].substring("expectedSum=".length()), f[2].substring("sum=".length()), expected);
+            assertFalse(out.contains("fetchFailures=0"), out::toString);
+            assertTrue(out.stream().anyMatch(l -> l.startsWith("fetchFailure ") && l.contains("FetchFailedException: "
+                + "fetching shuffle_0_") && l.contains("from executor")), "the rdmx reader's own failure: " + out);
+        } finally {
+            run.kill();
+        }
+    }
+
+    private static String pidOf(Path marker) {
+        String n = marker.getFileName().toString();
+        return n.substring(n.lastIndexOf('-') + 1);
+    }
+
+    private static List<Path> list(Path dir, String prefix) throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(p -> p.getFileName().toString().startsWith(prefix)).toList();
+        }
+    }
+
+    private static List<Path> awaitFiles(Path dir, String prefix, int n, Process app, Duration timeout)
+        throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            List<Path> found = list(dir, prefix);
+            if (found.size() >= n) {
+                return found;
+            }
+            if (!app.isAlive()) {
+                throw new AssertionError("the application ended before " + n + " " + prefix + " markers: " + found);
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no " + n + " " + prefix + " markers within " + timeout + ": " + found);
+            }
+            // the markers are files another process writes; no event to wait on
+            app.waitFor(20, TimeUnit.MILLISECONDS);
+        }
+    }
+}
