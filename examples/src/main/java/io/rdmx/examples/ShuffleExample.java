@@ -30,13 +30,13 @@ public final class ShuffleExample {
      * One process of the plan.
      *
      * @param rank this process's rank in [0, {@link #PROCESSES})
-     * @param transport {@code shm} (tcp and sockets need {@code endpoints}, one {@code host:port} per rank)
+     * @param provider {@code shm} or {@code loopback} (others need {@code members}, one {@code host:port} per rank)
      * @return the sum of the rows this process's workers received
      * @throws Exception if a step fails
      */
-    public static long process(int rank, String transport) throws Exception {
+    public static long process(int rank, String provider) throws Exception {
         // tag::shuffle[]
-        ShuffleConfig cfg = ShuffleConfig.builder(rank, PROCESSES, 2).transport(transport).job("q7").build();
+        ShuffleConfig cfg = ShuffleConfig.builder(rank, PROCESSES, 2).provider(provider).job("q7").build();
         try (ShuffleService svc = ShuffleService.open(cfg)) {
             Exchange<Integer> byKey = svc.exchange(1, Routing.hash(x -> x), RowSerializer.INT);
             ExecutorService threads = Executors.newFixedThreadPool(cfg.workers());

@@ -94,7 +94,7 @@ final class NioShuffleTransport implements ShuffleTransport {
 
     static NioShuffleTransport open(ShuffleConfig cfg) throws RdmxException {
         try {
-            ServerSocketChannel server = ServerSocketChannel.open().bind(parse(cfg.endpoints().get(cfg.rank())));
+            ServerSocketChannel server = ServerSocketChannel.open().bind(parse(cfg.members().get(cfg.rank())));
             NioShuffleTransport t = new NioShuffleTransport(cfg, Selector.open(), server);
             try {
                 t.join();
@@ -114,7 +114,7 @@ final class NioShuffleTransport implements ShuffleTransport {
         for (int r = 0; r < cfg.rank(); r++) {
             while (true) {
                 try {
-                    SocketChannel ch = SocketChannel.open(parse(cfg.endpoints().get(r)));
+                    SocketChannel ch = SocketChannel.open(parse(cfg.members().get(r)));
                     ByteBuffer hello = ByteBuffer.allocate(4).putInt(0, cfg.rank());
                     while (hello.hasRemaining()) {
                         ch.write(hello);
@@ -124,7 +124,7 @@ final class NioShuffleTransport implements ShuffleTransport {
                 } catch (IOException e) {
                     if (System.nanoTime() > deadline) {
                         throw new RdmxTimeoutException("rank " + cfg.rank() + " could not reach rank " + r + " at "
-                            + cfg.endpoints().get(r) + ": " + e.getMessage());
+                            + cfg.members().get(r) + ": " + e.getMessage());
                     }
                     try {
                         Thread.sleep(50);
@@ -285,7 +285,7 @@ final class NioShuffleTransport implements ShuffleTransport {
     private void fail(Conn c, Exception e) {
         if (failure == null) {
             failure = new ConnectionClosedException(cfg.nodeName(c.rank), "sockets shuffle: rank " + c.rank + " ('"
-                + cfg.nodeName(c.rank) + "' at " + cfg.endpoints().get(c.rank) + ") is lost: " + e.getMessage(), e);
+                + cfg.nodeName(c.rank) + "' at " + cfg.members().get(c.rank) + ") is lost: " + e.getMessage(), e);
         }
         try {
             c.key.cancel();
@@ -298,6 +298,11 @@ final class NioShuffleTransport implements ShuffleTransport {
 
     private Conn conn(int rank) {
         return conns[rank];
+    }
+
+    @Override
+    public String provider(int rank) {
+        return "sockets";
     }
 
     @Override

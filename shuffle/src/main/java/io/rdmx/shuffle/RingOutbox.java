@@ -28,6 +28,11 @@ abstract class RingOutbox implements ShuffleTransport.Outbox {
     }
 
     @Override
+    public int maxPayload() {
+        return ring.maxPayload();
+    }
+
+    @Override
     public void commit() {
         ring.commit();
     }

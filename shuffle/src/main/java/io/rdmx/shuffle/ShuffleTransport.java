@@ -20,6 +20,9 @@ interface ShuffleTransport extends AutoCloseable {
         /** @return the buffer claims index */
         ByteBuffer buffer();
 
+        /** @return the largest payload {@link #tryClaim} accepts */
+        int maxPayload();
+
         /** Publishes the claim. */
         void commit();
 
@@ -73,6 +76,12 @@ interface ShuffleTransport extends AutoCloseable {
      * @param localWorker the worker
      */
     void wakeup(int localWorker);
+
+    /**
+     * @param rank another process
+     * @return the provider used to reach it
+     */
+    String provider(int rank);
 
     /** @return records this process sent over the network */
     long networkRecords();

@@ -24,10 +24,10 @@ public final class ShuffleProc {
     public static void main(String[] args) throws Exception {
         int rank = Integer.parseInt(args[1]);
         ShuffleConfig.Builder b = ShuffleConfig.builder(rank, Integer.parseInt(args[2]), Integer.parseInt(args[3]))
-            .transport(args[0]).job(args[6]).bufferSize(Integer.parseInt(args[7]))
+            .provider(args[0]).job(args[6]).bufferSize(Integer.parseInt(args[7]))
             .batchThreshold(Integer.parseInt(args[8]));
         if (!args[5].equals("-")) {
-            b.endpoints(List.of(args[5].split(",")));
+            b.members(List.of(args[5].split(",")));
         }
         long rows = Long.parseLong(args[4]);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
