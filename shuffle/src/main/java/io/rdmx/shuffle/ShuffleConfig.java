@@ -38,7 +38,7 @@ public final class ShuffleConfig {
     private final Duration connectTimeout;
     private final Duration idleTimeout;
 
-    private ShuffleConfig(Builder b, List<String> members, int packBytes, int inboxBytes) {
+    private ShuffleConfig(Builder b, List<String> members, int batchThreshold, int packBytes, int inboxBytes) {
         this.provider = b.provider;
         this.job = b.job;
         this.rank = b.rank;
@@ -46,7 +46,7 @@ public final class ShuffleConfig {
         this.processes = b.processes;
         this.workers = b.workers;
         this.bufferSize = b.bufferSize;
-        this.batchThreshold = b.batchThreshold;
+        this.batchThreshold = batchThreshold;
         this.packBytes = packBytes;
         this.inboxBytes = inboxBytes;
         this.connectTimeout = b.connectTimeout;
@@ -189,7 +189,7 @@ public final class ShuffleConfig {
         private final int processes;
         private final int workers;
         private int bufferSize = 64 << 10;
-        private int batchThreshold = 16 << 10;
+        private int batchThreshold;
         private int packBytes;
         private int inboxBytes;
         private Duration connectTimeout = Duration.ofSeconds(60);
@@ -249,7 +249,7 @@ public final class ShuffleConfig {
         }
 
         /**
-         * @param v batching threshold in bytes
+         * @param v batching threshold in bytes (default: 16 KiB, at most a quarter of the buffer)
          * @return this
          */
         public Builder batchThreshold(int v) {
@@ -339,8 +339,9 @@ public final class ShuffleConfig {
             if (bufferSize < 1024 || Integer.bitCount(bufferSize) != 1) {
                 throw new IllegalArgumentException("bufferSize=" + bufferSize + " must be a power of two >= 1024");
             }
-            if (batchThreshold < 1 || batchThreshold > bufferSize / 4) {
-                throw new IllegalArgumentException("batchThreshold=" + batchThreshold
+            int threshold = batchThreshold == 0 ? Math.min(16 << 10, bufferSize / 4) : batchThreshold;
+            if (threshold < 1 || threshold > bufferSize / 4) {
+                throw new IllegalArgumentException("batchThreshold=" + threshold
                     + " out of range [1, bufferSize/4=" + bufferSize / 4 + "]");
             }
             int pack = packBytes == 0 ? Math.min(4 << 10, bufferSize / 8) : packBytes;
@@ -353,7 +354,7 @@ public final class ShuffleConfig {
                 throw new IllegalArgumentException("inboxBytes=" + inbox + " out of range [2 * bufferSize="
                     + 2 * bufferSize + ", 2^30]");
             }
-            return new ShuffleConfig(this, m, pack, inbox);
+            return new ShuffleConfig(this, m, threshold, pack, inbox);
         }
     }
 }
