@@ -33,8 +33,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The shuffle over ring channels, on any provider, chosen per peer ({@code auto}: shm for peers on this host,
  * verbs where an RDMA device is up, tcp otherwise). One node and channel engine per provider in use. The
- * channel layer reports a lost peer to each reader once and lets it go on with the others; a query needs every
- * rank, so here the first loss aborts: every later blocking read of every worker throws it again.
+ * channel layer reports a lost peer to each reader once; the worker decides whether its query can go on (see
+ * {@link Worker}: a rank that ended every stream this worker consumes may leave).
  *
  * <p>A worker with peers on more than one provider reads every engine; it blocks in one of them for at most
  * {@link #MIXED_SLICE_NANOS} at a time (a record arriving on the other engine waits at most that long).
@@ -52,7 +52,6 @@ final class RingShuffleTransport implements ShuffleTransport {
     private ChannelEngine[] engineList = new ChannelEngine[0];
     private final PeerChannel[] peers;
     private final Adapter[] adapters;
-    private volatile ConnectionClosedException lost;
 
     /** Adapts the channel's record handler to a dispatch, without allocating per call. */
     private static final class Adapter implements RecordHandler {
@@ -318,34 +317,19 @@ final class RingShuffleTransport implements ShuffleTransport {
         if (n > 0 || engineList.length == 0) {
             return n;
         }
-        checkLost();
         Adapter a = adapters[localWorker];
-        long slice = engineList.length == 1 ? timeoutNanos : Math.min(timeoutNanos, MIXED_SLICE_NANOS);
-        try {
-            return engineList[0].reader(localWorker).read(a, limit, slice, TimeUnit.NANOSECONDS);
-        } catch (ConnectionClosedException e) {
-            if (lost == null) {
-                lost = e;
-            }
-            throw e;
+        if (engineList.length == 1) {
+            return engineList[0].reader(localWorker).read(a, limit, timeoutNanos, TimeUnit.NANOSECONDS);
         }
-    }
-
-    /** Throws the first lost rank's failure again, once any rank is lost: the query cannot complete. */
-    private void checkLost() throws ConnectionClosedException {
-        ConnectionClosedException f = lost;
-        if (f == null) {
-            for (PeerChannel p : peers) {
-                if (p != null && p.failure() != null) {
-                    f = p.failure();
-                    lost = f;
-                    break;
-                }
+        // several providers: the others are checked (records and losses) without waiting, then one slice here
+        for (int i = 1; i < engineList.length; i++) {
+            n = engineList[i].reader(localWorker).read(a, limit, 0, TimeUnit.NANOSECONDS);
+            if (n > 0) {
+                return n;
             }
         }
-        if (f != null) {
-            throw new ConnectionClosedException(f.peer(), f.getMessage(), f.getCause());
-        }
+        return engineList[0].reader(localWorker).read(a, limit, Math.min(timeoutNanos, MIXED_SLICE_NANOS),
+            TimeUnit.NANOSECONDS);
     }
 
     @Override

@@ -17,13 +17,11 @@ import java.util.Set;
  *
  * <p>Providers: {@code shm}, {@code tcp}, {@code verbs}, {@code disni}, {@code loopback} (every peer over that
  * provider), or {@code auto} (chosen per peer: {@code shm} for a peer on this host, {@code verbs} for other
- * hosts where an RDMA device is up here, {@code tcp} otherwise). {@code sockets} selects the sockets baseline
- * (the paper's original middleware, kept for comparison).
+ * hosts where an RDMA device is up here, {@code tcp} otherwise).
  */
 public final class ShuffleConfig {
     /** The provider names accepted by {@link Builder#provider}. */
-    public static final List<String> PROVIDERS = List.of("auto", "shm", "tcp", "verbs", "disni", "loopback",
-        "sockets");
+    public static final List<String> PROVIDERS = List.of("auto", "shm", "tcp", "verbs", "disni", "loopback");
 
     private final String provider;
     private final String job;
@@ -132,6 +130,19 @@ public final class ShuffleConfig {
      */
     public String nodeName(int r) {
         return job + "-r" + r;
+    }
+
+    /**
+     * @param nodeName a node name
+     * @return the rank of the membership with that name, or -1
+     */
+    public int rankOf(String nodeName) {
+        for (int r = 0; r < processes; r++) {
+            if (nodeName(r).equals(nodeName)) {
+                return r;
+            }
+        }
+        return -1;
     }
 
     /**

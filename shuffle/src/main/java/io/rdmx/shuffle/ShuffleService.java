@@ -58,9 +58,20 @@ public final class ShuffleService implements AutoCloseable {
      * @throws RdmxException if the service cannot be joined
      */
     public static ShuffleService open(ShuffleConfig cfg) throws RdmxException {
-        ShuffleTransport t = cfg.provider().equals("sockets") ? NioShuffleTransport.open(cfg)
-            : RingShuffleTransport.open(cfg);
-        return new ShuffleService(cfg, t);
+        return new ShuffleService(cfg, RingShuffleTransport.open(cfg));
+    }
+
+    /**
+     * Joins the service over another transport (the benchmarks' sockets baseline); {@link ShuffleConfig#provider}
+     * is not used.
+     *
+     * @param cfg the configuration
+     * @param factory opens the transport
+     * @return the service
+     * @throws RdmxException if the service cannot be joined
+     */
+    public static ShuffleService open(ShuffleConfig cfg, ShuffleTransport.Factory factory) throws RdmxException {
+        return new ShuffleService(cfg, factory.open(cfg));
     }
 
     /** @return the configuration */

@@ -65,6 +65,8 @@ public final class Worker {
     private static final int KIND_BATCH = 4;
     private static final int INBOX_HEADER = 12;
     private static final int DELIVERED = -1;
+    /** An end-of-stream record's payload: the global index of the worker that sends it. */
+    private static final RowSerializer<Integer> EOS_SOURCE = RowSerializer.INT;
 
     private static final class Consumed {
         final Exchange<?> exchange;
@@ -75,12 +77,15 @@ public final class Worker {
         final Handlers.LongHandler longs;
         final Handlers.RowHandler rows;
         final Handlers.BatchHandler batches;
+        /** End-of-stream marks received, and from which workers. */
         int eos;
+        final boolean[] eosFrom;
         long received;
 
         @SuppressWarnings("unchecked")
-        Consumed(Exchange<?> exchange, int kind, Object handler) {
+        Consumed(Exchange<?> exchange, int kind, Object handler, int total) {
             this.exchange = exchange;
+            this.eosFrom = new boolean[total];
             this.kind = kind;
             this.width = exchange.width();
             this.objects = kind == KIND_OBJECT ? (Consumer<Object>) handler : null;
@@ -126,6 +131,10 @@ public final class Worker {
     private int pressuredDst = -1;
     private long backPressured;
     private ConnectionClosedException failure;
+    /** Per rank: its loss, once a read reported it (a rank may leave once it sent every end-of-stream). */
+    private final ConnectionClosedException[] gone;
+    private boolean anyGone;
+    private final java.util.ArrayList<Consumed> active = new java.util.ArrayList<>();
     private long rowsSent;
 
     private final RingBuffer.Handler dispatch = this::dispatch;
@@ -139,6 +148,7 @@ public final class Worker {
         this.total = cfg.processes() * cfg.workers();
         this.idleNanos = cfg.idleTimeout().toNanos();
         this.outboxes = new ShuffleTransport.Outbox[total];
+        this.gone = new ConnectionClosedException[cfg.processes()];
         int maxPayload = Integer.MAX_VALUE;
         for (int g = 0; g < total; g++) {
             int rank = g / cfg.workers();
@@ -215,7 +225,9 @@ public final class Worker {
         if (byId[ex.id()] != null) {
             throw new IllegalStateException("worker " + global + " already consumes exchange " + ex.id());
         }
-        byId[ex.id()] = new Consumed(ex, kind, handler);
+        Consumed c = new Consumed(ex, kind, handler, total);
+        byId[ex.id()] = c;
+        active.add(c);
     }
 
     private static void checkWidth(Exchange<?> ex, int want, String what) {
@@ -281,6 +293,10 @@ public final class Worker {
      * @param ex the exchange
      */
     public void release(Exchange<?> ex) {
+        Consumed c = byId[ex.id()];
+        if (c != null) {
+            active.remove(c);
+        }
         byId[ex.id()] = null;
         cursor[ex.id()] = 0;
     }
@@ -603,7 +619,7 @@ public final class Worker {
         int id = ex.id();
         for (int g = cursor[id]; g < total; g++) {
             if (only == Routing.ALL || only == g) {
-                if (!put(g, ex.eosStream(), 0, null, null)) {
+                if (!put(g, ex.eosStream(), 4, global, EOS_SOURCE)) {
                     cursor[id] = g;
                     return pressured(g);
                 }
@@ -727,7 +743,7 @@ public final class Worker {
                 if (room > 0) {
                     waiting = true;
                     try {
-                        transport.read(local, dispatch, room, TimeUnit.MILLISECONDS.toNanos(1));
+                        readTransport(room, TimeUnit.MILLISECONDS.toNanos(1));
                     } finally {
                         waiting = false;
                     }
@@ -744,6 +760,48 @@ public final class Worker {
     }
 
     // ---------------------------------------------------------------------------------------------- receiving
+
+    /**
+     * Blocks in the transport's read. A lost rank is a failure only if a consumer of this worker still waits for
+     * an end-of-stream from one of its workers (a rank whose workers all ended what this one consumes may leave).
+     */
+    private int readTransport(int room, long nanos) throws RdmxException, InterruptedException {
+        try {
+            return transport.read(local, dispatch, room, nanos);
+        } catch (ConnectionClosedException e) {
+            int rank = svc.config().rankOf(e.peer());
+            if (rank < 0) {
+                failure = e;
+                throw e;
+            }
+            gone[rank] = e;
+            anyGone = true;
+            checkGone();
+            return 0;
+        }
+    }
+
+    /** Throws the loss of a rank some active consumer still waits on. */
+    private void checkGone() throws ConnectionClosedException {
+        int workers = svc.config().workers();
+        for (int r = 0; r < gone.length; r++) {
+            if (gone[r] == null) {
+                continue;
+            }
+            for (Consumed c : active) {
+                int only = c.exchange.routing().only();
+                if (c.eos == total || only != Routing.ALL && only != global) {
+                    continue;
+                }
+                for (int g = r * workers; g < (r + 1) * workers; g++) {
+                    if (!c.eosFrom[g]) {
+                        failure = gone[r];
+                        throw failure;
+                    }
+                }
+            }
+        }
+    }
 
     /** Records the inbox can surely take now (each at most {@link #maxRecord} bytes). */
     private int room() {
@@ -832,6 +890,13 @@ public final class Worker {
             return 0;
         }
         if ((stream & 0x8000) != 0) {
+            int from = len == 4 ? buf.getInt(off) : -1;
+            if (from < 0 || from >= total || c.eosFrom[from]) {
+                throw new IllegalStateException("worker " + global + ": end-of-stream of exchange " + c.exchange.id()
+                    + " from worker=" + from + " (length=" + len + "): not a worker of [0, " + total + ") that had not"
+                    + " ended it yet");
+            }
+            c.eosFrom[from] = true;
             c.eos++;
             return len;
         }
@@ -895,11 +960,25 @@ public final class Worker {
     }
 
     private int rowsOf(Consumed c, int len) {
-        if (len % c.width != 0) {
-            throw new IllegalStateException("worker " + global + ": record of exchange " + c.exchange.id()
-                + " with length=" + len + ", not a multiple of its width=" + c.width);
+        return rowsIn(global, c.exchange.id(), len, c.width);
+    }
+
+    /**
+     * Checks a received record of a fixed-width exchange (its length is what the peer announced).
+     *
+     * @param worker the receiving worker, for the message
+     * @param exchange the exchange id, for the message
+     * @param length the record's length
+     * @param width the exchange's row width (at least 1)
+     * @return the rows in it
+     * @throws IllegalStateException naming the length and width if the length is not a whole number of rows
+     */
+    static int rowsIn(int worker, int exchange, int length, int width) {
+        if (length < 0 || length % width != 0) {
+            throw new IllegalStateException("worker " + worker + ": record of exchange " + exchange
+                + " with length=" + length + ", not a multiple of its width=" + width);
         }
-        return len / c.width;
+        return length / width;
     }
 
     /** Delivers the inbox in arrival order (records nobody consumes yet are skipped); stops at a refusal. */
@@ -911,17 +990,18 @@ public final class Worker {
             int size = INBOX_HEADER + align4(len);
             if (stream != DELIVERED) {
                 int done = inbox.getInt(p + 8);
+                boolean consumed = byId[stream & Exchange.MAX_ID] != null;
                 int taken = deliver(stream, inbox, p + INBOX_HEADER + done, len - done);
-                if (taken > 0 || len == 0 && byId[stream & Exchange.MAX_ID] != null) {
+                if (taken > 0) {
                     n++;
                 }
-                if (done + taken < len || len == 0 && byId[stream & Exchange.MAX_ID] == null) {
-                    inbox.putInt(p + 8, done + taken);
-                    if (byId[stream & Exchange.MAX_ID] != null) {
-                        break; // refused: keep the order of what follows
-                    }
-                    p += size;
+                if (!consumed) {
+                    p += size; // nobody consumes it yet: later records go first
                     continue;
+                }
+                if (done + taken < len) {
+                    inbox.putInt(p + 8, done + taken);
+                    break; // refused: keep the order of what follows
                 }
                 inbox.putInt(p, DELIVERED);
                 inboxRecords--;
@@ -949,6 +1029,9 @@ public final class Worker {
         if (failure != null) {
             throw failure;
         }
+        if (anyGone) {
+            checkGone();
+        }
         int n = inboxRecords > 0 ? deliverInbox() : 0;
         n += readAll();
         if (n == 0) {
@@ -968,8 +1051,50 @@ public final class Worker {
     }
 
     /**
-     * The worker loop of a plan: deliver arrived rows; else run local work; else, unless {@code finished},
-     * block until something arrives or space frees.
+     * Blocks until records arrive, space frees in the buffer the last offer found full, a peer fails, or the
+     * timeout; for an engine's scheduler with nothing to do. Emits packs and sends what is committed first.
+     *
+     * @param timeout the bound
+     * @param unit its unit
+     * @return records read meanwhile (delivered or set aside); 0 on timeout or a wake-up for space
+     * @throws RdmxException if a peer is lost (names it)
+     * @throws InterruptedException if interrupted
+     */
+    public int await(long timeout, TimeUnit unit) throws RdmxException, InterruptedException {
+        if (failure != null) {
+            throw failure;
+        }
+        flush();
+        int dst = pressuredDst;
+        pressuredDst = -1;
+        ShuffleTransport.Outbox ob = dst >= 0 ? outboxes[dst] : null;
+        long nanos = unit.toNanos(timeout);
+        if (ob != null) {
+            ob.wakeOnSpace(local);
+            nanos = Math.min(nanos, TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        waiting = true;
+        try {
+            VarHandle.fullFence();
+            int n = readAll();
+            int room = room();
+            if (n == 0 && room > 0) {
+                n = readTransport(room, Math.max(1, nanos));
+            } else if (n == 0) {
+                LockSupport.parkNanos(Math.min(nanos, 50_000));
+            }
+            return n;
+        } finally {
+            waiting = false;
+            if (ob != null) {
+                ob.wakeOnSpace(-1);
+            }
+        }
+    }
+
+    /**
+     * The convenience loop of a plan on top of {@link #poll} and {@link #await}: deliver arrived rows; else run
+     * local work; else, unless {@code finished}, block until something arrives or space frees.
      *
      * @param work one step of the child operators
      * @param finished true when this worker's part of the plan is complete
@@ -987,31 +1112,8 @@ public final class Worker {
             if (finished.getAsBoolean()) {
                 return;
             }
-            flush();
             int dst = pressuredDst;
-            ShuffleTransport.Outbox ob = dst >= 0 ? outboxes[dst] : null;
-            int n;
-            if (ob != null) {
-                ob.wakeOnSpace(local);
-            }
-            waiting = true;
-            try {
-                VarHandle.fullFence();
-                n = readAll();
-                int room = room();
-                if (n == 0 && room > 0) {
-                    n = transport.read(local, dispatch, room, dst >= 0 ? TimeUnit.MILLISECONDS.toNanos(1)
-                        : TimeUnit.MILLISECONDS.toNanos(100));
-                } else if (n == 0) {
-                    LockSupport.parkNanos(50_000);
-                }
-            } finally {
-                waiting = false;
-                if (ob != null) {
-                    ob.wakeOnSpace(-1);
-                }
-            }
-            if (n > 0) {
+            if (await(100, TimeUnit.MILLISECONDS) > 0) {
                 idleSince = System.nanoTime();
             } else if (System.nanoTime() - idleSince > idleNanos) {
                 throw new RdmxTimeoutException("worker " + global + (dst >= 0 ? " could not send to worker " + dst
@@ -1025,6 +1127,17 @@ public final class Worker {
     /** @return bytes currently set aside in the inbox (received and not yet taken by a handler) */
     public long stashedBytes() {
         return tail - head;
+    }
+
+    /** @return ranks this worker saw leave after they had ended every stream it consumed (not failures) */
+    public int ranksGone() {
+        int n = 0;
+        for (ConnectionClosedException e : gone) {
+            if (e != null) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** @return offers (and flushes) that were back-pressured */

@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class KilledProcessTest {
     @ParameterizedTest
-    @ValueSource(strings = {"shm", "tcp", "auto", "sockets"})
+    @ValueSource(strings = {"shm", "tcp", "auto"})
     void workerWaitingOnAKilledProcessGetsAnExceptionNamingIt(String t) throws Exception {
         String job = "k" + ProcessHandle.current().pid() + t;
         List<String> endpoints = t.equals("shm") ? List.of() : Cluster.freePorts(2);

@@ -355,6 +355,87 @@ class ShuffleApiTest {
         }
     }
 
+    /**
+     * Rank 1 ends every stream and closes while rank 0 still waits for its own second worker: rank 0 goes on (a
+     * rank that ended what the others consume may leave), and the loss is no failure.
+     */
+    @Test
+    void aRankThatEndedEveryStreamMayLeaveBeforeTheOthersFinish() throws Exception {
+        try (Cluster c = new Cluster("shm", 2, 2, b -> b)) {
+            List<Worker> all = new ArrayList<>();
+            List<Exchange<RowView>> as = new ArrayList<>();
+            List<Exchange<RowView>> bs = new ArrayList<>();
+            for (ShuffleService s : c.services) {
+                as.add(s.intExchange(20, Routing.byKey()));
+                bs.add(s.intExchange(21, Routing.gather(0)));
+                all.add(s.worker(0));
+                all.add(s.worker(1));
+            }
+            long[] sumA = new long[4];
+            long[] sumB = {0};
+            for (int g = 0; g < 4; g++) {
+                int gi = g;
+                all.get(g).consumeInts(as.get(g / 2), v -> {
+                    sumA[gi] += v;
+                    return true;
+                });
+            }
+            all.get(0).consumeInts(bs.get(0), v -> {
+                sumB[0] += v;
+                return true;
+            });
+            long deadline = System.nanoTime() + DEADLINE_NANOS;
+            for (int g = 0; g < 4; g++) {
+                Worker w = all.get(g);
+                for (int i = 0; i < 100; i++) {
+                    int v = g * 100 + i;
+                    while (w.offerInt(as.get(g / 2), v) != Worker.OK) {
+                        all.forEach(ShuffleApiTest::pollQuietly);
+                        assertTrue(System.nanoTime() < deadline);
+                    }
+                }
+                while (w.offerFinish(as.get(g / 2)) != Worker.OK) {
+                    all.forEach(ShuffleApiTest::pollQuietly);
+                }
+            }
+            // rank 1 also ends stage B (it sends nothing there), then waits for stage A and leaves
+            for (int g = 2; g < 4; g++) {
+                assertEquals(Worker.OK, all.get(g).offerFinish(bs.get(1)));
+            }
+            while (!all.get(2).done(as.get(1)) || !all.get(3).done(as.get(1))) {
+                all.forEach(ShuffleApiTest::pollQuietly);
+                assertTrue(System.nanoTime() < deadline);
+            }
+            c.services.get(1).close();
+            Worker w0 = all.get(0);
+            while (w0.ranksGone() == 0) {
+                w0.await(10, TimeUnit.MILLISECONDS); // reads the loss of rank 1; must not throw
+                assertTrue(System.nanoTime() < deadline, "rank 1's departure never seen");
+            }
+            // only now does rank 0's second worker send stage B
+            Worker w1 = all.get(1);
+            assertEquals(Worker.OK, w1.offerInt(bs.get(0), 7));
+            assertEquals(Worker.OK, w1.offerFinish(bs.get(0)));
+            assertEquals(Worker.OK, w0.offerFinish(bs.get(0)));
+            while (!w0.done(bs.get(0)) || !w0.done(as.get(0)) || !w1.done(as.get(0))) {
+                w0.poll();
+                w1.poll();
+                assertTrue(System.nanoTime() < deadline);
+            }
+            assertEquals(7, sumB[0]);
+            assertEquals(400L * 399 / 2, sumA[0] + sumA[1] + sumA[2] + sumA[3]);
+            assertEquals(null, w0.failure());
+        }
+    }
+
+    private static void pollQuietly(Worker w) {
+        try {
+            w.poll();
+        } catch (RdmxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     @Test
     void autoChoosesShmForPeersOnThisHostAndTcpOrVerbsForOthers() throws Exception {
         try (Cluster c = new Cluster("auto", 2, 1, b -> b)) {

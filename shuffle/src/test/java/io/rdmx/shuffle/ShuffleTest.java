@@ -51,25 +51,25 @@ class ShuffleTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"shm", "tcp", "loopback", "auto", "sockets"})
+    @ValueSource(strings = {"shm", "tcp", "loopback", "auto"})
     void twoStagesDeliverEveryRowExactlyOnce(String t) throws Exception {
         long rows = 30_000;
         try (Cluster c = new Cluster(t, 3, 2, b -> b)) {
-            List<SyntheticPlan.Result> rs = c.spmd(s -> SyntheticPlan.run(s, rows, 10, null));
-            SyntheticPlan.Result total = rs.get(0);
+            List<TwoStagePlan.Result> rs = c.spmd(s -> TwoStagePlan.run(s, rows, 10));
+            TwoStagePlan.Result total = rs.get(0);
             for (int i = 1; i < rs.size(); i++) {
                 total = total.plus(rs.get(i));
             }
-            long[] want = SyntheticPlan.expected(3, rows);
+            long[] want = TwoStagePlan.expected(3, rows);
             assertArrayEquals(want, new long[] {total.count1(), total.sum1(), total.sum2()},
                 "stage-1 count and both checksums");
             assertEquals(want[0], total.count2());
-            for (SyntheticPlan.Result r : rs) {
+            for (TwoStagePlan.Result r : rs) {
                 assertTrue(r.count1() > 0 && r.count2() > 0, "every process receives rows: " + r);
             }
             // the same service runs a second query
-            List<SyntheticPlan.Result> again = c.spmd(s -> SyntheticPlan.run(s, 1000, 12, null));
-            assertEquals(3000, again.stream().mapToLong(SyntheticPlan.Result::count2).sum());
+            List<TwoStagePlan.Result> again = c.spmd(s -> TwoStagePlan.run(s, 1000, 12));
+            assertEquals(3000, again.stream().mapToLong(TwoStagePlan.Result::count2).sum());
         }
     }
 
@@ -196,11 +196,11 @@ class ShuffleTest {
     void fullBuffersBlockTheSenderWithoutLossOrDeadlock() throws Exception {
         long rows = 20_000;
         try (Cluster c = new Cluster("shm", 2, 2, b -> b.bufferSize(1024).batchThreshold(64))) {
-            List<SyntheticPlan.Result> rs = c.spmd(s -> SyntheticPlan.run(s, rows, 20, null));
-            long n = rs.stream().mapToLong(SyntheticPlan.Result::count2).sum();
+            List<TwoStagePlan.Result> rs = c.spmd(s -> TwoStagePlan.run(s, rows, 20));
+            long n = rs.stream().mapToLong(TwoStagePlan.Result::count2).sum();
             assertEquals(2 * rows, n);
-            long sum2 = rs.stream().mapToLong(SyntheticPlan.Result::sum2).sum();
-            assertEquals(SyntheticPlan.expected(2, rows)[2], sum2);
+            long sum2 = rs.stream().mapToLong(TwoStagePlan.Result::sum2).sum();
+            assertEquals(TwoStagePlan.expected(2, rows)[2], sum2);
             assertTrue(c.services.stream().mapToLong(ShuffleService::blockedSends).sum() > 0,
                 "1 KiB buffers must fill and block senders");
         }

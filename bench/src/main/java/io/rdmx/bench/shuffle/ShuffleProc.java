@@ -2,7 +2,6 @@ package io.rdmx.bench.shuffle;
 
 import io.rdmx.shuffle.ShuffleConfig;
 import io.rdmx.shuffle.ShuffleService;
-import io.rdmx.shuffle.SyntheticPlan;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -23,15 +22,17 @@ public final class ShuffleProc {
      */
     public static void main(String[] args) throws Exception {
         int rank = Integer.parseInt(args[1]);
+        boolean sockets = args[0].equals("sockets");
         ShuffleConfig.Builder b = ShuffleConfig.builder(rank, Integer.parseInt(args[2]), Integer.parseInt(args[3]))
-            .provider(args[0]).job(args[6]).bufferSize(Integer.parseInt(args[7]))
+            .provider(sockets ? "tcp" : args[0]).job(args[6]).bufferSize(Integer.parseInt(args[7]))
             .batchThreshold(Integer.parseInt(args[8]));
         if (!args[5].equals("-")) {
             b.members(List.of(args[5].split(",")));
         }
         long rows = Long.parseLong(args[4]);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        try (ShuffleService svc = ShuffleService.open(b.build())) {
+        try (ShuffleService svc = sockets ? ShuffleService.open(b.build(), NioShuffleTransport::open)
+            : ShuffleService.open(b.build())) {
             System.out.println("READY");
             System.out.flush();
             if (!"GO".equals(in.readLine())) {

@@ -2,7 +2,6 @@ package io.rdmx.bench.shuffle;
 
 import io.rdmx.bench.report.ChildJvm;
 import io.rdmx.shuffle.Endpoints;
-import io.rdmx.shuffle.SyntheticPlan;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

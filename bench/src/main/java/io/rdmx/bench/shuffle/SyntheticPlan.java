@@ -1,4 +1,10 @@
-package io.rdmx.shuffle;
+package io.rdmx.bench.shuffle;
+
+import io.rdmx.shuffle.Exchange;
+import io.rdmx.shuffle.Routing;
+import io.rdmx.shuffle.RowView;
+import io.rdmx.shuffle.ShuffleService;
+import io.rdmx.shuffle.Worker;
 
 import java.util.ArrayList;
 import java.util.List;

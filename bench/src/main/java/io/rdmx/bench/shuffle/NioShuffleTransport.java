@@ -1,6 +1,9 @@
-package io.rdmx.shuffle;
+package io.rdmx.bench.shuffle;
 
 import io.rdmx.channel.RingBuffer;
+import io.rdmx.shuffle.RingOutbox;
+import io.rdmx.shuffle.ShuffleConfig;
+import io.rdmx.shuffle.ShuffleTransport;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
@@ -25,7 +28,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Wire record: {@code src worker (16) | dst worker (16) | stream (16) | reserved (16) | length (32) | payload}.
  */
-final class NioShuffleTransport implements ShuffleTransport {
+public final class NioShuffleTransport implements ShuffleTransport {
     private static final Logger LOG = LoggerFactory.getLogger(NioShuffleTransport.class);
     private static final int HEADER = 12;
     private static final int IO_BUFFER = 1 << 20;
@@ -92,7 +95,14 @@ final class NioShuffleTransport implements ShuffleTransport {
         return new InetSocketAddress(hostPort.substring(0, i), Integer.parseInt(hostPort.substring(i + 1)));
     }
 
-    static NioShuffleTransport open(ShuffleConfig cfg) throws RdmxException {
+    /**
+     * Joins: listens on this rank's member address, connects to every lower rank, accepts every higher one.
+     *
+     * @param cfg the configuration (its members are the sockets' addresses)
+     * @return the transport
+     * @throws RdmxException if it cannot join
+     */
+    public static NioShuffleTransport open(ShuffleConfig cfg) throws RdmxException {
         try {
             ServerSocketChannel server = ServerSocketChannel.open().bind(parse(cfg.members().get(cfg.rank())));
             NioShuffleTransport t = new NioShuffleTransport(cfg, Selector.open(), server);
