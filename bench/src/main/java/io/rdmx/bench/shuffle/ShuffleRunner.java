@@ -1,5 +1,6 @@
 package io.rdmx.bench.shuffle;
 
+import io.rdmx.bench.channel.ProcStat;
 import io.rdmx.bench.report.ChildJvm;
 import io.rdmx.shuffle.Endpoints;
 import java.io.BufferedReader;
@@ -17,12 +18,23 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /** Launches P processes of the synthetic plan, verifies exactly-once delivery and times the run. */
 public final class ShuffleRunner {
-    /** The outcome of one run. */
+    /** The outcome of one timed pass (after a warm-up pass in the same processes). */
     public record Run(String transport, int processes, int workers, int threshold, long rowsPerProcess,
-                      double seconds, long blocked) {
+                      double seconds, long blocked, double cpuSeconds, long contextSwitches, long gcCount,
+                      long gcMillis) {
+        /** @return rows shuffled (both stages, all processes) */
+        public long rows() {
+            return 2L * processes * rowsPerProcess;
+        }
+
         /** @return rows shuffled per second (both stages) */
         public double rowsPerSecond() {
-            return 2.0 * processes * rowsPerProcess / seconds;
+            return rows() / seconds;
+        }
+
+        /** @return CPU nanoseconds (all processes, user + system) per row shuffled */
+        public double cpuNanosPerRow() {
+            return cpuSeconds * 1e9 / rows();
         }
     }
 
@@ -38,12 +50,13 @@ public final class ShuffleRunner {
      * @param rows rows per process
      * @param bufferSize bytes per buffer
      * @param threshold batching threshold
+     * @param warmRows rows per process of the warm-up pass (0: none)
      * @param log progress output, or null
      * @return the run
      * @throws Exception if a process fails or the verification fails
      */
     public static Run run(String transport, int processes, int workers, long rows, int bufferSize, int threshold,
-                          PrintStream log) throws Exception {
+                          long warmRows, PrintStream log) throws Exception {
         String job = "b" + ProcessHandle.current().pid() + "-" + System.nanoTime() % 1_000_000;
         String endpoints = transport.equals("shm") ? "-"
             : String.join(",", Endpoints.freeLocal(processes));
@@ -55,7 +68,7 @@ public final class ShuffleRunner {
                 List<String> cmd = ChildJvm.command(ShuffleProc.class.getName(),
                     List.of("-Xmx256m", "-XX:+UseSerialGC"), transport, Integer.toString(r),
                     Integer.toString(processes), Integer.toString(workers), Long.toString(rows), endpoints, job,
-                    Integer.toString(bufferSize), Integer.toString(threshold));
+                    Integer.toString(bufferSize), Integer.toString(threshold), Long.toString(warmRows));
                 Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
                 procs.add(p);
                 outs.add(new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)));
@@ -70,9 +83,26 @@ public final class ShuffleRunner {
                     throw new IllegalStateException("rank " + r + " did not join: " + l);
                 }
             }
-            long t0 = System.nanoTime();
             for (Writer w : ins) {
                 w.write("GO\n");
+                w.flush();
+            }
+            for (int r = 0; r < processes; r++) {
+                String l = outs.get(r).readLine();
+                for (int skip = 0; l != null && !"WARM".equals(l) && skip < 20; skip++) {
+                    l = outs.get(r).readLine();
+                }
+                if (!"WARM".equals(l)) {
+                    throw new IllegalStateException("rank " + r + " failed its warm-up pass: " + l);
+                }
+            }
+            ProcStat before = new ProcStat(0, 0);
+            for (Process p : procs) {
+                before = before.plus(ProcStat.of(p.pid()));
+            }
+            long t0 = System.nanoTime();
+            for (Writer w : ins) {
+                w.write("RUN\n");
                 w.flush();
             }
             AtomicLong[] progress = new AtomicLong[processes];
@@ -119,6 +149,13 @@ public final class ShuffleRunner {
                 }
             }
             double seconds = (System.nanoTime() - t0) / 1e9;
+            ProcStat after = new ProcStat(0, 0);
+            for (Process p : procs) {
+                after = after.plus(ProcStat.of(p.pid()));
+            }
+            ProcStat used = after.minus(before);
+            long gcCount = 0;
+            long gcMillis = 0;
             long c1 = 0;
             long s1 = 0;
             long c2 = 0;
@@ -134,6 +171,8 @@ public final class ShuffleRunner {
                 c2 += Long.parseLong(f[3]);
                 s2 += Long.parseLong(f[4]);
                 blocked += Long.parseLong(f[6]);
+                gcCount += Long.parseLong(f[7]);
+                gcMillis += Long.parseLong(f[8]);
             }
             long[] want = SyntheticPlan.expected(processes, rows);
             if (c1 != want[0] || c2 != want[0] || s1 != want[1] || s2 != want[2]) {
@@ -149,7 +188,8 @@ public final class ShuffleRunner {
             for (Process p : procs) {
                 p.waitFor(20, TimeUnit.SECONDS);
             }
-            return new Run(transport, processes, workers, threshold, rows, seconds, blocked);
+            return new Run(transport, processes, workers, threshold, rows, seconds, blocked, used.cpuSeconds(),
+                used.contextSwitches(), gcCount, gcMillis);
         } finally {
             for (Process p : procs) {
                 p.destroyForcibly();
