@@ -1,12 +1,17 @@
 package io.rdmx.bench.shuffle;
 
 import io.rdmx.bench.report.Report;
+import io.rdmx.bench.transport.TransportBench;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.openjdk.jmh.profile.GCProfiler;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
 
 /**
  * {@code rdmx bench shuffle}: the DAIS 2016 paper's synthetic benchmark on this host. Fig. 3: P processes x W
@@ -40,6 +45,7 @@ public final class ShuffleBench {
             .context("warmUpRowsPerProcess", warm).context("bufferSize", buffer).context("batchThreshold", threshold)
             .context("stages", 2).context("cpuAndSwitches", "/proc/<pid>/stat and task/*/status of every process, "
                 + "timed pass only");
+        allocation(quick, report);
         System.out.printf(Locale.ROOT, "%n  %-4s %-3s %-8s %8s %14s %12s %10s %6s %8s%n", "P", "W", "transport",
             "wall s", "rows/s", "cpu ns/row", "ctx sw", "GCs", "blocked");
         Map<String, ShuffleRunner.Run> runs = new LinkedHashMap<>();
@@ -104,6 +110,26 @@ public final class ShuffleBench {
         }
         report.panel(new Report.Panel("Fig. 4: P=4 W=2 by batching threshold", "s, lower is better", sweepBars));
         report.finish(System.out, results);
+    }
+
+    /** The row path in steady state under JMH with {@code -prof gc}: bytes allocated per offer and per poll. */
+    private static void allocation(boolean quick, Report report) throws Exception {
+        System.out.println("  allocation per row (JMH ShuffleRowsBenchmark, -prof gc):");
+        java.util.Collection<RunResult> rs = new Runner(TransportBench.jmh(quick)
+            .include(ShuffleRowsBenchmark.class.getName() + ".*").addProfiler(GCProfiler.class).build()).run();
+        for (RunResult r : rs) {
+            String path = r.getParams().getParam("path");
+            double ops = r.getAggregatedResult().getPrimaryResult().getScore();
+            Result<?> norm = r.getAggregatedResult().getSecondaryResults().get("gc.alloc.rate.norm");
+            Result<?> offers = r.getAggregatedResult().getSecondaryResults().get("offer");
+            double bytes = norm == null ? Double.NaN : norm.getScore();
+            double rows = offers == null ? Double.NaN : offers.getScore();
+            System.out.printf(Locale.ROOT, "    %-6s %8.2f M offers/s on one thread, %8.2f ops/us (offers + polls), "
+                + "%8.4f B/op allocated%n", path, rows, ops, bytes);
+            report.add(new Report.Result("row path " + path + " offers", "rdmx", rows, 0, "ops/us"));
+            report.add(new Report.Result("row path " + path + " offers+polls", "rdmx", ops, 0, "ops/us"));
+            report.add(new Report.Result("row path " + path + " gc.alloc.rate.norm", "rdmx", bytes, 0, "B/op"));
+        }
     }
 
     private static void print(ShuffleRunner.Run r) {

@@ -42,6 +42,21 @@ public final class ShuffleRunner {
     }
 
     /**
+     * One run from the command line (for profiling): transport processes workers rows [bufferSize threshold warm].
+     *
+     * @param args the arguments
+     * @throws Exception on failure
+     */
+    public static void main(String[] args) throws Exception {
+        Run r = run(args[0], Integer.parseInt(args[1]), Integer.parseInt(args[2]), Long.parseLong(args[3]),
+            args.length > 4 ? Integer.parseInt(args[4]) : 64 << 10, args.length > 5 ? Integer.parseInt(args[5])
+            : 16 << 10, args.length > 6 ? Long.parseLong(args[6]) : 300_000, null);
+        System.out.printf(Locale.ROOT, "%s P=%d W=%d: %.2f s, %.0f rows/s, %.1f cpu ns/row, %d switches, %d GCs, "
+            + "%d blocked%n", r.transport(), r.processes(), r.workers(), r.seconds(), r.rowsPerSecond(),
+            r.cpuNanosPerRow(), r.contextSwitches(), r.gcCount(), r.blocked());
+    }
+
+    /**
      * Runs the plan once.
      *
      * @param transport shm, tcp or sockets
