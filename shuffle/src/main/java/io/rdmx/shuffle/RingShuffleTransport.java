@@ -88,6 +88,11 @@ final class RingShuffleTransport implements ShuffleTransport {
             if (r == cfg.rank()) {
                 continue;
             }
+            String pinned = cfg.providerOf(r) != null ? cfg.providerOf(r) : cfg.providerOf(cfg.rank());
+            if (pinned != null) {
+                out[r] = pinned;
+                continue;
+            }
             if (!cfg.provider().equals("auto")) {
                 out[r] = cfg.provider();
                 continue;
@@ -135,7 +140,7 @@ final class RingShuffleTransport implements ShuffleTransport {
             case "loopback":
                 return LoopbackFabric.SCHEME + cfg.nodeName(rank);
             default:
-                return cfg.members().get(rank);
+                return cfg.address(rank);
         }
     }
 
@@ -160,7 +165,7 @@ final class RingShuffleTransport implements ShuffleTransport {
             }
             NodeOptions.Builder nb = NodeOptions.builder().name(cfg.nodeName(cfg.rank()));
             if (!p.equals("shm") && !p.equals("loopback")) {
-                nb.bindAddress(cfg.members().get(cfg.rank()));
+                nb.bindAddress(cfg.address(cfg.rank()));
             }
             Fabric f;
             try {

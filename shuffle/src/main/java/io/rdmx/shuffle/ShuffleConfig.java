@@ -17,7 +17,8 @@ import java.util.Set;
  *
  * <p>Providers: {@code shm}, {@code tcp}, {@code verbs}, {@code disni}, {@code loopback} (every peer over that
  * provider), or {@code auto} (chosen per peer: {@code shm} for a peer on this host, {@code verbs} for other
- * hosts where an RDMA device is up here, {@code tcp} otherwise).
+ * hosts where an RDMA device is up here, {@code tcp} otherwise). A member entry may name the provider that
+ * reaches its rank ({@code tcp://hostB:7000}): every pair with that rank uses it.
  */
 public final class ShuffleConfig {
     /** The provider names accepted by {@link Builder#provider}. */
@@ -76,9 +77,32 @@ public final class ShuffleConfig {
         return rank;
     }
 
-    /** @return one {@code host:port} per rank (given, or {@code localhost:<rank>} for shm and loopback) */
+    /**
+     * @return one {@code [provider://]host:port} per rank (given, or {@code localhost:<rank>} for shm and
+     *         loopback)
+     */
     public List<String> members() {
         return members;
+    }
+
+    /**
+     * @param r a rank
+     * @return its member entry without a provider prefix: {@code host:port}
+     */
+    public String address(int r) {
+        String m = members.get(r);
+        int i = m.indexOf("://");
+        return i < 0 ? m : m.substring(i + 3);
+    }
+
+    /**
+     * @param r a rank
+     * @return the provider its member entry names ({@code tcp://host:port}), or null
+     */
+    public String providerOf(int r) {
+        String m = members.get(r);
+        int i = m.indexOf("://");
+        return i < 0 ? null : m.substring(0, i).toLowerCase(Locale.ROOT);
     }
 
     /** @return processes */
@@ -150,7 +174,7 @@ public final class ShuffleConfig {
      * @return the host of its member entry
      */
     public String host(int r) {
-        String m = members.get(r);
+        String m = address(r);
         String h = m.substring(0, m.lastIndexOf(':'));
         return h.startsWith("[") && h.endsWith("]") ? h.substring(1, h.length() - 1) : h;
     }
@@ -174,19 +198,29 @@ public final class ShuffleConfig {
         return out;
     }
 
-    static void checkMember(int r, String m) {
+    static void checkMember(int r, String member) {
+        String m = member;
+        int scheme = m.indexOf("://");
+        if (scheme >= 0) {
+            String p = m.substring(0, scheme).toLowerCase(Locale.ROOT);
+            if (p.equals("auto") || !PROVIDERS.contains(p)) {
+                throw new IllegalArgumentException("member of rank " + r + " '" + member + "': provider=" + p
+                    + " is not one of " + PROVIDERS.subList(1, PROVIDERS.size()));
+            }
+            m = m.substring(scheme + 3);
+        }
         int colon = m.lastIndexOf(':');
         if (colon <= 0) {
-            throw new IllegalArgumentException("member of rank " + r + " '" + m + "' is not host:port");
+            throw new IllegalArgumentException("member of rank " + r + " '" + member + "' is not host:port");
         }
         int port;
         try {
             port = Integer.parseInt(m.substring(colon + 1));
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("member of rank " + r + " '" + m + "' has no numeric port");
+            throw new IllegalArgumentException("member of rank " + r + " '" + member + "' has no numeric port");
         }
         if (port < 0 || port > 65535) {
-            throw new IllegalArgumentException("member of rank " + r + " '" + m + "': port=" + port
+            throw new IllegalArgumentException("member of rank " + r + " '" + member + "': port=" + port
                 + " out of range [0, 65535]");
         }
     }
@@ -340,9 +374,22 @@ public final class ShuffleConfig {
                     + "process: members=" + m.size() + ", processes=" + processes);
             }
             Set<String> seen = new HashSet<>();
+            String pinned = null;
+            int pinnedRank = -1;
             for (int r = 0; r < m.size(); r++) {
                 checkMember(r, m.get(r));
-                if (!seen.add(m.get(r))) {
+                int i = m.get(r).indexOf("://");
+                String p = i < 0 ? null : m.get(r).substring(0, i).toLowerCase(Locale.ROOT);
+                if (p != null && pinned != null && !p.equals(pinned)) {
+                    // the pair of two pinned ranks would have two providers
+                    throw new IllegalArgumentException("members of rank " + pinnedRank + " and rank " + r
+                        + " name different providers (" + pinned + ", " + p + "): a pair of ranks has one");
+                }
+                if (p != null) {
+                    pinned = p;
+                    pinnedRank = r;
+                }
+                if (!seen.add(i < 0 ? m.get(r) : m.get(r).substring(i + 3))) {
                     throw new IllegalArgumentException("member of rank " + r + " '" + m.get(r)
                         + "' is listed twice");
                 }

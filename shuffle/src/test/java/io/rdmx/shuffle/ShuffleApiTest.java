@@ -457,6 +457,30 @@ class ShuffleApiTest {
         assertEquals(List.of("verbs", "verbs"), List.of(fixed[0], fixed[2]));
     }
 
+    /**
+     * A member entry names the provider of its rank ({@code tcp://}); {@code auto} chooses shm for the others:
+     * ranks 0 and 1 run two engines (shm between them, tcp to rank 2) and read both.
+     */
+    @Test
+    void aMemberMayPinItsProviderAndWorkersReadPeersOnSeveralProviders() throws Exception {
+        List<String> ports = Cluster.freePorts(3);
+        List<String> members = List.of(ports.get(0), ports.get(1), "tcp://" + ports.get(2));
+        long rows = 20_000;
+        try (Cluster c = new Cluster("auto", 3, 2, b -> b.members(members))) {
+            assertEquals("shm", c.services.get(0).provider(1));
+            assertEquals("tcp", c.services.get(0).provider(2));
+            assertEquals("tcp", c.services.get(1).provider(2));
+            assertEquals("tcp", c.services.get(2).provider(0));
+            List<TwoStagePlan.Result> rs = c.spmd(s -> TwoStagePlan.run(s, rows, 30));
+            TwoStagePlan.Result total = rs.get(0).plus(rs.get(1)).plus(rs.get(2));
+            long[] want = TwoStagePlan.expected(3, rows);
+            assertEquals(want[0], total.count1());
+            assertEquals(want[1], total.sum1());
+            assertEquals(want[0], total.count2());
+            assertEquals(want[2], total.sum2());
+        }
+    }
+
     @Test
     void anUnknownProviderFailsNamingIt() {
         ShuffleConfig cfg = ShuffleConfig.builder(0, 2, 1).provider("disni")
@@ -487,6 +511,10 @@ class ShuffleApiTest {
             .members(List.of("h:1", "h:1")).build());
         assertMessage("members=1, processes=2", () -> ShuffleConfig.builder(0, 2, 1).provider("tcp")
             .members(List.of("h:1")).build());
+        assertMessage("provider=foo", () -> ShuffleConfig.builder(0, 1, 1).provider("tcp")
+            .members(List.of("foo://h:1")).build());
+        assertMessage("name different providers (shm, tcp)", () -> ShuffleConfig.builder(0, 2, 1).provider("auto")
+            .members(List.of("shm://h:1", "tcp://h:2")).build());
         assertMessage("packBytes=4", () -> ShuffleConfig.builder(0, 1, 1).packBytes(4).build());
         assertMessage("inboxBytes=1000", () -> ShuffleConfig.builder(0, 1, 1).inboxBytes(1000).build());
         assertMessage("workers=0", () -> ShuffleConfig.builder(0, 1, 0).build());

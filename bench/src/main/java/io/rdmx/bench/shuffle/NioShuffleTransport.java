@@ -104,7 +104,7 @@ public final class NioShuffleTransport implements ShuffleTransport {
      */
     public static NioShuffleTransport open(ShuffleConfig cfg) throws RdmxException {
         try {
-            ServerSocketChannel server = ServerSocketChannel.open().bind(parse(cfg.members().get(cfg.rank())));
+            ServerSocketChannel server = ServerSocketChannel.open().bind(parse(cfg.address(cfg.rank())));
             NioShuffleTransport t = new NioShuffleTransport(cfg, Selector.open(), server);
             try {
                 t.join();
@@ -124,7 +124,7 @@ public final class NioShuffleTransport implements ShuffleTransport {
         for (int r = 0; r < cfg.rank(); r++) {
             while (true) {
                 try {
-                    SocketChannel ch = SocketChannel.open(parse(cfg.members().get(r)));
+                    SocketChannel ch = SocketChannel.open(parse(cfg.address(r)));
                     ByteBuffer hello = ByteBuffer.allocate(4).putInt(0, cfg.rank());
                     while (hello.hasRemaining()) {
                         ch.write(hello);
