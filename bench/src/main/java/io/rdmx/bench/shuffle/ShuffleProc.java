@@ -12,8 +12,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One process of a synthetic shuffle run: joins and prints READY; on GO runs a warm-up pass (the same plan,
- * fewer rows) and prints WARM; on RUN runs the timed pass (printing PROGRESS lines) and prints RESULT with its
- * counts, checksums and the garbage collections of the pass; closes after EXIT (so no process leaves while
+ * fewer rows) and prints WARM; on each RUN runs a timed pass (printing PROGRESS lines) and prints RESULT with
+ * its counts, checksums and the garbage collections of the pass; closes on EXIT (so no process leaves while
  * others still receive).
  */
 public final class ShuffleProc {
@@ -48,34 +48,36 @@ public final class ShuffleProc {
             }
             System.out.println("WARM");
             System.out.flush();
-            if (!"RUN".equals(in.readLine())) {
-                return;
+            for (int pass = 0; "RUN".equals(in.readLine()); pass++) {
+                timedPass(svc, rows, 3 + 2 * pass);
             }
-            AtomicLong progress = new AtomicLong();
-            Thread reporter = new Thread(() -> {
-                try {
-                    while (true) {
-                        Thread.sleep(500);
-                        System.out.println("PROGRESS " + progress.get());
-                        System.out.flush();
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, "progress");
-            reporter.setDaemon(true);
-            reporter.start();
-            long[] gc0 = gc();
-            long blocked0 = svc.blockedSends();
-            SyntheticPlan.Result r = SyntheticPlan.run(svc, rows, 3, progress);
-            long[] gc1 = gc();
-            reporter.interrupt();
-            System.out.println("RESULT " + r.count1() + " " + r.sum1() + " " + r.count2() + " " + r.sum2() + " "
-                + r.nanos() + " " + (svc.blockedSends() - blocked0) + " " + (gc1[0] - gc0[0]) + " "
-                + (gc1[1] - gc0[1]));
-            System.out.flush();
-            in.readLine();
         }
+    }
+
+    private static void timedPass(ShuffleService svc, long rows, int firstExchange) throws Exception {
+        AtomicLong progress = new AtomicLong();
+        Thread reporter = new Thread(() -> {
+            try {
+                while (true) {
+                    Thread.sleep(500);
+                    System.out.println("PROGRESS " + progress.get());
+                    System.out.flush();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "progress");
+        reporter.setDaemon(true);
+        reporter.start();
+        long[] gc0 = gc();
+        long blocked0 = svc.blockedSends();
+        SyntheticPlan.Result r = SyntheticPlan.run(svc, rows, firstExchange, progress);
+        long[] gc1 = gc();
+        reporter.interrupt();
+        System.out.println("RESULT " + r.count1() + " " + r.sum1() + " " + r.count2() + " " + r.sum2() + " "
+            + r.nanos() + " " + (svc.blockedSends() - blocked0) + " " + (gc1[0] - gc0[0]) + " "
+            + (gc1[1] - gc0[1]));
+        System.out.flush();
     }
 
     /** @return collections and milliseconds spent in them, over every collector */
