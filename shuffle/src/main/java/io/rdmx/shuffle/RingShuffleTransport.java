@@ -27,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +53,8 @@ final class RingShuffleTransport implements ShuffleTransport {
     private ChannelEngine[] engineList = new ChannelEngine[0];
     private final PeerChannel[] peers;
     private final Adapter[] adapters;
+    /** With no peer (one process): each worker's thread, parked in {@link #read} until {@link #wakeup}. */
+    private final java.util.concurrent.atomic.AtomicReferenceArray<Thread> parked;
 
     /** Adapts the channel's record handler to a dispatch, without allocating per call. */
     private static final class Adapter implements RecordHandler {
@@ -69,6 +72,7 @@ final class RingShuffleTransport implements ShuffleTransport {
         this.providerOf = providerOf;
         this.peers = new PeerChannel[cfg.processes()];
         this.adapters = new Adapter[cfg.workers()];
+        this.parked = new java.util.concurrent.atomic.AtomicReferenceArray<>(cfg.workers());
         for (int i = 0; i < adapters.length; i++) {
             adapters[i] = new Adapter();
         }
@@ -303,6 +307,11 @@ final class RingShuffleTransport implements ShuffleTransport {
 
     @Override
     public int poll(int localWorker, RingBuffer.Handler d, int limit) {
+        if (engineList.length == 0) {
+            // known before the worker says it waits, so a wakeup after that always finds the thread to unpark
+            parked.lazySet(localWorker, Thread.currentThread());
+            return 0;
+        }
         Adapter a = adapters[localWorker];
         a.target = d;
         int n = 0;
@@ -319,7 +328,16 @@ final class RingShuffleTransport implements ShuffleTransport {
     public int read(int localWorker, RingBuffer.Handler d, int limit, long timeoutNanos)
         throws RdmxException, InterruptedException {
         int n = poll(localWorker, d, limit);
-        if (n > 0 || engineList.length == 0) {
+        if (engineList.length == 0) {
+            // one process: only the in-process rings feed this worker; their writers unpark it (a permit given
+            // before this park makes it return at once)
+            LockSupport.parkNanos(this, timeoutNanos);
+            if (Thread.interrupted()) {
+                throw new InterruptedException("worker " + localWorker + " interrupted while waiting");
+            }
+            return 0;
+        }
+        if (n > 0) {
             return n;
         }
         Adapter a = adapters[localWorker];
@@ -339,6 +357,10 @@ final class RingShuffleTransport implements ShuffleTransport {
 
     @Override
     public void wakeup(int localWorker) {
+        Thread t = parked.get(localWorker);
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
         for (ChannelEngine e : engineList) {
             e.reader(localWorker).wakeup();
         }

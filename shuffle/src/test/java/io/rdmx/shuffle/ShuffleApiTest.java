@@ -296,6 +296,39 @@ class ShuffleApiTest {
         }
     }
 
+    /**
+     * One process (no channel engine): a worker blocked in {@link Worker#await} with a long timeout is woken by
+     * its sibling's rows, not by the timeout (a lost wake-up would hold it for an hour, past the test's timeout).
+     */
+    @Test
+    void aWorkerOfASingleProcessBlockedInAwaitIsWokenByItsSibling() throws Exception {
+        try (Cluster c = new Cluster("shm", 1, 2, b -> b)) {
+            ShuffleService s = c.services.get(0);
+            Exchange<RowView> ex = s.intExchange(16, Routing.gather(0));
+            Worker w0 = s.worker(0);
+            Worker w1 = s.worker(1);
+            long[] got = {0};
+            w0.consumeInts(ex, v -> {
+                got[0] += v;
+                return true;
+            });
+            assertEquals(Worker.OK, w0.offerFinish(ex));
+            io.rdmx.transport.testsuite.Blocking.Call<Long> waiter = io.rdmx.transport.testsuite.Blocking.start(
+                "worker-0", () -> {
+                    while (!w0.done(ex)) {
+                        if (w0.poll() == 0) {
+                            w0.await(1, TimeUnit.HOURS);
+                        }
+                    }
+                    return got[0];
+                });
+            io.rdmx.transport.testsuite.Blocking.awaitBlockedIn(waiter, "read", java.time.Duration.ofSeconds(10));
+            assertEquals(Worker.OK, w1.offerInt(ex, 41));
+            assertEquals(Worker.OK, w1.offerFinish(ex));
+            assertEquals(41L, waiter.result().get(60, TimeUnit.SECONDS));
+        }
+    }
+
     @Test
     void rowsOfAnExchangeNobodyConsumesYetWaitInTheInboxWithoutBlockingOthers() throws Exception {
         try (Cluster c = new Cluster("shm", 1, 2, b -> b)) {
