@@ -168,6 +168,22 @@ public final class ShuffleService implements AutoCloseable {
         return transport.provider(rank);
     }
 
+    /** @return the counters now, and the provider chosen for each peer */
+    public ShuffleMetrics metrics() {
+        java.util.List<String> providers = new java.util.ArrayList<>();
+        long rows = 0;
+        int gone = 0;
+        for (int r = 0; r < cfg.processes(); r++) {
+            providers.add(r == cfg.rank() ? null : transport.provider(r));
+        }
+        for (Worker w : workers) {
+            rows += w.rowsSent();
+            gone = Math.max(gone, w.ranksGone());
+        }
+        return new ShuffleMetrics(java.util.Collections.unmodifiableList(providers), networkRecords(), rows,
+            blockedSends(), stashedBytes(), gone);
+    }
+
     /** @return offers that found an outgoing buffer full (all workers; read after they stopped) */
     public long blockedSends() {
         long n = 0;

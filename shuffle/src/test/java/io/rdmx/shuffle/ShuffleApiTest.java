@@ -102,6 +102,12 @@ class ShuffleApiTest {
                 assertEquals(rows, w.rowsSent());
                 return acc;
             });
+            for (ShuffleService s : c.services) {
+                ShuffleMetrics m = s.metrics();
+                assertEquals(2L * rows, m.rowsSent());
+                assertEquals(s.networkRecords(), m.networkRecords());
+                assertEquals(0, m.inboxBytes());
+            }
             long n = got.stream().mapToLong(a -> a[0]).sum();
             long sum = got.stream().mapToLong(a -> a[1]).sum();
             long total = 4L * rows;
@@ -504,6 +510,7 @@ class ShuffleApiTest {
             assertEquals("tcp", c.services.get(0).provider(2));
             assertEquals("tcp", c.services.get(1).provider(2));
             assertEquals("tcp", c.services.get(2).provider(0));
+            assertEquals(java.util.Arrays.asList(null, "shm", "tcp"), c.services.get(0).metrics().providers());
             List<TwoStagePlan.Result> rs = c.spmd(s -> TwoStagePlan.run(s, rows, 30));
             TwoStagePlan.Result total = rs.get(0).plus(rs.get(1)).plus(rs.get(2));
             long[] want = TwoStagePlan.expected(3, rows);
