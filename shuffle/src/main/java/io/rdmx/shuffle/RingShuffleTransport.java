@@ -181,11 +181,21 @@ final class RingShuffleTransport implements ShuffleTransport {
             nodes.put(p, node);
             ChannelEngine engine = ChannelEngine.open(node, ChannelConfig.builder(cfg.workers())
                 .ringCapacity(cfg.bufferSize()).batchThreshold(cfg.batchThreshold())
-                .readNotifyThreshold(cfg.bufferSize() / 2).build());
+                .readNotifyThreshold(creditEvery(p, cfg.bufferSize())).build());
             engines.put(p, engine);
             list.add(engine);
         }
         engineList = list.toArray(new ChannelEngine[0]);
+    }
+
+    /**
+     * How often a reader reports what it consumed: on mapped rings (shm, loopback) the credit is one release
+     * store in shared memory, so every eighth of the ring (a writer sees space sooner and is back-pressured less:
+     * measured at P=4 W=2 on shm, 64 KiB rings, three paired runs, 0.28/0.92/0.38 s against 0.53/1.23/0.64 s
+     * with every half); elsewhere a credit is a message, every half ring as before.
+     */
+    static int creditEvery(String provider, int bufferSize) {
+        return provider.equals("shm") || provider.equals("loopback") ? bufferSize / 8 : bufferSize / 2;
     }
 
     /** Connects to every lower rank (the engine retries while it starts) and accepts every higher rank. */

@@ -150,12 +150,14 @@ public final class Worker {
         this.outboxes = new ShuffleTransport.Outbox[total];
         this.gone = new ConnectionClosedException[cfg.processes()];
         int maxPayload = Integer.MAX_VALUE;
+        int largest = 0;
         for (int g = 0; g < total; g++) {
             int rank = g / cfg.workers();
             int w = g % cfg.workers();
             outboxes[g] = rank == cfg.rank() ? localOutbox(localRings[local][w], w)
                 : transport.outbox(local, rank, w);
             maxPayload = Math.min(maxPayload, outboxes[g].maxPayload());
+            largest = Math.max(largest, outboxes[g].maxPayload());
         }
         this.localIn = new RingBuffer[cfg.workers()];
         for (int s = 0; s < cfg.workers(); s++) {
@@ -172,7 +174,7 @@ public final class Worker {
         this.inboxArray = new byte[cfg.inboxBytes()];
         this.inbox = ByteBuffer.wrap(inboxArray).order(ByteOrder.LITTLE_ENDIAN);
         // the largest record a peer may send (the same configuration everywhere), with its inbox header
-        this.maxRecord = INBOX_HEADER + align4(cfg.bufferSize() / 4);
+        this.maxRecord = INBOX_HEADER + align4(Math.max(largest, cfg.bufferSize() / 4));
     }
 
     private static int align4(int n) {
