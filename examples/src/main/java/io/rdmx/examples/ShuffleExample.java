@@ -2,7 +2,7 @@ package io.rdmx.examples;
 
 import io.rdmx.shuffle.Exchange;
 import io.rdmx.shuffle.Routing;
-import io.rdmx.shuffle.RowSerializer;
+import io.rdmx.shuffle.RowView;
 import io.rdmx.shuffle.ShuffleConfig;
 import io.rdmx.shuffle.ShuffleService;
 import io.rdmx.shuffle.Worker;
@@ -15,7 +15,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * README's shuffle example: the part of an SPMD plan one process runs. Every process runs the same code with
- * its own rank; each of its workers sends 1000 rows hashed over all workers and sums the rows it receives.
+ * its own rank; each of its workers sends 1000 int rows hashed over all workers and sums the rows it receives,
+ * scheduling itself with the non-blocking offer/poll API.
  */
 public final class ShuffleExample {
     /** Processes of the example. */
@@ -30,35 +31,39 @@ public final class ShuffleExample {
      * One process of the plan.
      *
      * @param rank this process's rank in [0, {@link #PROCESSES})
-     * @param transport {@code shm} (tcp and sockets need {@code endpoints}, one {@code host:port} per rank)
+     * @param provider {@code shm} or {@code loopback} (others need {@code members}, one {@code host:port} per rank)
      * @return the sum of the rows this process's workers received
      * @throws Exception if a step fails
      */
-    public static long process(int rank, String transport) throws Exception {
+    public static long process(int rank, String provider) throws Exception {
         // tag::shuffle[]
-        ShuffleConfig cfg = ShuffleConfig.builder(rank, PROCESSES, 2).transport(transport).job("q7").build();
+        ShuffleConfig cfg = ShuffleConfig.builder(rank, PROCESSES, 2).provider(provider).job("q7").build();
         try (ShuffleService svc = ShuffleService.open(cfg)) {
-            Exchange<Integer> byKey = svc.exchange(1, Routing.hash(x -> x), RowSerializer.INT);
+            Exchange<RowView> byKey = svc.intExchange(1, Routing.byKey());  // int rows, hashed by value
             ExecutorService threads = Executors.newFixedThreadPool(cfg.workers());
             try {
                 List<Future<Long>> sums = new ArrayList<>();
                 for (int i = 0; i < cfg.workers(); i++) {
                     Worker w = svc.worker(i);                        // one thread per worker
                     sums.add(threads.submit(() -> {
-                        long[] total = {0};                          // lambdas may only read locals: use arrays
-                        boolean[] sent = {false};
-                        w.consume(byKey, row -> total[0] += row);    // rows routed to this worker, as they arrive
-                        w.run(() -> {                                // local work, when no row is waiting
-                            if (sent[0]) {
-                                return false;                        // no local work left
+                        long[] total = {0};
+                        w.consumeInts(byKey, row -> {                // rows routed here, read in place
+                            total[0] += row;
+                            return true;                             // taken (false: offer it again later)
+                        });
+                        for (int r = 0; r < ROWS; r++) {             // packed many to a record
+                            while (w.offerInt(byKey, w.globalIndex() * ROWS + r) == Worker.BACK_PRESSURED) {
+                                w.poll();                            // buffer full: take rows in meanwhile
                             }
-                            for (int r = 0; r < ROWS; r++) {
-                                w.send(byKey, w.globalIndex() * ROWS + r);
+                        }
+                        while (w.offerFinish(byKey) == Worker.BACK_PRESSURED) {  // end-of-stream to all
+                            w.poll();
+                        }
+                        while (!w.done(byKey)) {                     // until every producer ended
+                            if (w.poll() == 0) {                     // throws if a peer is lost
+                                w.await(100, TimeUnit.MILLISECONDS); // nothing there: block
                             }
-                            w.finish(byKey);                         // end-of-stream to every consumer
-                            sent[0] = true;
-                            return true;                             // did something
-                        }, () -> sent[0] && w.done(byKey));          // done: every producer sent end-of-stream
+                        }
                         return total[0];
                     }));
                 }

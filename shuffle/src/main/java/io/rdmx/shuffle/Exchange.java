@@ -1,10 +1,11 @@
 package io.rdmx.shuffle;
 
 /**
- * A shuffle operator (one stage of a plan), identified by the same id on every process. Producers send rows
- * with {@link Worker#send}; consumers receive them in the handler registered with {@link Worker#consume}.
+ * A shuffle operator (one stage of a plan), identified by the same id on every process. Rows are either objects
+ * written by a {@link RowSerializer} (one record per row), or fixed-width rows ({@code width} bytes; ints, longs
+ * or records written in place) packed many to a record.
  *
- * @param <T> the row type
+ * @param <T> the row type of an object exchange ({@link RowView} for a fixed-width one)
  */
 public final class Exchange<T> {
     /** The largest exchange id (stream ids are 15 bits; the top bit marks end-of-stream). */
@@ -13,14 +14,22 @@ public final class Exchange<T> {
     private final int id;
     private final Routing<T> routing;
     private final RowSerializer<T> serializer;
+    private final int width;
 
-    Exchange(int id, Routing<T> routing, RowSerializer<T> serializer) {
+    Exchange(int id, Routing<T> routing, RowSerializer<T> serializer, int width) {
         if (id < 0 || id > MAX_ID) {
             throw new IllegalArgumentException("exchange id=" + id + " outside [0, " + MAX_ID + "]");
+        }
+        if (routing == null) {
+            throw new IllegalArgumentException("exchange id=" + id + ": routing=null");
+        }
+        if (width == 0 && serializer == null) {
+            throw new IllegalArgumentException("exchange id=" + id + ": serializer=null");
         }
         this.id = id;
         this.routing = routing;
         this.serializer = serializer;
+        this.width = width;
     }
 
     /** @return the id */
@@ -33,9 +42,14 @@ public final class Exchange<T> {
         return routing;
     }
 
-    /** @return the serializer */
+    /** @return the serializer (null for a fixed-width exchange) */
     public RowSerializer<T> serializer() {
         return serializer;
+    }
+
+    /** @return bytes per row of a fixed-width exchange, 0 for an object exchange */
+    public int width() {
+        return width;
     }
 
     int dataStream() {
@@ -44,5 +58,10 @@ public final class Exchange<T> {
 
     int eosStream() {
         return id | 0x8000;
+    }
+
+    @Override
+    public String toString() {
+        return "exchange " + id + (width > 0 ? " (rows of " + width + " bytes)" : "");
     }
 }

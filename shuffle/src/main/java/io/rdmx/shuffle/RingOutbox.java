@@ -5,15 +5,18 @@ import io.rdmx.transport.ConnectionClosedException;
 import java.nio.ByteBuffer;
 
 /**
- * An outbox over an in-memory ring (the same-process fast path, and the sockets baseline's outgoing buffers):
+ * An outbox over an in-memory ring (the same-process fast path; the benchmarks' sockets baseline uses it too):
  * claims and commits go to the ring; subclasses say who is told about committed data. Space freed by the
  * reader wakes the writer through the reader's side, so {@link #wakeOnSpace} does nothing here.
  */
-abstract class RingOutbox implements ShuffleTransport.Outbox {
+public abstract class RingOutbox implements ShuffleTransport.Outbox {
     /** The ring. */
     protected final RingBuffer ring;
 
-    RingOutbox(RingBuffer ring) {
+    /**
+     * @param ring the ring
+     */
+    protected RingOutbox(RingBuffer ring) {
         this.ring = ring;
     }
 
@@ -25,6 +28,11 @@ abstract class RingOutbox implements ShuffleTransport.Outbox {
     @Override
     public ByteBuffer buffer() {
         return ring.buffer();
+    }
+
+    @Override
+    public int maxPayload() {
+        return ring.maxPayload();
     }
 
     @Override

@@ -1,44 +1,53 @@
 package io.rdmx.shuffle;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 /**
- * How a process joins a shuffle service: its rank among the processes, their endpoints, the workers per process
- * and the transport. Validated once by {@link Builder#build()}.
+ * How a process joins a shuffle service: its rank, the membership (one {@code host:port} per rank), the workers
+ * per process, the provider and the memory bounds. Validated once by {@link Builder#build()}.
+ *
+ * <p>Providers: {@code shm}, {@code tcp}, {@code verbs}, {@code disni}, {@code loopback} (every peer over that
+ * provider), or {@code auto} (chosen per peer: {@code shm} for a peer on this host, {@code verbs} for other
+ * hosts where an RDMA device is up here, {@code tcp} otherwise). A member entry may name the provider that
+ * reaches its rank ({@code tcp://hostB:7000}): every pair with that rank uses it.
  */
 public final class ShuffleConfig {
-    /** Transports. */
-    public enum Transport {
-        /** Ring channels over the shm provider (the embedded default). */
-        SHM,
-        /** Ring channels over the tcp provider. */
-        TCP,
-        /** The sockets baseline: non-blocking java.nio channels copying into incoming buffers. */
-        SOCKETS
-    }
+    /** The provider names accepted by {@link Builder#provider}. */
+    public static final List<String> PROVIDERS = List.of("auto", "shm", "tcp", "verbs", "disni", "loopback");
 
-    private final Transport transport;
+    private final String provider;
     private final String job;
     private final int rank;
-    private final List<String> endpoints;
+    private final List<String> members;
     private final int processes;
     private final int workers;
     private final int bufferSize;
     private final int batchThreshold;
+    private final int packBytes;
+    private final int inboxBytes;
     private final Duration connectTimeout;
     private final Duration idleTimeout;
 
-    private ShuffleConfig(Builder b) {
-        this.transport = b.transport;
+    private ShuffleConfig(Builder b, List<String> members, int batchThreshold, int packBytes, int inboxBytes) {
+        this.provider = b.provider;
         this.job = b.job;
         this.rank = b.rank;
-        this.endpoints = b.endpoints;
+        this.members = members;
         this.processes = b.processes;
         this.workers = b.workers;
         this.bufferSize = b.bufferSize;
-        this.batchThreshold = b.batchThreshold;
+        this.batchThreshold = batchThreshold;
+        this.packBytes = packBytes;
+        this.inboxBytes = inboxBytes;
         this.connectTimeout = b.connectTimeout;
         this.idleTimeout = b.idleTimeout;
     }
@@ -53,12 +62,12 @@ public final class ShuffleConfig {
         return new Builder(rank, processes, workers);
     }
 
-    /** @return the transport */
-    public Transport transport() {
-        return transport;
+    /** @return the provider name (see {@link #PROVIDERS}) */
+    public String provider() {
+        return provider;
     }
 
-    /** @return the job name (node names derive from it) */
+    /** @return the job name (node names derive from it and the membership) */
     public String job() {
         return job;
     }
@@ -68,9 +77,32 @@ public final class ShuffleConfig {
         return rank;
     }
 
-    /** @return the endpoint of each rank (tcp and sockets: {@code host:port}; shm: derived if empty) */
-    public List<String> endpoints() {
-        return endpoints;
+    /**
+     * @return one {@code [provider://]host:port} per rank (given, or {@code localhost:<rank>} for shm and
+     *         loopback)
+     */
+    public List<String> members() {
+        return members;
+    }
+
+    /**
+     * @param r a rank
+     * @return its member entry without a provider prefix: {@code host:port}
+     */
+    public String address(int r) {
+        String m = members.get(r);
+        int i = m.indexOf("://");
+        return i < 0 ? m : m.substring(i + 3);
+    }
+
+    /**
+     * @param r a rank
+     * @return the provider its member entry names ({@code tcp://host:port}), or null
+     */
+    public String providerOf(int r) {
+        String m = members.get(r);
+        int i = m.indexOf("://");
+        return i < 0 ? null : m.substring(0, i).toLowerCase(Locale.ROOT);
     }
 
     /** @return processes */
@@ -93,6 +125,16 @@ public final class ShuffleConfig {
         return batchThreshold;
     }
 
+    /** @return the most bytes of fixed-width rows packed into one record */
+    public int packBytes() {
+        return packBytes;
+    }
+
+    /** @return the most bytes a worker sets aside (received rows its handlers could not take yet) */
+    public int inboxBytes() {
+        return inboxBytes;
+    }
+
     /** @return bound on joining the service */
     public Duration connectTimeout() {
         return connectTimeout;
@@ -104,6 +146,9 @@ public final class ShuffleConfig {
     }
 
     /**
+     * The node name of a rank. An accepted peer's rank is looked up among the names of the membership's ranks
+     * (a name outside it is refused), not parsed out of the name.
+     *
      * @param r a rank
      * @return the node name of that rank
      */
@@ -111,16 +156,87 @@ public final class ShuffleConfig {
         return job + "-r" + r;
     }
 
+    /**
+     * @param nodeName a node name
+     * @return the rank of the membership with that name, or -1
+     */
+    public int rankOf(String nodeName) {
+        for (int r = 0; r < processes; r++) {
+            if (nodeName(r).equals(nodeName)) {
+                return r;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * @param r a rank
+     * @return the host of its member entry
+     */
+    public String host(int r) {
+        String m = address(r);
+        String h = m.substring(0, m.lastIndexOf(':'));
+        return h.startsWith("[") && h.endsWith("]") ? h.substring(1, h.length() - 1) : h;
+    }
+
+    /**
+     * Reads a membership file: one {@code host:port} per line in rank order; blank lines and lines starting with
+     * {@code #} are skipped.
+     *
+     * @param file the file
+     * @return the members
+     * @throws IOException if it cannot be read
+     */
+    public static List<String> readMembers(Path file) throws IOException {
+        List<String> out = new ArrayList<>();
+        for (String l : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+            String s = l.trim();
+            if (!s.isEmpty() && !s.startsWith("#")) {
+                out.add(s);
+            }
+        }
+        return out;
+    }
+
+    static void checkMember(int r, String member) {
+        String m = member;
+        int scheme = m.indexOf("://");
+        if (scheme >= 0) {
+            String p = m.substring(0, scheme).toLowerCase(Locale.ROOT);
+            if (p.equals("auto") || !PROVIDERS.contains(p)) {
+                throw new IllegalArgumentException("member of rank " + r + " '" + member + "': provider=" + p
+                    + " is not one of " + PROVIDERS.subList(1, PROVIDERS.size()));
+            }
+            m = m.substring(scheme + 3);
+        }
+        int colon = m.lastIndexOf(':');
+        if (colon <= 0) {
+            throw new IllegalArgumentException("member of rank " + r + " '" + member + "' is not host:port");
+        }
+        int port;
+        try {
+            port = Integer.parseInt(m.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("member of rank " + r + " '" + member + "' has no numeric port");
+        }
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("member of rank " + r + " '" + member + "': port=" + port
+                + " out of range [0, 65535]");
+        }
+    }
+
     /** Builder. */
     public static final class Builder {
-        private Transport transport = Transport.SHM;
+        private String provider = "shm";
         private String job = "rdmx";
         private final int rank;
-        private List<String> endpoints = List.of();
+        private List<String> members = List.of();
         private final int processes;
         private final int workers;
         private int bufferSize = 64 << 10;
-        private int batchThreshold = 16 << 10;
+        private int batchThreshold;
+        private int packBytes;
+        private int inboxBytes;
         private Duration connectTimeout = Duration.ofSeconds(60);
         private Duration idleTimeout = Duration.ofSeconds(120);
 
@@ -131,20 +247,11 @@ public final class ShuffleConfig {
         }
 
         /**
-         * @param v transport
+         * @param v provider name, case-insensitive (see {@link ShuffleConfig#PROVIDERS})
          * @return this
          */
-        public Builder transport(Transport v) {
-            this.transport = v;
-            return this;
-        }
-
-        /**
-         * @param v transport name (shm, tcp, sockets)
-         * @return this
-         */
-        public Builder transport(String v) {
-            this.transport = Transport.valueOf(v.toUpperCase(Locale.ROOT));
+        public Builder provider(String v) {
+            this.provider = v == null ? null : v.toLowerCase(Locale.ROOT);
             return this;
         }
 
@@ -158,11 +265,22 @@ public final class ShuffleConfig {
         }
 
         /**
-         * @param v one endpoint per rank
+         * @param v one {@code host:port} per rank, in rank order (where each rank listens; for shm and loopback
+         *          the port only names the rank)
          * @return this
          */
-        public Builder endpoints(List<String> v) {
-            this.endpoints = List.copyOf(v);
+        public Builder members(List<String> v) {
+            this.members = List.copyOf(v);
+            return this;
+        }
+
+        /**
+         * @param file a membership file (see {@link ShuffleConfig#readMembers})
+         * @return this
+         * @throws IOException if it cannot be read
+         */
+        public Builder membersFile(Path file) throws IOException {
+            this.members = readMembers(file);
             return this;
         }
 
@@ -176,11 +294,32 @@ public final class ShuffleConfig {
         }
 
         /**
-         * @param v batching threshold in bytes
+         * @param v batching threshold in bytes (default: 16 KiB, at most a quarter of the buffer)
          * @return this
          */
         public Builder batchThreshold(int v) {
             this.batchThreshold = v;
+            return this;
+        }
+
+        /**
+         * @param v the most bytes of fixed-width rows packed into one record (default: 4 KiB, at most an eighth
+         *          of the buffer)
+         * @return this
+         */
+        public Builder packBytes(int v) {
+            this.packBytes = v;
+            return this;
+        }
+
+        /**
+         * @param v the most bytes a worker sets aside for rows its handlers did not take yet (back-pressure:
+         *          when it is full the worker stops reading and its senders' buffers fill; default: 1 MiB, at least
+         *          two buffers)
+         * @return this
+         */
+        public Builder inboxBytes(int v) {
+            this.inboxBytes = v;
             return this;
         }
 
@@ -216,21 +355,64 @@ public final class ShuffleConfig {
             if (workers < 1 || workers > 64) {
                 throw new IllegalArgumentException("workers=" + workers + " out of range [1, 64]");
             }
-            if (!job.matches("[A-Za-z0-9-]{1,40}")) {
+            if (provider == null || !PROVIDERS.contains(provider)) {
+                throw new IllegalArgumentException("provider=" + provider + " is not one of " + PROVIDERS);
+            }
+            if (job == null || !job.matches("[A-Za-z0-9-]{1,40}")) {
                 throw new IllegalArgumentException("job=" + job + " must be 1-40 letters, digits or '-'");
             }
-            if (transport != Transport.SHM && endpoints.size() != processes) {
-                throw new IllegalArgumentException("transport " + transport + " needs one endpoint per process: "
-                    + "endpoints=" + endpoints.size() + ", processes=" + processes);
+            List<String> m = members;
+            if (m.isEmpty() && (provider.equals("shm") || provider.equals("loopback"))) {
+                List<String> d = new ArrayList<>();
+                for (int r = 0; r < processes; r++) {
+                    d.add("localhost:" + r);
+                }
+                m = List.copyOf(d);
+            }
+            if (m.size() != processes) {
+                throw new IllegalArgumentException("provider " + provider + " needs one member (host:port) per "
+                    + "process: members=" + m.size() + ", processes=" + processes);
+            }
+            Set<String> seen = new HashSet<>();
+            String pinned = null;
+            int pinnedRank = -1;
+            for (int r = 0; r < m.size(); r++) {
+                checkMember(r, m.get(r));
+                int i = m.get(r).indexOf("://");
+                String p = i < 0 ? null : m.get(r).substring(0, i).toLowerCase(Locale.ROOT);
+                if (p != null && pinned != null && !p.equals(pinned)) {
+                    // the pair of two pinned ranks would have two providers
+                    throw new IllegalArgumentException("members of rank " + pinnedRank + " and rank " + r
+                        + " name different providers (" + pinned + ", " + p + "): a pair of ranks has one");
+                }
+                if (p != null) {
+                    pinned = p;
+                    pinnedRank = r;
+                }
+                if (!seen.add(i < 0 ? m.get(r) : m.get(r).substring(i + 3))) {
+                    throw new IllegalArgumentException("member of rank " + r + " '" + m.get(r)
+                        + "' is listed twice");
+                }
             }
             if (bufferSize < 1024 || Integer.bitCount(bufferSize) != 1) {
                 throw new IllegalArgumentException("bufferSize=" + bufferSize + " must be a power of two >= 1024");
             }
-            if (batchThreshold < 1 || batchThreshold > bufferSize / 4) {
-                throw new IllegalArgumentException("batchThreshold=" + batchThreshold
+            int threshold = batchThreshold == 0 ? Math.min(16 << 10, bufferSize / 4) : batchThreshold;
+            if (threshold < 1 || threshold > bufferSize / 4) {
+                throw new IllegalArgumentException("batchThreshold=" + threshold
                     + " out of range [1, bufferSize/4=" + bufferSize / 4 + "]");
             }
-            return new ShuffleConfig(this);
+            int pack = packBytes == 0 ? Math.min(4 << 10, bufferSize / 8) : packBytes;
+            if (pack < 8 || pack > bufferSize / 8) {
+                throw new IllegalArgumentException("packBytes=" + pack + " out of range [8, bufferSize/8="
+                    + bufferSize / 8 + "]");
+            }
+            int inbox = inboxBytes == 0 ? Math.max(1 << 20, 2 * bufferSize) : inboxBytes;
+            if (inbox < 2 * bufferSize || inbox > (1 << 30)) {
+                throw new IllegalArgumentException("inboxBytes=" + inbox + " out of range [2 * bufferSize="
+                    + 2 * bufferSize + ", 2^30]");
+            }
+            return new ShuffleConfig(this, m, threshold, pack, inbox);
         }
     }
 }

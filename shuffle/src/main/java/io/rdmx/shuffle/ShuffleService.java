@@ -5,19 +5,24 @@ import io.rdmx.transport.RdmxException;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The shuffle service of one process: opened once for a parallelism (processes, workers per process) and
  * reused by every query. Workers on all processes run the same plan (SPMD); exchanges route rows between them.
  *
  * <pre>{@code
- * try (ShuffleService svc = ShuffleService.open(ShuffleConfig.builder(rank, 4, 2).build())) {
- *     Exchange<Integer> byKey = svc.exchange(1, Routing.hash(x -> x), RowSerializer.INT);
- *     // in each of the 2 worker threads:
+ * try (ShuffleService svc = ShuffleService.open(ShuffleConfig.builder(rank, 4, 2).provider("auto")
+ *         .members(List.of("hostA:7000", "hostA:7001", "hostB:7000", "hostB:7001")).build())) {
+ *     Exchange<RowView> byKey = svc.intExchange(1, Routing.byKey());
+ *     // in each of the 2 worker threads (the engine's own scheduler):
  *     Worker w = svc.worker(i);
- *     w.consume(byKey, row -> ...);
- *     w.run(() -> sendSomeRowsOrFinish(w), () -> w.done(byKey));
+ *     w.consumeInts(byKey, v -> { sum += v; return true; });
+ *     while (...) {
+ *         if (w.offerInt(byKey, next) == Worker.BACK_PRESSURED) { w.poll(); }
+ *         ...
+ *     }
+ *     while (w.offerFinish(byKey) != Worker.OK) { w.poll(); }
+ *     while (!w.done(byKey)) { w.poll(); }
  * }
  * }</pre>
  */
@@ -26,15 +31,13 @@ public final class ShuffleService implements AutoCloseable {
     private final ShuffleTransport transport;
     private final Worker[] workers;
     private final Map<Integer, Exchange<?>> exchanges = new ConcurrentHashMap<>();
-    private final LongAdder blocked = new LongAdder();
-    private final LongAdder stashed = new LongAdder();
 
     private ShuffleService(ShuffleConfig cfg, ShuffleTransport transport) {
         this.cfg = cfg;
         this.transport = transport;
         int w = cfg.workers();
         RingBuffer[][] local = new RingBuffer[w][w];
-        int maxPayload = cfg.bufferSize() / 4 - 8;
+        int maxPayload = cfg.bufferSize() / 4 - 8; // as a channel's ring of bufferSize would accept, or less
         for (int s = 0; s < w; s++) {
             for (int d = 0; d < w; d++) {
                 local[s][d] = new RingBuffer(ByteBuffer.allocateDirect(cfg.bufferSize()), maxPayload);
@@ -55,9 +58,20 @@ public final class ShuffleService implements AutoCloseable {
      * @throws RdmxException if the service cannot be joined
      */
     public static ShuffleService open(ShuffleConfig cfg) throws RdmxException {
-        ShuffleTransport t = cfg.transport() == ShuffleConfig.Transport.SOCKETS ? NioShuffleTransport.open(cfg)
-            : RingShuffleTransport.open(cfg);
-        return new ShuffleService(cfg, t);
+        return new ShuffleService(cfg, RingShuffleTransport.open(cfg));
+    }
+
+    /**
+     * Joins the service over another transport (the benchmarks' sockets baseline); {@link ShuffleConfig#provider}
+     * is not used.
+     *
+     * @param cfg the configuration
+     * @param factory opens the transport
+     * @return the service
+     * @throws RdmxException if the service cannot be joined
+     */
+    public static ShuffleService open(ShuffleConfig cfg, ShuffleTransport.Factory factory) throws RdmxException {
+        return new ShuffleService(cfg, factory.open(cfg));
     }
 
     /** @return the configuration */
@@ -75,15 +89,49 @@ public final class ShuffleService implements AutoCloseable {
      * @return the exchange
      */
     public <T> Exchange<T> exchange(int id, Routing<T> routing, RowSerializer<T> serializer) {
-        Exchange<T> ex = new Exchange<>(id, routing, serializer);
-        if (exchanges.putIfAbsent(id, ex) != null) {
-            throw new IllegalArgumentException("exchange id=" + id + " is already declared");
-        }
-        return ex;
+        return declare(new Exchange<>(id, routing, serializer, 0));
     }
 
-    Exchange<?> declared(int id) {
-        return exchanges.get(id);
+    /**
+     * Declares an exchange of fixed-width rows, packed many to a record ({@link Worker#offerRow},
+     * {@link Worker#consumeRows}, {@link Worker#consumeBatches}).
+     *
+     * @param id the id (0..32767), unique in the service
+     * @param width bytes per row (1 to {@link ShuffleConfig#packBytes()})
+     * @param routing where a row goes, by the key offered with it ({@link Routing#routeKey})
+     * @return the exchange
+     */
+    public Exchange<RowView> fixedExchange(int id, int width, Routing<RowView> routing) {
+        if (width < 1 || width > cfg.packBytes()) {
+            throw new IllegalArgumentException("exchange id=" + id + ": width=" + width + " out of range [1, packBytes="
+                + cfg.packBytes() + "]");
+        }
+        return declare(new Exchange<>(id, routing, null, width));
+    }
+
+    /**
+     * @param id the id
+     * @param routing where a row goes, by its value
+     * @return an exchange of int rows ({@link Worker#offerInt}, {@link Worker#consumeInts})
+     */
+    public Exchange<RowView> intExchange(int id, Routing<RowView> routing) {
+        return fixedExchange(id, 4, routing);
+    }
+
+    /**
+     * @param id the id
+     * @param routing where a row goes, by its value
+     * @return an exchange of long rows ({@link Worker#offerLong}, {@link Worker#consumeLongs})
+     */
+    public Exchange<RowView> longExchange(int id, Routing<RowView> routing) {
+        return fixedExchange(id, 8, routing);
+    }
+
+    private <T> Exchange<T> declare(Exchange<T> ex) {
+        if (exchanges.putIfAbsent(ex.id(), ex) != null) {
+            throw new IllegalArgumentException("exchange id=" + ex.id() + " is already declared");
+        }
+        return ex;
     }
 
     /**
@@ -108,22 +156,50 @@ public final class ShuffleService implements AutoCloseable {
         return transport.networkRecords();
     }
 
-    /** @return times a sender found its buffer full */
+    /**
+     * @param rank another process
+     * @return the provider this process reaches it over (chosen per peer under {@code auto})
+     */
+    public String provider(int rank) {
+        if (rank < 0 || rank >= cfg.processes() || rank == cfg.rank()) {
+            throw new IllegalArgumentException("rank=" + rank + " is not another process of [0, "
+                + cfg.processes() + ")");
+        }
+        return transport.provider(rank);
+    }
+
+    /** @return the counters now, and the provider chosen for each peer */
+    public ShuffleMetrics metrics() {
+        java.util.List<String> providers = new java.util.ArrayList<>();
+        long rows = 0;
+        int gone = 0;
+        for (int r = 0; r < cfg.processes(); r++) {
+            providers.add(r == cfg.rank() ? null : transport.provider(r));
+        }
+        for (Worker w : workers) {
+            rows += w.rowsSent();
+            gone = Math.max(gone, w.ranksGone());
+        }
+        return new ShuffleMetrics(java.util.Collections.unmodifiableList(providers), networkRecords(), rows,
+            blockedSends(), stashedBytes(), gone);
+    }
+
+    /** @return offers that found an outgoing buffer full (all workers; read after they stopped) */
     public long blockedSends() {
-        return blocked.sum();
+        long n = 0;
+        for (Worker w : workers) {
+            n += w.backPressured();
+        }
+        return n;
     }
 
-    /** @return bytes set aside by workers while blocked or before their consumer registered */
+    /** @return bytes set aside in the workers' inboxes (read after they stopped) */
     public long stashedBytes() {
-        return stashed.sum();
-    }
-
-    void metricBlocked() {
-        blocked.increment();
-    }
-
-    void metricStashed(int n) {
-        stashed.add(n);
+        long n = 0;
+        for (Worker w : workers) {
+            n += w.stashedBytes();
+        }
+        return n;
     }
 
     @Override

@@ -5,8 +5,23 @@ import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
 import java.nio.ByteBuffer;
 
-/** What the shuffle needs from a transport between processes (ring channels, or the sockets baseline). */
-interface ShuffleTransport extends AutoCloseable {
+/**
+ * What the shuffle needs from a transport between processes: the ring channels of {@link ShuffleService#open},
+ * or an alternative given to {@link ShuffleService#open(ShuffleConfig, Factory)} (the benchmarks' sockets
+ * baseline). A service provider interface: applications use {@link ShuffleService} and {@link Worker}.
+ */
+public interface ShuffleTransport extends AutoCloseable {
+    /** Opens a transport for a configuration (joins every other rank). */
+    @FunctionalInterface
+    interface Factory {
+        /**
+         * @param cfg the configuration
+         * @return the joined transport
+         * @throws RdmxException if it cannot join (names the rank and address)
+         */
+        ShuffleTransport open(ShuffleConfig cfg) throws RdmxException;
+    }
+
     /** The outgoing buffer from a local worker to one remote worker. One writer thread. */
     interface Outbox {
         /**
@@ -19,6 +34,9 @@ interface ShuffleTransport extends AutoCloseable {
 
         /** @return the buffer claims index */
         ByteBuffer buffer();
+
+        /** @return the largest payload {@link #tryClaim} accepts */
+        int maxPayload();
 
         /** Publishes the claim. */
         void commit();
@@ -73,6 +91,12 @@ interface ShuffleTransport extends AutoCloseable {
      * @param localWorker the worker
      */
     void wakeup(int localWorker);
+
+    /**
+     * @param rank another process
+     * @return the provider used to reach it
+     */
+    String provider(int rank);
 
     /** @return records this process sent over the network */
     long networkRecords();

@@ -1,14 +1,14 @@
 package io.rdmx.shuffle;
 
 import io.rdmx.channel.RingBuffer;
+import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
-import java.util.HashMap;
-import java.util.Map;
+import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -16,14 +16,38 @@ import java.util.function.Consumer;
  * One worker thread's view of the shuffle service: it sends rows of any number of exchanges (stages) and
  * consumes the rows routed to it, all multiplexed over the same buffers. One thread per worker.
  *
- * <p>Push-based: a sender never waits for a request; it blocks only when an outgoing buffer is full, and while
- * it waits it keeps draining its own incoming buffers (setting the rows aside, not processing them), so two
- * workers sending to each other cannot deadlock. Rows for a worker of the same process skip the network
- * through in-memory rings. {@link #run} consumes rows as they arrive; when none are there it first runs local
- * work (the child operator); it blocks only when there is no local work left, until rows or end-of-stream
- * arrive, or a peer fails (an exception naming it), or the idle timeout passes.
+ * <h2>The non-blocking API (for query engines with their own scheduler)</h2>
+ * {@link #offerInt}, {@link #offerLong}, {@link #offerRow} (fixed-width rows, packed many to a record) and
+ * {@link #offer} (object rows) return {@link #OK} or {@link #BACK_PRESSURED}; {@link #offerFinish} sends
+ * end-of-stream; {@link #poll} delivers what arrived to the handlers registered with {@link #consumeInts},
+ * {@link #consumeLongs}, {@link #consumeRows}, {@link #consumeBatches} or {@link #consume}, and emits partly
+ * filled packs when nothing arrived; {@link #flush} emits them on demand. None of them blocks or allocates per
+ * row (object rows allocate what their serializer reads).
+ *
+ * <p>Back-pressure, with bounded memory: a handler that cannot take a row now (its own offer was back-pressured)
+ * returns false; the rest of that record, and everything read after it, go to the worker's inbox (at most
+ * {@link ShuffleConfig#inboxBytes()} bytes) and are delivered first by later polls. A worker whose inbox cannot
+ * take another record stops reading, so its senders' buffers fill and their offers are back-pressured in turn.
+ * Rows for a worker of the same process skip the network through in-memory rings.
+ *
+ * <h2>The convenience loop</h2>
+ * {@link #run} polls, runs local work when nothing arrived, and blocks (woken by arriving rows or freed space)
+ * when there is no local work left; {@link #send} and {@link #finish} block while an outgoing buffer is full.
  */
 public final class Worker {
+    /** An offer was taken. */
+    public static final int OK = 0;
+    /**
+     * An outgoing buffer (or the pack for that worker) is full: nothing was taken; poll, flush and offer the
+     * same row again (for a broadcast row or an end-of-stream, before any other offer of that exchange).
+     */
+    public static final int BACK_PRESSURED = -1;
+    /**
+     * A peer this offer needed is lost: the query cannot complete; {@link #failure()} names it, and the next
+     * {@link #poll} (and every blocking call) throws it.
+     */
+    public static final int CLOSED = -2;
+
     /** Local work a worker runs when no row is waiting: one step of the child operators. */
     @FunctionalInterface
     public interface LocalWork {
@@ -34,30 +58,42 @@ public final class Worker {
         boolean step() throws Exception;
     }
 
-    private static final class Consumed<T> {
-        final Exchange<T> exchange;
-        final Consumer<T> handler;
-        int eos;
-        long rows;
+    private static final int KIND_OBJECT = 0;
+    private static final int KIND_INT = 1;
+    private static final int KIND_LONG = 2;
+    private static final int KIND_ROW = 3;
+    private static final int KIND_BATCH = 4;
+    private static final int INBOX_HEADER = 12;
+    private static final int DELIVERED = -1;
+    /** An end-of-stream record's payload: the global index of the worker that sends it. */
+    private static final RowSerializer<Integer> EOS_SOURCE = RowSerializer.INT;
 
-        Consumed(Exchange<T> exchange, Consumer<T> handler) {
-            this.exchange = exchange;
-            this.handler = handler;
-        }
+    private static final class Consumed {
+        final Exchange<?> exchange;
+        final int kind;
+        final int width;
+        final Consumer<Object> objects;
+        final Handlers.IntHandler ints;
+        final Handlers.LongHandler longs;
+        final Handlers.RowHandler rows;
+        final Handlers.BatchHandler batches;
+        /** End-of-stream marks received, and from which workers. */
+        int eos;
+        final boolean[] eosFrom;
+        long received;
 
         @SuppressWarnings("unchecked")
-        void deliverRow(Object row) {
-            handler.accept((T) row);
-            rows++;
+        Consumed(Exchange<?> exchange, int kind, Object handler, int total) {
+            this.exchange = exchange;
+            this.eosFrom = new boolean[total];
+            this.kind = kind;
+            this.width = exchange.width();
+            this.objects = kind == KIND_OBJECT ? (Consumer<Object>) handler : null;
+            this.ints = kind == KIND_INT ? (Handlers.IntHandler) handler : null;
+            this.longs = kind == KIND_LONG ? (Handlers.LongHandler) handler : null;
+            this.rows = kind == KIND_ROW ? (Handlers.RowHandler) handler : null;
+            this.batches = kind == KIND_BATCH ? (Handlers.BatchHandler) handler : null;
         }
-    }
-
-    /**
-     * A received record, already deserialized (rows never hold ring memory past the read that found them:
-     * handlers run only after the ring's space was released, so a handler that blocks cannot pin it).
-     * {@code bytes} holds the raw payload only when the exchange is not declared yet.
-     */
-    private record Stashed(int stream, Object row, byte[] bytes) {
     }
 
     private final ShuffleService svc;
@@ -67,14 +103,39 @@ public final class Worker {
     private final int total;
     private final ShuffleTransport.Outbox[] outboxes;
     private final RingBuffer[] localIn;
-    private final Map<Integer, Consumed<?>> consumers = new HashMap<>();
-    private final Consumed<?>[] byId = new Consumed<?>[Exchange.MAX_ID + 1];
-    private final Exchange<?>[] declaredById = new Exchange<?>[Exchange.MAX_ID + 1];
-    private final ArrayDeque<Stashed> pending = new ArrayDeque<>();
+    private final Consumed[] byId = new Consumed[Exchange.MAX_ID + 1];
+    /** Per exchange: the next worker of an interrupted broadcast or end-of-stream. */
+    private final int[] cursor = new int[Exchange.MAX_ID + 1];
     private final long idleNanos;
+    private final RowView view = new RowView();
+
+    /** Packs of fixed-width rows, one per destination worker. */
+    private final ByteBuffer[] packs;
+    private final int[] packLen;
+    private final int[] packStream;
+    private final int packCap;
+    private int openPacks;
+
+    /** Received records set aside: [stream][length][bytes taken][payload, padded to 4]. */
+    private final ByteBuffer inbox;
+    private final byte[] inboxArray;
+    private final int maxRecord;
+    private int head;
+    private int tail;
+    private int inboxRecords;
+
     private volatile boolean waiting;
+    /** Inside a handler call: delivery is not re-entered, records are set aside. */
     private int depth;
-    private long stashedBytes;
+    /** The destination of the last back-pressured offer, -1 if none since. */
+    private int pressuredDst = -1;
+    private long backPressured;
+    private ConnectionClosedException failure;
+    /** Per rank: its loss, once a read reported it (a rank may leave once it sent every end-of-stream). */
+    private final ConnectionClosedException[] gone;
+    private boolean anyGone;
+    private final java.util.ArrayList<Consumed> active = new java.util.ArrayList<>();
+    private long rowsSent;
 
     private final RingBuffer.Handler dispatch = this::dispatch;
 
@@ -87,16 +148,37 @@ public final class Worker {
         this.total = cfg.processes() * cfg.workers();
         this.idleNanos = cfg.idleTimeout().toNanos();
         this.outboxes = new ShuffleTransport.Outbox[total];
+        this.gone = new ConnectionClosedException[cfg.processes()];
+        int maxPayload = Integer.MAX_VALUE;
+        int largest = 0;
         for (int g = 0; g < total; g++) {
             int rank = g / cfg.workers();
             int w = g % cfg.workers();
             outboxes[g] = rank == cfg.rank() ? localOutbox(localRings[local][w], w)
                 : transport.outbox(local, rank, w);
+            maxPayload = Math.min(maxPayload, outboxes[g].maxPayload());
+            largest = Math.max(largest, outboxes[g].maxPayload());
         }
         this.localIn = new RingBuffer[cfg.workers()];
         for (int s = 0; s < cfg.workers(); s++) {
             localIn[s] = localRings[s][local];
         }
+        this.packCap = Math.min(cfg.packBytes(), maxPayload);
+        this.packs = new ByteBuffer[total];
+        this.packLen = new int[total];
+        this.packStream = new int[total];
+        for (int g = 0; g < total; g++) {
+            packs[g] = ByteBuffer.allocate(packCap).order(ByteOrder.LITTLE_ENDIAN);
+            packStream[g] = -1;
+        }
+        this.inboxArray = new byte[cfg.inboxBytes()];
+        this.inbox = ByteBuffer.wrap(inboxArray).order(ByteOrder.LITTLE_ENDIAN);
+        // the largest record a peer may send (the same configuration everywhere), with its inbox header
+        this.maxRecord = INBOX_HEADER + align4(Math.max(largest, cfg.bufferSize() / 4));
+    }
+
+    private static int align4(int n) {
+        return (n + 3) & ~3;
     }
 
     private ShuffleTransport.Outbox localOutbox(RingBuffer ring, int dst) {
@@ -136,121 +218,98 @@ public final class Worker {
         return total;
     }
 
-    /**
-     * Registers this worker as a consumer of an exchange. Rows that arrived earlier are delivered on the next
-     * {@link #pump}.
-     *
-     * @param ex the exchange
-     * @param handler called on this thread for every row routed here
-     * @param <T> row type
-     */
-    public <T> void consume(Exchange<T> ex, Consumer<T> handler) {
-        Consumed<?> prev = consumers.get(ex.id());
-        if (prev != null && prev.handler != null) {
+    // ---------------------------------------------------------------------------------------------- consumers
+
+    private void register(Exchange<?> ex, int kind, Object handler) {
+        if (handler == null) {
+            throw new IllegalArgumentException("worker " + global + ": handler=null for " + ex);
+        }
+        if (byId[ex.id()] != null) {
             throw new IllegalStateException("worker " + global + " already consumes exchange " + ex.id());
         }
-        Consumed<T> c = new Consumed<>(ex, handler);
-        if (prev != null) {
-            c.eos = prev.eos;
-        }
-        consumers.put(ex.id(), c);
+        Consumed c = new Consumed(ex, kind, handler, total);
         byId[ex.id()] = c;
-        declaredById[ex.id()] = ex;
+        active.add(c);
+    }
+
+    private static void checkWidth(Exchange<?> ex, int want, String what) {
+        if (want == 0 ? ex.width() != 0 : ex.width() == 0 || want > 0 && ex.width() != want) {
+            throw new IllegalArgumentException(what + " on " + ex + ": width=" + ex.width() + " (needs "
+                + (want == 0 ? "an object exchange" : want > 0 ? "width " + want : "a fixed-width exchange") + ")");
+        }
     }
 
     /**
-     * Sends a row where the exchange routes it; blocks only while an outgoing buffer is full.
+     * Registers this worker as the consumer of an object exchange. Rows that arrived earlier are delivered by the
+     * next {@link #poll}.
      *
      * @param ex the exchange
-     * @param row the row
+     * @param handler called on this thread for every row routed here (it cannot refuse a row)
      * @param <T> row type
-     * @throws RdmxException if a peer is lost (names it) or the buffer stays full past the idle timeout
-     * @throws InterruptedException if interrupted
      */
-    public <T> void send(Exchange<T> ex, T row) throws RdmxException, InterruptedException {
-        int dst = ex.routing().route(row, total);
-        RowSerializer<T> ser = ex.serializer();
-        int len = ser.size(row);
-        if (dst == Routing.ALL) {
-            for (int g = 0; g < total; g++) {
-                put(g, ex.dataStream(), len, row, ser);
-            }
-        } else {
-            if (dst < 0 || dst >= total) {
-                throw new IllegalArgumentException("routing of exchange " + ex.id() + " returned worker=" + dst
-                    + " outside [0, " + total + ")");
-            }
-            put(dst, ex.dataStream(), len, row, ser);
-        }
-    }
-
-    private <T> void put(int dst, int stream, int len, T row, RowSerializer<T> ser)
-        throws RdmxException, InterruptedException {
-        ShuffleTransport.Outbox ob = outboxes[dst];
-        int at = ob.tryClaim(stream, len);
-        if (at < 0) {
-            at = blockedClaim(ob, dst, stream, len);
-        }
-        if (row != null) {
-            ser.write(row, ob.buffer(), at);
-        }
-        ob.commit();
-    }
-
-    private int blockedClaim(ShuffleTransport.Outbox ob, int dst, int stream, int len)
-        throws RdmxException, InterruptedException {
-        long deadline = System.nanoTime() + idleNanos;
-        svc.metricBlocked();
-        depth++;
-        ob.wakeOnSpace(local);
-        try {
-            while (true) {
-                ob.flush();
-                int at = ob.tryClaim(stream, len);
-                if (at >= 0) {
-                    return at;
-                }
-                if (drainLocal() + transport.poll(local, dispatch, 256) == 0) {
-                    waiting = true;
-                    try {
-                        transport.read(local, dispatch, 256, TimeUnit.MILLISECONDS.toNanos(5));
-                    } finally {
-                        waiting = false;
-                    }
-                }
-                if (System.nanoTime() > deadline) {
-                    throw new RdmxTimeoutException("worker " + global + ": the buffer to worker " + dst
-                        + " stayed full for " + TimeUnit.NANOSECONDS.toSeconds(idleNanos) + " s");
-                }
-            }
-        } finally {
-            ob.wakeOnSpace(-1);
-            depth--;
-        }
+    @SuppressWarnings("unchecked")
+    public <T> void consume(Exchange<T> ex, Consumer<T> handler) {
+        checkWidth(ex, 0, "consume");
+        register(ex, KIND_OBJECT, (Consumer<Object>) (Consumer<?>) handler);
     }
 
     /**
-     * Sends end-of-stream of an exchange from this worker to every worker that can receive its rows.
-     *
-     * @param ex the exchange
-     * @throws RdmxException if a peer is lost
-     * @throws InterruptedException if interrupted
+     * @param ex an exchange of 4-byte rows ({@link ShuffleService#intExchange})
+     * @param handler receives every int routed here
      */
-    public void finish(Exchange<?> ex) throws RdmxException, InterruptedException {
-        int only = ex.routing().only();
-        for (int g = 0; g < total; g++) {
-            if (only == Routing.ALL || only == g) {
-                put(g, ex.eosStream(), 0, null, null);
-            }
-        }
-        flushAll();
+    public void consumeInts(Exchange<?> ex, Handlers.IntHandler handler) {
+        checkWidth(ex, 4, "consumeInts");
+        register(ex, KIND_INT, handler);
     }
 
-    /** Sends whatever is committed in every outgoing buffer. */
-    public void flushAll() {
-        for (ShuffleTransport.Outbox ob : outboxes) {
-            ob.flush();
+    /**
+     * @param ex an exchange of 8-byte rows ({@link ShuffleService#longExchange})
+     * @param handler receives every long routed here
+     */
+    public void consumeLongs(Exchange<?> ex, Handlers.LongHandler handler) {
+        checkWidth(ex, 8, "consumeLongs");
+        register(ex, KIND_LONG, handler);
+    }
+
+    /**
+     * @param ex any exchange (object rows: a view of the serialized bytes)
+     * @param handler receives a flyweight view of each row
+     */
+    public void consumeRows(Exchange<?> ex, Handlers.RowHandler handler) {
+        register(ex, KIND_ROW, handler);
+    }
+
+    /**
+     * @param ex a fixed-width exchange
+     * @param handler receives the rows of each record in one call
+     */
+    public void consumeBatches(Exchange<?> ex, Handlers.BatchHandler handler) {
+        checkWidth(ex, -1, "consumeBatches");
+        register(ex, KIND_BATCH, handler);
+    }
+
+    /**
+     * Forgets this worker's consumer of a finished exchange. An exchange id may be declared again only once
+     * every worker of every process has released it (rows of a new incarnation must not meet an old consumer).
+     *
+     * @param ex the exchange
+     */
+    public void release(Exchange<?> ex) {
+        Consumed c = byId[ex.id()];
+        if (c != null) {
+            active.remove(c);
         }
+        byId[ex.id()] = null;
+        cursor[ex.id()] = 0;
+    }
+
+    /**
+     * @param ex an exchange
+     * @return rows of it delivered to this worker
+     */
+    public long rowsReceived(Exchange<?> ex) {
+        Consumed c = byId[ex.id()];
+        return c == null ? 0 : c.received;
     }
 
     /**
@@ -262,117 +321,782 @@ public final class Worker {
         if (only != Routing.ALL && only != global) {
             return true;
         }
-        Consumed<?> c = consumers.get(ex.id());
+        Consumed c = byId[ex.id()];
         if (c == null || c.eos < total) {
             return false;
         }
-        for (Stashed s : pending) {
-            if ((s.stream() & Exchange.MAX_ID) == ex.id()) {
-                return false;
+        return inboxRecords == 0 || !inInbox(ex.id());
+    }
+
+    private boolean inInbox(int id) {
+        for (int p = head; p < tail; p = next(p)) {
+            int s = inbox.getInt(p);
+            if (s != DELIVERED && (s & Exchange.MAX_ID) == id) {
+                return true;
             }
         }
+        return false;
+    }
+
+    private int next(int p) {
+        return p + INBOX_HEADER + align4(inbox.getInt(p + 4));
+    }
+
+    // ------------------------------------------------------------------------------------------------ sending
+
+    private int target(int dst, Exchange<?> ex) {
+        if (dst < 0 || dst >= total) {
+            throw new IllegalArgumentException("routing of exchange " + ex.id() + " returned worker=" + dst
+                + " outside [0, " + total + ")");
+        }
+        return dst;
+    }
+
+    private int pressured(int dst) {
+        pressuredDst = dst;
+        backPressured++;
+        return BACK_PRESSURED;
+    }
+
+    /** Emits the pack for a destination as one record; false if its buffer is full. */
+    private boolean emit(int g) throws ConnectionClosedException {
+        int len = packLen[g];
+        ShuffleTransport.Outbox ob = outboxes[g];
+        int at = ob.tryClaim(packStream[g], len);
+        if (at < 0) {
+            return false;
+        }
+        ob.buffer().put(at, packs[g], 0, len);
+        ob.commit();
+        packLen[g] = 0;
+        packStream[g] = -1;
+        openPacks--;
+        return true;
+    }
+
+    /** Reserves {@code width} bytes in the pack for {@code g}; returns the offset or -1 (back-pressured). */
+    private int reserve(int g, int stream, int width) throws ConnectionClosedException {
+        int len = packLen[g];
+        if (len > 0 && (packStream[g] != stream || len + width > packCap)) {
+            if (!emit(g)) {
+                return -1;
+            }
+            len = 0;
+        }
+        if (len == 0) {
+            packStream[g] = stream;
+            openPacks++;
+        }
+        packLen[g] = len + width;
+        return len;
+    }
+
+    private void checkFixed(Exchange<?> ex, int width, String what) {
+        if (ex.width() != width) {
+            throw new IllegalArgumentException(what + " on " + ex + ": width=" + ex.width() + " (needs width "
+                + width + ")");
+        }
+    }
+
+    /**
+     * Offers an int row of a 4-byte exchange, routed by its value.
+     *
+     * @param ex the exchange
+     * @param value the row
+     * @return {@link #OK}, {@link #BACK_PRESSURED} or {@link #CLOSED}
+     */
+    public int offerInt(Exchange<?> ex, int value) {
+        if (failure != null) {
+            return CLOSED;
+        }
+        try {
+            return offerInt0(ex, value);
+        } catch (ConnectionClosedException e) {
+            failure = e;
+            return CLOSED;
+        }
+    }
+
+    private int offerInt0(Exchange<?> ex, int value) throws ConnectionClosedException {
+        checkFixed(ex, 4, "offerInt");
+        int dst = ex.routing().routeKey(value, total);
+        if (dst == Routing.ALL) {
+            return broadcastFixed(ex, value, 4, null);
+        }
+        int g = target(dst, ex);
+        int at = reserve(g, ex.id(), 4);
+        if (at < 0) {
+            return pressured(g);
+        }
+        packs[g].putInt(at, value);
+        rowsSent++;
+        return OK;
+    }
+
+    /**
+     * Offers a long row of an 8-byte exchange, routed by its value.
+     *
+     * @param ex the exchange
+     * @param value the row
+     * @return {@link #OK}, {@link #BACK_PRESSURED} or {@link #CLOSED}
+     */
+    public int offerLong(Exchange<?> ex, long value) {
+        if (failure != null) {
+            return CLOSED;
+        }
+        try {
+            return offerLong0(ex, value);
+        } catch (ConnectionClosedException e) {
+            failure = e;
+            return CLOSED;
+        }
+    }
+
+    private int offerLong0(Exchange<?> ex, long value) throws ConnectionClosedException {
+        checkFixed(ex, 8, "offerLong");
+        int dst = ex.routing().routeKey(value, total);
+        if (dst == Routing.ALL) {
+            return broadcastFixed(ex, value, 8, null);
+        }
+        int g = target(dst, ex);
+        int at = reserve(g, ex.id(), 8);
+        if (at < 0) {
+            return pressured(g);
+        }
+        packs[g].putLong(at, value);
+        rowsSent++;
+        return OK;
+    }
+
+    /**
+     * Offers a fixed-width row written in place by {@code writer}, routed by {@code key}.
+     *
+     * @param ex a fixed-width exchange
+     * @param key the routing key
+     * @param writer writes the row's {@link Exchange#width()} bytes (a re-used object: no allocation per row)
+     * @return {@link #OK}, {@link #BACK_PRESSURED} or {@link #CLOSED}
+     */
+    public int offerRow(Exchange<?> ex, long key, Handlers.RowWriter writer) {
+        if (failure != null) {
+            return CLOSED;
+        }
+        try {
+            return offerRow0(ex, key, writer);
+        } catch (ConnectionClosedException e) {
+            failure = e;
+            return CLOSED;
+        }
+    }
+
+    private int offerRow0(Exchange<?> ex, long key, Handlers.RowWriter writer) throws ConnectionClosedException {
+        if (ex.width() == 0) {
+            throw new IllegalArgumentException("offerRow on " + ex + ": width=0 (needs a fixed-width exchange)");
+        }
+        int dst = ex.routing().routeKey(key, total);
+        if (dst == Routing.ALL) {
+            return broadcastFixed(ex, 0, ex.width(), writer);
+        }
+        int g = target(dst, ex);
+        int at = reserve(g, ex.id(), ex.width());
+        if (at < 0) {
+            return pressured(g);
+        }
+        writer.write(packs[g], at);
+        rowsSent++;
+        return OK;
+    }
+
+    private int broadcastFixed(Exchange<?> ex, long value, int width, Handlers.RowWriter writer)
+        throws ConnectionClosedException {
+        int id = ex.id();
+        for (int g = cursor[id]; g < total; g++) {
+            int at = reserve(g, id, width);
+            if (at < 0) {
+                cursor[id] = g;
+                return pressured(g);
+            }
+            if (writer != null) {
+                writer.write(packs[g], at);
+            } else if (width == 4) {
+                packs[g].putInt(at, (int) value);
+            } else {
+                packs[g].putLong(at, value);
+            }
+        }
+        cursor[id] = 0;
+        rowsSent++;
+        return OK;
+    }
+
+    /**
+     * Offers an object row (one record).
+     *
+     * @param ex an object exchange
+     * @param row the row
+     * @param <T> the row type
+     * @return {@link #OK}, {@link #BACK_PRESSURED} or {@link #CLOSED}
+     */
+    public <T> int offer(Exchange<T> ex, T row) {
+        if (failure != null) {
+            return CLOSED;
+        }
+        try {
+            return offer0(ex, row);
+        } catch (ConnectionClosedException e) {
+            failure = e;
+            return CLOSED;
+        }
+    }
+
+    private <T> int offer0(Exchange<T> ex, T row) throws ConnectionClosedException {
+        if (ex.width() != 0) {
+            throw new IllegalArgumentException("offer of an object row on " + ex + ": width=" + ex.width()
+                + " (use offerInt, offerLong or offerRow)");
+        }
+        int dst = ex.routing().route(row, total);
+        RowSerializer<T> ser = ex.serializer();
+        int len = ser.size(row);
+        if (dst != Routing.ALL) {
+            int g = target(dst, ex);
+            if (!put(g, ex.dataStream(), len, row, ser)) {
+                return pressured(g);
+            }
+            rowsSent++;
+            return OK;
+        }
+        int id = ex.id();
+        for (int g = cursor[id]; g < total; g++) {
+            if (!put(g, ex.dataStream(), len, row, ser)) {
+                cursor[id] = g;
+                return pressured(g);
+            }
+        }
+        cursor[id] = 0;
+        rowsSent++;
+        return OK;
+    }
+
+    private <T> boolean put(int g, int stream, int len, T row, RowSerializer<T> ser)
+        throws ConnectionClosedException {
+        if (packLen[g] > 0 && !emit(g)) {
+            return false;
+        }
+        ShuffleTransport.Outbox ob = outboxes[g];
+        if (len > ob.maxPayload()) {
+            throw new IllegalArgumentException("worker " + global + ": row of length=" + len + " exceeds the "
+                + "largest record " + ob.maxPayload() + " (raise bufferSize)");
+        }
+        int at = ob.tryClaim(stream, len);
+        if (at < 0) {
+            return false;
+        }
+        if (row != null) {
+            ser.write(row, ob.buffer(), at);
+        }
+        ob.commit();
         return true;
     }
 
     /**
-     * Forgets this worker's consumer of a finished exchange. An exchange id may be declared again only once
-     * every worker of every process has released it (rows of a new incarnation must not meet an old consumer).
+     * Offers end-of-stream of an exchange from this worker to every worker that can receive its rows (after the
+     * rows packed for them).
      *
      * @param ex the exchange
+     * @return {@link #OK} once sent to all, or {@link #BACK_PRESSURED} (offer it again)
      */
-    public void release(Exchange<?> ex) {
-        consumers.remove(ex.id());
-        byId[ex.id()] = null;
-        declaredById[ex.id()] = null;
+    public int offerFinish(Exchange<?> ex) {
+        if (failure != null) {
+            return CLOSED;
+        }
+        try {
+            return offerFinish0(ex);
+        } catch (ConnectionClosedException e) {
+            failure = e;
+            return CLOSED;
+        }
+    }
+
+    private int offerFinish0(Exchange<?> ex) throws ConnectionClosedException {
+        int only = ex.routing().only();
+        int id = ex.id();
+        for (int g = cursor[id]; g < total; g++) {
+            if (only == Routing.ALL || only == g) {
+                if (!put(g, ex.eosStream(), 4, global, EOS_SOURCE)) {
+                    cursor[id] = g;
+                    return pressured(g);
+                }
+            }
+        }
+        cursor[id] = 0;
+        flush();
+        return OK;
     }
 
     /**
-     * @param ex an exchange
-     * @return rows of it delivered to this worker
+     * Emits every partly filled pack and sends whatever is committed in every outgoing buffer.
+     *
+     * @return {@link #OK}, {@link #BACK_PRESSURED} if a pack could not be emitted yet, or {@link #CLOSED}
      */
-    public long rowsReceived(Exchange<?> ex) {
-        Consumed<?> c = consumers.get(ex.id());
-        return c == null ? 0 : c.rows;
+    public int flush() {
+        if (failure != null) {
+            return CLOSED;
+        }
+        try {
+            return flush0();
+        } catch (ConnectionClosedException e) {
+            failure = e;
+            return CLOSED;
+        }
     }
 
-    private void dispatch(int stream, ByteBuffer buf, int off, int len) {
-        int id = stream & Exchange.MAX_ID;
-        Object row = null;
-        byte[] bytes = null;
-        if ((stream & 0x8000) == 0) {
-            Exchange<?> ex = declaredById[id];
-            if (ex == null) {
-                ex = svc.declared(id);
-            }
-            if (ex != null) {
-                row = ex.serializer().read(buf, off, len);
-            } else {
-                bytes = new byte[len];
-                buf.get(off, bytes);
-                stashedBytes += len;
-                svc.metricStashed(len);
+    private int flush0() throws ConnectionClosedException {
+        int rc = OK;
+        if (openPacks > 0) {
+            for (int g = 0; g < total; g++) {
+                if (packLen[g] > 0 && !emit(g)) {
+                    rc = pressured(g);
+                }
             }
         }
-        pending.addLast(new Stashed(stream, row, bytes));
+        for (ShuffleTransport.Outbox ob : outboxes) {
+            ob.flush();
+        }
+        return rc;
     }
 
-    private int drainLocal() {
+    /**
+     * Sends a row, blocking while an outgoing buffer is full (the convenience form of {@link #offer}; for
+     * fixed-width exchanges use the offers). Not from inside a handler: there it cannot read while it waits.
+     *
+     * @param ex the exchange
+     * @param row the row
+     * @param <T> row type
+     * @throws RdmxException if a peer is lost (names it) or the buffer stays full past the idle timeout
+     * @throws InterruptedException if interrupted
+     */
+    public <T> void send(Exchange<T> ex, T row) throws RdmxException, InterruptedException {
+        long deadline = System.nanoTime() + idleNanos;
+        while (check(offer(ex, row)) != OK) {
+            awaitSpace(deadline);
+        }
+    }
+
+    /**
+     * Sends end-of-stream of an exchange, blocking while an outgoing buffer is full.
+     *
+     * @param ex the exchange
+     * @throws RdmxException if a peer is lost
+     * @throws InterruptedException if interrupted
+     */
+    public void finish(Exchange<?> ex) throws RdmxException, InterruptedException {
+        long deadline = System.nanoTime() + idleNanos;
+        while (check(offerFinish(ex)) != OK) {
+            awaitSpace(deadline);
+        }
+    }
+
+    /** Sends whatever is committed (blocking while a pack cannot be emitted). */
+    public void flushAll() throws RdmxException, InterruptedException {
+        long deadline = System.nanoTime() + idleNanos;
+        while (check(flush()) != OK) {
+            awaitSpace(deadline);
+        }
+    }
+
+    private int check(int rc) throws ConnectionClosedException {
+        if (rc == CLOSED) {
+            throw failure;
+        }
+        return rc;
+    }
+
+    /** @return the lost peer's failure once an offer returned {@link #CLOSED}, else null */
+    public ConnectionClosedException failure() {
+        return failure;
+    }
+
+    /**
+     * Waits for space in the back-pressured buffer: reads incoming records into the inbox meanwhile (not
+     * delivering them), so two workers sending to each other cannot deadlock while their inboxes have room.
+     */
+    private void awaitSpace(long deadline) throws RdmxException, InterruptedException {
+        int dst = pressuredDst;
+        if (System.nanoTime() > deadline) {
+            throw new RdmxTimeoutException("worker " + global + ": the buffer to worker " + dst + " stayed full for "
+                + TimeUnit.NANOSECONDS.toSeconds(idleNanos) + " s (inbox " + (tail - head) + " of "
+                + inboxArray.length + " bytes, inboxBytes)");
+        }
+        for (ShuffleTransport.Outbox ob : outboxes) {
+            ob.flush();
+        }
+        if (depth > 0) {
+            // inside a handler: a ring is being read, it cannot be read again; wait for the receiver alone
+            LockSupport.parkNanos(20_000);
+            return;
+        }
+        depth++;
+        ShuffleTransport.Outbox ob = dst >= 0 ? outboxes[dst] : null;
+        if (ob != null) {
+            ob.wakeOnSpace(local);
+        }
+        try {
+            if (readAll() == 0) {
+                int room = room();
+                if (room > 0) {
+                    waiting = true;
+                    try {
+                        readTransport(room, TimeUnit.MILLISECONDS.toNanos(1));
+                    } finally {
+                        waiting = false;
+                    }
+                } else {
+                    LockSupport.parkNanos(50_000);
+                }
+            }
+        } finally {
+            if (ob != null) {
+                ob.wakeOnSpace(-1);
+            }
+            depth--;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- receiving
+
+    /**
+     * Blocks in the transport's read. A lost rank is a failure only if a consumer of this worker still waits for
+     * an end-of-stream from one of its workers (a rank whose workers all ended what this one consumes may leave).
+     */
+    private int readTransport(int room, long nanos) throws RdmxException, InterruptedException {
+        try {
+            return transport.read(local, dispatch, room, nanos);
+        } catch (ConnectionClosedException e) {
+            int rank = svc.config().rankOf(e.peer());
+            if (rank < 0) {
+                failure = e;
+                throw e;
+            }
+            gone[rank] = e;
+            anyGone = true;
+            checkGone();
+            return 0;
+        }
+    }
+
+    /** Throws the loss of a rank some active consumer still waits on. */
+    private void checkGone() throws ConnectionClosedException {
+        int workers = svc.config().workers();
+        for (int r = 0; r < gone.length; r++) {
+            if (gone[r] == null) {
+                continue;
+            }
+            for (Consumed c : active) {
+                int only = c.exchange.routing().only();
+                if (c.eos == total || only != Routing.ALL && only != global) {
+                    continue;
+                }
+                for (int g = r * workers; g < (r + 1) * workers; g++) {
+                    if (!c.eosFrom[g]) {
+                        failure = gone[r];
+                        throw failure;
+                    }
+                }
+            }
+        }
+    }
+
+    /** Records the inbox can surely take now (each at most {@link #maxRecord} bytes). */
+    private int room() {
+        if (inboxRecords == 0) {
+            head = 0;
+            tail = 0;
+        }
+        int free = inboxArray.length - (tail - head);
+        return Math.min(256, free / maxRecord);
+    }
+
+    private int readAll() throws RdmxException {
         int n = 0;
         for (int s = 0; s < localIn.length; s++) {
-            int k = localIn[s].read(dispatch, 256);
+            int room = room();
+            if (room == 0) {
+                return n;
+            }
+            int k = localIn[s].read(dispatch, room);
             if (k > 0 && s != local) {
                 svc.worker(s).wakeIfWaiting();
             }
             n += k;
         }
+        int room = room();
+        if (room > 0) {
+            n += transport.poll(local, dispatch, room);
+        }
         return n;
     }
 
-    /** Delivers received records in arrival order; stops when a handler blocks (nested records queue behind). */
-    private int deliverPending() {
+    private void dispatch(int stream, ByteBuffer buf, int off, int len) {
+        if (inboxRecords == 0 && depth == 0) {
+            int taken = deliver(stream, buf, off, len);
+            if (taken == len) {
+                return;
+            }
+            stage(stream, buf, off + taken, len - taken);
+        } else {
+            stage(stream, buf, off, len);
+        }
+    }
+
+    private void stage(int stream, ByteBuffer buf, int off, int len) {
+        int need = INBOX_HEADER + align4(len);
+        if (tail + need > inboxArray.length) {
+            compact();
+            if (tail + need > inboxArray.length) {
+                throw new IllegalStateException("worker " + global + ": inbox overflow (record length=" + len
+                    + ", " + (tail - head) + " of " + inboxArray.length + " bytes used)");
+            }
+        }
+        inbox.putInt(tail, stream);
+        inbox.putInt(tail + 4, len);
+        inbox.putInt(tail + 8, 0);
+        inbox.put(tail + INBOX_HEADER, buf, off, len);
+        tail += need;
+        inboxRecords++;
+    }
+
+    /** Moves the records not yet delivered to the start of the inbox. */
+    private void compact() {
+        int to = 0;
+        for (int p = head; p < tail; ) {
+            int size = INBOX_HEADER + align4(inbox.getInt(p + 4));
+            if (inbox.getInt(p) != DELIVERED) {
+                if (p != to) {
+                    System.arraycopy(inboxArray, p, inboxArray, to, size);
+                }
+                to += size;
+            }
+            p += size;
+        }
+        head = 0;
+        tail = to;
+    }
+
+    /**
+     * Delivers a record (or what is left of it) to its consumer.
+     *
+     * @return bytes taken: all of them, or fewer if the handler was back-pressured or nobody consumes it yet
+     */
+    private int deliver(int stream, ByteBuffer buf, int off, int len) {
+        Consumed c = byId[stream & Exchange.MAX_ID];
+        if (c == null) {
+            return 0;
+        }
+        if ((stream & 0x8000) != 0) {
+            int from = len == 4 ? buf.getInt(off) : -1;
+            if (from < 0 || from >= total || c.eosFrom[from]) {
+                throw new IllegalStateException("worker " + global + ": end-of-stream of exchange " + c.exchange.id()
+                    + " from worker=" + from + " (length=" + len + "): not a worker of [0, " + total + ") that had not"
+                    + " ended it yet");
+            }
+            c.eosFrom[from] = true;
+            c.eos++;
+            return len;
+        }
+        depth++;
+        try {
+            switch (c.kind) {
+                case KIND_INT: {
+                    int n = rowsOf(c, len);
+                    for (int i = 0; i < n; i++) {
+                        if (!c.ints.onInt(buf.getInt(off + 4 * i))) {
+                            c.received += i;
+                            return 4 * i;
+                        }
+                    }
+                    c.received += n;
+                    return len;
+                }
+                case KIND_LONG: {
+                    int n = rowsOf(c, len);
+                    for (int i = 0; i < n; i++) {
+                        if (!c.longs.onLong(buf.getLong(off + 8 * i))) {
+                            c.received += i;
+                            return 8 * i;
+                        }
+                    }
+                    c.received += n;
+                    return len;
+                }
+                case KIND_ROW: {
+                    int w = c.width == 0 ? len : c.width;
+                    int n = c.width == 0 ? 1 : rowsOf(c, len);
+                    for (int i = 0; i < n; i++) {
+                        if (!c.rows.onRow(view.set(buf, off + w * i, w, 1))) {
+                            c.received += i;
+                            return w * i;
+                        }
+                    }
+                    c.received += n;
+                    return len;
+                }
+                case KIND_BATCH: {
+                    int n = rowsOf(c, len);
+                    int k = c.batches.onBatch(view.set(buf, off, c.width, n));
+                    if (k < 0 || k > n) {
+                        throw new IllegalStateException("worker " + global + ": batch handler of exchange "
+                            + c.exchange.id() + " took rows=" + k + " of " + n);
+                    }
+                    c.received += k;
+                    return k * c.width;
+                }
+                default: {
+                    Object row = c.exchange.serializer().read(buf, off, len);
+                    c.objects.accept(row);
+                    c.received++;
+                    return len;
+                }
+            }
+        } finally {
+            depth--;
+        }
+    }
+
+    private int rowsOf(Consumed c, int len) {
+        return rowsIn(global, c.exchange.id(), len, c.width);
+    }
+
+    /**
+     * Checks a received record of a fixed-width exchange (its length is what the peer announced).
+     *
+     * @param worker the receiving worker, for the message
+     * @param exchange the exchange id, for the message
+     * @param length the record's length
+     * @param width the exchange's row width (at least 1)
+     * @return the rows in it
+     * @throws IllegalStateException naming the length and width if the length is not a whole number of rows
+     */
+    static int rowsIn(int worker, int exchange, int length, int width) {
+        if (length < 0 || length % width != 0) {
+            throw new IllegalStateException("worker " + worker + ": record of exchange " + exchange
+                + " with length=" + length + ", not a multiple of its width=" + width);
+        }
+        return length / width;
+    }
+
+    /** Delivers the inbox in arrival order (records nobody consumes yet are skipped); stops at a refusal. */
+    private int deliverInbox() {
         int n = 0;
-        int size = pending.size();
-        for (int i = 0; i < size && depth == 0 && !pending.isEmpty(); i++) {
-            Stashed s = pending.pollFirst();
-            int id = s.stream() & Exchange.MAX_ID;
-            Consumed<?> c = byId[id];
-            if (c == null || c.handler == null) {
-                pending.addLast(s);
-                continue;
+        for (int p = head; p < tail && depth == 0; ) {
+            int stream = inbox.getInt(p);
+            int len = inbox.getInt(p + 4);
+            int size = INBOX_HEADER + align4(len);
+            if (stream != DELIVERED) {
+                int done = inbox.getInt(p + 8);
+                boolean consumed = byId[stream & Exchange.MAX_ID] != null;
+                int taken = deliver(stream, inbox, p + INBOX_HEADER + done, len - done);
+                if (taken > 0) {
+                    n++;
+                }
+                if (!consumed) {
+                    p += size; // nobody consumes it yet: later records go first
+                    continue;
+                }
+                if (done + taken < len) {
+                    inbox.putInt(p + 8, done + taken);
+                    break; // refused: keep the order of what follows
+                }
+                inbox.putInt(p, DELIVERED);
+                inboxRecords--;
             }
-            n++;
-            if ((s.stream() & 0x8000) != 0) {
-                c.eos++;
-            } else if (s.bytes() != null) {
-                stashedBytes -= s.bytes().length;
-                c.deliverRow(c.exchange.serializer().read(ByteBuffer.wrap(s.bytes())
-                    .order(java.nio.ByteOrder.LITTLE_ENDIAN), 0, s.bytes().length));
-            } else {
-                c.deliverRow(s.row());
+            if (p == head) {
+                head = p + size;
             }
+            p += size;
+        }
+        if (inboxRecords == 0) {
+            head = 0;
+            tail = 0;
         }
         return n;
     }
 
     /**
-     * Delivers the rows that are there (rows set aside first), without blocking.
+     * Delivers what arrived (the inbox first) to the registered handlers, without blocking; when nothing
+     * arrived, emits the partly filled packs.
      *
-     * @return rows and end-of-stream marks handled
+     * @return records (or parts of records) delivered or set aside; 0 if there was nothing
+     * @throws RdmxException if a peer is lost (names it)
+     */
+    public int poll() throws RdmxException {
+        if (failure != null) {
+            throw failure;
+        }
+        if (anyGone) {
+            checkGone();
+        }
+        int n = inboxRecords > 0 ? deliverInbox() : 0;
+        n += readAll();
+        if (n == 0) {
+            flush();
+        }
+        return n;
+    }
+
+    /**
+     * Delivers the rows that are there, without blocking (the former name of {@link #poll}).
+     *
+     * @return what {@link #poll} returns
      * @throws RdmxException if a peer is lost (names it)
      */
     public int pump() throws RdmxException {
-        int n = deliverPending();
-        if (depth == 0 && !pending.isEmpty() && n == 0 && pending.size() > 100_000) {
-            throw new IllegalStateException("worker " + global + " holds " + pending.size()
-                + " rows of exchanges it does not consume");
-        }
-        int got = drainLocal() + transport.poll(local, dispatch, 256);
-        return n + got + deliverPending();
+        return poll();
     }
 
     /**
-     * The worker loop of a plan: deliver arrived rows; else run local work; else, unless {@code finished},
-     * block until something arrives.
+     * Blocks until records arrive, space frees in the buffer the last offer found full, a peer fails, or the
+     * timeout; for an engine's scheduler with nothing to do. Emits packs and sends what is committed first.
+     *
+     * @param timeout the bound
+     * @param unit its unit
+     * @return records read meanwhile (delivered or set aside); 0 on timeout or a wake-up for space
+     * @throws RdmxException if a peer is lost (names it)
+     * @throws InterruptedException if interrupted
+     */
+    public int await(long timeout, TimeUnit unit) throws RdmxException, InterruptedException {
+        if (failure != null) {
+            throw failure;
+        }
+        flush();
+        int dst = pressuredDst;
+        pressuredDst = -1;
+        ShuffleTransport.Outbox ob = dst >= 0 ? outboxes[dst] : null;
+        long nanos = unit.toNanos(timeout);
+        if (ob != null) {
+            ob.wakeOnSpace(local);
+            nanos = Math.min(nanos, TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        waiting = true;
+        try {
+            VarHandle.fullFence();
+            int n = readAll();
+            int room = room();
+            if (n == 0 && room > 0) {
+                n = readTransport(room, Math.max(1, nanos));
+            } else if (n == 0) {
+                LockSupport.parkNanos(Math.min(nanos, 50_000));
+            }
+            return n;
+        } finally {
+            waiting = false;
+            if (ob != null) {
+                ob.wakeOnSpace(-1);
+            }
+        }
+    }
+
+    /**
+     * The convenience loop of a plan on top of {@link #poll} and {@link #await}: deliver arrived rows; else run
+     * local work; else, unless {@code finished}, block until something arrives or space frees.
      *
      * @param work one step of the child operators
      * @param finished true when this worker's part of the plan is complete
@@ -382,37 +1106,49 @@ public final class Worker {
     public void run(LocalWork work, BooleanSupplier finished) throws Exception {
         long idleSince = System.nanoTime();
         while (!finished.getAsBoolean()) {
-            if (pump() > 0 || work.step()) {
+            pressuredDst = -1;
+            if (poll() > 0 || work.step()) {
                 idleSince = System.nanoTime();
                 continue;
             }
             if (finished.getAsBoolean()) {
                 return;
             }
-            flushAll();
-            waiting = true;
-            int n;
-            try {
-                VarHandle.fullFence();
-                n = drainLocal();
-                if (n == 0) {
-                    n = transport.read(local, dispatch, 256, TimeUnit.MILLISECONDS.toNanos(100));
-                }
-            } finally {
-                waiting = false;
-            }
-            if (n > 0) {
-                deliverPending();
+            int dst = pressuredDst;
+            if (await(100, TimeUnit.MILLISECONDS) > 0) {
                 idleSince = System.nanoTime();
             } else if (System.nanoTime() - idleSince > idleNanos) {
-                throw new RdmxTimeoutException("worker " + global + " received nothing for "
-                    + TimeUnit.NANOSECONDS.toSeconds(idleNanos) + " s and has no local work left");
+                throw new RdmxTimeoutException("worker " + global + (dst >= 0 ? " could not send to worker " + dst
+                    + " (its buffer stayed full)" : " received nothing") + " for "
+                    + TimeUnit.NANOSECONDS.toSeconds(idleNanos) + " s and has no local work left (inbox "
+                    + (tail - head) + " of " + inboxArray.length + " bytes)");
             }
         }
     }
 
-    /** @return bytes currently set aside (received while blocked, or before their consumer registered) */
+    /** @return bytes currently set aside in the inbox (received and not yet taken by a handler) */
     public long stashedBytes() {
-        return stashedBytes;
+        return tail - head;
+    }
+
+    /** @return ranks this worker saw leave after they had ended every stream it consumed (not failures) */
+    public int ranksGone() {
+        int n = 0;
+        for (ConnectionClosedException e : gone) {
+            if (e != null) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** @return offers (and flushes) that were back-pressured */
+    public long backPressured() {
+        return backPressured;
+    }
+
+    /** @return rows this worker offered successfully */
+    public long rowsSent() {
+        return rowsSent;
     }
 }

@@ -16,16 +16,16 @@ final class Cluster implements AutoCloseable {
     final List<ShuffleService> services = new ArrayList<>();
     final String job;
 
-    Cluster(ShuffleConfig.Transport t, int processes, int workers, UnaryOperator<ShuffleConfig.Builder> tweak)
+    Cluster(String t, int processes, int workers, UnaryOperator<ShuffleConfig.Builder> tweak)
         throws Exception {
         job = "t" + ProcessHandle.current().pid() + "-" + JOBS.incrementAndGet();
-        List<String> endpoints = t == ShuffleConfig.Transport.SHM ? List.of() : freePorts(processes);
+        List<String> members = t.equals("shm") || t.equals("loopback") ? List.of() : freePorts(processes);
         ExecutorService ex = Executors.newFixedThreadPool(processes);
         try {
             List<CompletableFuture<ShuffleService>> fs = new ArrayList<>();
             for (int r = 0; r < processes; r++) {
-                ShuffleConfig cfg = tweak.apply(ShuffleConfig.builder(r, processes, workers).transport(t).job(job)
-                    .endpoints(endpoints)).build();
+                ShuffleConfig cfg = tweak.apply(ShuffleConfig.builder(r, processes, workers).provider(t).job(job)
+                    .members(members)).build();
                 fs.add(CompletableFuture.supplyAsync(() -> {
                     try {
                         return ShuffleService.open(cfg);

@@ -15,23 +15,23 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** A process that dies mid-shuffle: the worker waiting on it gets an exception naming it within 5 s. */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class KilledProcessTest {
     @ParameterizedTest
-    @EnumSource(ShuffleConfig.Transport.class)
-    void workerWaitingOnAKilledProcessGetsAnExceptionNamingIt(ShuffleConfig.Transport t) throws Exception {
-        String job = "k" + ProcessHandle.current().pid() + t.name().toLowerCase(java.util.Locale.ROOT);
-        List<String> endpoints = t == ShuffleConfig.Transport.SHM ? List.of() : Cluster.freePorts(2);
+    @ValueSource(strings = {"shm", "tcp", "auto"})
+    void workerWaitingOnAKilledProcessGetsAnExceptionNamingIt(String t) throws Exception {
+        String job = "k" + ProcessHandle.current().pid() + t;
+        List<String> endpoints = t.equals("shm") ? List.of() : Cluster.freePorts(2);
         String java = ProcessHandle.current().info().command().orElse("java");
         Process child = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-            "-Drdmx.leakDetection=disabled", ShuffleChild.class.getName(), t.name(), job,
+            "-Drdmx.leakDetection=disabled", ShuffleChild.class.getName(), t, job,
             endpoints.isEmpty() ? "-" : String.join(",", endpoints))
             .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        try (ShuffleService svc = ShuffleService.open(ShuffleConfig.builder(0, 2, 1).transport(t).job(job)
-            .endpoints(endpoints).build())) {
+        ShuffleConfig cfg = ShuffleConfig.builder(0, 2, 1).provider(t).job(job).members(endpoints).build();
+        try (ShuffleService svc = ShuffleService.open(cfg)) {
             Exchange<Integer> ex = svc.exchange(1, Routing.hash(x -> x), RowSerializer.INT);
             Worker w = svc.worker(0);
             AtomicLong rows = new AtomicLong();
@@ -58,8 +58,8 @@ class KilledProcessTest {
             child.destroyForcibly();
             Throwable e = run.failure(Duration.ofSeconds(5));
             assertInstanceOf(ConnectionClosedException.class, e, String.valueOf(e));
-            assertTrue(e.getMessage().contains(job + "-r1"), e.getMessage());
-            assertEquals(job + "-r1", ((ConnectionClosedException) e).peer());
+            assertTrue(e.getMessage().contains(cfg.nodeName(1)), e.getMessage());
+            assertEquals(cfg.nodeName(1), ((ConnectionClosedException) e).peer());
         } finally {
             child.destroyForcibly();
             child.waitFor(10, TimeUnit.SECONDS);

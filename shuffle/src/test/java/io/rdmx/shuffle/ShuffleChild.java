@@ -6,13 +6,13 @@ public final class ShuffleChild {
     }
 
     /**
-     * @param args transport, job, endpoints ("-" for none)
+     * @param args provider, job, members ("-" for none)
      * @throws Exception on failure
      */
     public static void main(String[] args) throws Exception {
-        ShuffleConfig.Builder b = ShuffleConfig.builder(1, 2, 1).transport(args[0]).job(args[1]);
+        ShuffleConfig.Builder b = ShuffleConfig.builder(1, 2, 1).provider(args[0]).job(args[1]);
         if (!args[2].equals("-")) {
-            b.endpoints(java.util.List.of(args[2].split(",")));
+            b.members(java.util.List.of(args[2].split(",")));
         }
         ShuffleService svc = ShuffleService.open(b.build());
         Exchange<Integer> ex = svc.exchange(1, Routing.hash(x -> x), RowSerializer.INT);

@@ -12,14 +12,14 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Fuzzes what the shuffle decodes from a peer: rows ({@link RowSerializer#read}) of a record whose length the
- * peer announced, and the frame headers of the sockets baseline ({@link NioShuffleTransport#checkFrame}).
+ * peer announced, and the row count of a packed record of a fixed-width exchange ({@link Worker#rowsIn}).
  *
  * <p>Input layout: byte 0 picks the decoder (0-4: INT, LONG, DOUBLE, LONGS, BYTES; else the frame header), then
  * for a row the record's offset (u16) and length (i32) in the buffer holding the rest of the input, as the ring
- * reader hands it over (inside the buffer); for a frame header src, dst (u16), length (i32), workers (u8), max
- * payload (u16). Contract: a row whose length fits its format is read (and writes back to the same bytes), any
- * other length throws {@link IllegalArgumentException} naming {@code length=}; a header is accepted only inside
- * the bounds it names, else the reason has {@code name=value}.
+ * reader hands it over (inside the buffer); for a packed record: exchange (u16), unused (u16), length (i32),
+ * width - 1 (u8). Contract: a row whose length fits its format is read (and writes back to the same bytes), any
+ * other length throws {@link IllegalArgumentException} naming {@code length=}; a packed record is accepted only
+ * as a whole number of rows, else the {@link IllegalStateException} names {@code length=} and {@code width=}.
  *
  * <p>Regression inputs: {@code src/test/resources/io/rdmx/shuffle/ShuffleDecodeFuzzTestInputs/decode}.
  */
@@ -37,19 +37,21 @@ class ShuffleDecodeFuzzTest {
         int which = in.get() & 0xFF;
         if (which < ROWS.size()) {
             row(ROWS.get(which), in);
-        } else if (in.remaining() >= 11) {
-            int src = in.getShort() & 0xFFFF;
-            int dst = in.getShort() & 0xFFFF;
+        } else if (in.remaining() >= 9) {
+            int exchange = in.getShort() & 0xFFFF;
+            in.getShort();
             int len = in.getInt();
-            int workers = 1 + (in.get() & 0xFF);
-            int maxPayload = in.getShort() & 0xFFFF;
-            String bad = NioShuffleTransport.checkFrame(src, dst, len, workers, maxPayload);
-            if (bad == null) {
-                assertTrue(src < workers && dst < workers && len >= 0 && len <= maxPayload,
-                    "accepted src=" + src + " dst=" + dst + " length=" + len);
-            } else {
-                assertTrue(bad.contains("="), () -> "reason names no field=value: " + bad);
+            int width = 1 + (in.get() & 0xFF);
+            int rows;
+            try {
+                rows = Worker.rowsIn(0, exchange, len, width);
+            } catch (IllegalStateException e) {
+                assertTrue(e.getMessage().contains("length=" + len) && e.getMessage().contains("width=" + width),
+                    () -> "reason names no length= and width=: " + e);
+                assertTrue(len < 0 || len % width != 0, "refused a whole number of rows: " + e);
+                return;
             }
+            assertEquals(len, rows * width, "accepted length=" + len + " width=" + width);
         }
     }
 

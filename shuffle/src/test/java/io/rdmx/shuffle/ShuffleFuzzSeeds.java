@@ -27,9 +27,9 @@ class ShuffleFuzzSeeds {
         Files.write(DIR.resolve("seed-double"), row(2, RowSerializer.DOUBLE, 0.5));
         Files.write(DIR.resolve("seed-longs"), row(3, RowSerializer.LONGS, new long[] {1, 2, 3}));
         Files.write(DIR.resolve("seed-bytes"), row(4, RowSerializer.BYTES, new byte[] {9, 8, 7}));
-        ByteBuffer frame = ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN);
-        frame.put((byte) 5).putShort((short) 1).putShort((short) 0).putInt(100).put((byte) 1).putShort((short) 256);
-        Files.write(DIR.resolve("seed-frame-header"), frame.array());
+        ByteBuffer packed = ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN);
+        packed.put((byte) 5).putShort((short) 1).putShort((short) 0).putInt(100).put((byte) 1).putShort((short) 256);
+        Files.write(DIR.resolve("seed-packed-record"), packed.array());
     }
 
     private static <T> byte[] row(int which, RowSerializer<T> ser, T row) {

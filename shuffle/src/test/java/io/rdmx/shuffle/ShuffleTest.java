@@ -2,7 +2,6 @@ package io.rdmx.shuffle;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -15,7 +14,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Shuffle semantics over every transport, with P processes simulated in one JVM. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -52,31 +51,31 @@ class ShuffleTest {
     }
 
     @ParameterizedTest
-    @EnumSource(ShuffleConfig.Transport.class)
-    void twoStagesDeliverEveryRowExactlyOnce(ShuffleConfig.Transport t) throws Exception {
+    @ValueSource(strings = {"shm", "tcp", "loopback", "auto"})
+    void twoStagesDeliverEveryRowExactlyOnce(String t) throws Exception {
         long rows = 30_000;
         try (Cluster c = new Cluster(t, 3, 2, b -> b)) {
-            List<SyntheticPlan.Result> rs = c.spmd(s -> SyntheticPlan.run(s, rows, 10, null));
-            SyntheticPlan.Result total = rs.get(0);
+            List<TwoStagePlan.Result> rs = c.spmd(s -> TwoStagePlan.run(s, rows, 10));
+            TwoStagePlan.Result total = rs.get(0);
             for (int i = 1; i < rs.size(); i++) {
                 total = total.plus(rs.get(i));
             }
-            long[] want = SyntheticPlan.expected(3, rows);
+            long[] want = TwoStagePlan.expected(3, rows);
             assertArrayEquals(want, new long[] {total.count1(), total.sum1(), total.sum2()},
                 "stage-1 count and both checksums");
             assertEquals(want[0], total.count2());
-            for (SyntheticPlan.Result r : rs) {
+            for (TwoStagePlan.Result r : rs) {
                 assertTrue(r.count1() > 0 && r.count2() > 0, "every process receives rows: " + r);
             }
             // the same service runs a second query
-            List<SyntheticPlan.Result> again = c.spmd(s -> SyntheticPlan.run(s, 1000, 12, null));
-            assertEquals(3000, again.stream().mapToLong(SyntheticPlan.Result::count2).sum());
+            List<TwoStagePlan.Result> again = c.spmd(s -> TwoStagePlan.run(s, 1000, 12));
+            assertEquals(3000, again.stream().mapToLong(TwoStagePlan.Result::count2).sum());
         }
     }
 
     @Test
     void broadcastReachesEveryWorker() throws Exception {
-        try (Cluster c = new Cluster(ShuffleConfig.Transport.SHM, 2, 2, b -> b)) {
+        try (Cluster c = new Cluster("shm", 2, 2, b -> b)) {
             List<Long> got = everyWorker(c, s -> s.exchange(1, Routing.<Long>broadcast(), RowSerializer.LONG),
                 (b, w) -> {
                 long[] sum = {0, 0};
@@ -112,7 +111,7 @@ class ShuffleTest {
 
     @Test
     void gatherSendsEverythingToTheMasterAndOthersFinishAtOnce() throws Exception {
-        try (Cluster c = new Cluster(ShuffleConfig.Transport.TCP, 2, 2, b -> b)) {
+        try (Cluster c = new Cluster("tcp", 2, 2, b -> b)) {
             List<Long> got = everyWorker(c, s -> s.exchange(2, Routing.<Integer>gather(3), RowSerializer.INT),
                 (g, w) -> {
                 long[] n = {0};
@@ -137,7 +136,7 @@ class ShuffleTest {
 
     @Test
     void endOfStreamCompletesConsumersThatGetNoRows() throws Exception {
-        try (Cluster c = new Cluster(ShuffleConfig.Transport.SHM, 2, 2, b -> b)) {
+        try (Cluster c = new Cluster("shm", 2, 2, b -> b)) {
             List<String> got = everyWorker(c, s -> s.exchange(3, Routing.<Integer>hash(x -> 0), RowSerializer.INT),
                 (ex, w) -> {
                 long[] n = {0};
@@ -164,7 +163,7 @@ class ShuffleTest {
 
     @Test
     void rowsForWorkersOfTheSameProcessSkipTheNetwork() throws Exception {
-        try (Cluster c = new Cluster(ShuffleConfig.Transport.SHM, 2, 2, b -> b)) {
+        try (Cluster c = new Cluster("shm", 2, 2, b -> b)) {
             everyWorker(c, s -> s.exchange(4, Routing.<Integer>hash(x -> x), RowSerializer.INT), (ex, w) -> {
                 w.consume(ex, x -> { });
                 boolean[] fin = {false};
@@ -173,7 +172,7 @@ class ShuffleTest {
                         // each worker sends one row to each of the 4 workers: routing by the value itself
                         for (int dst = 0; dst < 4; dst++) {
                             int v = 0;
-                            while ((int) Long.remainderUnsigned(Routing.mix(v), 4) != dst) {
+                            while (Routing.partition(Routing.mix(v), 4) != dst) {
                                 v++;
                             }
                             w.send(ex, v);
@@ -196,12 +195,12 @@ class ShuffleTest {
     @Test
     void fullBuffersBlockTheSenderWithoutLossOrDeadlock() throws Exception {
         long rows = 20_000;
-        try (Cluster c = new Cluster(ShuffleConfig.Transport.SHM, 2, 2, b -> b.bufferSize(1024).batchThreshold(64))) {
-            List<SyntheticPlan.Result> rs = c.spmd(s -> SyntheticPlan.run(s, rows, 20, null));
-            long n = rs.stream().mapToLong(SyntheticPlan.Result::count2).sum();
+        try (Cluster c = new Cluster("shm", 2, 2, b -> b.bufferSize(1024).batchThreshold(64))) {
+            List<TwoStagePlan.Result> rs = c.spmd(s -> TwoStagePlan.run(s, rows, 20));
+            long n = rs.stream().mapToLong(TwoStagePlan.Result::count2).sum();
             assertEquals(2 * rows, n);
-            long sum2 = rs.stream().mapToLong(SyntheticPlan.Result::sum2).sum();
-            assertEquals(SyntheticPlan.expected(2, rows)[2], sum2);
+            long sum2 = rs.stream().mapToLong(TwoStagePlan.Result::sum2).sum();
+            assertEquals(TwoStagePlan.expected(2, rows)[2], sum2);
             assertTrue(c.services.stream().mapToLong(ShuffleService::blockedSends).sum() > 0,
                 "1 KiB buffers must fill and block senders");
         }
@@ -213,11 +212,11 @@ class ShuffleTest {
             () -> ShuffleConfig.builder(4, 4, 2).build());
         assertTrue(e.getMessage().contains("rank=4"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
-            () -> ShuffleConfig.builder(0, 2, 2).transport("tcp").build());
-        assertTrue(e.getMessage().contains("endpoints=0"), e.getMessage());
+            () -> ShuffleConfig.builder(0, 2, 2).provider("tcp").build());
+        assertTrue(e.getMessage().contains("members=0"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
             () -> ShuffleConfig.builder(0, 2, 2).bufferSize(1000).build());
         assertTrue(e.getMessage().contains("bufferSize=1000"), e.getMessage());
-        assertFalse(ShuffleConfig.builder(0, 1, 1).build().endpoints().size() > 0);
+        assertEquals(List.of("localhost:0"), ShuffleConfig.builder(0, 1, 1).build().members());
     }
 }

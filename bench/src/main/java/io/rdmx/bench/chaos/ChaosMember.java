@@ -347,10 +347,10 @@ public final class ChaosMember {
         private Thread worker;
 
         ShuffleLoad(String provider, int rank, int processes, String job, List<String> endpoints) {
-            ShuffleConfig.Builder b = ShuffleConfig.builder(rank, processes, 1).transport(provider).job(job)
+            ShuffleConfig.Builder b = ShuffleConfig.builder(rank, processes, 1).provider(provider).job(job)
                 .connectTimeout(Duration.ofSeconds(30)).idleTimeout(Duration.ofSeconds(30));
             if (!endpoints.isEmpty()) {
-                b.endpoints(endpoints);
+                b.members(endpoints);
             }
             this.cfg = b.build();
         }

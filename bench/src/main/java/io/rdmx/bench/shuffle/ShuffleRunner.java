@@ -1,8 +1,8 @@
 package io.rdmx.bench.shuffle;
 
+import io.rdmx.bench.channel.ProcStat;
 import io.rdmx.bench.report.ChildJvm;
 import io.rdmx.shuffle.Endpoints;
-import io.rdmx.shuffle.SyntheticPlan;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -18,20 +18,50 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /** Launches P processes of the synthetic plan, verifies exactly-once delivery and times the run. */
 public final class ShuffleRunner {
-    /** The outcome of one run. */
+    /** The outcome of one timed pass (after a warm-up pass in the same processes). */
     public record Run(String transport, int processes, int workers, int threshold, long rowsPerProcess,
-                      double seconds, long blocked) {
+                      double seconds, long blocked, double cpuSeconds, long contextSwitches, long gcCount,
+                      long gcMillis) {
+        /** @return rows shuffled (both stages, all processes) */
+        public long rows() {
+            return 2L * processes * rowsPerProcess;
+        }
+
         /** @return rows shuffled per second (both stages) */
         public double rowsPerSecond() {
-            return 2.0 * processes * rowsPerProcess / seconds;
+            return rows() / seconds;
+        }
+
+        /** @return CPU nanoseconds (all processes, user + system) per row shuffled */
+        public double cpuNanosPerRow() {
+            return cpuSeconds * 1e9 / rows();
         }
     }
+
+    /** Timed passes per configuration; the run reported is the median by wall time. */
+    static final int REPEATS = 3;
 
     private ShuffleRunner() {
     }
 
     /**
-     * Runs the plan once.
+     * One run from the command line (for profiling): transport processes workers rows [bufferSize threshold warm].
+     *
+     * @param args the arguments
+     * @throws Exception on failure
+     */
+    public static void main(String[] args) throws Exception {
+        Run r = run(args[0], Integer.parseInt(args[1]), Integer.parseInt(args[2]), Long.parseLong(args[3]),
+            args.length > 4 ? Integer.parseInt(args[4]) : 64 << 10, args.length > 5 ? Integer.parseInt(args[5])
+            : 16 << 10, args.length > 6 ? Long.parseLong(args[6]) : 300_000, null);
+        System.out.printf(Locale.ROOT, "%s P=%d W=%d: %.2f s, %.0f rows/s, %.1f cpu ns/row, %d switches, %d GCs, "
+            + "%d blocked%n", r.transport(), r.processes(), r.workers(), r.seconds(), r.rowsPerSecond(),
+            r.cpuNanosPerRow(), r.contextSwitches(), r.gcCount(), r.blocked());
+    }
+
+    /**
+     * Runs the plan: a warm-up pass, then {@link #REPEATS} timed passes in the same processes, each verified;
+     * returns the median pass by wall time.
      *
      * @param transport shm, tcp or sockets
      * @param processes P
@@ -39,12 +69,13 @@ public final class ShuffleRunner {
      * @param rows rows per process
      * @param bufferSize bytes per buffer
      * @param threshold batching threshold
+     * @param warmRows rows per process of the warm-up pass (0: none)
      * @param log progress output, or null
      * @return the run
      * @throws Exception if a process fails or the verification fails
      */
     public static Run run(String transport, int processes, int workers, long rows, int bufferSize, int threshold,
-                          PrintStream log) throws Exception {
+                          long warmRows, PrintStream log) throws Exception {
         String job = "b" + ProcessHandle.current().pid() + "-" + System.nanoTime() % 1_000_000;
         String endpoints = transport.equals("shm") ? "-"
             : String.join(",", Endpoints.freeLocal(processes));
@@ -56,7 +87,7 @@ public final class ShuffleRunner {
                 List<String> cmd = ChildJvm.command(ShuffleProc.class.getName(),
                     List.of("-Xmx256m", "-XX:+UseSerialGC"), transport, Integer.toString(r),
                     Integer.toString(processes), Integer.toString(workers), Long.toString(rows), endpoints, job,
-                    Integer.toString(bufferSize), Integer.toString(threshold));
+                    Integer.toString(bufferSize), Integer.toString(threshold), Long.toString(warmRows));
                 Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
                 procs.add(p);
                 outs.add(new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)));
@@ -71,78 +102,25 @@ public final class ShuffleRunner {
                     throw new IllegalStateException("rank " + r + " did not join: " + l);
                 }
             }
-            long t0 = System.nanoTime();
             for (Writer w : ins) {
                 w.write("GO\n");
                 w.flush();
             }
-            AtomicLong[] progress = new AtomicLong[processes];
-            String[] results = new String[processes];
-            List<Thread> readers = new ArrayList<>();
             for (int r = 0; r < processes; r++) {
-                int rank = r;
-                progress[r] = new AtomicLong();
-                Thread t = new Thread(() -> {
-                    try {
-                        String l;
-                        while ((l = outs.get(rank).readLine()) != null) {
-                            if (l.startsWith("PROGRESS ")) {
-                                progress[rank].set(Long.parseLong(l.substring(9)));
-                            } else if (l.startsWith("RESULT ")) {
-                                results[rank] = l;
-                                return;
-                            }
-                        }
-                    } catch (IOException e) {
-                        results[rank] = "ERROR " + e;
-                    }
-                });
-                t.start();
-                readers.add(t);
-            }
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
-            long lastPrint = System.nanoTime();
-            for (Thread t : readers) {
-                while (t.isAlive()) {
-                    t.join(200);
-                    if (System.nanoTime() > deadline) {
-                        throw new IllegalStateException("shuffle run did not finish in 10 minutes");
-                    }
-                    if (log != null && System.nanoTime() - lastPrint > TimeUnit.SECONDS.toNanos(2)) {
-                        long done = 0;
-                        for (AtomicLong a : progress) {
-                            done += a.get();
-                        }
-                        log.printf(Locale.ROOT, "    %s: %.0f%% of rows generated and sent%n", transport,
-                            100.0 * done / (rows * processes));
-                        lastPrint = System.nanoTime();
-                    }
+                String l = outs.get(r).readLine();
+                for (int skip = 0; l != null && !"WARM".equals(l) && skip < 20; skip++) {
+                    l = outs.get(r).readLine();
+                }
+                if (!"WARM".equals(l)) {
+                    throw new IllegalStateException("rank " + r + " failed its warm-up pass: " + l);
                 }
             }
-            double seconds = (System.nanoTime() - t0) / 1e9;
-            long c1 = 0;
-            long s1 = 0;
-            long c2 = 0;
-            long s2 = 0;
-            long blocked = 0;
-            for (int r = 0; r < processes; r++) {
-                if (results[r] == null || !results[r].startsWith("RESULT ")) {
-                    throw new IllegalStateException("rank " + r + " failed: " + results[r]);
-                }
-                String[] f = results[r].split(" ");
-                c1 += Long.parseLong(f[1]);
-                s1 += Long.parseLong(f[2]);
-                c2 += Long.parseLong(f[3]);
-                s2 += Long.parseLong(f[4]);
-                blocked += Long.parseLong(f[6]);
+            List<Run> passes = new ArrayList<>();
+            for (int pass = 0; pass < REPEATS; pass++) {
+                passes.add(timedPass(transport, processes, workers, rows, threshold, procs, outs, ins, log));
             }
-            long[] want = SyntheticPlan.expected(processes, rows);
-            if (c1 != want[0] || c2 != want[0] || s1 != want[1] || s2 != want[2]) {
-                throw new IllegalStateException("exactly-once verification FAILED for " + transport + " P="
-                    + processes + " W=" + workers + ": stage 1 count " + c1 + " checksum " + s1 + ", stage 2 count "
-                    + c2 + " checksum " + s2 + "; expected count " + want[0] + " checksums " + want[1] + " / "
-                    + want[2]);
-            }
+            passes.sort(java.util.Comparator.comparingDouble(Run::seconds));
+            Run median = passes.get(passes.size() / 2);
             for (Writer w : ins) {
                 w.write("EXIT\n");
                 w.flush();
@@ -150,11 +128,104 @@ public final class ShuffleRunner {
             for (Process p : procs) {
                 p.waitFor(20, TimeUnit.SECONDS);
             }
-            return new Run(transport, processes, workers, threshold, rows, seconds, blocked);
+            return median;
         } finally {
             for (Process p : procs) {
                 p.destroyForcibly();
             }
         }
+    }
+
+    /** One timed pass in the running processes: RUN, every RESULT, verified; CPU and switches from /proc. */
+    private static Run timedPass(String transport, int processes, int workers, long rows, int threshold,
+                                 List<Process> procs, List<BufferedReader> outs, List<Writer> ins, PrintStream log)
+        throws Exception {
+        ProcStat before = new ProcStat(0, 0);
+        for (Process p : procs) {
+            before = before.plus(ProcStat.of(p.pid()));
+        }
+        long t0 = System.nanoTime();
+        for (Writer w : ins) {
+            w.write("RUN\n");
+            w.flush();
+        }
+        AtomicLong[] progress = new AtomicLong[processes];
+        String[] results = new String[processes];
+        List<Thread> readers = new ArrayList<>();
+        for (int r = 0; r < processes; r++) {
+            int rank = r;
+            progress[r] = new AtomicLong();
+            Thread t = new Thread(() -> {
+                try {
+                    String l;
+                    while ((l = outs.get(rank).readLine()) != null) {
+                        if (l.startsWith("PROGRESS ")) {
+                            progress[rank].set(Long.parseLong(l.substring(9)));
+                        } else if (l.startsWith("RESULT ")) {
+                            results[rank] = l;
+                            return;
+                        }
+                    }
+                } catch (IOException e) {
+                    results[rank] = "ERROR " + e;
+                }
+            });
+            t.start();
+            readers.add(t);
+        }
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+        long lastPrint = System.nanoTime();
+        for (Thread t : readers) {
+            while (t.isAlive()) {
+                t.join(200);
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("shuffle run did not finish in 10 minutes");
+                }
+                if (log != null && System.nanoTime() - lastPrint > TimeUnit.SECONDS.toNanos(2)) {
+                    long done = 0;
+                    for (AtomicLong a : progress) {
+                        done += a.get();
+                    }
+                    log.printf(Locale.ROOT, "    %s: %.0f%% of rows generated and sent%n", transport,
+                        100.0 * done / (rows * processes));
+                    lastPrint = System.nanoTime();
+                }
+            }
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        ProcStat after = new ProcStat(0, 0);
+        for (Process p : procs) {
+            after = after.plus(ProcStat.of(p.pid()));
+        }
+        ProcStat used = after.minus(before);
+        long gcCount = 0;
+        long gcMillis = 0;
+        long c1 = 0;
+        long s1 = 0;
+        long c2 = 0;
+        long s2 = 0;
+        long blocked = 0;
+        for (int r = 0; r < processes; r++) {
+            if (results[r] == null || !results[r].startsWith("RESULT ")) {
+                throw new IllegalStateException("rank " + r + " failed: " + results[r]);
+            }
+            String[] f = results[r].split(" ");
+            c1 += Long.parseLong(f[1]);
+            s1 += Long.parseLong(f[2]);
+            c2 += Long.parseLong(f[3]);
+            s2 += Long.parseLong(f[4]);
+            blocked += Long.parseLong(f[6]);
+            gcCount += Long.parseLong(f[7]);
+            gcMillis += Long.parseLong(f[8]);
+        }
+        long[] want = SyntheticPlan.expected(processes, rows);
+        if (c1 != want[0] || c2 != want[0] || s1 != want[1] || s2 != want[2]) {
+            throw new IllegalStateException("exactly-once verification FAILED for " + transport + " P="
+                + processes + " W=" + workers + ": stage 1 count " + c1 + " checksum " + s1 + ", stage 2 count "
+                + c2 + " checksum " + s2 + "; expected count " + want[0] + " checksums " + want[1] + " / "
+                + want[2]);
+        }
+        return new Run(transport, processes, workers, threshold, rows, seconds, blocked, used.cpuSeconds(),
+            used.contextSwitches(), gcCount, gcMillis);
     }
 }

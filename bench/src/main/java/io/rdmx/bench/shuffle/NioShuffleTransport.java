@@ -1,6 +1,9 @@
-package io.rdmx.shuffle;
+package io.rdmx.bench.shuffle;
 
 import io.rdmx.channel.RingBuffer;
+import io.rdmx.shuffle.RingOutbox;
+import io.rdmx.shuffle.ShuffleConfig;
+import io.rdmx.shuffle.ShuffleTransport;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
@@ -25,7 +28,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Wire record: {@code src worker (16) | dst worker (16) | stream (16) | reserved (16) | length (32) | payload}.
  */
-final class NioShuffleTransport implements ShuffleTransport {
+public final class NioShuffleTransport implements ShuffleTransport {
     private static final Logger LOG = LoggerFactory.getLogger(NioShuffleTransport.class);
     private static final int HEADER = 12;
     private static final int IO_BUFFER = 1 << 20;
@@ -92,9 +95,16 @@ final class NioShuffleTransport implements ShuffleTransport {
         return new InetSocketAddress(hostPort.substring(0, i), Integer.parseInt(hostPort.substring(i + 1)));
     }
 
-    static NioShuffleTransport open(ShuffleConfig cfg) throws RdmxException {
+    /**
+     * Joins: listens on this rank's member address, connects to every lower rank, accepts every higher one.
+     *
+     * @param cfg the configuration (its members are the sockets' addresses)
+     * @return the transport
+     * @throws RdmxException if it cannot join
+     */
+    public static NioShuffleTransport open(ShuffleConfig cfg) throws RdmxException {
         try {
-            ServerSocketChannel server = ServerSocketChannel.open().bind(parse(cfg.endpoints().get(cfg.rank())));
+            ServerSocketChannel server = ServerSocketChannel.open().bind(parse(cfg.address(cfg.rank())));
             NioShuffleTransport t = new NioShuffleTransport(cfg, Selector.open(), server);
             try {
                 t.join();
@@ -114,7 +124,7 @@ final class NioShuffleTransport implements ShuffleTransport {
         for (int r = 0; r < cfg.rank(); r++) {
             while (true) {
                 try {
-                    SocketChannel ch = SocketChannel.open(parse(cfg.endpoints().get(r)));
+                    SocketChannel ch = SocketChannel.open(parse(cfg.address(r)));
                     ByteBuffer hello = ByteBuffer.allocate(4).putInt(0, cfg.rank());
                     while (hello.hasRemaining()) {
                         ch.write(hello);
@@ -124,7 +134,7 @@ final class NioShuffleTransport implements ShuffleTransport {
                 } catch (IOException e) {
                     if (System.nanoTime() > deadline) {
                         throw new RdmxTimeoutException("rank " + cfg.rank() + " could not reach rank " + r + " at "
-                            + cfg.endpoints().get(r) + ": " + e.getMessage());
+                            + cfg.members().get(r) + ": " + e.getMessage());
                     }
                     try {
                         Thread.sleep(50);
@@ -285,7 +295,7 @@ final class NioShuffleTransport implements ShuffleTransport {
     private void fail(Conn c, Exception e) {
         if (failure == null) {
             failure = new ConnectionClosedException(cfg.nodeName(c.rank), "sockets shuffle: rank " + c.rank + " ('"
-                + cfg.nodeName(c.rank) + "' at " + cfg.endpoints().get(c.rank) + ") is lost: " + e.getMessage(), e);
+                + cfg.nodeName(c.rank) + "' at " + cfg.members().get(c.rank) + ") is lost: " + e.getMessage(), e);
         }
         try {
             c.key.cancel();
@@ -298,6 +308,11 @@ final class NioShuffleTransport implements ShuffleTransport {
 
     private Conn conn(int rank) {
         return conns[rank];
+    }
+
+    @Override
+    public String provider(int rank) {
+        return "sockets";
     }
 
     @Override

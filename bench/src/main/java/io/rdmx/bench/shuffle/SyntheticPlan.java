@@ -1,4 +1,10 @@
-package io.rdmx.shuffle;
+package io.rdmx.bench.shuffle;
+
+import io.rdmx.shuffle.Exchange;
+import io.rdmx.shuffle.Routing;
+import io.rdmx.shuffle.RowView;
+import io.rdmx.shuffle.ShuffleService;
+import io.rdmx.shuffle.Worker;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -90,8 +96,8 @@ public final class SyntheticPlan {
         throws Exception {
         int workers = svc.config().workers();
         int rank = svc.config().rank();
-        Exchange<Integer> s1 = svc.exchange(firstExchange, Routing.hash(x -> x), RowSerializer.INT);
-        Exchange<Integer> s2 = svc.exchange(firstExchange + 1, Routing.hash(x -> x), RowSerializer.INT);
+        Exchange<RowView> s1 = svc.intExchange(firstExchange, Routing.byKey());
+        Exchange<RowView> s2 = svc.intExchange(firstExchange + 1, Routing.byKey());
         ExecutorService ex = Executors.newFixedThreadPool(workers);
         long start = System.nanoTime();
         try {
@@ -121,52 +127,91 @@ public final class SyntheticPlan {
         }
     }
 
-    private static Result worker(Worker w, Exchange<Integer> s1, Exchange<Integer> s2, int rank, long rows,
-                                 int workers, AtomicLong progress) throws Exception {
-        long[] acc = new long[4];
-        w.consume(s1, x -> {
-            acc[0]++;
-            acc[1] += check(x);
-            try {
-                w.send(s2, transform(x));
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
+    /** One worker's part, on the non-blocking API: its own scheduler, no allocation per row. */
+    private static final class Part {
+        final Worker w;
+        final Exchange<RowView> s1;
+        final Exchange<RowView> s2;
+        final int rank;
+        final AtomicLong progress;
+        long next;
+        final long to;
+        long count1;
+        long sum1;
+        long count2;
+        long sum2;
+        boolean finished1;
+        boolean finished2;
+
+        Part(Worker w, Exchange<RowView> s1, Exchange<RowView> s2, int rank, long rows, int workers,
+             AtomicLong progress) {
+            this.w = w;
+            this.s1 = s1;
+            this.s2 = s2;
+            this.rank = rank;
+            this.progress = progress;
+            this.next = rows * w.localIndex() / workers;
+            this.to = rows * (w.localIndex() + 1) / workers;
+        }
+
+        /** Stage 1's consumer transforms each row and offers it to stage 2 (refusing it while that is full). */
+        boolean onStage1(int x) {
+            if (w.offerInt(s2, transform(x)) != Worker.OK) {
+                return false;
             }
-        });
-        w.consume(s2, x -> {
-            acc[2]++;
-            acc[3] += check(x);
-        });
-        long from = rows * w.localIndex() / workers;
-        long to = rows * (w.localIndex() + 1) / workers;
-        long[] next = {from};
-        boolean[] finished = new boolean[2];
-        w.run(() -> {
-            if (next[0] < to) {
-                long end = Math.min(to, next[0] + 512);
-                for (long i = next[0]; i < end; i++) {
-                    w.send(s1, value(rank, i));
+            count1++;
+            sum1 += check(x);
+            return true;
+        }
+
+        boolean onStage2(int x) {
+            count2++;
+            sum2 += check(x);
+            return true;
+        }
+
+        /** One step of local work: generate a slice of rows, then end both stages in turn. */
+        boolean step() {
+            if (next < to) {
+                long end = Math.min(to, next + 4096);
+                long i = next;
+                while (i < end && w.offerInt(s1, value(rank, i)) == Worker.OK) {
+                    i++;
                 }
                 if (progress != null) {
-                    progress.addAndGet(end - next[0]);
+                    progress.addAndGet(i - next);
                 }
-                next[0] = end;
-                return true;
+                boolean moved = i > next;
+                next = i;
+                return moved;
             }
-            if (!finished[0]) {
-                finished[0] = true;
-                w.finish(s1);
-                return true;
+            if (!finished1) {
+                finished1 = w.offerFinish(s1) == Worker.OK;
+                return finished1;
             }
-            if (!finished[1] && w.done(s1)) {
-                finished[1] = true;
-                w.finish(s2);
-                return true;
+            if (!finished2 && w.done(s1)) {
+                finished2 = w.offerFinish(s2) == Worker.OK;
+                return finished2;
             }
             return false;
-        }, () -> finished[1] && w.done(s2));
+        }
+
+        boolean finished() {
+            return finished2 && w.done(s2);
+        }
+    }
+
+    private static Result worker(Worker w, Exchange<RowView> s1, Exchange<RowView> s2, int rank, long rows,
+                                 int workers, AtomicLong progress) throws Exception {
+        Part p = new Part(w, s1, s2, rank, rows, workers, progress);
+        w.consumeInts(s1, p::onStage1);
+        w.consumeInts(s2, p::onStage2);
+        w.run(p::step, p::finished);
+        if (w.failure() != null) {
+            throw w.failure();
+        }
         w.release(s1);
         w.release(s2);
-        return new Result(acc[0], acc[1], acc[2], acc[3], 0);
+        return new Result(p.count1, p.sum1, p.count2, p.sum2, 0);
     }
 }

@@ -1,2 +1,0 @@
-/** Example SPMD plans on the shuffle service. */
-package io.rdmx.shuffle.examples;

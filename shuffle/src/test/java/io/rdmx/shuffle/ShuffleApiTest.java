@@ -1,0 +1,652 @@
+package io.rdmx.shuffle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.RdmxException;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The non-blocking API: offers with return codes, primitive, fixed-width and batch rows, the bounded inbox. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class ShuffleApiTest {
+    private static final long DEADLINE_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+    /** Runs one body per worker of every process, each on its own thread; results in global worker order. */
+    private static <T, R> List<R> everyWorker(Cluster c, java.util.function.Function<ShuffleService, Exchange<T>> decl,
+                                              WorkerBody<T, R> body) throws Exception {
+        List<List<R>> per = c.spmd(s -> {
+            Exchange<T> exchange = decl.apply(s);
+            ExecutorService ex = Executors.newFixedThreadPool(s.config().workers());
+            try {
+                List<Future<R>> fs = new ArrayList<>();
+                for (int w = 0; w < s.config().workers(); w++) {
+                    Worker wk = s.worker(w);
+                    fs.add(ex.submit(() -> body.run(exchange, wk)));
+                }
+                List<R> out = new ArrayList<>();
+                for (Future<R> f : fs) {
+                    out.add(f.get(100, TimeUnit.SECONDS));
+                }
+                return out;
+            } finally {
+                ex.shutdownNow();
+            }
+        });
+        List<R> all = new ArrayList<>();
+        per.forEach(all::addAll);
+        return all;
+    }
+
+    interface WorkerBody<T, R> {
+        R run(Exchange<T> ex, Worker w) throws Exception;
+    }
+
+    /** The engine's side of an offer: poll while back-pressured, fail on CLOSED, bounded by a deadline. */
+    private static void offered(Worker w, java.util.function.IntSupplier offer) throws RdmxException {
+        long deadline = System.nanoTime() + DEADLINE_NANOS;
+        int rc;
+        while ((rc = offer.getAsInt()) != Worker.OK) {
+            if (rc == Worker.CLOSED) {
+                throw w.failure();
+            }
+            w.poll();
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("worker " + w.globalIndex() + " stayed back-pressured");
+            }
+        }
+    }
+
+    private static void finishAndDrain(Worker w, Exchange<?> ex) throws RdmxException {
+        offered(w, () -> w.offerFinish(ex));
+        long deadline = System.nanoTime() + DEADLINE_NANOS;
+        while (!w.done(ex)) {
+            w.poll();
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("worker " + w.globalIndex() + " never saw every end-of-stream");
+            }
+        }
+    }
+
+    @Test
+    void intRowsArePackedManyToARecordAndDeliveredExactlyOnce() throws Exception {
+        int rows = 20_000;
+        try (Cluster c = new Cluster("shm", 2, 2, b -> b)) {
+            List<long[]> got = everyWorker(c, s -> s.intExchange(1, Routing.byKey()), (ex, w) -> {
+                long[] acc = new long[2];
+                w.consumeInts(ex, v -> {
+                    acc[0]++;
+                    acc[1] += v;
+                    return true;
+                });
+                for (int i = 0; i < rows; i++) {
+                    int v = w.globalIndex() * rows + i;
+                    offered(w, () -> w.offerInt(ex, v));
+                }
+                finishAndDrain(w, ex);
+                assertEquals(rows, w.rowsSent());
+                return acc;
+            });
+            for (ShuffleService s : c.services) {
+                ShuffleMetrics m = s.metrics();
+                assertEquals(2L * rows, m.rowsSent());
+                assertEquals(s.networkRecords(), m.networkRecords());
+                assertEquals(0, m.inboxBytes());
+            }
+            long n = got.stream().mapToLong(a -> a[0]).sum();
+            long sum = got.stream().mapToLong(a -> a[1]).sum();
+            long total = 4L * rows;
+            assertEquals(total, n);
+            assertEquals(total * (total - 1) / 2, sum);
+            assertTrue(got.stream().allMatch(a -> a[0] > 0), "every worker receives rows");
+            for (ShuffleService s : c.services) {
+                // about half of each worker's rows go to the other process; one record carries up to 1024 ints
+                assertTrue(s.networkRecords() < rows / 50, "rows are packed: records=" + s.networkRecords());
+            }
+        }
+    }
+
+    @Test
+    void longRowsArriveInBatches() throws Exception {
+        int rows = 10_000;
+        try (Cluster c = new Cluster("tcp", 2, 1, b -> b)) {
+            List<long[]> got = everyWorker(c, s -> s.longExchange(2, Routing.gather(0)), (ex, w) -> {
+                long[] acc = new long[3];
+                w.consumeBatches(ex, rv -> {
+                    acc[2] = Math.max(acc[2], rv.count());
+                    for (int i = 0; i < rv.count(); i++) {
+                        acc[0]++;
+                        acc[1] += rv.getLong(i, 0);
+                    }
+                    return rv.count();
+                });
+                for (long i = 0; i < rows; i++) {
+                    long v = (long) w.globalIndex() << 40 | i;
+                    offered(w, () -> w.offerLong(ex, v));
+                }
+                finishAndDrain(w, ex);
+                return acc;
+            });
+            long want = 0;
+            for (long g = 0; g < 2; g++) {
+                for (long i = 0; i < rows; i++) {
+                    want += g << 40 | i;
+                }
+            }
+            assertEquals(2L * rows, got.get(0)[0]);
+            assertEquals(want, got.get(0)[1]);
+            assertEquals(0, got.get(1)[0], "gathered to worker 0 only");
+            assertTrue(got.get(0)[2] > 1, "a batch holds many rows: " + got.get(0)[2]);
+        }
+    }
+
+    @Test
+    void fixedWidthRowsAreWrittenInPlaceAndReadThroughAFlyweightView() throws Exception {
+        int rows = 5000;
+        try (Cluster c = new Cluster("loopback", 2, 2, b -> b)) {
+            List<long[]> got = everyWorker(c, s -> s.fixedExchange(3, 20, Routing.byKey()), (ex, w) -> {
+                long[] acc = new long[3];
+                w.consumeRows(ex, rv -> {
+                    long key = rv.getLong(0);
+                    if (rv.getLong(8) != key * 3 || rv.getInt(16) != (int) key || rv.count() != 1) {
+                        throw new AssertionError("row " + key + " is torn");
+                    }
+                    acc[0]++;
+                    acc[1] += key;
+                    if (Routing.partition(Routing.mix(key), w.totalWorkers()) != w.globalIndex()) {
+                        acc[2]++;
+                    }
+                    return true;
+                });
+                long[] key = {0};
+                Handlers.RowWriter writer = (buf, at) -> {
+                    buf.putLong(at, key[0]);
+                    buf.putLong(at + 8, key[0] * 3);
+                    buf.putInt(at + 16, (int) key[0]);
+                };
+                for (long i = 0; i < rows; i++) {
+                    key[0] = w.globalIndex() * (long) rows + i;
+                    offered(w, () -> w.offerRow(ex, key[0], writer));
+                }
+                finishAndDrain(w, ex);
+                return acc;
+            });
+            long total = 4L * rows;
+            assertEquals(total, got.stream().mapToLong(a -> a[0]).sum());
+            assertEquals(total * (total - 1) / 2, got.stream().mapToLong(a -> a[1]).sum());
+            assertEquals(0, got.stream().mapToLong(a -> a[2]).sum(), "each row reaches the worker its key hashes to");
+        }
+    }
+
+    @Test
+    void objectRowsCanBeReadAsAViewOfTheirBytes() throws Exception {
+        try (Cluster c = new Cluster("shm", 2, 1, b -> b)) {
+            List<String> got = everyWorker(c, s -> s.exchange(4, Routing.gather(1), RowSerializer.BYTES), (ex, w) -> {
+                StringBuilder sb = new StringBuilder();
+                w.consumeRows(ex, rv -> {
+                    byte[] b = new byte[rv.width()];
+                    rv.copy(0, b, 0);
+                    sb.append(new String(b, StandardCharsets.UTF_8)).append(';');
+                    return true;
+                });
+                offered(w, () -> w.offer(ex, ("hello from " + w.globalIndex()).getBytes(StandardCharsets.UTF_8)));
+                finishAndDrain(w, ex);
+                return sb.toString();
+            });
+            assertEquals("", got.get(0));
+            assertTrue(got.get(1).contains("hello from 0;") && got.get(1).contains("hello from 1;"), got.get(1));
+        }
+    }
+
+    @Test
+    void broadcastOfIntsReachesEveryWorkerOnce() throws Exception {
+        try (Cluster c = new Cluster("shm", 2, 2, b -> b.bufferSize(4096))) {
+            List<Long> got = everyWorker(c, s -> s.intExchange(5, Routing.broadcast()), (ex, w) -> {
+                long[] sum = {0};
+                w.consumeInts(ex, v -> {
+                    sum[0] += v;
+                    return true;
+                });
+                for (int i = 1; i <= 3000; i++) {
+                    int v = i;
+                    offered(w, () -> w.offerInt(ex, v));
+                }
+                finishAndDrain(w, ex);
+                return sum[0];
+            });
+            for (long v : got) {
+                assertEquals(4L * 3000 * 3001 / 2, v);
+            }
+        }
+    }
+
+    /**
+     * One thread drives both workers of one process (deterministic): worker 0's handler refuses every row; the
+     * rows it could not take go to its inbox until that is full, then it stops reading and worker 1's offers are
+     * back-pressured. Once it accepts, every row arrives exactly once and in order.
+     */
+    @Test
+    void aRefusingHandlerFillsTheBoundedInboxThenBackPressuresTheSender() throws Exception {
+        int inbox = 8192;
+        try (Cluster c = new Cluster("shm", 1, 2, b -> b.bufferSize(4096).inboxBytes(inbox))) {
+            ShuffleService s = c.services.get(0);
+            Exchange<RowView> ex = s.intExchange(6, Routing.gather(0));
+            Worker w0 = s.worker(0);
+            Worker w1 = s.worker(1);
+            boolean[] accepting = {false};
+            int[] expect = {0};
+            w0.consumeInts(ex, v -> {
+                if (!accepting[0]) {
+                    return false;
+                }
+                assertEquals(expect[0], v, "rows of one sender arrive in order");
+                expect[0]++;
+                return true;
+            });
+            int rows = 100_000;
+            int next = 0;
+            long maxStashed = 0;
+            int stalls = 0;
+            long deadline = System.nanoTime() + DEADLINE_NANOS;
+            // until the sender is back-pressured and the receiver cannot set anything more aside, twice in a row
+            while (stalls < 2 && next < rows) {
+                while (next < rows && w1.offerInt(ex, next) == Worker.OK) {
+                    next++;
+                }
+                w1.flush();
+                int polled = w0.poll();
+                maxStashed = Math.max(maxStashed, w0.stashedBytes());
+                stalls = polled == 0 ? stalls + 1 : 0;
+                assertTrue(System.nanoTime() < deadline);
+            }
+            assertTrue(next < rows, "the sender must be stopped by back-pressure, sent " + next);
+            assertTrue(w1.backPressured() > 0);
+            assertTrue(maxStashed > 0 && maxStashed <= inbox, "inbox used " + maxStashed + " of " + inbox);
+            assertEquals(0, expect[0]);
+            accepting[0] = true;
+            while (next < rows) {
+                if (w1.offerInt(ex, next) == Worker.OK) {
+                    next++;
+                } else {
+                    w0.poll();
+                }
+                assertTrue(System.nanoTime() < deadline);
+            }
+            while (w1.offerFinish(ex) != Worker.OK) {
+                w0.poll();
+            }
+            assertEquals(Worker.OK, w0.offerFinish(ex));
+            while (!w0.done(ex)) {
+                w0.poll();
+                w1.poll();
+                assertTrue(System.nanoTime() < deadline);
+            }
+            assertEquals(rows, expect[0]);
+            assertEquals(rows, w0.rowsReceived(ex));
+            assertEquals(0, w0.stashedBytes());
+        }
+    }
+
+    /**
+     * One process (no channel engine): a worker blocked in {@link Worker#await} with a long timeout is woken by
+     * its sibling's rows, not by the timeout (a lost wake-up would hold it for an hour, past the test's timeout).
+     */
+    @Test
+    void aWorkerOfASingleProcessBlockedInAwaitIsWokenByItsSibling() throws Exception {
+        try (Cluster c = new Cluster("shm", 1, 2, b -> b)) {
+            ShuffleService s = c.services.get(0);
+            Exchange<RowView> ex = s.intExchange(16, Routing.gather(0));
+            Worker w0 = s.worker(0);
+            Worker w1 = s.worker(1);
+            long[] got = {0};
+            w0.consumeInts(ex, v -> {
+                got[0] += v;
+                return true;
+            });
+            assertEquals(Worker.OK, w0.offerFinish(ex));
+            io.rdmx.transport.testsuite.Blocking.Call<Long> waiter = io.rdmx.transport.testsuite.Blocking.start(
+                "worker-0", () -> {
+                    while (!w0.done(ex)) {
+                        if (w0.poll() == 0) {
+                            w0.await(1, TimeUnit.HOURS);
+                        }
+                    }
+                    return got[0];
+                });
+            io.rdmx.transport.testsuite.Blocking.awaitBlockedIn(waiter, "read", java.time.Duration.ofSeconds(10));
+            assertEquals(Worker.OK, w1.offerInt(ex, 41));
+            assertEquals(Worker.OK, w1.offerFinish(ex));
+            assertEquals(41L, waiter.result().get(60, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void rowsOfAnExchangeNobodyConsumesYetWaitInTheInboxWithoutBlockingOthers() throws Exception {
+        try (Cluster c = new Cluster("shm", 1, 2, b -> b)) {
+            ShuffleService s = c.services.get(0);
+            Exchange<RowView> early = s.intExchange(7, Routing.gather(0));
+            Exchange<RowView> other = s.intExchange(8, Routing.gather(0));
+            Worker w0 = s.worker(0);
+            Worker w1 = s.worker(1);
+            long[] got = new long[2];
+            w0.consumeInts(other, v -> {
+                got[1] += v;
+                return true;
+            });
+            assertEquals(Worker.OK, w1.offerInt(early, 5));
+            assertEquals(Worker.OK, w1.offerInt(other, 7));
+            assertEquals(Worker.OK, w1.offerFinish(other));
+            assertEquals(Worker.OK, w0.offerFinish(other));
+            long deadline = System.nanoTime() + DEADLINE_NANOS;
+            while (!w0.done(other)) {
+                w0.poll();
+                assertTrue(System.nanoTime() < deadline);
+            }
+            assertEquals(7, got[1]);
+            assertTrue(w0.stashedBytes() > 0, "the early row waits for its consumer");
+            w0.consumeInts(early, v -> {
+                got[0] += v;
+                return true;
+            });
+            w0.poll();
+            assertEquals(5, got[0]);
+        }
+    }
+
+    @Test
+    void anOfferToALostPeerReturnsClosedAndPollThrowsNamingIt() throws Exception {
+        try (Cluster c = new Cluster("tcp", 2, 1, b -> b)) {
+            ShuffleService s0 = c.services.get(0);
+            Exchange<RowView> ex = s0.intExchange(9, Routing.gather(1));
+            Worker w = s0.worker(0);
+            c.services.get(1).close();
+            long deadline = System.nanoTime() + DEADLINE_NANOS;
+            int rc = Worker.OK;
+            for (int i = 0; rc != Worker.CLOSED; i++) {
+                rc = w.offerInt(ex, i);
+                if (rc == Worker.BACK_PRESSURED) {
+                    w.flush();
+                    Thread.onSpinWait();
+                }
+                assertTrue(System.nanoTime() < deadline, "offers never saw the loss");
+            }
+            assertNotNull(w.failure());
+            assertEquals(Worker.CLOSED, w.offerInt(ex, 0), "stays closed");
+            RdmxException e = assertThrows(RdmxException.class, w::poll);
+            assertInstanceOf(ConnectionClosedException.class, e);
+            String peer = s0.config().nodeName(1);
+            assertTrue(e.getMessage().contains(peer), e.getMessage());
+        }
+    }
+
+    /**
+     * Rank 1 ends every stream and closes while rank 0 still waits for its own second worker: rank 0 goes on (a
+     * rank that ended what the others consume may leave), and the loss is no failure.
+     */
+    @Test
+    void aRankThatEndedEveryStreamMayLeaveBeforeTheOthersFinish() throws Exception {
+        try (Cluster c = new Cluster("shm", 2, 2, b -> b)) {
+            List<Worker> all = new ArrayList<>();
+            List<Exchange<RowView>> as = new ArrayList<>();
+            List<Exchange<RowView>> bs = new ArrayList<>();
+            for (ShuffleService s : c.services) {
+                as.add(s.intExchange(20, Routing.byKey()));
+                bs.add(s.intExchange(21, Routing.gather(0)));
+                all.add(s.worker(0));
+                all.add(s.worker(1));
+            }
+            long[] sumA = new long[4];
+            long[] sumB = {0};
+            for (int g = 0; g < 4; g++) {
+                int gi = g;
+                all.get(g).consumeInts(as.get(g / 2), v -> {
+                    sumA[gi] += v;
+                    return true;
+                });
+            }
+            all.get(0).consumeInts(bs.get(0), v -> {
+                sumB[0] += v;
+                return true;
+            });
+            long deadline = System.nanoTime() + DEADLINE_NANOS;
+            for (int g = 0; g < 4; g++) {
+                Worker w = all.get(g);
+                for (int i = 0; i < 100; i++) {
+                    int v = g * 100 + i;
+                    while (w.offerInt(as.get(g / 2), v) != Worker.OK) {
+                        all.forEach(ShuffleApiTest::pollQuietly);
+                        assertTrue(System.nanoTime() < deadline);
+                    }
+                }
+                while (w.offerFinish(as.get(g / 2)) != Worker.OK) {
+                    all.forEach(ShuffleApiTest::pollQuietly);
+                }
+            }
+            // rank 1 also ends stage B (it sends nothing there), then waits for stage A and leaves
+            for (int g = 2; g < 4; g++) {
+                assertEquals(Worker.OK, all.get(g).offerFinish(bs.get(1)));
+            }
+            while (!all.get(2).done(as.get(1)) || !all.get(3).done(as.get(1))) {
+                all.forEach(ShuffleApiTest::pollQuietly);
+                assertTrue(System.nanoTime() < deadline);
+            }
+            c.services.get(1).close();
+            Worker w0 = all.get(0);
+            while (w0.ranksGone() == 0) {
+                w0.await(10, TimeUnit.MILLISECONDS); // reads the loss of rank 1; must not throw
+                assertTrue(System.nanoTime() < deadline, "rank 1's departure never seen");
+            }
+            // only now does rank 0's second worker send stage B
+            Worker w1 = all.get(1);
+            assertEquals(Worker.OK, w1.offerInt(bs.get(0), 7));
+            assertEquals(Worker.OK, w1.offerFinish(bs.get(0)));
+            assertEquals(Worker.OK, w0.offerFinish(bs.get(0)));
+            while (!w0.done(bs.get(0)) || !w0.done(as.get(0)) || !w1.done(as.get(0))) {
+                w0.poll();
+                w1.poll();
+                assertTrue(System.nanoTime() < deadline);
+            }
+            assertEquals(7, sumB[0]);
+            assertEquals(400L * 399 / 2, sumA[0] + sumA[1] + sumA[2] + sumA[3]);
+            assertEquals(null, w0.failure());
+        }
+    }
+
+    private static void pollQuietly(Worker w) {
+        try {
+            w.poll();
+        } catch (RdmxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void autoChoosesShmForPeersOnThisHostAndTcpOrVerbsForOthers() throws Exception {
+        try (Cluster c = new Cluster("auto", 2, 1, b -> b)) {
+            assertEquals("shm", c.services.get(0).provider(1));
+            assertEquals("shm", c.services.get(1).provider(0));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> c.services.get(0).provider(0));
+            assertTrue(e.getMessage().contains("rank=0"), e.getMessage());
+        }
+        ShuffleConfig cfg = ShuffleConfig.builder(0, 3, 1).provider("auto")
+            .members(List.of("127.0.0.1:7000", "localhost:7001", "192.0.2.1:7000")).build();
+        String[] chosen = RingShuffleTransport.choose(cfg);
+        assertEquals(null, chosen[0]);
+        assertEquals("shm", chosen[1]);
+        // no RDMA provider on this module's class path: another host is reached over tcp
+        assertEquals("tcp", chosen[2]);
+        String[] fixed = RingShuffleTransport.choose(ShuffleConfig.builder(1, 3, 1).provider("verbs")
+            .members(List.of("127.0.0.1:7000", "localhost:7001", "192.0.2.1:7000")).build());
+        assertEquals(List.of("verbs", "verbs"), List.of(fixed[0], fixed[2]));
+    }
+
+    /**
+     * A member entry names the provider of its rank ({@code tcp://}); {@code auto} chooses shm for the others:
+     * ranks 0 and 1 run two engines (shm between them, tcp to rank 2) and read both.
+     */
+    @Test
+    void aMemberMayPinItsProviderAndWorkersReadPeersOnSeveralProviders() throws Exception {
+        List<String> ports = Cluster.freePorts(3);
+        List<String> members = List.of(ports.get(0), ports.get(1), "tcp://" + ports.get(2));
+        long rows = 20_000;
+        try (Cluster c = new Cluster("auto", 3, 2, b -> b.members(members))) {
+            assertEquals("shm", c.services.get(0).provider(1));
+            assertEquals("tcp", c.services.get(0).provider(2));
+            assertEquals("tcp", c.services.get(1).provider(2));
+            assertEquals("tcp", c.services.get(2).provider(0));
+            assertEquals(java.util.Arrays.asList(null, "shm", "tcp"), c.services.get(0).metrics().providers());
+            List<TwoStagePlan.Result> rs = c.spmd(s -> TwoStagePlan.run(s, rows, 30));
+            TwoStagePlan.Result total = rs.get(0).plus(rs.get(1)).plus(rs.get(2));
+            long[] want = TwoStagePlan.expected(3, rows);
+            assertEquals(want[0], total.count1());
+            assertEquals(want[1], total.sum1());
+            assertEquals(want[0], total.count2());
+            assertEquals(want[2], total.sum2());
+        }
+    }
+
+    @Test
+    void anUnknownProviderFailsNamingIt() {
+        ShuffleConfig cfg = ShuffleConfig.builder(0, 2, 1).provider("disni")
+            .members(List.of("127.0.0.1:1", "127.0.0.1:2")).build();
+        RdmxException e = assertThrows(RdmxException.class, () -> ShuffleService.open(cfg));
+        assertTrue(e.getMessage().contains("provider=disni"), e.getMessage());
+    }
+
+    @Test
+    void membershipComesFromAFile(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("members");
+        Files.writeString(f, "# rank order\nhostA:7000\n\n  hostB:7000  \n");
+        ShuffleConfig cfg = ShuffleConfig.builder(1, 2, 1).provider("tcp").membersFile(f).build();
+        assertEquals(List.of("hostA:7000", "hostB:7000"), cfg.members());
+        assertEquals("hostB", cfg.host(1));
+    }
+
+    @Test
+    void badConfigurationFailsNamingTheValue() {
+        assertMessage("provider=bogus", () -> ShuffleConfig.builder(0, 1, 1).provider("bogus").build());
+        assertMessage("'nohost' is not host:port", () -> ShuffleConfig.builder(0, 1, 1).provider("tcp")
+            .members(List.of("nohost")).build());
+        assertMessage("no numeric port", () -> ShuffleConfig.builder(0, 1, 1).provider("tcp")
+            .members(List.of("h:x")).build());
+        assertMessage("port=70000", () -> ShuffleConfig.builder(0, 1, 1).provider("tcp")
+            .members(List.of("h:70000")).build());
+        assertMessage("listed twice", () -> ShuffleConfig.builder(0, 2, 1).provider("tcp")
+            .members(List.of("h:1", "h:1")).build());
+        assertMessage("members=1, processes=2", () -> ShuffleConfig.builder(0, 2, 1).provider("tcp")
+            .members(List.of("h:1")).build());
+        assertMessage("provider=foo", () -> ShuffleConfig.builder(0, 1, 1).provider("tcp")
+            .members(List.of("foo://h:1")).build());
+        assertMessage("name different providers (shm, tcp)", () -> ShuffleConfig.builder(0, 2, 1).provider("auto")
+            .members(List.of("shm://h:1", "tcp://h:2")).build());
+        assertMessage("packBytes=4", () -> ShuffleConfig.builder(0, 1, 1).packBytes(4).build());
+        assertMessage("inboxBytes=1000", () -> ShuffleConfig.builder(0, 1, 1).inboxBytes(1000).build());
+        assertMessage("workers=0", () -> ShuffleConfig.builder(0, 1, 0).build());
+        assertMessage("job=a b", () -> ShuffleConfig.builder(0, 1, 1).job("a b").build());
+    }
+
+    @Test
+    void misusedExchangesFailNamingTheValue() throws Exception {
+        try (Cluster c = new Cluster("shm", 1, 1, b -> b)) {
+            ShuffleService s = c.services.get(0);
+            Worker w = s.worker(0);
+            Exchange<RowView> longs = s.longExchange(10, Routing.byKey());
+            Exchange<Integer> objects = s.exchange(11, Routing.hash(x -> x), RowSerializer.INT);
+            Exchange<Integer> bad = s.exchange(12, (row, n) -> n + 3, RowSerializer.INT);
+            assertMessage("width=8", () -> w.consumeInts(longs, v -> true));
+            assertMessage("width=8", () -> w.offerInt(longs, 1));
+            assertMessage("width=0", () -> w.offerRow(objects, 1, (b, at) -> { }));
+            assertMessage("width=0", () -> w.consumeBatches(objects, rv -> 0));
+            assertMessage("width=4", () -> w.consume(s.intExchange(13, Routing.byKey()), x -> { }));
+            assertMessage("worker=4", () -> w.offer(bad, 1));
+            assertMessage("width=0", () -> s.fixedExchange(14, 0, Routing.byKey()));
+            assertMessage("id=32768", () -> s.intExchange(Exchange.MAX_ID + 1, Routing.byKey()));
+            assertMessage("id=10 is already declared", () -> s.intExchange(10, Routing.byKey()));
+            assertMessage("handler=null", () -> w.consumeLongs(longs, null));
+            w.consumeLongs(longs, v -> true);
+            IllegalStateException twice = assertThrows(IllegalStateException.class,
+                () -> w.consumeLongs(longs, v -> true));
+            assertTrue(twice.getMessage().contains("already consumes exchange 10"), twice.getMessage());
+        }
+    }
+
+    @Test
+    void partitionCoversTheRangeWithoutDivision() {
+        for (int n : new int[] {1, 2, 3, 7, 8, 64, 1000}) {
+            int[] hits = new int[n];
+            for (long k = 0; k < 100_000; k++) {
+                int p = Routing.partition(Routing.mix(k), n);
+                assertTrue(p >= 0 && p < n, "partition " + p + " of n=" + n);
+                hits[p]++;
+            }
+            for (int h : hits) {
+                assertTrue(h > 100_000 / n / 2, "partitions are even for n=" + n);
+            }
+        }
+        assertEquals(0, Routing.partition(-1L, 1));
+        assertEquals(6, Routing.partition(-1L, 7));
+    }
+
+    /**
+     * Zero allocation per row on the in-process path (packing, the ring, delivery to an int handler): one thread
+     * sends a million rows to its own worker and receives them; its allocation counter barely moves.
+     */
+    @Test
+    void steadyStateAllocatesNothingPerRow() throws Exception {
+        try (Cluster c = new Cluster("shm", 1, 1, b -> b)) {
+            ShuffleService s = c.services.get(0);
+            Worker w = s.worker(0);
+            Exchange<RowView> ex = s.intExchange(15, Routing.byKey());
+            long[] sum = {0};
+            w.consumeInts(ex, v -> {
+                sum[0] += v;
+                return true;
+            });
+            com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            pump(w, ex, 1_000_000); // warm-up
+            long before = mx.getCurrentThreadAllocatedBytes();
+            int rows = 2_000_000;
+            pump(w, ex, rows);
+            long allocated = mx.getCurrentThreadAllocatedBytes() - before;
+            assertTrue(allocated < rows / 100, "allocated " + allocated + " bytes for " + rows + " rows");
+            assertEquals(3_000_000L * (3_000_000L - 1) / 2, sum[0], "every row delivered once");
+        }
+    }
+
+    private int base;
+
+    private void pump(Worker w, Exchange<RowView> ex, int rows) throws RdmxException {
+        for (int i = 0; i < rows; i++) {
+            while (w.offerInt(ex, base + i) != Worker.OK) {
+                w.poll();
+            }
+        }
+        base += rows;
+        // the last pack is emitted by a poll that found nothing, and read by the next
+        for (int idle = 0; idle < 2; ) {
+            idle = w.poll() == 0 ? idle + 1 : 0;
+        }
+    }
+
+    private static void assertMessage(String part, org.junit.jupiter.api.function.Executable e) {
+        Throwable t = assertThrows(Throwable.class, e);
+        assertTrue(t instanceof IllegalArgumentException || t instanceof IllegalStateException, t.toString());
+        assertTrue(t.getMessage().contains(part), "message without '" + part + "': " + t.getMessage());
+    }
+}
