@@ -1,5 +1,6 @@
 package io.rdmx.bench.queries;
 
+import io.rdmx.bench.shuffle.NioShuffleTransport;
 import io.rdmx.shuffle.ShuffleConfig;
 import io.rdmx.shuffle.ShuffleService;
 import io.rdmx.transport.RdmxException;
@@ -25,10 +26,12 @@ final class Shuffles {
      */
     static ShuffleService open(String provider, int rank, int processes, int workers, List<String> members,
                                String job) throws RdmxException {
-        ShuffleConfig.Builder b = ShuffleConfig.builder(rank, processes, workers).provider(provider).job(job);
+        boolean sockets = provider.equals(SOCKETS);
+        ShuffleConfig.Builder b = ShuffleConfig.builder(rank, processes, workers).provider(sockets ? "tcp" : provider)
+            .job(job);
         if (members != null) {
             b.members(members);
         }
-        return ShuffleService.open(b.build());
+        return sockets ? ShuffleService.open(b.build(), NioShuffleTransport::open) : ShuffleService.open(b.build());
     }
 }
