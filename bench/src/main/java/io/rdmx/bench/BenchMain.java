@@ -61,6 +61,9 @@ public final class BenchMain {
             case "affinity":
                 io.rdmx.bench.affinity.AffinityBench.run(quick, results);
                 break;
+            case "queries":
+                io.rdmx.bench.queries.QueriesBench.run(quick, results);
+                break;
             case "channel":
                 io.rdmx.bench.channel.ChannelBench.run(quick, results);
                 break;
@@ -81,7 +84,7 @@ public final class BenchMain {
 
     private static void usage() {
         System.err.println("usage: rdmx bench <name> [--quick]"
-            + "\n  names: transport, channel, shuffle, affinity, rpc, spark"
+            + "\n  names: transport, channel, shuffle, queries, affinity, rpc, spark"
             + "\n  (spark: scripts/rdmx runs spark/scripts/bench-spark.sh, which ends with 'spark-report <dir>')"
             + "\n  (verbs: scripts/softroce-test.sh measures in a Soft-RoCE VM, then runs 'verbs-report <figures>')");
     }
