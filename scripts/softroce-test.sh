@@ -4,7 +4,9 @@
 # interface (10.9.9.1) and runs, inside, against real verbs:
 #   1. the verbs test suites in one JVM: the transport conformance suite and the ring-channel suite, unchanged,
 #      on the verbs provider, the registration cache test, plus the FFM smoke test of the raw binding;
-#   2. a two-JVM ring-channel run over rxe0 (every byte checked by the receiving process);
+#   0. rdmx doctor before rxe0 exists (must exit 1 explaining why verbs cannot work) and on rxe0 (exit 0);
+#   2. a two-JVM ring-channel run over rxe0 (every byte checked by the receiving process), and a two-JVM
+#      shuffle over verbs (2 processes x 2 workers, exactly-once verified by rank 0: io.rdmx.shuffle.ShuffleCheck);
 #   3. three alternating rounds of perftest's ib_write_bw (64 KiB) / ib_write_lat (64 B) and rdmx's WRITE
 #      bandwidth and latency measured the same way (io.rdmx.verbs.tools.WritePerf).
 # Then writes bench/results/verbs.json and verbs.svg (medians; rdmx vs perftest, same device, same run).
@@ -43,10 +45,12 @@ if [ "$RDMX_JAVA_FEATURE" -lt 22 ]; then
   echo "softroce: the verbs provider needs Java 22+ (found $RDMX_JAVA_FEATURE)"; exit 1
 fi
 echo "softroce: building core, verbs and bench"
-(cd "$ROOT" && $MVN -q -DskipTests install -pl core,verbs,bench -am >/dev/null)
+(cd "$ROOT" && $MVN -q -DskipTests install -pl core,verbs,bench,shuffle -am >/dev/null)
 (cd "$ROOT" && $MVN -q dependency:build-classpath -pl verbs -Dmdep.includeScope=test \
   -Dmdep.outputFile="$WORK/cp.txt" >/dev/null)
 CP="$ROOT/verbs/target/classes:$ROOT/verbs/target/test-classes:$(cat "$WORK/cp.txt")"
+# the shuffle's two-JVM exactly-once check (io.rdmx.shuffle.ShuffleCheck, in shuffle's test classes)
+CP="$CP:$ROOT/shuffle/target/classes:$ROOT/shuffle/target/test-classes"
 JOPTS="-XX:TieredStopAtLevel=1 --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow"
 JOPTS="$JOPTS -Drdmx.leakDetection=disabled -Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
 
@@ -83,6 +87,13 @@ rm -f channel.addr
 timeout 240 "$JAVA" $JOPTS -cp "$CP" io.rdmx.verbs.tools.ChannelRun client verbs "$WORK/channel.addr" 20000 \
   > channel_client.txt 2>&1
 echo \$? > channel_client.rc
+wait
+step "two-JVM shuffle over verbs (2 processes x 2 workers, exactly-once checked by rank 0)"
+SHUF_MEMBERS=10.9.9.1:7600,10.9.9.1:7601
+(timeout 300 "$JAVA" $JOPTS -cp "$CP" io.rdmx.shuffle.ShuffleCheck verbs 1 \$SHUF_MEMBERS 50000 sr \
+  > shuffle_1.txt 2>&1; echo \$? > shuffle_1.rc) &
+timeout 300 "$JAVA" $JOPTS -cp "$CP" io.rdmx.shuffle.ShuffleCheck verbs 0 \$SHUF_MEMBERS 50000 sr > shuffle_0.txt 2>&1
+echo \$? > shuffle_0.rc
 wait
 # perftest and rdmx alternate, three rounds each: the TCG VM's speed drifts, so each side gets the same moments
 for r in 1 2 3; do
@@ -137,6 +148,13 @@ if [ "$(cat "$WORK/doctor_after.rc" 2>/dev/null)" = 0 ] && grep -q "rxe0" "$WORK
 else
   echo "softroce: rdmx doctor on rxe0 did not pass (exit $(cat "$WORK/doctor_after.rc" 2>/dev/null)):"
   cat "$WORK/doctor_after.txt"; fail=1
+fi
+if [ "$(cat "$WORK/shuffle_0.rc" 2>/dev/null)" = 0 ] && [ "$(cat "$WORK/shuffle_1.rc" 2>/dev/null)" = 0 ] \
+    && grep -q "SHUFFLE OK" "$WORK/shuffle_0.txt"; then
+  echo "softroce: $(grep 'SHUFFLE OK' "$WORK/shuffle_0.txt")"
+else
+  echo "softroce: two-JVM shuffle over verbs FAILED:"; tail -20 "$WORK/shuffle_0.txt" "$WORK/shuffle_1.txt"
+  fail=1
 fi
 grep -q "VERBS SMOKE OK" "$WORK/smoke.txt" || { echo "softroce: FFM smoke test failed:"; cat "$WORK/smoke.txt"; fail=1; }
 if [ "$(cat "$WORK/channel_client.rc" 2>/dev/null)" = 0 ] && [ "$(cat "$WORK/channel_server.rc" 2>/dev/null)" = 0 ]; then
