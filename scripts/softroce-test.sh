@@ -69,6 +69,10 @@ ip addr add 10.9.9.1/24 dev dummy0
 rdma link add rxe0 type rxe netdev dummy0
 ibv_devices > devices.txt
 ulimit -l unlimited
+# what rdma-core's udev rules do on a normal host when an RDMA device appears (this VM has no udev): without
+# rdma_ucm there is no /dev/infiniband/rdma_cm, and rdmx doctor (run above, before rxe0) says so with this fix
+modprobe rdma_ucm
+modprobe ib_uverbs
 step "rdmx doctor on rxe0 (verbs must be usable)"
 timeout 120 "$JAVA" $JOPTS -cp "$CP" io.rdmx.cli.Rdmx doctor --provider verbs > doctor_after.txt 2>&1
 echo \$? > doctor_after.rc
