@@ -264,6 +264,9 @@ public final class Doctor {
         String fix;
         switch (name) {
             case "shm":
+                fix = "run on Linux (shm uses the JDK's Unix-domain sockets with SO_PEERCRED, /proc/self and "
+                    + "memory-mapped files; any os.arch)";
+                break;
             case "tcp":
                 fix = "run on Linux with Netty's native epoll for os.arch=" + host.property("os.arch")
                     + " (netty-transport-native-epoll) on the class path";

@@ -12,7 +12,7 @@ import javax.crypto.spec.SecretKeySpec;
  * length-prefixed, and the label says which side proves. A proof made by the accepting side can never be
  * taken for one of the connecting side (nor the reverse), and each side checks a proof against its own nonce.
  */
-final class AuthProof {
+public final class AuthProof {
     /** Label of the accepting side's proof. */
     static final String ACCEPTOR_LABEL = "rdmx-stream-v2 acceptor proof";
     /** Label of the connecting side's proof. */
@@ -23,7 +23,7 @@ final class AuthProof {
     /**
      * @param secret the cluster secret
      */
-    AuthProof(String secret) {
+    public AuthProof(String secret) {
         this.key = new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256");
     }
 
@@ -35,7 +35,8 @@ final class AuthProof {
      * @param verifier the verifying node's name
      * @return the proof ({@link FrameDescriptor#MAC_LENGTH} bytes)
      */
-    byte[] prove(boolean acceptor, byte[] connectorNonce, byte[] acceptorNonce, String prover, String verifier) {
+    public byte[] prove(boolean acceptor, byte[] connectorNonce, byte[] acceptorNonce, String prover,
+                        String verifier) {
         try {
             Mac m = Mac.getInstance("HmacSHA256");
             m.init(key);
@@ -61,8 +62,8 @@ final class AuthProof {
      * @param verifier this node's name
      * @return true if it is valid
      */
-    boolean check(byte[] got, boolean acceptor, byte[] connectorNonce, byte[] acceptorNonce, String prover,
-                  String verifier) {
+    public boolean check(byte[] got, boolean acceptor, byte[] connectorNonce, byte[] acceptorNonce, String prover,
+                         String verifier) {
         return MessageDigest.isEqual(got, prove(acceptor, connectorNonce, acceptorNonce, prover, verifier));
     }
 

@@ -7,29 +7,15 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.rdmx.transport.ProtocolException;
 import io.rdmx.transport.RemoteRegion;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 
-/** Encoders and the HELLO parser of the stream protocol (see {@link FrameDescriptor}). */
+/**
+ * Netty encoders and parsers of the stream protocol (see {@link FrameDescriptor}); the control frames and the
+ * HELLO/READY parsers are those of {@link FrameBuffers}, shared with the JDK path of the shm provider.
+ */
 public final class FrameCodec {
     private FrameCodec() {
     }
-
-    /**
-     * A parsed HELLO.
-     *
-     * @param hasSecret the sender has a cluster secret
-     * @param nonce the sender's challenge ({@link FrameDescriptor#NONCE_LENGTH} bytes)
-     * @param name the sender's node name
-     * @param address the sender's advertised address
-     */
-    public record Hello(boolean hasSecret, byte[] nonce, String name, String address) {
-    }
-
-    private static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_.-]{1,64}");
 
     /**
      * Writes a common header.
@@ -70,10 +56,7 @@ public final class FrameCodec {
      * @return the frame
      */
     public static ByteBuf error(ByteBufAllocator alloc, String message) {
-        byte[] m = truncate(message);
-        ByteBuf b = alloc.directBuffer(HEADER_LENGTH + m.length);
-        header(b, FrameDescriptor.TYPE_ERROR, 0, HEADER_LENGTH + m.length, 0);
-        return b.writeBytes(m);
+        return copy(alloc, FrameBuffers.error(message));
     }
 
     /**
@@ -86,22 +69,13 @@ public final class FrameCodec {
      * @return the frame
      */
     public static ByteBuf nak(ByteBufAllocator alloc, long seq, int status, String message) {
-        byte[] m = truncate(message);
-        ByteBuf b = alloc.directBuffer(HEADER_LENGTH + 2 + m.length);
-        header(b, FrameDescriptor.TYPE_NAK, 0, HEADER_LENGTH + 2 + m.length, seq);
-        b.writeShortLE(status);
-        return b.writeBytes(m);
+        return copy(alloc, FrameBuffers.nak(seq, status, message));
     }
 
-    private static byte[] truncate(String s) {
-        byte[] m = s.getBytes(StandardCharsets.UTF_8);
-        if (m.length > FrameDescriptor.MAX_MESSAGE_LENGTH) {
-            byte[] t = new byte[FrameDescriptor.MAX_MESSAGE_LENGTH];
-            System.arraycopy(m, 0, t, 0, t.length);
-            return t;
-        }
-        return m;
+    private static ByteBuf copy(ByteBufAllocator alloc, java.nio.ByteBuffer frame) {
+        return alloc.directBuffer(frame.remaining()).writeBytes(frame);
     }
+
 
     /**
      * A WRITE header; the data (if not placed) follows as a separate buffer.
@@ -163,21 +137,8 @@ public final class FrameCodec {
      * @return the frame
      * @throws IllegalArgumentException if the name or address is longer than the protocol allows
      */
-    public static ByteBuf hello(ByteBufAllocator alloc, Hello hello) {
-        byte[] name = hello.name().getBytes(StandardCharsets.UTF_8);
-        byte[] addr = hello.address().getBytes(StandardCharsets.UTF_8);
-        if (name.length > FrameDescriptor.MAX_NAME_LENGTH || addr.length > FrameDescriptor.MAX_ADDRESS_LENGTH) {
-            throw new IllegalArgumentException("HELLO name length=" + name.length + " (max="
-                + FrameDescriptor.MAX_NAME_LENGTH + ") or address length=" + addr.length + " (max="
-                + FrameDescriptor.MAX_ADDRESS_LENGTH + ") too long");
-        }
-        int len = HEADER_LENGTH + FrameDescriptor.NONCE_LENGTH + 2 + name.length + 2 + addr.length;
-        ByteBuf b = alloc.directBuffer(len);
-        header(b, FrameDescriptor.TYPE_HELLO, hello.hasSecret() ? FrameDescriptor.FLAG_SECRET : 0, len, 0);
-        b.writeBytes(hello.nonce(), 0, FrameDescriptor.NONCE_LENGTH);
-        b.writeShortLE(name.length).writeBytes(name);
-        b.writeShortLE(addr.length).writeBytes(addr);
-        return b;
+    public static ByteBuf hello(ByteBufAllocator alloc, FrameBuffers.Hello hello) {
+        return copy(alloc, FrameBuffers.hello(hello));
     }
 
     /**
@@ -189,81 +150,18 @@ public final class FrameCodec {
      * @throws IllegalArgumentException if there are more regions than a READY carries
      */
     public static ByteBuf ready(ByteBufAllocator alloc, List<RemoteRegion> regions) {
-        int n = regions.size();
-        if (n > FrameDescriptor.MAX_REGIONS) {
-            throw new IllegalArgumentException("regions=" + n + " exceed the " + FrameDescriptor.MAX_REGIONS
-                + " a connection setup carries");
-        }
-        byte[][] names = new byte[n][];
-        int len = HEADER_LENGTH + 2;
-        for (int i = 0; i < n; i++) {
-            names[i] = RemoteRegion.checkName(regions.get(i).name());
-            len += FrameDescriptor.REGION_DESCRIPTOR_LENGTH + 1 + names[i].length;
-        }
-        ByteBuf b = alloc.directBuffer(len);
-        header(b, FrameDescriptor.TYPE_READY, 0, len, 0);
-        b.writeShortLE(n);
-        for (int i = 0; i < n; i++) {
-            RemoteRegion r = regions.get(i);
-            b.writeLongLE(r.address());
-            b.writeIntLE(r.length());
-            b.writeIntLE(r.remoteKey());
-            b.writeByte(names[i].length).writeBytes(names[i]);
-        }
-        return b;
+        return copy(alloc, FrameBuffers.ready(regions));
     }
 
     /**
-     * Parses a whole READY frame.
+     * Parses a whole READY frame ({@link FrameBuffers#parseReady}).
      *
      * @param frame the frame, reader index at its start
      * @return the sender's region descriptors
      * @throws ProtocolException if the count does not match the length or a descriptor is invalid
      */
     public static List<RemoteRegion> parseReady(ByteBuf frame) throws ProtocolException {
-        ByteBuf b = frame.duplicate();
-        b.skipBytes(HEADER_LENGTH);
-        need(b, 2, "READY", "region count");
-        int n = b.readUnsignedShortLE();
-        if (n > FrameDescriptor.MAX_REGIONS) {
-            throw new ProtocolException("READY region count=" + n + " exceeds the limit="
-                + FrameDescriptor.MAX_REGIONS);
-        }
-        if (b.readableBytes() < (long) n * (FrameDescriptor.REGION_DESCRIPTOR_LENGTH + 1)) {
-            throw new ProtocolException("READY region count=" + n + " needs at least "
-                + n * (FrameDescriptor.REGION_DESCRIPTOR_LENGTH + 1) + " bytes, the frame has " + b.readableBytes());
-        }
-        List<RemoteRegion> regions = new ArrayList<>(n);
-        Set<String> seen = new HashSet<>();
-        for (int i = 0; i < n; i++) {
-            need(b, FrameDescriptor.REGION_DESCRIPTOR_LENGTH + 1, "READY", "region " + i);
-            long address = b.readLongLE();
-            int length = b.readIntLE();
-            int key = b.readIntLE();
-            if (length <= 0) {
-                throw new ProtocolException("READY region " + i + " has length=" + length);
-            }
-            int nameLength = b.readUnsignedByte();
-            if (nameLength > RemoteRegion.MAX_NAME_BYTES) {
-                throw new ProtocolException("READY region " + i + " has name length=" + nameLength + " (max="
-                    + RemoteRegion.MAX_NAME_BYTES + ")");
-            }
-            need(b, nameLength, "READY", "region " + i + " name");
-            String name = b.readCharSequence(nameLength, StandardCharsets.UTF_8).toString();
-            try {
-                regions.add(new RemoteRegion(address, length, key, name));
-            } catch (IllegalArgumentException e) {
-                throw new ProtocolException("READY region " + i + ": " + e.getMessage());
-            }
-            if (!name.isEmpty() && !seen.add(name)) {
-                throw new ProtocolException("READY region " + i + " repeats the name '" + name + "'");
-            }
-        }
-        if (b.isReadable()) {
-            throw new ProtocolException("READY region count=" + n + " leaves " + b.readableBytes()
-                + " bytes unread");
-        }
-        return regions;
+        return FrameBuffers.parseReady(frame.nioBuffer(frame.readerIndex(), frame.readableBytes()));
     }
 
     /**
@@ -274,60 +172,17 @@ public final class FrameCodec {
      * @return the frame
      */
     public static ByteBuf auth(ByteBufAllocator alloc, byte[] mac) {
-        ByteBuf b = alloc.directBuffer(HEADER_LENGTH + mac.length);
-        header(b, FrameDescriptor.TYPE_AUTH, 0, HEADER_LENGTH + mac.length, 0);
-        return b.writeBytes(mac);
+        return copy(alloc, FrameBuffers.auth(mac));
     }
 
     /**
-     * Parses a whole HELLO frame.
+     * Parses a whole HELLO frame ({@link FrameBuffers#parseHello}).
      *
      * @param frame the frame, reader index at its start
      * @return the content
      * @throws ProtocolException if a field runs past the frame, a name is invalid or bytes trail
      */
-    public static Hello parseHello(ByteBuf frame) throws ProtocolException {
-        int flags = frame.getUnsignedShortLE(frame.readerIndex() + FrameDescriptor.FLAGS_OFFSET);
-        ByteBuf b = frame.duplicate();
-        b.skipBytes(HEADER_LENGTH);
-        need(b, FrameDescriptor.NONCE_LENGTH, "HELLO", "nonce");
-        byte[] nonce = new byte[FrameDescriptor.NONCE_LENGTH];
-        b.readBytes(nonce);
-        String name = readString(b, "name", FrameDescriptor.MAX_NAME_LENGTH);
-        if (!NAME.matcher(name).matches()) {
-            throw new ProtocolException("HELLO has an invalid node name='" + printable(name)
-                + "' (1-64 characters of letters, digits, '-', '_', '.')");
-        }
-        String address = readString(b, "address", FrameDescriptor.MAX_ADDRESS_LENGTH);
-        if (b.isReadable()) {
-            throw new ProtocolException("HELLO has trailing bytes=" + b.readableBytes());
-        }
-        return new Hello((flags & FrameDescriptor.FLAG_SECRET) != 0, nonce, name, address);
-    }
-
-    private static String printable(String s) {
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < s.length() && i < 64; i++) {
-            char c = s.charAt(i);
-            sb.append(c >= 0x20 && c < 0x7f ? c : '?');
-        }
-        return sb.toString();
-    }
-
-    private static String readString(ByteBuf b, String what, int max) throws ProtocolException {
-        need(b, 2, "HELLO", what + " length");
-        int len = b.readUnsignedShortLE();
-        if (len > max) {
-            throw new ProtocolException("HELLO " + what + " length=" + len + " exceeds the limit=" + max);
-        }
-        need(b, len, "HELLO", what);
-        return b.readCharSequence(len, StandardCharsets.UTF_8).toString();
-    }
-
-    private static void need(ByteBuf b, long n, String frame, String what) throws ProtocolException {
-        if (b.readableBytes() < n) {
-            throw new ProtocolException(frame + " truncated in " + what + ": need=" + n + " have="
-                + b.readableBytes());
-        }
+    public static FrameBuffers.Hello parseHello(ByteBuf frame) throws ProtocolException {
+        return FrameBuffers.parseHello(frame.nioBuffer(frame.readerIndex(), frame.readableBytes()));
     }
 }

@@ -7,7 +7,7 @@ import java.nio.ByteBuffer;
  * Views of region memory kept for the last two regions used (a channel's ring region and its control region),
  * so that placing or sending a frame allocates nothing. One thread at a time (the owner's lock or event loop).
  */
-final class RegionViews {
+public final class RegionViews {
     private RegionImpl region0;
     private ByteBuffer view0;
     private RegionImpl region1;
@@ -18,7 +18,7 @@ final class RegionViews {
      * @param r a region
      * @return a view of its memory, cleared (position 0, limit its capacity)
      */
-    ByteBuffer view(RegionImpl r) {
+    public ByteBuffer view(RegionImpl r) {
         if (r == region0) {
             return view0.clear();
         }

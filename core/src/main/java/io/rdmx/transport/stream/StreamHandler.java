@@ -71,7 +71,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
 
     private Channel channel;
     private StreamConnection conn;
-    private FrameCodec.Hello peer;
+    private FrameBuffers.Hello peer;
     private boolean counted;
     private ScheduledFuture<?> handshakeDeadline;
     private ByteBuf cum;
@@ -109,8 +109,8 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         return peer != null ? peer.name() : (active ? dialedAddress : String.valueOf(channel.remoteAddress()));
     }
 
-    private FrameCodec.Hello myHello() {
-        return new FrameCodec.Hello(node.options().secret() != null, nonce, node.name(), node.address());
+    private FrameBuffers.Hello myHello() {
+        return new FrameBuffers.Hello(node.options().secret() != null, nonce, node.name(), node.address());
     }
 
     @Override
@@ -397,14 +397,9 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         long offset = cum.getLongLE(base + FrameDescriptor.WRITE_REMOTE_OFFSET_OFFSET);
         int dataLength = cum.getIntLE(base + FrameDescriptor.WRITE_DATA_LENGTH_OFFSET);
         boolean placed = (flags & FrameDescriptor.FLAG_PLACED) != 0;
-        int carried = curFrameLength - FrameDescriptor.WRITE_HEADER_LENGTH;
-        if (dataLength < 0 || (placed ? carried != 0 : carried != dataLength)) {
-            throw new ProtocolException("WRITE frame from '" + peerName() + "' has dataLength=" + dataLength
-                + " but carries " + carried + " bytes (placed=" + placed + ")");
-        }
-        if (placed && !node.acceptsPlacedWrites()) {
-            throw new ProtocolException("WRITE frame from '" + peerName()
-                + "' claims shared-memory placement, which this provider does not use");
+        String bad = FrameBuffers.checkWrite(flags, curFrameLength, dataLength, node.acceptsPlacedWrites());
+        if (bad != null) {
+            throw new ProtocolException("WRITE frame from '" + peerName() + "' " + bad);
         }
         cum.skipBytes(FrameDescriptor.WRITE_HEADER_LENGTH);
         curSeq = seq;
@@ -461,10 +456,11 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
             case FrameDescriptor.TYPE_NAK: {
                 requireEstablished(type);
                 int st = f.getUnsignedShortLE(HEADER_LENGTH);
-                Status[] all = Status.values();
-                if (st >= all.length || st == Status.SUCCESS.ordinal()) {
-                    throw new ProtocolException("NAK from '" + peerName() + "' has unknown status=" + st);
+                String bad = FrameBuffers.checkNakStatus(st);
+                if (bad != null) {
+                    throw new ProtocolException("NAK from '" + peerName() + "' " + bad);
                 }
+                Status[] all = Status.values();
                 String msg = f.toString(HEADER_LENGTH + 2, f.readableBytes() - HEADER_LENGTH - 2,
                     StandardCharsets.UTF_8);
                 conn.onNak(seq, all[st], msg);

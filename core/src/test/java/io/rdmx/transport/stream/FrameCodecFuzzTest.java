@@ -59,7 +59,7 @@ class FrameCodecFuzzTest {
     }
 
     private static void hello(ByteBuf whole) {
-        FrameCodec.Hello h;
+        FrameBuffers.Hello h;
         try {
             h = FrameCodec.parseHello(whole);
         } catch (ProtocolException e) {
@@ -70,7 +70,7 @@ class FrameCodecFuzzTest {
         assertTrue(h.address().getBytes(StandardCharsets.UTF_8).length <= FrameDescriptor.MAX_ADDRESS_LENGTH);
         ByteBuf again = FrameCodec.hello(ByteBufAllocator.DEFAULT, h);
         try {
-            FrameCodec.Hello back = FrameCodec.parseHello(again);
+            FrameBuffers.Hello back = FrameCodec.parseHello(again);
             assertEquals(h.hasSecret(), back.hasSecret());
             assertArrayEquals(h.nonce(), back.nonce());
             assertEquals(h.name(), back.name());

@@ -65,7 +65,8 @@ class HandshakeSecurityTest {
     }
 
     private static void hello(RawPeer raw, boolean secret, byte[] nonce, String name) throws IOException {
-        raw.send(FrameCodec.hello(ByteBufAllocator.DEFAULT, new FrameCodec.Hello(secret, nonce, name, "127.0.0.1:9")));
+        raw.send(FrameCodec.hello(ByteBufAllocator.DEFAULT,
+            new FrameBuffers.Hello(secret, nonce, name, "127.0.0.1:9")));
     }
 
     /** Reads frames (skipping PING and ACK) until one of the wanted types, ERROR, or the end of the stream. */

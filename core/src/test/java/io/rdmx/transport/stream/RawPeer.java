@@ -130,7 +130,7 @@ public final class RawPeer implements AutoCloseable {
      * @throws IOException on failure
      */
     public void handshake(String name) throws IOException {
-        send(FrameCodec.hello(ByteBufAllocator.DEFAULT, new FrameCodec.Hello(false, new byte[16], name,
+        send(FrameCodec.hello(ByteBufAllocator.DEFAULT, new FrameBuffers.Hello(false, new byte[16], name,
             "127.0.0.1:1")));
         if (expect(FrameDescriptor.TYPE_HELLO) == null) {
             throw new IOException("handshake refused");

@@ -30,6 +30,9 @@ class StreamFuzzSeeds {
     @EnabledIfSystemProperty(named = "rdmx.fuzz.writeSeeds", matches = "true")
     void write() throws IOException {
         writeAll(RESOURCES.resolve("StreamHandlerFuzzTestInputs/receive"), handlerSeeds());
+        // the shm handler speaks the same protocol and decodes the same input layout
+        writeAll(Path.of("src/test/resources/io/rdmx/transport/shm/ShmHandlerFuzzTestInputs/receive"),
+            handlerSeeds());
         writeAll(RESOURCES.resolve("FrameCodecFuzzTestInputs/validateAndParse"), codecSeeds());
     }
 
@@ -40,8 +43,8 @@ class StreamFuzzSeeds {
         }
     }
 
-    private static FrameCodec.Hello hello(boolean secret) {
-        return new FrameCodec.Hello(secret, new byte[FrameDescriptor.NONCE_LENGTH], "fuzz-peer", "127.0.0.1:1");
+    private static FrameBuffers.Hello hello(boolean secret) {
+        return new FrameBuffers.Hello(secret, new byte[FrameDescriptor.NONCE_LENGTH], "fuzz-peer", "127.0.0.1:1");
     }
 
     private static ByteBuf ready() {
@@ -124,7 +127,7 @@ class StreamFuzzSeeds {
         byte maxTransfer = 16; // 1 << 16
         m.put("hello", bytes(maxTransfer, FrameCodec.hello(ALLOC, hello(false))));
         m.put("hello-secret", bytes(maxTransfer, FrameCodec.hello(ALLOC,
-            new FrameCodec.Hello(true, new byte[FrameDescriptor.NONCE_LENGTH], "n", "a"))));
+            new FrameBuffers.Hello(true, new byte[FrameDescriptor.NONCE_LENGTH], "n", "a"))));
         m.put("ready", bytes(maxTransfer, ready()));
         m.put("ready-empty", bytes(maxTransfer, FrameCodec.ready(ALLOC, List.of())));
         m.put("write", bytes(maxTransfer, write(0, 1, 0, 8), data(8)));
