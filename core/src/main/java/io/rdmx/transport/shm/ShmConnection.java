@@ -8,10 +8,10 @@ import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.RegionImpl;
-import io.rdmx.transport.stream.FrameBuffers;
-import io.rdmx.transport.stream.FrameDescriptor;
-import io.rdmx.transport.stream.Placer;
-import io.rdmx.transport.stream.RegionViews;
+import io.rdmx.transport.wire.FrameBuffers;
+import io.rdmx.transport.wire.FrameDescriptor;
+import io.rdmx.transport.wire.Placer;
+import io.rdmx.transport.wire.RegionViews;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
@@ -76,10 +76,9 @@ public final class ShmConnection extends AbstractConnection {
         return handler.reads();
     }
 
-    /**
-     * Closes the socket at once, as a dying process would: no ERROR frame (tests of peer-death detection).
-     */
-    public void abortSocket() {
+    /** Closes the socket at once, as a dying process would: no ERROR frame. */
+    @Override
+    public void abort() {
         io.close();
     }
 

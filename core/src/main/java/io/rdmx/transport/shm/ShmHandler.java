@@ -1,6 +1,6 @@
 package io.rdmx.transport.shm;
 
-import static io.rdmx.transport.stream.FrameDescriptor.HEADER_LENGTH;
+import static io.rdmx.transport.wire.FrameDescriptor.HEADER_LENGTH;
 
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
@@ -10,10 +10,10 @@ import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.RegionImpl;
-import io.rdmx.transport.stream.AuthProof;
-import io.rdmx.transport.stream.FrameBuffers;
-import io.rdmx.transport.stream.FrameDescriptor;
-import io.rdmx.transport.stream.RegionViews;
+import io.rdmx.transport.wire.AuthProof;
+import io.rdmx.transport.wire.FrameBuffers;
+import io.rdmx.transport.wire.FrameDescriptor;
+import io.rdmx.transport.wire.RegionViews;
 import java.io.IOException;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;

@@ -7,7 +7,7 @@ import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
-import io.rdmx.transport.stream.Placer;
+import io.rdmx.transport.wire.Placer;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.SocketException;
