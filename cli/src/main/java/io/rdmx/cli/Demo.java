@@ -14,6 +14,7 @@ import io.rdmx.transport.WorkRequest;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -39,8 +40,17 @@ final class Demo {
         String java = ProcessHandle.current().info().command().orElse("java");
         String name = "demo-peer-" + ProcessHandle.current().pid();
         out.println("rdmx demo: two processes on this host over provider '" + provider + "'");
-        Process child = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-            Rdmx.class.getName(), "demo-peer", provider, name).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        List<String> cmd = new ArrayList<>();
+        cmd.add(java);
+        // the JDK 22+ flags this JVM runs with (native access for futexes and verbs, Unsafe for JCTools and Netty)
+        for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (a.startsWith("--enable-native-access") || a.startsWith("--sun-misc-unsafe-memory-access")) {
+                cmd.add(a);
+            }
+        }
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Rdmx.class.getName(),
+            "demo-peer", provider, name));
+        Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try (Node node = Fabrics.get(provider).open(NodeOptions.builder().name("demo-" + ProcessHandle.current()
             .pid()).build())) {
             BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(),
