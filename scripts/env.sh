@@ -50,7 +50,7 @@ rdmx_jdk17_opt() {
     echo "rdmx: RDMX_SKIP_JDK17=1: the Java 17 modules were NOT tested on a JDK 17" >&2
   else
     h=$(rdmx_jdk17) || return 1
-    echo "rdmx: the tests of core, affinity, shuffle, rpc, rpc-hadoop, spark and disni run on Java $RDMX_JAVA_FEATURE, then again on" \
+    echo "rdmx: the tests of core, tcp, cli, affinity, shuffle, rpc, rpc-hadoop, spark and disni run on Java $RDMX_JAVA_FEATURE, then again on" \
       "$h (Java 17; surefire execution 'jdk17', reports in target/surefire-reports-jdk17)" >&2
     echo "-Drdmx.jdk17.java=$h/bin/java"
   fi

@@ -44,8 +44,8 @@ KERNEL="$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)"
 if [ "$RDMX_JAVA_FEATURE" -lt 22 ]; then
   echo "softroce: the verbs provider needs Java 22+ (found $RDMX_JAVA_FEATURE)"; exit 1
 fi
-echo "softroce: building core, verbs and bench"
-(cd "$ROOT" && $MVN -q -DskipTests install -pl core,verbs,bench,shuffle -am >/dev/null)
+echo "softroce: building core, cli, verbs, bench and shuffle"
+(cd "$ROOT" && $MVN -q -DskipTests install -pl core,cli,verbs,bench,shuffle -am >/dev/null)
 (cd "$ROOT" && $MVN -q dependency:build-classpath -pl verbs -Dmdep.includeScope=test \
   -Dmdep.outputFile="$WORK/cp.txt" >/dev/null)
 CP="$ROOT/verbs/target/classes:$ROOT/verbs/target/test-classes:$(cat "$WORK/cp.txt")"

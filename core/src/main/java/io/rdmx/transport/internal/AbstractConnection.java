@@ -308,6 +308,17 @@ public abstract class AbstractConnection implements Connection {
         }
     }
 
+    /**
+     * Closes the provider's transport as a dying process would: no farewell to the peer, whose next read finds
+     * the connection gone; this side goes down when its transport notices. For tests and fault injection
+     * (killing a process is what it stands for).
+     *
+     * @throws UnsupportedOperationException if the provider has no transport to break (loopback)
+     */
+    public void abort() {
+        throw new UnsupportedOperationException(node.fabric().name() + " connections cannot be aborted");
+    }
+
     @Override
     public void close() {
         fail(new ConnectionClosedException(peerName, "connection between '" + node.name() + "' and peer '"

@@ -1,34 +1,19 @@
 package io.rdmx.transport.shm;
 
-import io.netty.channel.Channel;
-import io.netty.channel.ServerChannel;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollDomainSocketChannel;
-import io.netty.channel.epoll.EpollEventLoopGroup;
-import io.netty.channel.epoll.EpollServerDomainSocketChannel;
-import io.netty.channel.unix.DomainSocketAddress;
-import io.rdmx.transport.Access;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
+import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
-import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.RdmxException;
-import io.rdmx.transport.stream.Placer;
-import io.rdmx.transport.stream.StreamNode;
 import java.io.IOException;
-import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Comparator;
 import java.util.Locale;
@@ -71,16 +56,14 @@ public final class ShmFabric implements Fabric {
     @Override
     public Availability availability() {
         if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")) {
-            return Availability.unusable("needs Linux (Unix-domain sockets through Netty epoll)");
+            return Availability.unusable("needs Linux (peer credentials of Unix-domain sockets, /proc/self, "
+                + "memory-mapped region files)");
         }
-        if (!Epoll.isAvailable()) {
-            return Availability.unusable("Netty epoll unavailable: " + Epoll.unavailabilityCause());
-        }
-        return Availability.usable("shared memory under " + root() + " + Unix-domain sockets");
+        return Availability.usable("shared memory under " + root() + " + the JDK's Unix-domain sockets");
     }
 
     @Override
-    public StreamNode open(NodeOptions options) throws RdmxException {
+    public Node open(NodeOptions options) throws RdmxException {
         Availability a = availability();
         if (!a.usable()) {
             throw new RdmxException("shm provider unusable here: " + a.reason());
@@ -199,105 +182,5 @@ public final class ShmFabric implements Fabric {
 
     static Path regionFile(Path dir, int remoteKey) {
         return dir.resolve(String.format("r-%08x", remoteKey));
-    }
-
-    /** An shm node. */
-    static final class ShmNode extends StreamNode {
-        private final Path dir;
-
-        ShmNode(ShmFabric fabric, NodeOptions options, Path dir) {
-            super(fabric, options, new EpollEventLoopGroup(1, new io.rdmx.transport.stream.BindingThreadFactory(
-                "rdmx-shm-" + options.name(), NAME, dir.toString())));
-            this.dir = dir;
-        }
-
-        void start() throws RdmxException {
-            bind(new DomainSocketAddress(dir.resolve(SOCKET_FILE).toString()));
-        }
-
-        @Override
-        protected Class<? extends Channel> channelClass() {
-            return EpollDomainSocketChannel.class;
-        }
-
-        @Override
-        protected Class<? extends ServerChannel> serverChannelClass() {
-            return EpollServerDomainSocketChannel.class;
-        }
-
-        @Override
-        protected SocketAddress parseAddress(String address) throws RdmxException {
-            Path p = Paths.get(address).resolve(SOCKET_FILE);
-            if (!Files.exists(p)) {
-                throw new PeerNotListeningException("connect from '" + name() + "' to address=" + address
-                    + " failed: no shm node listens there (" + p + " missing)");
-            }
-            String bad = ShmTrust.checkDirectory(Paths.get(address), "shm peer directory");
-            if (bad != null) {
-                throw new RdmxException("connect from '" + name() + "' to address=" + address + " refused: " + bad);
-            }
-            return new DomainSocketAddress(p.toString());
-        }
-
-        @Override
-        protected String checkAcceptedPeer(Channel channel, String peerAddress) {
-            try {
-                int peerUid = ((EpollDomainSocketChannel) channel).peerCredentials().uid();
-                if (peerUid != ShmTrust.myUid()) {
-                    return "shm peer runs as uid=" + peerUid + ", not as this process's uid=" + ShmTrust.myUid();
-                }
-            } catch (IOException e) {
-                return "cannot read the shm peer's credentials: " + e;
-            }
-            return ShmTrust.checkDirectory(Paths.get(peerAddress), "shm peer directory");
-        }
-
-        @Override
-        protected String formatAddress(SocketAddress bound) {
-            return dir.toAbsolutePath().toString();
-        }
-
-        @Override
-        protected Placer placerFor(String peerAddress) {
-            return new ShmPlacer(Paths.get(peerAddress));
-        }
-
-        @Override
-        protected boolean acceptsPlacedWrites() {
-            return true;
-        }
-
-        @Override
-        protected Allocation allocate(int length, int access, int remoteKey) throws RdmxException {
-            if ((access & Access.REMOTE_WRITE) == 0) {
-                return new Allocation(ByteBuffer.allocateDirect(length), () -> { });
-            }
-            Path file = regionFile(dir, remoteKey);
-            try {
-                Files.createFile(file, PosixFilePermissions.asFileAttribute(
-                    PosixFilePermissions.fromString("rw-------")));
-                MappedByteBuffer m;
-                try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-                    m = ch.map(FileChannel.MapMode.READ_WRITE, 0, length);
-                }
-                return new Allocation(m, () -> {
-                    try {
-                        Files.deleteIfExists(file);
-                    } catch (IOException e) {
-                        LOG.warn("cannot delete region file {}: {}", file, e.toString());
-                    }
-                });
-            } catch (FileAlreadyExistsException e) {
-                throw new RdmxException("region file " + file + " already exists", e);
-            } catch (IOException e) {
-                throw new RdmxException("cannot map a region of length=" + length + " in " + dir + ": " + e, e);
-            }
-        }
-
-        @Override
-        protected void closeTransport() {
-            super.closeTransport();
-            deleteTree(dir);
-        }
     }
 }

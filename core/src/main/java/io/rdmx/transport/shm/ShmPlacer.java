@@ -2,7 +2,7 @@ package io.rdmx.transport.shm;
 
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.internal.RegionImpl;
-import io.rdmx.transport.stream.Placer;
+import io.rdmx.transport.wire.Placer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

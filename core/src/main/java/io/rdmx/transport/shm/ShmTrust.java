@@ -8,6 +8,7 @@ import java.nio.file.Paths;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.util.Set;
 
 /**
@@ -23,6 +24,7 @@ final class ShmTrust {
         PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_READ,
         PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
     private static volatile int uid = -1;
+    private static volatile UserPrincipal user;
 
     private ShmTrust() {
     }
@@ -37,6 +39,20 @@ final class ShmTrust {
                 throw new IllegalStateException("cannot read this process's user id from /proc/self: " + e, e);
             }
             uid = u;
+        }
+        return u;
+    }
+
+    /**
+     * @return this process's user (the owner of /proc/self), comparable with the user of a socket's peer
+     *         credentials
+     * @throws IOException if /proc/self cannot be read
+     */
+    static UserPrincipal myUser() throws IOException {
+        UserPrincipal u = user;
+        if (u == null) {
+            u = Files.getOwner(Paths.get("/proc/self"));
+            user = u;
         }
         return u;
     }

@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.rdmx.transport.Access;
 import io.rdmx.transport.Completion;
 import io.rdmx.transport.Connection;
@@ -20,8 +18,8 @@ import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
-import io.rdmx.transport.stream.FrameCodec;
-import io.rdmx.transport.stream.FrameDescriptor;
+import io.rdmx.transport.wire.FrameBuffers;
+import io.rdmx.transport.wire.FrameDescriptor;
 import io.rdmx.transport.testsuite.Completions;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
@@ -141,10 +139,10 @@ class ShmTrustTest {
             Thread fake = new Thread(() -> {
                 try (SocketChannel ch = ss.accept()) {
                     readFrame(ch);
-                    write(ch, FrameCodec.hello(ByteBufAllocator.DEFAULT, new FrameCodec.Hello(false,
+                    write(ch, FrameBuffers.hello(new FrameBuffers.Hello(false,
                         new byte[FrameDescriptor.NONCE_LENGTH], "fake", decoy.toString())));
                     readFrame(ch);
-                    write(ch, FrameCodec.ready(ByteBufAllocator.DEFAULT, List.of(new RemoteRegion(0, 4096, key))));
+                    write(ch, FrameBuffers.ready(List.of(new RemoteRegion(0, 4096, key))));
                     while (readFrame(ch) != null) {
                         // hold the connection until the client goes
                     }
@@ -167,11 +165,7 @@ class ShmTrustTest {
         assertEquals(null, peerFailure.get());
     }
 
-    private static void write(SocketChannel ch, ByteBuf b) throws IOException {
-        ByteBuffer nio = ByteBuffer.allocate(b.readableBytes());
-        b.readBytes(nio);
-        b.release();
-        nio.flip();
+    private static void write(SocketChannel ch, ByteBuffer nio) throws IOException {
         while (nio.hasRemaining()) {
             ch.write(nio);
         }

@@ -2,19 +2,19 @@ package io.rdmx.transport.testsuite;
 
 import io.rdmx.transport.Connection;
 import io.rdmx.transport.Node;
-import io.rdmx.transport.stream.StreamConnection;
+import io.rdmx.transport.internal.AbstractConnection;
 
-/** Kills a stream-provider node as a dying process would: sockets close, no ERROR frame is sent. */
+/** Kills a socket-provider node as a dying process would: sockets close, no ERROR frame is sent. */
 public final class StreamKill {
     private StreamKill() {
     }
 
     /**
-     * @param node a tcp or shm node
+     * @param node a node of a provider whose connections can be aborted (shm, tcp)
      */
     public static void kill(Node node) {
         for (Connection c : node.connections()) {
-            ((StreamConnection) c).channel().close().awaitUninterruptibly();
+            ((AbstractConnection) c).abort();
         }
         node.close();
     }

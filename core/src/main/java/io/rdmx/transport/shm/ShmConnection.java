@@ -1,0 +1,332 @@
+package io.rdmx.transport.shm;
+
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.Opcode;
+import io.rdmx.transport.Post;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.Status;
+import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.RegionImpl;
+import io.rdmx.transport.wire.FrameBuffers;
+import io.rdmx.transport.wire.FrameDescriptor;
+import io.rdmx.transport.wire.Placer;
+import io.rdmx.transport.wire.RegionViews;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+
+/**
+ * A connection of the {@code shm} provider on a JDK Unix-domain socket. The send side: requests get consecutive
+ * sequence numbers and wait in the outstanding ring (bounded by the send-queue depth, primitive arrays: nothing
+ * allocated per request) until a cumulative ACK completes them in order. WRITE data is copied by the posting
+ * thread straight into the peer's mapped region ({@link Placer}); a WRITE_WITH_IMM then sends a data-less
+ * notification frame, a SEND its data. The posting thread writes its frame to the socket itself, under
+ * {@link #sendLock} (one gathering write of a reused header and the region's memory); only what the socket does
+ * not take at once goes to the node's I/O thread ({@link ShmIo#write}), and every later frame queues behind it,
+ * so frames leave in posting order and are never split by another. The receive side lives in
+ * {@link ShmHandler}.
+ */
+public final class ShmConnection extends AbstractConnection {
+    private static final Opcode[] OPCODES = Opcode.values();
+
+    private final ShmIo io;
+    private final ShmHandler handler;
+    private final Placer placer;
+    private final Object sendLock = new Object();
+    private long nextSeq;
+
+    // the outstanding ring, guarded by sendLock
+    private final long[] pendingSeq;
+    private final long[] pendingWrId;
+    private final int[] pendingLength;
+    private final byte[] pendingOp;
+    private final boolean[] pendingSignaled;
+    private int pendingHead;
+    private int pendingCount;
+
+    // frame building, guarded by sendLock
+    private final ByteBuffer header = ByteBuffer.allocateDirect(FrameDescriptor.WRITE_HEADER_LENGTH)
+        .order(ByteOrder.LITTLE_ENDIAN);
+    private final RegionViews views = new RegionViews();
+    /** Frames written so far (the I/O thread's keep-alive reads it under sendLock). */
+    private long framesOut;
+
+    ShmConnection(ShmNode node, String peerName, String peerAddress, List<RemoteRegion> regions, ShmIo io,
+                  ShmHandler handler, Placer placer) {
+        super(node, peerName, peerAddress, regions);
+        this.io = io;
+        this.handler = handler;
+        this.placer = placer;
+        int depth = node.options().sendQueueDepth();
+        this.pendingSeq = new long[depth];
+        this.pendingWrId = new long[depth];
+        this.pendingLength = new int[depth];
+        this.pendingOp = new byte[depth];
+        this.pendingSignaled = new boolean[depth];
+    }
+
+    /** @return the lock that orders this connection's frames (the handler writes READY under it) */
+    Object sendLock() {
+        return sendLock;
+    }
+
+    /** @return read system calls on this connection's socket so far (tests, diagnostics) */
+    public long socketReads() {
+        return handler.reads();
+    }
+
+    /** Closes the socket at once, as a dying process would: no ERROR frame. */
+    @Override
+    public void abort() {
+        io.close();
+    }
+
+    @Override
+    public boolean canMapRemote() {
+        return placer != null;
+    }
+
+    /**
+     * The peer's region file, mapped after the same checks as a placed WRITE (only under the directory that was
+     * dialed, owner and mode checked, symbolic links refused).
+     */
+    @Override
+    public ByteBuffer mapRemote(RemoteRegion region) throws RdmxException {
+        if (placer == null) {
+            return null;
+        }
+        checkOpen();
+        synchronized (sendLock) {
+            try {
+                return placer.map(region.remoteKey(), region.length());
+            } catch (RdmxException e) {
+                throw new RdmxException("peer '" + peerName() + "': " + e.getMessage(), e);
+            }
+        }
+    }
+
+    private void addPending(long seq, Opcode op, long wrId, int length, boolean signaled) {
+        int i = (pendingHead + pendingCount) % pendingSeq.length;
+        pendingSeq[i] = seq;
+        pendingOp[i] = (byte) op.ordinal();
+        pendingWrId[i] = wrId;
+        pendingLength[i] = length;
+        pendingSignaled[i] = signaled;
+        pendingCount++;
+    }
+
+    @Override
+    protected int postSendQueue(Opcode op, long wrId, RegionImpl local, int localOffset, int length,
+                                RemoteRegion remote, long remoteOffset, int imm, boolean signaled)
+        throws ConnectionClosedException {
+        Throwable failure = null;
+        synchronized (sendLock) {
+            checkOpen();
+            if (pendingCount >= pendingSeq.length) {
+                return Post.SEND_QUEUE_FULL;
+            }
+            boolean write = op != Opcode.SEND;
+            if (write && placer != null) {
+                String err = placer.place(remote.remoteKey(), remoteOffset, local, localOffset, length);
+                if (err != null) {
+                    emit(op, wrId, Status.REMOTE_ACCESS_ERROR, 0, 0, false, err);
+                    failure = new ConnectionClosedException(peerName(), "remote access error: " + err, null);
+                } else if (op == Opcode.WRITE) {
+                    // placed already; completes in order behind whatever is still outstanding
+                    if (pendingCount == 0) {
+                        if (signaled) {
+                            emit(op, wrId, Status.SUCCESS, length, 0, false, null);
+                        }
+                    } else {
+                        addPending(nextSeq, op, wrId, length, signaled);
+                    }
+                    return Post.OK;
+                }
+            }
+            if (failure == null) {
+                long seq = ++nextSeq;
+                addPending(seq, op, wrId, length, signaled);
+                // without a placer an unsignaled request needs no ACK of its own while the send queue is less
+                // than half full (a later ACK completes it); with one, a placed WRITE completes with the ACK of
+                // the frame before it, whatever that frame's own signaling, so every frame asks for an ACK
+                int flags = placer == null && !signaled && pendingCount < Math.max(1, pendingSeq.length / 2)
+                    ? FrameDescriptor.FLAG_UNSIGNALED : 0;
+                if (write) {
+                    flags |= (op == Opcode.WRITE_WITH_IMM ? FrameDescriptor.FLAG_WITH_IMM : 0)
+                        | (placer != null ? FrameDescriptor.FLAG_PLACED : 0);
+                    writeFrame(FrameDescriptor.TYPE_WRITE, flags, seq, remote.remoteKey(), imm, remoteOffset, length,
+                        local, localOffset, placer == null ? length : 0);
+                } else {
+                    writeFrame(FrameDescriptor.TYPE_SEND, flags, seq, 0, 0, 0, length, local, localOffset, length);
+                }
+            }
+        }
+        if (failure != null) {
+            fail(failure);
+        }
+        return Post.OK;
+    }
+
+    /** Under sendLock: builds the header in the reused buffer and writes it with the carried data. */
+    private void writeFrame(int type, int flags, long seq, int rkey, int imm, long remoteOffset, int dataLength,
+                            RegionImpl local, int localOffset, int carried) {
+        int hl = type == FrameDescriptor.TYPE_WRITE ? FrameDescriptor.WRITE_HEADER_LENGTH
+            : FrameDescriptor.HEADER_LENGTH;
+        ByteBuffer h = header;
+        h.clear();
+        FrameBuffers.header(h, type, flags, hl + carried, seq);
+        if (type == FrameDescriptor.TYPE_WRITE) {
+            h.putInt(rkey).putInt(imm).putLong(remoteOffset).putInt(dataLength).putInt(0);
+        }
+        h.flip();
+        ByteBuffer payload = null;
+        if (carried > 0) {
+            payload = views.view(local);
+            payload.position(localOffset).limit(localOffset + carried);
+        }
+        framesOut++;
+        // a failed write is the I/O thread's to report (it meets the same closed socket and fails the connection)
+        io.write(h, payload);
+    }
+
+    /**
+     * Sends a control frame of the established connection (ACK, PING) in order with the requests. Any thread;
+     * nothing once the connection is down.
+     *
+     * @param type {@link FrameDescriptor#TYPE_ACK} or {@link FrameDescriptor#TYPE_PING}
+     * @param seq the sequence number (the highest handled, for an ACK)
+     */
+    void sendControl(int type, long seq) {
+        synchronized (sendLock) {
+            if (!isOpen()) {
+                return;
+            }
+            ByteBuffer h = header;
+            h.clear();
+            FrameBuffers.header(h, type, 0, FrameDescriptor.HEADER_LENGTH, seq);
+            framesOut++;
+            io.write(h.flip(), null);
+        }
+    }
+
+    /**
+     * Writes a complete frame (NAK) behind everything written before. Any thread.
+     *
+     * @param frame the frame
+     */
+    void sendFrame(ByteBuffer frame) {
+        synchronized (sendLock) {
+            framesOut++;
+            io.write(frame, null);
+        }
+    }
+
+    /** @return frames written so far (keep-alive: a connection that wrote nothing for a while sends a PING) */
+    long framesOut() {
+        synchronized (sendLock) {
+            return framesOut;
+        }
+    }
+
+    /**
+     * Completes every request up to a sequence number (cumulative ACK), in order, each completion delivered
+     * outside the send lock. I/O thread.
+     *
+     * @param acked the highest sequence number the peer has handled
+     */
+    void onAck(long acked) {
+        while (true) {
+            long wrId;
+            int op;
+            int length;
+            synchronized (sendLock) {
+                if (pendingCount == 0 || pendingSeq[pendingHead] > acked) {
+                    return;
+                }
+                int i = pendingHead;
+                pendingHead = (i + 1) % pendingSeq.length;
+                pendingCount--;
+                if (!pendingSignaled[i]) {
+                    continue;
+                }
+                wrId = pendingWrId[i];
+                op = pendingOp[i];
+                length = pendingLength[i];
+            }
+            emit(OPCODES[op], wrId, Status.SUCCESS, length, 0, false, null);
+        }
+    }
+
+    /**
+     * Fails one request (NAK): earlier ones completed, this one with the status; the connection goes down.
+     * I/O thread.
+     *
+     * @param seq the failed request
+     * @param status its status
+     * @param message the peer's explanation
+     */
+    void onNak(long seq, Status status, String message) {
+        onAck(seq - 1);
+        long wrId = 0;
+        int op = -1;
+        synchronized (sendLock) {
+            if (pendingCount > 0 && pendingSeq[pendingHead] == seq) {
+                int i = pendingHead;
+                pendingHead = (i + 1) % pendingSeq.length;
+                pendingCount--;
+                wrId = pendingWrId[i];
+                op = pendingOp[i];
+            }
+        }
+        if (op >= 0) {
+            emit(OPCODES[op], wrId, status, 0, 0, false, message);
+        }
+        fail(new ConnectionClosedException(peerName(), "peer '" + peerName() + "' refused request seq=" + seq
+            + ": status=" + status + ": " + message, null));
+    }
+
+    @Override
+    protected void onRecvPosted() {
+        handler.recvPosted();
+    }
+
+    @Override
+    protected void flushSendQueue() {
+        String detail = flushDetail();
+        while (true) {
+            long wrId;
+            int op;
+            synchronized (sendLock) {
+                if (pendingCount == 0) {
+                    return;
+                }
+                int i = pendingHead;
+                pendingHead = (i + 1) % pendingSeq.length;
+                pendingCount--;
+                wrId = pendingWrId[i];
+                op = pendingOp[i];
+            }
+            emit(OPCODES[op], wrId, Status.FLUSHED, 0, 0, false, detail);
+        }
+    }
+
+    @Override
+    protected void closeTransport(Throwable cause) {
+        if (placer != null) {
+            synchronized (sendLock) {
+                placer.close();
+            }
+        }
+        handler.closing();
+        String why = cause == null ? "closed" : cause.getMessage();
+        synchronized (sendLock) {
+            // behind any frame a posting thread wrote (never in the middle of one); then the socket closes
+            if (io.write(FrameBuffers.error(why == null ? "closed" : why), null)) {
+                io.closeAfterFlush();
+            } else {
+                io.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package io.rdmx.transport.shm;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import jdk.net.UnixDomainPrincipal;
+
+/**
+ * What a {@link ShmHandler} and its {@link ShmConnection} need of their socket: {@link ShmNode.Link} on a real
+ * Unix-domain socket, or a recording stand-in in the fuzz harness.
+ */
+interface ShmIo {
+    /**
+     * Writes one frame (a header and an optional payload) behind every frame written before: on the calling
+     * thread when nothing is queued, what the socket does not take now is copied and written later by the
+     * node's I/O thread. Any thread; the caller orders its frames (the connection's send lock, or the I/O thread
+     * during the handshake).
+     *
+     * @param header the header (or the whole frame), from its position to its limit
+     * @param payload data following the header, or null
+     * @return false if the socket is closed or closing (nothing was written)
+     */
+    boolean write(ByteBuffer header, ByteBuffer payload);
+
+    /**
+     * Stops or resumes reading from the socket (back pressure while no receive is posted). I/O thread.
+     *
+     * @param on true to read
+     */
+    void reading(boolean on);
+
+    /**
+     * Runs a task on the I/O thread, after the tasks submitted before it. Any thread.
+     *
+     * @param task the task
+     */
+    void execute(Runnable task);
+
+    /** @return true on the I/O thread that owns this socket */
+    boolean inIoThread();
+
+    /**
+     * Closes the socket once what was written before is out, giving the peer a moment to read it (closing a
+     * Unix-domain socket with unread input resets the peer); closes at the latest after a linger. No frame is
+     * written after this. Any thread.
+     */
+    void closeAfterFlush();
+
+    /** Closes the socket now (the peer sees the stream end). Any thread. */
+    void close();
+
+    /** @return true until the socket is closed or closing */
+    boolean isOpen();
+
+    /**
+     * @return the user and group at the other end of the socket (SO_PEERCRED)
+     * @throws IOException if they cannot be read
+     */
+    UnixDomainPrincipal peerCredentials() throws IOException;
+
+    /** @return the peer as this socket knows it, for messages */
+    String describePeer();
+}

@@ -1,0 +1,675 @@
+package io.rdmx.transport.shm;
+
+import io.rdmx.spi.Platform;
+import io.rdmx.transport.Access;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.PeerNotListeningException;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.AbstractNode;
+import io.rdmx.transport.wire.Placer;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.SocketException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import jdk.net.ExtendedSocketOptions;
+import jdk.net.UnixDomainPrincipal;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An shm node: a directory holding its listening Unix-domain socket ({@link ShmFabric#SOCKET_FILE}) and the
+ * files of its remotely writable regions, and one I/O thread ({@code rdmx-shm-<node>}) that owns a
+ * {@link Selector} over the listening socket and every connection's socket. JDK sockets only
+ * ({@link SocketChannel} on a {@link UnixDomainSocketAddress}), so it runs wherever the JDK does.
+ *
+ * <p>The I/O thread accepts, connects, reads and decodes ({@link ShmHandler}), writes what a posting thread could
+ * not write at once, and keeps time (handshake deadlines, peer timeout, keep-alive PINGs) on a tick of at most
+ * a quarter of the keep-alive interval. Posting threads write their own frames ({@link ShmConnection}). Other
+ * threads reach the I/O thread through a task queue and {@link Selector#wakeup()}.
+ */
+class ShmNode extends AbstractNode {
+    private static final Logger LOG = LoggerFactory.getLogger(ShmNode.class);
+    /** How long a closing socket waits for the peer to read its last frames and close. */
+    static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
+    private final Path dir;
+    private final AtomicInteger pendingHandshakes = new AtomicInteger();
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final long tickNanos;
+    private Selector selector;
+    private ServerSocketChannel server;
+    private Thread thread;
+    private volatile boolean running;
+
+    /**
+     * @param fabric the provider
+     * @param options validated options
+     * @param dir the node directory (created, trusted)
+     */
+    ShmNode(ShmFabric fabric, NodeOptions options, Path dir) {
+        super(fabric, options);
+        this.dir = dir;
+        this.tickNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(TimeUnit.MILLISECONDS.toNanos(250),
+            ShmHandler.pingInterval(this) / 4));
+    }
+
+    /**
+     * Listens on the directory's socket and starts the I/O thread. Called once, right after construction.
+     *
+     * @throws RdmxException if the socket cannot be bound
+     */
+    void start() throws RdmxException {
+        Path sock = dir.resolve(ShmFabric.SOCKET_FILE);
+        try {
+            selector = Selector.open();
+            server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+            server.bind(UnixDomainSocketAddress.of(sock), Math.max(64, options().maxPendingHandshakes()));
+            server.configureBlocking(false);
+            server.register(selector, SelectionKey.OP_ACCEPT);
+        } catch (IOException e) {
+            closeQuietly();
+            throw new RdmxException("shm node '" + name() + "' cannot listen on " + sock + ": " + e, e);
+        }
+        running = true;
+        thread = new Thread(this::run, "rdmx-shm-" + name());
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    private void closeQuietly() {
+        try {
+            if (server != null) {
+                server.close();
+            }
+            if (selector != null) {
+                selector.close();
+            }
+        } catch (IOException e) {
+            LOG.debug("node '{}': closing the listening socket: {}", name(), e.toString());
+        }
+    }
+
+    @Override
+    public String address() {
+        return dir.toString();
+    }
+
+    /** @return the node directory */
+    Path directory() {
+        return dir;
+    }
+
+    /**
+     * An accepted connection starts its handshake.
+     *
+     * @return false if {@link NodeOptions#maxPendingHandshakes()} are pending already (nothing was counted)
+     */
+    boolean beginHandshake() {
+        int max = options().maxPendingHandshakes();
+        while (true) {
+            int n = pendingHandshakes.get();
+            if (n >= max) {
+                return false;
+            }
+            if (pendingHandshakes.compareAndSet(n, n + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** An accepted connection's handshake ended (established, refused or lost). */
+    void endHandshake() {
+        pendingHandshakes.decrementAndGet();
+    }
+
+    /** @return accepted connections in their handshake now */
+    public int pendingHandshakes() {
+        return pendingHandshakes.get();
+    }
+
+    /**
+     * Checks an accepted peer after its HELLO, before anything is sent back to it: the process at the other end
+     * of the socket runs as this user (SO_PEERCRED), and the directory it claims is trusted ({@link ShmTrust}).
+     *
+     * @param io the accepted socket
+     * @param peerAddress the address the peer advertises
+     * @return null to go on, else why the peer is refused
+     */
+    String checkAcceptedPeer(ShmIo io, String peerAddress) {
+        try {
+            UnixDomainPrincipal p = io.peerCredentials();
+            if (!p.user().equals(ShmTrust.myUser())) {
+                return "shm peer runs as user=" + p.user().getName() + ", not as this process's uid="
+                    + ShmTrust.myUid();
+            }
+        } catch (IOException | UnsupportedOperationException e) {
+            return "cannot read the shm peer's credentials: " + e;
+        }
+        return ShmTrust.checkDirectory(Paths.get(peerAddress), "shm peer directory");
+    }
+
+    /**
+     * @param peerAddress the peer's directory (the one dialed, or on the accepting side the one it advertised
+     *                    after its user was checked)
+     * @return how WRITE data reaches the peer's memory
+     */
+    Placer placerFor(String peerAddress) {
+        return new ShmPlacer(Paths.get(peerAddress));
+    }
+
+    /** @return true: shm peers place WRITE data themselves */
+    boolean acceptsPlacedWrites() {
+        return true;
+    }
+
+    @Override
+    public AbstractConnection connect(String peerAddress, Duration timeout) throws RdmxException {
+        Path sock = Paths.get(peerAddress).resolve(ShmFabric.SOCKET_FILE);
+        if (!Files.exists(sock)) {
+            throw new PeerNotListeningException("connect from '" + name() + "' to address=" + peerAddress
+                + " failed: no shm node listens there (" + sock + " missing)");
+        }
+        String bad = ShmTrust.checkDirectory(Paths.get(peerAddress), "shm peer directory");
+        if (bad != null) {
+            throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " refused: " + bad);
+        }
+        return dialOnce(peerAddress, timeout, (future, deadline) -> {
+            SocketChannel ch;
+            boolean connected;
+            try {
+                ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+            } catch (IOException e) {
+                throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: " + e,
+                    e);
+            }
+            try {
+                ch.configureBlocking(false);
+                connected = ch.connect(UnixDomainSocketAddress.of(sock));
+            } catch (IOException e) {
+                try {
+                    ch.close();
+                } catch (IOException x) {
+                    e.addSuppressed(x);
+                }
+                throw connectFailed(peerAddress, e);
+            }
+            Link link = new Link(ch, true, peerAddress, future);
+            execute(() -> link.register(connected));
+            return () -> link.close();
+        });
+    }
+
+    private RdmxException connectFailed(String peerAddress, IOException e) {
+        String why = "connect from '" + name() + "' to address=" + peerAddress + " failed: " + e.getMessage();
+        // refused, or the socket file vanished: nothing listens there (any more)
+        boolean notListening = e instanceof ConnectException || e instanceof java.nio.file.NoSuchFileException
+            || (e instanceof SocketException && String.valueOf(e.getMessage()).contains("No such file"));
+        return notListening ? new PeerNotListeningException(why, e) : new RdmxException(why, e);
+    }
+
+    @Override
+    protected Allocation allocate(int length, int access, int remoteKey) throws RdmxException {
+        if ((access & Access.REMOTE_WRITE) == 0) {
+            return new Allocation(ByteBuffer.allocateDirect(length), () -> { });
+        }
+        Path file = ShmFabric.regionFile(dir, remoteKey);
+        try {
+            Files.createFile(file, PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rw-------")));
+            MappedByteBuffer m;
+            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                m = ch.map(FileChannel.MapMode.READ_WRITE, 0, length);
+            }
+            return new Allocation(m, () -> {
+                try {
+                    Files.deleteIfExists(file);
+                } catch (IOException e) {
+                    LOG.warn("cannot delete region file {}: {}", file, e.toString());
+                }
+            });
+        } catch (FileAlreadyExistsException e) {
+            throw new RdmxException("region file " + file + " already exists", e);
+        } catch (IOException e) {
+            throw new RdmxException("cannot map a region of length=" + length + " in " + dir + ": " + e, e);
+        }
+    }
+
+    @Override
+    protected void closeTransport() {
+        failDialing("node '" + name() + "' closed while connecting");
+        Thread t = thread;
+        if (t != null) {
+            running = false;
+            selector.wakeup();
+            if (t != Thread.currentThread()) {
+                try {
+                    t.join(TimeUnit.SECONDS.toMillis(5));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                if (t.isAlive()) {
+                    LOG.warn("node '{}': the shm I/O thread did not stop within 5 s", name());
+                }
+            }
+        }
+        ShmFabric.deleteTree(dir);
+    }
+
+    /**
+     * Runs a task on the I/O thread. Any thread; a task submitted after the node closed never runs.
+     *
+     * @param task the task
+     */
+    void execute(Runnable task) {
+        tasks.add(task);
+        if (Thread.currentThread() != thread) {
+            Selector s = selector;
+            if (s != null) {
+                s.wakeup();
+            }
+        }
+    }
+
+    private void run() {
+        Platform.hooks().bindCurrentThread("io", ShmFabric.NAME, dir.toString());
+        long nextTick = System.nanoTime() + tickNanos;
+        try {
+            while (running) {
+                long wait = Math.max(1, TimeUnit.NANOSECONDS.toMillis(nextTick - System.nanoTime()));
+                if (tasks.isEmpty()) {
+                    selector.select(this::ready, wait);
+                } else {
+                    selector.selectNow(this::ready);
+                }
+                runTasks();
+                long now = System.nanoTime();
+                if (now - nextTick >= 0) {
+                    for (SelectionKey k : new ArrayList<>(selector.keys())) {
+                        if (k.attachment() instanceof Link) {
+                            ((Link) k.attachment()).tick(now);
+                        }
+                    }
+                    nextTick = now + tickNanos;
+                }
+            }
+        } catch (IOException | ClosedSelectorException e) {
+            LOG.error("node '{}': the shm I/O thread failed", name(), e);
+        } catch (RuntimeException | Error e) {
+            LOG.error("node '{}': the shm I/O thread failed", name(), e);
+            throw e;
+        } finally {
+            shutdown();
+        }
+    }
+
+    private void runTasks() {
+        Runnable r;
+        while ((r = tasks.poll()) != null) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                LOG.error("node '{}': a task of the shm I/O thread failed", name(), e);
+            }
+        }
+    }
+
+    /** I/O thread, at exit: every socket closed (their connections fail), then the listening socket. */
+    private void shutdown() {
+        running = false;
+        try {
+            runTasks();
+            for (SelectionKey k : new ArrayList<>(selector.keys())) {
+                if (k.attachment() instanceof Link) {
+                    ((Link) k.attachment()).doClose();
+                }
+            }
+        } catch (ClosedSelectorException e) {
+            LOG.debug("node '{}': selector already closed", name());
+        }
+        closeQuietly();
+    }
+
+    private void ready(SelectionKey k) {
+        Object a = k.attachment();
+        if (a == null) {
+            accept();
+            return;
+        }
+        Link l = (Link) a;
+        try {
+            if (!k.isValid()) {
+                return;
+            }
+            if (k.isConnectable()) {
+                l.finishConnect();
+                return;
+            }
+            if (k.isWritable()) {
+                l.flush();
+            }
+            if (k.isValid() && k.isReadable()) {
+                l.readable();
+            }
+        } catch (CancelledKeyException e) {
+            l.doClose();
+        }
+    }
+
+    private void accept() {
+        for (int i = 0; i < 16; i++) {
+            SocketChannel ch;
+            try {
+                ch = server.accept();
+                if (ch == null) {
+                    return;
+                }
+                ch.configureBlocking(false);
+            } catch (IOException e) {
+                LOG.warn("node '{}': accepting a connection failed: {}", name(), e.toString());
+                return;
+            }
+            Link l = new Link(ch, false, null, null);
+            l.register(true);
+        }
+    }
+
+    /**
+     * One connection's socket ({@link ShmIo}): the frames a posting thread could not write at once wait in
+     * {@link #outbox} (FIFO, copies), written by the I/O thread when the socket is writable again; every frame
+     * written meanwhile queues behind them.
+     */
+    final class Link implements ShmIo {
+        private final SocketChannel ch;
+        private final ShmHandler handler;
+        private final boolean active;
+        private final CompletableFuture<AbstractConnection> future;
+        private final String dialed;
+        private final Object outLock = new Object();
+        private final ArrayDeque<ByteBuffer> outbox = new ArrayDeque<>();
+        private final ByteBuffer[] iov = new ByteBuffer[2];
+        /** Guarded by outLock: no frame is written after it is set. */
+        private boolean closing;
+        private volatile boolean closed;
+        private SelectionKey key;
+        /** I/O thread: when a closing socket closes whatever the peer does; 0 while not closing. */
+        private long lingerDeadline;
+
+        Link(SocketChannel ch, boolean active, String dialed, CompletableFuture<AbstractConnection> future) {
+            this.ch = ch;
+            this.active = active;
+            this.dialed = dialed;
+            this.future = future;
+            this.handler = new ShmHandler(ShmNode.this, this, active, dialed, future);
+        }
+
+        /** I/O thread: registers with the selector; starts the handshake once connected. */
+        void register(boolean connected) {
+            if (!running) {
+                doClose();
+                return;
+            }
+            try {
+                key = ch.register(selector, connected ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT, this);
+            } catch (IOException e) {
+                if (future != null) {
+                    future.completeExceptionally(connectFailed(dialed, e));
+                }
+                doClose();
+                return;
+            }
+            if (connected) {
+                handler.start(System.nanoTime());
+            }
+        }
+
+        /** I/O thread: a non-blocking connect completed. */
+        void finishConnect() {
+            try {
+                if (!ch.finishConnect()) {
+                    return;
+                }
+            } catch (IOException e) {
+                if (future != null) {
+                    future.completeExceptionally(connectFailed(dialed, e));
+                }
+                doClose();
+                return;
+            }
+            key.interestOps(SelectionKey.OP_READ);
+            handler.start(System.nanoTime());
+        }
+
+        /** I/O thread: the socket is readable. */
+        void readable() {
+            try {
+                if (handler.readFrom(ch, System.nanoTime()) < 0) {
+                    doClose();
+                }
+            } catch (IOException e) {
+                handler.ioFailed(e);
+            }
+        }
+
+        /** I/O thread: timers, and the end of a linger. */
+        void tick(long now) {
+            if (lingerDeadline != 0 && now - lingerDeadline >= 0) {
+                doClose();
+                return;
+            }
+            handler.tick(now);
+        }
+
+        @Override
+        public boolean write(ByteBuffer header, ByteBuffer payload) {
+            synchronized (outLock) {
+                if (closing) {
+                    return false;
+                }
+                if (outbox.isEmpty()) {
+                    try {
+                        if (payload == null) {
+                            ch.write(header);
+                        } else {
+                            iov[0] = header;
+                            iov[1] = payload;
+                            ch.write(iov, 0, 2);
+                            iov[0] = null;
+                            iov[1] = null;
+                        }
+                    } catch (IOException e) {
+                        closing = true;
+                        execute(() -> handler.ioFailed(e));
+                        return false;
+                    }
+                    if (!header.hasRemaining() && (payload == null || !payload.hasRemaining())) {
+                        return true;
+                    }
+                }
+                ByteBuffer rest = ByteBuffer.allocate(header.remaining() + (payload == null ? 0
+                    : payload.remaining()));
+                rest.put(header);
+                if (payload != null) {
+                    rest.put(payload);
+                }
+                outbox.addLast(rest.flip());
+                if (outbox.size() == 1) {
+                    wantWrite();
+                }
+                return true;
+            }
+        }
+
+        private void wantWrite() {
+            SelectionKey k = key;
+            if (k == null) {
+                execute(() -> {
+                    if (key != null && key.isValid()) {
+                        key.interestOpsOr(SelectionKey.OP_WRITE);
+                    }
+                });
+                return;
+            }
+            try {
+                k.interestOpsOr(SelectionKey.OP_WRITE);
+            } catch (CancelledKeyException e) {
+                return; // closed: nothing will be written any more
+            }
+            if (Thread.currentThread() != thread) {
+                selector.wakeup();
+            }
+        }
+
+        /** I/O thread: writes what waits in the outbox. */
+        void flush() {
+            synchronized (outLock) {
+                try {
+                    while (!outbox.isEmpty()) {
+                        ByteBuffer b = outbox.peekFirst();
+                        ch.write(b);
+                        if (b.hasRemaining()) {
+                            return;
+                        }
+                        outbox.pollFirst();
+                    }
+                } catch (IOException e) {
+                    closing = true;
+                    outbox.clear();
+                    execute(() -> handler.ioFailed(e));
+                    return;
+                }
+                key.interestOpsAnd(~SelectionKey.OP_WRITE);
+                if (closing && lingerDeadline != 0) {
+                    shutdownOutput();
+                }
+            }
+        }
+
+        private void shutdownOutput() {
+            try {
+                ch.shutdownOutput();
+            } catch (IOException e) {
+                LOG.debug("node '{}': shutting the output of a socket down: {}", name(), e.toString());
+            }
+        }
+
+        @Override
+        public void reading(boolean on) {
+            SelectionKey k = key;
+            if (k == null || !k.isValid()) {
+                return;
+            }
+            try {
+                if (on) {
+                    k.interestOpsOr(SelectionKey.OP_READ);
+                } else {
+                    k.interestOpsAnd(~SelectionKey.OP_READ);
+                }
+            } catch (CancelledKeyException e) {
+                // closed meanwhile
+            }
+        }
+
+        @Override
+        public void execute(Runnable task) {
+            ShmNode.this.execute(task);
+        }
+
+        @Override
+        public boolean inIoThread() {
+            return Thread.currentThread() == thread;
+        }
+
+        @Override
+        public void closeAfterFlush() {
+            synchronized (outLock) {
+                if (closing) {
+                    return;
+                }
+                closing = true;
+            }
+            execute(() -> {
+                if (closed || lingerDeadline != 0) {
+                    return;
+                }
+                lingerDeadline = System.nanoTime() + LINGER_NANOS;
+                synchronized (outLock) {
+                    if (outbox.isEmpty()) {
+                        shutdownOutput();
+                    }
+                }
+            });
+        }
+
+        @Override
+        public void close() {
+            synchronized (outLock) {
+                closing = true;
+            }
+            if (inIoThread()) {
+                doClose();
+            } else {
+                execute(this::doClose);
+            }
+        }
+
+        /** I/O thread: closes the socket now and tells the handler. Idempotent. */
+        void doClose() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            synchronized (outLock) {
+                closing = true;
+                outbox.clear();
+            }
+            if (key != null) {
+                key.cancel();
+            }
+            try {
+                ch.close();
+            } catch (IOException e) {
+                LOG.debug("node '{}': closing a socket: {}", name(), e.toString());
+            }
+            handler.inactive();
+        }
+
+        @Override
+        public boolean isOpen() {
+            return !closed;
+        }
+
+        @Override
+        public UnixDomainPrincipal peerCredentials() throws IOException {
+            return ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
+        }
+
+        @Override
+        public String describePeer() {
+            return active ? dialed : "a local process on " + dir.resolve(ShmFabric.SOCKET_FILE);
+        }
+    }
+}

@@ -1,0 +1,151 @@
+package io.rdmx.transport.stream;
+
+import io.rdmx.transport.wire.FrameDescriptor;
+import io.rdmx.transport.wire.FrameBuffers;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/** A hand-driven peer speaking the stream protocol over a plain socket, to send what a real node never would. */
+public final class RawPeer implements AutoCloseable {
+    /** A frame as read off the wire. */
+    public record Frame(int type, int flags, long seq, byte[] payload) {
+        /** @return the payload as text (ERROR) */
+        public String text() {
+            return new String(payload, StandardCharsets.UTF_8);
+        }
+    }
+
+    private final Socket socket;
+    private final DataInputStream in;
+    private final OutputStream out;
+
+    /**
+     * @param hostPort a tcp node address
+     * @throws IOException if the connection fails
+     */
+    public RawPeer(String hostPort) throws IOException {
+        int i = hostPort.lastIndexOf(':');
+        socket = new Socket();
+        socket.connect(new InetSocketAddress(hostPort.substring(0, i), Integer.parseInt(hostPort.substring(i + 1))),
+            5000);
+        socket.setSoTimeout(10_000);
+        in = new DataInputStream(socket.getInputStream());
+        out = socket.getOutputStream();
+    }
+
+    /**
+     * Sends raw bytes.
+     *
+     * @param b the bytes
+     * @throws IOException on failure
+     */
+    public void send(byte[] b) throws IOException {
+        out.write(b);
+        out.flush();
+    }
+
+    /**
+     * Sends a Netty buffer and releases it.
+     *
+     * @param b the buffer
+     * @throws IOException on failure
+     */
+    public void send(ByteBuf b) throws IOException {
+        byte[] a = new byte[b.readableBytes()];
+        b.readBytes(a);
+        b.release();
+        send(a);
+    }
+
+    /**
+     * A common header as bytes.
+     *
+     * @param version version
+     * @param type type
+     * @param flags flags
+     * @param length frame length
+     * @param seq sequence number
+     * @return 16 bytes
+     */
+    public static byte[] header(int version, int type, int flags, int length, long seq) {
+        ByteBuffer b = ByteBuffer.allocate(FrameDescriptor.HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        b.put((byte) version).put((byte) type).putShort((short) flags).putInt(length).putLong(seq);
+        return b.array();
+    }
+
+    /**
+     * Reads one frame.
+     *
+     * @return the frame, or null at end of stream
+     * @throws IOException on failure
+     */
+    public Frame read() throws IOException {
+        byte[] h = new byte[FrameDescriptor.HEADER_LENGTH];
+        try {
+            in.readFully(h);
+        } catch (java.io.EOFException e) {
+            return null;
+        }
+        ByteBuffer b = ByteBuffer.wrap(h).order(ByteOrder.LITTLE_ENDIAN);
+        int type = b.get(1) & 0xff;
+        int flags = b.getShort(2) & 0xffff;
+        int length = b.getInt(4);
+        long seq = b.getLong(8);
+        byte[] p = new byte[length - FrameDescriptor.HEADER_LENGTH];
+        in.readFully(p);
+        return new Frame(type, flags, seq, p);
+    }
+
+    /**
+     * Reads frames until one of this type (skipping PING and ACK).
+     *
+     * @param type wanted type
+     * @return the frame, or null at end of stream
+     * @throws IOException on failure
+     */
+    public Frame expect(int type) throws IOException {
+        while (true) {
+            Frame f = read();
+            if (f == null || f.type() == type) {
+                return f;
+            }
+            if (f.type() != FrameDescriptor.TYPE_PING && f.type() != FrameDescriptor.TYPE_ACK) {
+                throw new AssertionError("expected " + FrameDescriptor.typeName(type) + ", got "
+                    + FrameDescriptor.typeName(f.type()) + " " + f.text());
+            }
+        }
+    }
+
+    /**
+     * Runs the handshake (no secret) as node {@code name}.
+     *
+     * @param name the raw peer's node name
+     * @throws IOException on failure
+     */
+    public void handshake(String name) throws IOException {
+        send(FrameCodec.hello(ByteBufAllocator.DEFAULT, new FrameBuffers.Hello(false, new byte[16], name,
+            "127.0.0.1:1")));
+        if (expect(FrameDescriptor.TYPE_HELLO) == null) {
+            throw new IOException("handshake refused");
+        }
+        send(FrameCodec.ready(ByteBufAllocator.DEFAULT, List.of()));
+        if (expect(FrameDescriptor.TYPE_READY) == null) {
+            throw new IOException("handshake refused");
+        }
+    }
+
+    /** Closes the socket (half a frame may be left unsent: that is the point of some tests). */
+    @Override
+    public void close() throws IOException {
+        socket.close();
+    }
+}

@@ -1,0 +1,118 @@
+package io.rdmx.transport.stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import io.rdmx.transport.wire.FrameDescriptor;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.rdmx.transport.Access;
+import io.rdmx.transport.Node;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.Region;
+import io.rdmx.transport.tcp.TcpFabric;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Acknowledgements on the tcp wire are batched: one cumulative ACK per read from the socket, and none for
+ * frames marked {@link FrameDescriptor#FLAG_UNSIGNALED} (a later ACK covers them). Driven by a raw peer, so the
+ * frames on the wire are exactly the ones counted.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class TcpAckBatchingTest {
+    private static final AtomicInteger SEQ = new AtomicInteger();
+    private Node server;
+    private Region target;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        server = new TcpFabric().open(NodeOptions.builder().name("acks-" + SEQ.incrementAndGet()).build());
+        target = server.register(4096, Access.ALL);
+    }
+
+    @AfterEach
+    void tearDown() {
+        server.close();
+    }
+
+    /** WRITE frame {@code seq} placing 8 bytes of value {@code seq} at offset 8 * seq. */
+    private byte[] write(long seq, int flags) {
+        ByteBuf h = FrameCodec.writeHeader(ByteBufAllocator.DEFAULT, flags, seq, target.remoteKey(), 0, 8 * seq, 8);
+        byte[] a = new byte[h.readableBytes() + 8];
+        h.readBytes(a, 0, h.readableBytes());
+        h.release();
+        java.nio.ByteBuffer.wrap(a, FrameDescriptor.WRITE_HEADER_LENGTH, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+            .putLong(seq);
+        return a;
+    }
+
+    private static byte[] concat(byte[]... frames) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (byte[] f : frames) {
+            out.write(f);
+        }
+        return out.toByteArray();
+    }
+
+    /** The next frame that is not a keep-alive. */
+    private static RawPeer.Frame next(RawPeer raw) throws IOException {
+        RawPeer.Frame f;
+        do {
+            f = raw.read();
+        } while (f != null && f.type() == FrameDescriptor.TYPE_PING);
+        return f;
+    }
+
+    private void awaitPlaced(long seq) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (target.buffer().getLong((int) (8 * seq)) != seq && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        assertEquals(seq, target.buffer().getLong((int) (8 * seq)), "WRITE seq=" + seq + " not placed");
+    }
+
+    @Test
+    void framesOfOneReadAreAcknowledgedByOneCumulativeAck() throws Exception {
+        try (RawPeer raw = new RawPeer(server.address())) {
+            raw.handshake("raw-" + SEQ.incrementAndGet());
+            server.accept(Duration.ofSeconds(10));
+            // eight signaled WRITEs in one segment: one read at the server
+            raw.send(concat(write(1, 0), write(2, 0), write(3, 0), write(4, 0), write(5, 0), write(6, 0),
+                write(7, 0), write(8, 0)));
+            RawPeer.Frame ack = next(raw);
+            assertNotNull(ack, "connection closed");
+            assertEquals(FrameDescriptor.TYPE_ACK, ack.type(), FrameDescriptor.typeName(ack.type()));
+            assertEquals(8, ack.seq(), "one ACK for the whole read, not one per frame");
+            raw.send(write(9, 0));
+            RawPeer.Frame second = next(raw);
+            assertEquals(FrameDescriptor.TYPE_ACK, second.type());
+            assertEquals(9, second.seq(), "no other ACK between the two");
+        }
+    }
+
+    @Test
+    void unsignaledFramesAreNotAcknowledgedUntilASignaledOne() throws Exception {
+        try (RawPeer raw = new RawPeer(server.address())) {
+            raw.handshake("raw-" + SEQ.incrementAndGet());
+            server.accept(Duration.ofSeconds(10));
+            raw.send(write(1, FrameDescriptor.FLAG_UNSIGNALED));
+            raw.send(write(2, FrameDescriptor.FLAG_UNSIGNALED));
+            raw.send(write(3, FrameDescriptor.FLAG_UNSIGNALED));
+            awaitPlaced(3);
+            // an ACK for 1..3 would have been written before the server reads the next frame
+            raw.send(write(4, 0));
+            RawPeer.Frame ack = next(raw);
+            assertNotNull(ack, "connection closed");
+            assertEquals(FrameDescriptor.TYPE_ACK, ack.type(), FrameDescriptor.typeName(ack.type()));
+            assertEquals(4, ack.seq(), "the first ACK covers the unsignaled frames too; none was sent for them");
+        }
+    }
+}
