@@ -6,7 +6,8 @@
 #      on the verbs provider, the registration cache test, plus the FFM smoke test of the raw binding;
 #   0. rdmx doctor before rxe0 exists (must exit 1 explaining why verbs cannot work) and on rxe0 (exit 0);
 #   2. a two-JVM ring-channel run over rxe0 (every byte checked by the receiving process), and a two-JVM
-#      shuffle over verbs (2 processes x 2 workers, exactly-once verified by rank 0: io.rdmx.shuffle.ShuffleCheck);
+#      shuffle over verbs (2 processes x 2 workers, exactly-once verified by rank 0: io.rdmx.shuffle.ShuffleCheck),
+#      and the three TPC-C queries over verbs checked against one process (io.rdmx.bench.queries.QueriesCheck);
 #   3. three alternating rounds of perftest's ib_write_bw (64 KiB) / ib_write_lat (64 B) and rdmx's WRITE
 #      bandwidth and latency measured the same way (io.rdmx.verbs.tools.WritePerf).
 # Then writes bench/results/verbs.json and verbs.svg (medians; rdmx vs perftest, same device, same run).
@@ -51,6 +52,9 @@ echo "softroce: building core, cli, verbs, bench and shuffle"
 CP="$ROOT/verbs/target/classes:$ROOT/verbs/target/test-classes:$(cat "$WORK/cp.txt")"
 # the shuffle's two-JVM exactly-once check (io.rdmx.shuffle.ShuffleCheck, in shuffle's test classes)
 CP="$CP:$ROOT/shuffle/target/classes:$ROOT/shuffle/target/test-classes"
+# the TPC-C queries across processes (io.rdmx.bench.queries.QueriesCheck, with bench's own dependencies)
+(cd "$ROOT" && $MVN -q dependency:build-classpath -pl bench -Dmdep.outputFile="$WORK/cp-bench.txt" >/dev/null)
+CP="$CP:$ROOT/bench/target/classes:$(cat "$WORK/cp-bench.txt")"
 JOPTS="-XX:TieredStopAtLevel=1 --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow"
 JOPTS="$JOPTS -Drdmx.leakDetection=disabled -Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
 
@@ -99,6 +103,10 @@ SHUF_MEMBERS=10.9.9.1:7600,10.9.9.1:7601
 timeout 300 "$JAVA" $JOPTS -cp "$CP" io.rdmx.shuffle.ShuffleCheck verbs 0 \$SHUF_MEMBERS 50000 sr > shuffle_0.txt 2>&1
 echo \$? > shuffle_0.rc
 wait
+step "TPC-C queries Q1-Q3 over verbs (2 processes x 2 workers, answers checked against one process)"
+timeout 300 "$JAVA" $JOPTS -Drdmx.bench.queries.host=10.9.9.1 -cp "$CP" io.rdmx.bench.queries.QueriesCheck verbs 2 2 1 \
+  > queries.txt 2>&1
+echo \$? > queries.rc
 # perftest and rdmx alternate, three rounds each: the TCG VM's speed drifts, so each side gets the same moments
 for r in 1 2 3; do
   step "round \$r: perftest ib_write_bw / ib_write_lat"
@@ -158,6 +166,12 @@ if [ "$(cat "$WORK/shuffle_0.rc" 2>/dev/null)" = 0 ] && [ "$(cat "$WORK/shuffle_
   echo "softroce: $(grep 'SHUFFLE OK' "$WORK/shuffle_0.txt")"
 else
   echo "softroce: two-JVM shuffle over verbs FAILED:"; tail -20 "$WORK/shuffle_0.txt" "$WORK/shuffle_1.txt"
+  fail=1
+fi
+if [ "$(cat "$WORK/queries.rc" 2>/dev/null)" = 0 ] && grep -q "QUERIES OK" "$WORK/queries.txt"; then
+  echo "softroce: $(grep 'QUERIES OK' "$WORK/queries.txt")"
+else
+  echo "softroce: TPC-C queries over verbs FAILED:"; tail -30 "$WORK/queries.txt"
   fail=1
 fi
 grep -q "VERBS SMOKE OK" "$WORK/smoke.txt" || { echo "softroce: FFM smoke test failed:"; cat "$WORK/smoke.txt"; fail=1; }

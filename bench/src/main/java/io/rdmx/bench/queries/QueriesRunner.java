@@ -47,8 +47,7 @@ public final class QueriesRunner implements AutoCloseable {
         this.provider = provider;
         this.processes = processes;
         String job = "q" + ProcessHandle.current().pid() + "-" + System.nanoTime() % 1_000_000;
-        boolean needsMembers = provider.equals("tcp") || provider.equals(Shuffles.SOCKETS);
-        String members = needsMembers ? String.join(",", Endpoints.freeLocal(processes)) : "-";
+        String members = needsMembers(provider) ? members(processes) : "-";
         try {
             for (int r = 0; r < processes; r++) {
                 List<String> cmd = ChildJvm.command(QueriesProc.class.getName(),
@@ -85,6 +84,22 @@ public final class QueriesRunner implements AutoCloseable {
             close();
             throw e;
         }
+    }
+
+    /** System property: the host of the processes' endpoints for providers that need addresses (an RDMA NIC's). */
+    public static final String HOST_PROP = "rdmx.bench.queries.host";
+
+    private static boolean needsMembers(String provider) {
+        return !provider.equals("shm") && !provider.equals("loopback") && !provider.equals("auto");
+    }
+
+    private static String members(int processes) throws java.io.IOException {
+        String host = System.getProperty(HOST_PROP, "127.0.0.1");
+        List<String> out = new ArrayList<>();
+        for (String local : Endpoints.freeLocal(processes)) {
+            out.add(host + local.substring(local.lastIndexOf(':')));
+        }
+        return String.join(",", out);
     }
 
     /** @return TPC-C rows generated over all processes */
