@@ -161,6 +161,11 @@ public final class QueryPlans {
             return ended == ends.length;
         }
 
+        /** @return false while end-of-stream must wait (rows of this stream are still set aside) */
+        boolean readyToEnd() {
+            return true;
+        }
+
         /** @return true if it made progress */
         boolean step() throws Exception {
             int start = next;
@@ -175,7 +180,7 @@ public final class QueryPlans {
                 return true;
             }
             boolean progressed = next > start;
-            while (ended < ends.length) {
+            while (ended < ends.length && readyToEnd()) {
                 if (check(w, w.offerFinish(ends[ended])) != Worker.OK) {
                     return progressed;
                 }
@@ -206,6 +211,8 @@ public final class QueryPlans {
         final Long2LongHashMap revenue = new Long2LongHashMap(0);
         final List<Feed> feeds = new ArrayList<>();
         final List<Q1Row> answer = new ArrayList<>();
+        final LongArrayList pending = new LongArrayList(); // joined orders set aside: order key, entry
+        int pendingAt;
         final long[] fwd = new long[2];
         final Handlers.RowWriter fwdWriter = (b, at) -> put(b, at, fwd);
         long[] groups;
@@ -295,7 +302,13 @@ public final class QueryPlans {
             } else if (!customers.contains(customer)) {
                 return true;
             }
-            return forward(order, entered) == Worker.OK;
+            if (!pending.isEmpty() || forward(order, entered) != Worker.OK) {
+                // never refuse a row here: a handler that refuses stops its worker reading, and workers waiting
+                // for each other's space would wait forever; set it aside, step() offers it again
+                pending.addLong(order);
+                pending.addLong(entered);
+            }
+            return true;
         }
 
         private int forward(long order, long entered) {
@@ -304,13 +317,35 @@ public final class QueryPlans {
             return w.offerRow(ex[2], order, fwdWriter);
         }
 
+        /** @return true if it offered a set-aside row */
+        private boolean drainPending() throws Exception {
+            int sent = 0;
+            while (pendingAt < pending.size()) {
+                if (check(w, forward(pending.getLong(pendingAt), pending.getLong(pendingAt + 1))) != Worker.OK) {
+                    break;
+                }
+                pendingAt += 2;
+                sent++;
+            }
+            if (pendingAt == pending.size()) {
+                pending.clear();
+                pendingAt = 0;
+            }
+            return sent > 0;
+        }
+
         private boolean step() throws Exception {
-            if (stepAll(feeds)) {
+            if (drainPending() || stepAll(feeds)) {
                 return true;
             }
             if (!joinedFeedAdded && w.done(ex[0]) && w.done(ex[1]) && feeds.get(1).done()) {
                 joinedFeedAdded = true;
                 feeds.add(new Feed(w, waitingOrders.size() / 3, ex[2]) {
+                    @Override
+                    boolean readyToEnd() {
+                        return pending.isEmpty();
+                    }
+
                     @Override
                     int offer(int i) {
                         if (!customers.contains(waitingOrders.getLong(3 * i))) {

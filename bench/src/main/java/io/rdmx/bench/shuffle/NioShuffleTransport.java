@@ -221,11 +221,14 @@ public final class NioShuffleTransport implements ShuffleTransport {
                 boolean drained = false;
                 while (ring.size() > 0 && c.wbuf.remaining() >= HEADER + ring.maxPayload()) {
                     drained = true;
+                    // as many records as surely fit (each is at most maxPayload): small records, many to a
+                    // read, must not run past the socket buffer
+                    int fit = Math.min(64, c.wbuf.remaining() / (HEADER + ring.maxPayload()));
                     ring.read((stream, buf, off, len) -> {
                         c.wbuf.putShort((short) src).putShort((short) dst).putShort((short) stream).putShort((short) 0)
                             .putInt(len);
                         c.wbuf.put(buf.slice(off, len));
-                    }, 64);
+                    }, fit);
                 }
                 if (drained && waiters[a].waiting) {
                     wakeup(a);
