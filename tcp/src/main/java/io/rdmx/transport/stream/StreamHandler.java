@@ -230,6 +230,22 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         channel.config().setAutoRead(true);
     }
 
+    /**
+     * Copies what has arrived of the current WRITE or SEND payload into its target region.
+     *
+     * @param readable bytes readable in the cumulation
+     * @return true once the whole payload is placed
+     */
+    private boolean copyIntoTarget(int readable) {
+        int n = Math.min(readable, remaining);
+        if (n > 0) {
+            target.limit(target.position() + n);
+            cum.readBytes(target);
+            remaining -= n;
+        }
+        return remaining == 0;
+    }
+
     /** Blocks reading until a receive is posted; returns true if one is posted now after all. */
     private boolean waitForRecv() {
         waitingRecv = true;
@@ -270,13 +286,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
             case S_HEADER:
                 return frame(readable);
             case S_WRITE_DATA: {
-                int n = Math.min(readable, remaining);
-                if (n > 0) {
-                    target.limit(target.position() + n);
-                    cum.readBytes(target);
-                    remaining -= n;
-                }
-                if (remaining > 0) {
+                if (!copyIntoTarget(readable)) {
                     return false;
                 }
                 if ((curFlags & FrameDescriptor.FLAG_WITH_IMM) != 0) {
@@ -318,13 +328,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
                 return true;
             }
             case S_SEND_DATA: {
-                int n = Math.min(readable, remaining);
-                if (n > 0) {
-                    target.limit(target.position() + n);
-                    cum.readBytes(target);
-                    remaining -= n;
-                }
-                if (remaining > 0) {
+                if (!copyIntoTarget(readable)) {
                     return false;
                 }
                 long wrId = curRecv.wrId();
