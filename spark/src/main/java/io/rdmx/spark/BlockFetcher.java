@@ -7,7 +7,6 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -75,31 +74,36 @@ public final class BlockFetcher implements AutoCloseable {
     }
 
     /**
-     * A fetched block.
+     * A fetched block: views of the answers' payloads, not copies (each answer's bytes are read in place, behind
+     * its header).
      *
      * @param block which
-     * @param chunks its bytes, in order
+     * @param chunks its bytes, in order: each a heap buffer whose remaining bytes are a chunk's payload
      */
-    public record Fetched(Block block, List<byte[]> chunks) {
+    public record Fetched(Block block, List<ByteBuffer> chunks) {
         /** @return the block's exact length, bytes */
         public long length() {
             long n = 0;
-            for (byte[] c : chunks) {
-                n += c.length;
+            for (ByteBuffer c : chunks) {
+                n += c.remaining();
             }
             return n;
         }
 
-        /** @return the block's bytes as one stream */
+        /** @return the block's bytes as one stream (reads the answers in place) */
         public InputStream stream() {
             if (chunks.size() == 1) {
-                return new ByteArrayInputStream(chunks.get(0));
+                return open(chunks.get(0));
             }
             List<InputStream> parts = new ArrayList<>(chunks.size());
-            for (byte[] c : chunks) {
-                parts.add(new ByteArrayInputStream(c));
+            for (ByteBuffer c : chunks) {
+                parts.add(open(c));
             }
             return new SequenceInputStream(Collections.enumeration(parts));
+        }
+
+        private static InputStream open(ByteBuffer c) {
+            return new ByteArrayInputStream(c.array(), c.arrayOffset() + c.position(), c.remaining());
         }
     }
 
@@ -107,7 +111,7 @@ public final class BlockFetcher implements AutoCloseable {
     }
 
     /** The first chunk of a block larger than a chunk: the consumer sends the rest. */
-    private record First(Block block, byte[] data, long size) {
+    private record First(Block block, ByteBuffer data, long size) {
     }
 
     private final Caller caller;
@@ -189,6 +193,12 @@ public final class BlockFetcher implements AutoCloseable {
         return f.whenComplete((bytes, err) -> reqsInFlight.decrementAndGet());
     }
 
+    /** @return the answer's payload, in place (no copy) */
+    private static ByteBuffer payload(byte[] answer) {
+        return ByteBuffer.wrap(answer, FetchProtocol.ANSWER_HEADER, answer.length - FetchProtocol.ANSWER_HEADER)
+            .slice();
+    }
+
     /** @return null if the answer is good, else the failure to hand over */
     private Failed check(Block b, long off, int len, byte[] bytes, Throwable err) {
         if (err != null) {
@@ -216,7 +226,7 @@ public final class BlockFetcher implements AutoCloseable {
                 return;
             }
             long size = FetchProtocol.answerSize(bytes);
-            byte[] data = Arrays.copyOfRange(bytes, FetchProtocol.ANSWER_HEADER, bytes.length);
+            ByteBuffer data = payload(bytes);
             arrived.add(size <= chunkBytes ? new Fetched(b, List.of(data)) : new First(b, data, size));
         });
     }
@@ -228,7 +238,7 @@ public final class BlockFetcher implements AutoCloseable {
         bytesInFlight += first.size() - Math.min(b.size(), chunkBytes);
         maxBytesSeen = Math.max(maxBytesSeen, bytesInFlight);
         maxReqsSeen = Math.max(maxReqsSeen, reqsInFlight.get() + chunks - 1);
-        AtomicReferenceArray<byte[]> parts = new AtomicReferenceArray<>(chunks);
+        AtomicReferenceArray<ByteBuffer> parts = new AtomicReferenceArray<>(chunks);
         parts.set(0, first.data());
         AtomicInteger left = new AtomicInteger(chunks - 1);
         AtomicBoolean failed = new AtomicBoolean();
@@ -252,9 +262,9 @@ public final class BlockFetcher implements AutoCloseable {
                     }
                     return;
                 }
-                parts.set(index, Arrays.copyOfRange(bytes, FetchProtocol.ANSWER_HEADER, bytes.length));
+                parts.set(index, payload(bytes));
                 if (left.decrementAndGet() == 0 && !failed.get()) {
-                    List<byte[]> all = new ArrayList<>(chunks);
+                    List<ByteBuffer> all = new ArrayList<>(chunks);
                     for (int k = 0; k < chunks; k++) {
                         all.add(parts.get(k));
                     }
