@@ -1,15 +1,8 @@
 package io.rdmx.spark;
 
-import io.rdmx.transport.RdmxException;
-import java.nio.ByteBuffer;
-import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
-import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
-import org.apache.spark.rpc.RpcEndpointRef;
-import org.apache.spark.shuffle.BaseShuffleHandle;
 import org.apache.spark.shuffle.ShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleHandle;
 import org.apache.spark.shuffle.ShuffleManager;
@@ -17,40 +10,21 @@ import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
-import org.apache.spark.shuffle.sort.SortShuffleManager;
-import org.apache.spark.storage.BlockManagerId;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A Spark 4.2 shuffle manager that carries shuffle blocks over rdmx. Enable it with
- * {@code --jars rdmx-spark-<version>-all.jar --conf spark.shuffle.manager=io.rdmx.spark.RdmxShuffleManager}.
+ * {@code --jars rdmx-spark-<version>-all.jar --conf spark.shuffle.manager=io.rdmx.spark.RdmxShuffleManager}
+ * (Spark 4.3: the same class name from {@code rdmx-spark-4.3-<version>-all.jar}).
  *
- * <ul>
- *   <li>Map side: Spark's sort shuffle (an inner {@link SortShuffleManager}) writes the data and index files and
- *       fills the write metrics; its block resolver is this manager's.</li>
- *   <li>Each executor serves its blocks from those files over rdmx ({@link RdmxEndpoints}, {@link BlockServer}),
- *       and registers its addresses with the driver ({@link AddressBook}) before it writes map output.</li>
- *   <li>Read side: {@link RdmxShuffleReader} fetches remote blocks over rdmx, bounded in flight, and raises
- *       {@code FetchFailedException} for a lost or unreachable executor within {@code spark.rdmx.peerTimeoutMs}.</li>
- * </ul>
+ * <p>Map outputs are Spark's sort shuffle files; executors serve and fetch blocks over rdmx, and a lost or
+ * unreachable executor raises {@code FetchFailedException} within {@code spark.rdmx.peerTimeoutMs}: see
+ * {@link RdmxShuffleCore}, which does the work for every Spark version's manager contract.
  *
  * <p>Spark creates one instance per JVM (driver and each executor), by reflection, with
  * {@code (SparkConf, boolean isDriver)}. The rdmx side of an executor starts on its first map or reduce task.
  */
 public final class RdmxShuffleManager implements ShuffleManager {
-    private static final Logger LOG = LoggerFactory.getLogger(RdmxShuffleManager.class);
-
-    private final SparkConf conf;
-    private final boolean isDriver;
-    private final SortShuffleManager sort;
-    private final RdmxShuffleConf rdmxConf;
-    private final Object lock = new Object();
-    private RpcEndpointRef driverEndpoint;
-    private volatile RdmxEndpoints endpoints;
-    private volatile AddressBook.Client addresses;
-    private volatile String localHost;
-    private volatile boolean stopped;
+    private final RdmxShuffleCore core;
 
     /**
      * Spark's constructor.
@@ -59,137 +33,44 @@ public final class RdmxShuffleManager implements ShuffleManager {
      * @param isDriver whether this JVM is the driver
      */
     public RdmxShuffleManager(SparkConf conf, boolean isDriver) {
-        this.conf = conf;
-        this.isDriver = isDriver;
-        this.rdmxConf = RdmxShuffleConf.from(k -> conf.getOption(k).isDefined() ? conf.get(k) : null);
-        this.sort = new SortShuffleManager(conf);
+        this.core = new RdmxShuffleCore(conf, isDriver);
     }
 
     /** @return the {@code spark.rdmx.*} configuration */
     public RdmxShuffleConf rdmxConf() {
-        return rdmxConf;
+        return core.rdmxConf();
     }
 
     @Override
     public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
-        if (isDriver) {
-            ensureDriverEndpoint();
-        }
-        return sort.registerShuffle(shuffleId, dependency);
-    }
-
-    private void ensureDriverEndpoint() {
-        synchronized (lock) {
-            if (driverEndpoint == null && !stopped) {
-                SparkEnv env = SparkEnv.get();
-                driverEndpoint = env.rpcEnv().setupEndpoint(AddressBook.ENDPOINT, new AddressBook.Driver(env.rpcEnv()));
-                LOG.info("rdmx shuffle: address book at the driver, {}", rdmxConf);
-            }
-        }
-    }
-
-    /** Opens this executor's servers and registers them with the driver, once. */
-    private RdmxEndpoints executorSide() {
-        RdmxEndpoints e = endpoints;
-        if (e != null) {
-            return e;
-        }
-        synchronized (lock) {
-            if (endpoints != null) {
-                return endpoints;
-            }
-            if (stopped) {
-                throw new IllegalStateException("rdmx shuffle manager stopped");
-            }
-            if (isDriver) {
-                ensureDriverEndpoint();
-            }
-            SparkEnv env = SparkEnv.get();
-            BlockManagerId self = env.blockManager().blockManagerId();
-            try {
-                e = RdmxEndpoints.start(rdmxConf, self.host(), new ResolverBlockSource(sort.shuffleBlockResolver()));
-            } catch (RdmxException ex) {
-                throw new IllegalStateException("rdmx shuffle: executor " + self.executorId() + " on " + self.host()
-                    + " cannot serve blocks: " + ex.getMessage(), ex);
-            }
-            try {
-                AddressBook.Client book = new AddressBook.Client(conf, env.rpcEnv());
-                book.register(self.executorId(), self.host(), e.advertisement());
-                addresses = book;
-            } catch (RuntimeException ex) {
-                e.close();
-                throw ex;
-            }
-            localHost = self.host();
-            endpoints = e;
-            return e;
-        }
+        return core.registerShuffle(shuffleId, dependency);
     }
 
     @Override
     public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId, TaskContext context,
                                                ShuffleWriteMetricsReporter metrics) {
-        executorSide();
-        return sort.getWriter(handle, mapId, context, metrics);
+        return core.getWriter(handle, mapId, context, metrics);
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public <K, C> ShuffleReader<K, C> getReader(ShuffleHandle handle, int startMapIndex, int endMapIndex,
                                                int startPartition, int endPartition, TaskContext context,
                                                ShuffleReadMetricsReporter metrics) {
-        executorSide();
-        return new RdmxShuffleReader<>((BaseShuffleHandle<K, ?, C>) handle, startMapIndex, endMapIndex,
-            startPartition, endPartition, context, metrics, this);
-    }
-
-    /**
-     * @param peer an executor's block manager
-     * @return {@code provider=address} to fetch its blocks from
-     */
-    String target(BlockManagerId peer) {
-        String[] hostAndAd = addresses.lookup(peer.executorId());
-        return executorSide().choose(hostAndAd[0], peer.executorId(), hostAndAd[1]);
-    }
-
-    CompletableFuture<byte[]> call(String target, ByteBuffer request, Duration timeout) {
-        return executorSide().call(target, request, timeout);
-    }
-
-    void forget(String executorId) {
-        AddressBook.Client a = addresses;
-        if (a != null) {
-            a.forget(executorId);
-        }
+        return core.getReader(handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
     }
 
     @Override
     public boolean unregisterShuffle(int shuffleId) {
-        return sort.unregisterShuffle(shuffleId);
+        return core.unregisterShuffle(shuffleId);
     }
 
     @Override
     public ShuffleBlockResolver shuffleBlockResolver() {
-        return sort.shuffleBlockResolver();
+        return core.shuffleBlockResolver();
     }
 
     @Override
     public void stop() {
-        synchronized (lock) {
-            stopped = true;
-            if (endpoints != null) {
-                endpoints.close();
-                endpoints = null;
-            }
-            if (driverEndpoint != null) {
-                try {
-                    SparkEnv.get().rpcEnv().stop(driverEndpoint);
-                } catch (RuntimeException e) {
-                    LOG.debug("rdmx shuffle: stopping the address book", e);
-                }
-                driverEndpoint = null;
-            }
-        }
-        sort.stop();
+        core.stop();
     }
 }

@@ -57,11 +57,11 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
     private final int endPartition;
     private final TaskContext context;
     private final ShuffleReadMetricsReporter metrics;
-    private final RdmxShuffleManager manager;
+    private final RdmxShuffleCore manager;
 
     RdmxShuffleReader(BaseShuffleHandle<K, ?, C> handle, int startMapIndex, int endMapIndex, int startPartition,
                       int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics,
-                      RdmxShuffleManager manager) {
+                      RdmxShuffleCore manager) {
         this.handle = handle;
         this.startMapIndex = startMapIndex;
         this.endMapIndex = endMapIndex;

@@ -139,6 +139,7 @@ public final class ShuffleJobs {
         sc.sc().addSparkListener(metrics);
         List<String> lines = new ArrayList<>();
         lines.add("shuffleManager=" + SparkEnv.get().shuffleManager().getClass().getName());
+        lines.add("sparkVersion=" + sc.version());
         switch (mode) {
             case "ops" -> ops(spark, sc, lines);
             case "kill" -> kill(sc, Paths.get(args[2]), lines);

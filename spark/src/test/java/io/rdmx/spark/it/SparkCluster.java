@@ -61,8 +61,10 @@ public final class SparkCluster {
      */
     public static Path sparkHome(Path script, Path log, Duration timeout) throws IOException, InterruptedException {
         Files.createDirectories(log.getParent());
-        Process p = new ProcessBuilder("bash", script.toString()).redirectError(log.toFile())
-            .redirectOutput(ProcessBuilder.Redirect.PIPE).start();
+        ProcessBuilder pb = new ProcessBuilder("bash", script.toString()).redirectError(log.toFile())
+            .redirectOutput(ProcessBuilder.Redirect.PIPE);
+        pb.environment().put("RDMX_PYSPARK_VERSION", sparkVersion());
+        Process p = pb.start();
         byte[] out = p.getInputStream().readAllBytes();
         if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
             destroyTree(p);
@@ -73,6 +75,12 @@ public final class SparkCluster {
         }
         String[] lines = new String(out, StandardCharsets.UTF_8).trim().split("\n");
         return Paths.get(lines[lines.length - 1].trim());
+    }
+
+    /** @return the pyspark distribution's version the tests run on ({@code rdmx.spark.pysparkVersion}, 4.2.0) */
+    public static String sparkVersion() {
+        String v = System.getProperty("rdmx.spark.pysparkVersion");
+        return v == null || v.isBlank() ? "4.2.0" : v;
     }
 
     /**

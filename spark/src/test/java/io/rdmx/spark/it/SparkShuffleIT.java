@@ -13,6 +13,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
@@ -20,9 +22,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Real Spark 4.2 (the pyspark distribution, installed into a cached virtual environment by
+ * Real Spark (the pyspark distribution, installed into a cached virtual environment by
  * spark/scripts/pyspark-home.sh) in local-cluster mode: two executor JVMs, so shuffle blocks cross processes.
- * Run by failsafe after the shaded jar is built.
+ * Run by failsafe after the shaded jar is built: rdmx-spark's on Spark 4.2.0, and rdmx-spark-4.3's on 4.3.0
+ * ({@code rdmx.spark.pysparkVersion}, {@code rdmx.spark.shadedJar}, {@code rdmx.spark.work}).
  */
 class SparkShuffleIT {
     private static SparkCluster cluster;
@@ -31,14 +34,22 @@ class SparkShuffleIT {
     @BeforeAll
     @Timeout(value = 30, unit = TimeUnit.MINUTES)   // the first run installs pyspark (about 450 MB)
     static void setUp() throws Exception {
-        Path target = Paths.get(System.getProperty("rdmx.spark.testClasses")).getParent();
-        work = target.resolve("spark-it");
+        String workDir = System.getProperty("rdmx.spark.work");
+        work = workDir != null && !workDir.isBlank() ? Paths.get(workDir)
+            : Paths.get(System.getProperty("rdmx.spark.testClasses")).getParent().resolve("spark-it");
+        Path shaded = Paths.get(System.getProperty("rdmx.spark.shadedJar"));
+        try (JarFile jar = new JarFile(shaded.toFile())) {
+            // Spark brings its own classes (rdmx-spark-4.3 declares a 4.3 trait for its compiler only)
+            List<String> spark = jar.stream().map(JarEntry::getName).filter(n -> n.startsWith("org/apache/spark/"))
+                .toList();
+            assertEquals(List.of(), spark, shaded + " must not carry Spark's classes");
+            assertTrue(jar.getEntry("io/rdmx/spark/RdmxShuffleManager.class") != null, shaded::toString);
+        }
         Path home = SparkCluster.sparkHome(Paths.get(System.getProperty("rdmx.spark.pysparkHome")),
             work.resolve("pyspark-home.log"), Duration.ofMinutes(29));
         Path jobs = SparkCluster.jobsJar(Paths.get(System.getProperty("rdmx.spark.testClasses")),
             work.resolve("jobs.jar"));
-        cluster = new SparkCluster(home, SparkCluster.javaHome(), Paths.get(System.getProperty(
-            "rdmx.spark.shadedJar")), jobs, work);
+        cluster = new SparkCluster(home, SparkCluster.javaHome(), shaded, jobs, work);
     }
 
     private static Map<String, String> results(List<String> lines) {
@@ -71,6 +82,8 @@ class SparkShuffleIT {
         List<String> rdmx = cluster.start("ops-rdmx", true, List.of(), true, "ops").await(Duration.ofMinutes(2));
         assertTrue(def.contains("shuffleManager=org.apache.spark.shuffle.sort.SortShuffleManager"), def::toString);
         assertTrue(rdmx.contains("shuffleManager=io.rdmx.spark.RdmxShuffleManager"), rdmx::toString);
+        // the distribution the build asked for (rdmx-spark: 4.2.0; rdmx-spark-4.3: 4.3.0) really ran the jobs
+        assertTrue(rdmx.contains("sparkVersion=" + SparkCluster.sparkVersion()), rdmx::toString);
         Map<String, String> expected = results(def);
         assertEquals(List.of("groupByKey", "join", "reduceByKey", "sortByKey", "sqlGroupBy"),
             expected.keySet().stream().sorted().toList(), def::toString);
