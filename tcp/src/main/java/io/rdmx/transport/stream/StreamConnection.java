@@ -47,10 +47,16 @@ public final class StreamConnection extends AbstractConnection {
     private final Placer placer;
     /** Completions to an inline handler: never emitted under {@link #sendLock} (the placer path emits there). */
     private final boolean inlineCompletions;
-    private final Object sendLock = new Object();
+    /** Guards the send side; the event loop's ACKs never wait for it (a holder carries them: {@link SendLock}). */
+    private final SendLock sendLock = new SendLock(this::writeOwedAck);
     private long nextSeq;
 
-    // the outstanding ring, guarded by sendLock
+    /**
+     * Guards the outstanding ring (and nothing else: never held across a system call), so that the event loop
+     * completing requests never waits for a posting thread in its {@code writev}. Taken inside sendLock.
+     */
+    private final java.util.concurrent.locks.ReentrantLock ringLock = new java.util.concurrent.locks.ReentrantLock();
+    // the outstanding ring, guarded by ringLock
     private final long[] pendingSeq;
     private final long[] pendingWrId;
     private final int[] pendingLength;
@@ -76,12 +82,18 @@ public final class StreamConnection extends AbstractConnection {
     };
     private long directFrames;
     private long handedOffFrames;
+    /** ACKs written in front of a request frame, in its {@code writev}, and ACKs written as a frame of their own. */
+    private long carriedAcks;
+    private long ackFrames;
     /** Frames handed off and not yet given to Netty, with the listener of each; guarded by sendLock. */
     private final ArrayDeque<ByteBuf> outbox = new ArrayDeque<>();
     private final ArrayDeque<ChannelFutureListener> outboxListeners = new ArrayDeque<>();
     private final Runnable drain = () -> {
-        synchronized (sendLock) {
+        sendLock.lock();
+        try {
             drainOutbox();
+        } finally {
+            sendLock.unlock();
         }
     };
 
@@ -100,7 +112,9 @@ public final class StreamConnection extends AbstractConnection {
         this.inlineCompletions = placer == null && node.directIo();
         boolean direct = inlineCompletions && channel instanceof UnixChannel;
         this.fd = direct ? ((UnixChannel) channel).fd() : null;
-        this.header = direct ? ByteBuffer.allocateDirect(FrameDescriptor.WRITE_HEADER_LENGTH)
+        // room for an ACK carried in front of the frame's own header
+        this.header = direct ? ByteBuffer.allocateDirect(FrameDescriptor.HEADER_LENGTH
+            + FrameDescriptor.WRITE_HEADER_LENGTH)
             .order(ByteOrder.LITTLE_ENDIAN) : null;
     }
 
@@ -122,15 +136,57 @@ public final class StreamConnection extends AbstractConnection {
 
     /** @return frames written to the socket by the thread that posted them (direct I/O) */
     public long directFrames() {
-        synchronized (sendLock) {
+        sendLock.lock();
+        try {
             return directFrames;
+        } finally {
+            sendLock.unlock();
         }
     }
 
     /** @return frames handed to the event loop to write (direct I/O off, the socket full, or behind those) */
     public long handedOffFrames() {
-        synchronized (sendLock) {
+        sendLock.lock();
+        try {
             return handedOffFrames;
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /** @return the send lock (tests) */
+    SendLock sendLock() {
+        return sendLock;
+    }
+
+    /** @return ACKs written in front of a request frame (in the same system call), and ACKs sent alone */
+    public long[] ackCounts() {
+        sendLock.lock();
+        try {
+            return new long[] {carriedAcks, ackFrames};
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /**
+     * Event loop: acknowledges every request up to {@code seq} (cumulative). Never waits for the send lock: if a
+     * posting thread holds it, that thread writes the ACK in front of its next frame or when it lets go.
+     *
+     * @param seq the highest sequence number handled
+     */
+    void ack(long seq) {
+        sendLock.owe(seq);
+    }
+
+    /** Under sendLock: an owed ACK whose holder had no frame to carry it on goes alone. */
+    private void writeOwedAck(long seq) {
+        if (!isOpen()) {
+            return;
+        }
+        ackFrames++;
+        if (!writeDirect(FrameDescriptor.TYPE_ACK, 0, seq, 0, 0, 0, 0, null, 0, 0)) {
+            handOff(FrameCodec.simple(channel.alloc(), FrameDescriptor.TYPE_ACK, seq));
         }
     }
 
@@ -144,8 +200,11 @@ public final class StreamConnection extends AbstractConnection {
 
     /** Event loop or any thread, before the socket is closed: no direct write may start after this returns. */
     void socketClosing() {
-        synchronized (sendLock) {
+        sendLock.lock();
+        try {
             socketClosing = true;
+        } finally {
+            sendLock.unlock();
         }
     }
 
@@ -169,12 +228,48 @@ public final class StreamConnection extends AbstractConnection {
             return null;
         }
         checkOpen();
-        synchronized (sendLock) {
+        sendLock.lock();
+        try {
             try {
                 return placer.map(region.remoteKey(), region.length());
             } catch (RdmxException e) {
                 throw new RdmxException("peer '" + peerName() + "': " + e.getMessage(), e);
             }
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    private int pendingCount() {
+        ringLock.lock();
+        try {
+            return pendingCount;
+        } finally {
+            ringLock.unlock();
+        }
+    }
+
+    private int addPendingUnlessIdle(long seq, Opcode op, long wrId, int length, boolean signaled) {
+        return addPendingUnlessIdle(seq, op, wrId, length, signaled, false);
+    }
+
+    /**
+     * Under sendLock: adds a request to the outstanding ring, unless nothing is outstanding and {@code always}
+     * is false (a placed WRITE then completes at once).
+     *
+     * @return requests outstanding now (0: not added)
+     */
+    private int addPendingUnlessIdle(long seq, Opcode op, long wrId, int length, boolean signaled,
+                                     boolean always) {
+        ringLock.lock();
+        try {
+            if (!always && pendingCount == 0) {
+                return 0;
+            }
+            addPending(seq, op, wrId, length, signaled);
+            return pendingCount;
+        } finally {
+            ringLock.unlock();
         }
     }
 
@@ -193,9 +288,10 @@ public final class StreamConnection extends AbstractConnection {
                                 RemoteRegion remote, long remoteOffset, int imm, boolean signaled)
         throws ConnectionClosedException {
         Throwable failure = null;
-        synchronized (sendLock) {
+        sendLock.lock();
+        try {
             checkOpen();
-            if (pendingCount >= pendingSeq.length) {
+            if (pendingCount() >= pendingSeq.length) {
                 return Post.SEND_QUEUE_FULL;
             }
             boolean write = op != Opcode.SEND;
@@ -206,24 +302,20 @@ public final class StreamConnection extends AbstractConnection {
                     failure = new ConnectionClosedException(peerName(), "remote access error: " + err, null);
                 } else if (op == Opcode.WRITE) {
                     // Placed already; completes in order behind whatever is still outstanding.
-                    if (pendingCount == 0) {
-                        if (signaled) {
-                            emit(op, wrId, Status.SUCCESS, length, 0, false, null);
-                        }
-                    } else {
-                        addPending(nextSeq, op, wrId, length, signaled);
+                    if (addPendingUnlessIdle(nextSeq, op, wrId, length, signaled) == 0 && signaled) {
+                        emit(op, wrId, Status.SUCCESS, length, 0, false, null);
                     }
                     return Post.OK;
                 }
             }
             if (failure == null) {
                 long seq = ++nextSeq;
-                addPending(seq, op, wrId, length, signaled);
+                int count = addPendingUnlessIdle(seq, op, wrId, length, signaled, true);
                 // an unsignaled request needs no ACK of its own while the send queue is less than half full: a
                 // later ACK completes it (cumulative); past half, every frame asks for one so the queue drains.
                 // Not with a placer: a placed WRITE completes with the ACK of the frame before it, whatever that
                 // frame's own signaling
-                int flags = placer == null && !signaled && pendingCount < Math.max(1, pendingSeq.length / 2)
+                int flags = placer == null && !signaled && count < Math.max(1, pendingSeq.length / 2)
                     ? FrameDescriptor.FLAG_UNSIGNALED : 0;
                 if (write) {
                     flags |= (op == Opcode.WRITE_WITH_IMM ? FrameDescriptor.FLAG_WITH_IMM : 0)
@@ -241,6 +333,8 @@ public final class StreamConnection extends AbstractConnection {
                     handOff(length > 0 ? withPayload(frame, local, localOffset, length) : frame);
                 }
             }
+        } finally {
+            sendLock.unlock();
         }
         if (failure != null) {
             fail(failure);
@@ -252,17 +346,20 @@ public final class StreamConnection extends AbstractConnection {
      * Sends a control frame of the established connection (ACK, PING) in order with the requests: written
      * directly when possible, else handed to the event loop. Any thread; nothing once the connection is down.
      *
-     * @param type {@link FrameDescriptor#TYPE_ACK} or {@link FrameDescriptor#TYPE_PING}
-     * @param seq the sequence number (the highest handled, for an ACK)
+     * @param type {@link FrameDescriptor#TYPE_PING}
+     * @param seq the sequence number
      */
     void sendControl(int type, long seq) {
-        synchronized (sendLock) {
+        sendLock.lock();
+        try {
             if (!isOpen()) {
                 return;
             }
             if (!writeDirect(type, 0, seq, 0, 0, 0, 0, null, 0, 0)) {
                 handOff(FrameCodec.simple(channel.alloc(), type, seq));
             }
+        } finally {
+            sendLock.unlock();
         }
     }
 
@@ -272,8 +369,16 @@ public final class StreamConnection extends AbstractConnection {
      * @param frame the frame (released by Netty)
      */
     void sendFrame(ByteBuf frame) {
-        synchronized (sendLock) {
+        sendLock.lock();
+        try {
+            // an ACK owed before this frame goes before it
+            long ack = sendLock.takeOwed();
+            if (ack != 0) {
+                writeOwedAck(ack);
+            }
             handOff(frame);
+        } finally {
+            sendLock.unlock();
         }
     }
 
@@ -347,22 +452,27 @@ public final class StreamConnection extends AbstractConnection {
         if (fd == null || handedOff.get() != 0 || socketClosing || !fd.isOpen()) {
             return false;
         }
-        int hl = type == FrameDescriptor.TYPE_WRITE ? FrameDescriptor.WRITE_HEADER_LENGTH
+        int fl = type == FrameDescriptor.TYPE_WRITE ? FrameDescriptor.WRITE_HEADER_LENGTH
             : FrameDescriptor.HEADER_LENGTH;
         ByteBuffer h = header;
         h.clear();
-        h.put(FrameDescriptor.VERSION_OFFSET, (byte) FrameDescriptor.VERSION);
-        h.put(FrameDescriptor.TYPE_OFFSET, (byte) type);
-        h.putShort(FrameDescriptor.FLAGS_OFFSET, (short) flags);
-        h.putInt(FrameDescriptor.LENGTH_OFFSET, hl + carried);
-        h.putLong(FrameDescriptor.SEQ_OFFSET, seq);
-        if (type == FrameDescriptor.TYPE_WRITE) {
-            h.putInt(FrameDescriptor.WRITE_KEY_OFFSET, rkey);
-            h.putInt(FrameDescriptor.WRITE_IMM_OFFSET, imm);
-            h.putLong(FrameDescriptor.WRITE_REMOTE_OFFSET_OFFSET, remoteOffset);
-            h.putInt(FrameDescriptor.WRITE_DATA_LENGTH_OFFSET, dataLength);
-            h.putInt(FrameDescriptor.WRITE_DATA_LENGTH_OFFSET + 4, 0);
+        // an ACK the event loop owes goes in front of this frame, in the same system call (and, most often, the
+        // same segment): no frame, writev and read of its own
+        long ack = type == FrameDescriptor.TYPE_ACK ? 0 : sendLock.takeOwed();
+        int b = 0;
+        if (ack != 0) {
+            putHeader(h, 0, FrameDescriptor.TYPE_ACK, 0, FrameDescriptor.HEADER_LENGTH, ack);
+            b = FrameDescriptor.HEADER_LENGTH;
         }
+        putHeader(h, b, type, flags, fl + carried, seq);
+        if (type == FrameDescriptor.TYPE_WRITE) {
+            h.putInt(b + FrameDescriptor.WRITE_KEY_OFFSET, rkey);
+            h.putInt(b + FrameDescriptor.WRITE_IMM_OFFSET, imm);
+            h.putLong(b + FrameDescriptor.WRITE_REMOTE_OFFSET_OFFSET, remoteOffset);
+            h.putInt(b + FrameDescriptor.WRITE_DATA_LENGTH_OFFSET, dataLength);
+            h.putInt(b + FrameDescriptor.WRITE_DATA_LENGTH_OFFSET + 4, 0);
+        }
+        int hl = b + fl;
         h.limit(hl);
         iov[0] = h;
         int n = 1;
@@ -378,12 +488,17 @@ public final class StreamConnection extends AbstractConnection {
             written = fd.writev(iov, 0, n, Long.MAX_VALUE);
         } catch (IOException e) {
             // the event loop meets the same error on its write and takes the connection down
+            sendLock.restoreOwed(ack);
             return false;
         }
         if (written == 0) {
+            sendLock.restoreOwed(ack);
             return false;
         }
         directFrames++;
+        if (ack != 0) {
+            carriedAcks++;
+        }
         long total = hl + (long) carried;
         if (written < total) {
             ByteBuf rest;
@@ -405,6 +520,14 @@ public final class StreamConnection extends AbstractConnection {
     }
 
 
+    private static void putHeader(ByteBuffer h, int at, int type, int flags, int length, long seq) {
+        h.put(at + FrameDescriptor.VERSION_OFFSET, (byte) FrameDescriptor.VERSION);
+        h.put(at + FrameDescriptor.TYPE_OFFSET, (byte) type);
+        h.putShort(at + FrameDescriptor.FLAGS_OFFSET, (short) flags);
+        h.putInt(at + FrameDescriptor.LENGTH_OFFSET, length);
+        h.putLong(at + FrameDescriptor.SEQ_OFFSET, seq);
+    }
+
     private ByteBuf withPayload(ByteBuf header, RegionImpl local, int offset, int length) {
         return channel.alloc().compositeDirectBuffer(2).addComponents(true, header,
             Unpooled.wrappedBuffer(local.memory().slice(offset, length)));
@@ -421,7 +544,8 @@ public final class StreamConnection extends AbstractConnection {
             long wrId;
             int op;
             int length;
-            synchronized (sendLock) {
+            ringLock.lock();
+            try {
                 if (pendingCount == 0 || pendingSeq[pendingHead] > acked) {
                     return;
                 }
@@ -434,6 +558,8 @@ public final class StreamConnection extends AbstractConnection {
                 wrId = pendingWrId[i];
                 op = pendingOp[i];
                 length = pendingLength[i];
+            } finally {
+                ringLock.unlock();
             }
             emit(OPCODES[op], wrId, Status.SUCCESS, length, 0, false, null);
         }
@@ -453,7 +579,8 @@ public final class StreamConnection extends AbstractConnection {
         onAck(seq - 1);
         long wrId = 0;
         int op = -1;
-        synchronized (sendLock) {
+        ringLock.lock();
+        try {
             if (pendingCount > 0 && pendingSeq[pendingHead] == seq) {
                 int i = pendingHead;
                 pendingHead = (i + 1) % pendingSeq.length;
@@ -461,6 +588,8 @@ public final class StreamConnection extends AbstractConnection {
                 wrId = pendingWrId[i];
                 op = pendingOp[i];
             }
+        } finally {
+            ringLock.unlock();
         }
         if (op >= 0) {
             emit(OPCODES[op], wrId, status, 0, 0, false, message);
@@ -480,7 +609,8 @@ public final class StreamConnection extends AbstractConnection {
         while (true) {
             long wrId;
             int op;
-            synchronized (sendLock) {
+            ringLock.lock();
+            try {
                 if (pendingCount == 0) {
                     return;
                 }
@@ -489,6 +619,8 @@ public final class StreamConnection extends AbstractConnection {
                 pendingCount--;
                 wrId = pendingWrId[i];
                 op = pendingOp[i];
+            } finally {
+                ringLock.unlock();
             }
             emit(OPCODES[op], wrId, Status.FLUSHED, 0, 0, false, detail);
         }
@@ -503,10 +635,13 @@ public final class StreamConnection extends AbstractConnection {
         if (channel.isActive()) {
             String why = cause == null ? "closed" : cause.getMessage();
             // behind any frame a posting thread wrote or handed off (never in the middle of one)
-            synchronized (sendLock) {
+            sendLock.lock();
+            try {
                 handOff(FrameCodec.error(channel.alloc(), why), f -> f.channel().eventLoop().schedule(() -> {
                     f.channel().close();
                 }, 500, TimeUnit.MILLISECONDS));
+            } finally {
+                sendLock.unlock();
             }
         } else {
             channel.close();

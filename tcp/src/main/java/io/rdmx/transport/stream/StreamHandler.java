@@ -181,7 +181,7 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         if (ackDue && handledSeq > ackedSeq && channel.isActive() && state != S_DISCARD) {
             ackDue = false;
             ackedSeq = handledSeq;
-            conn.sendControl(FrameDescriptor.TYPE_ACK, handledSeq);
+            conn.ack(handledSeq);
         }
     }
 

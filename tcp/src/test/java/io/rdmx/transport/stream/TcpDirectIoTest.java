@@ -75,6 +75,48 @@ class TcpDirectIoTest {
     }
 
     @Test
+    void anAckOwedWhileAPosterHoldsTheSendLockGoesInFrontOfItsFrame() throws Exception {
+        Node a = open("a");
+        Node b = open("b");
+        StreamConnection c = (StreamConnection) a.connect(b.address(), WAIT);
+        StreamConnection back = (StreamConnection) b.accept(WAIT);
+        Region srcA = a.register(4096, Access.ALL);
+        Region dstB = b.register(4096, Access.ALL);
+        Region srcB = b.register(4096, Access.ALL);
+        Region dstA = a.register(4096, Access.ALL);
+        // past the handshake's frames on both sides
+        assertEquals(Post.OK, c.post(WorkRequest.write(srcA, 0, 8, dstB.descriptor(), 0)));
+        assertTrue(Completions.one(a).ok());
+        assertEquals(Post.OK, back.post(WorkRequest.write(srcB, 0, 8, dstA.descriptor(), 0)));
+        assertTrue(Completions.one(b).ok());
+        long[] before = back.ackCounts();
+        SendLock lock = back.sendLock();
+        lock.lock();
+        try {
+            // b's event loop handles a's WRITE while this thread holds b's send lock: it owes the ACK, no wait
+            assertEquals(Post.OK, c.post(WorkRequest.write(srcA, 8, 8, dstB.descriptor(), 8).wrId(71)));
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (lock.owed() == 0 && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertEquals(2, lock.owed(), "b's event loop did not leave the ACK of request 2 to the lock holder");
+            srcB.buffer().putLong(8, 0x0A0B0C0DL);
+            // b posts while holding the lock (as a posting thread in its writev would): the ACK rides in front
+            assertEquals(Post.OK, back.post(WorkRequest.write(srcB, 8, 8, dstA.descriptor(), 8).wrId(72)));
+        } finally {
+            lock.unlock();
+        }
+        long[] after = back.ackCounts();
+        assertEquals(before[0] + 1, after[0], "the owed ACK was not carried in front of b's WRITE");
+        assertEquals(before[1], after[1], "the owed ACK was written alone as well");
+        Completion done = Completions.one(a);
+        assertEquals(71, done.wrId(), "a's WRITE did not complete: the carried ACK did not arrive");
+        assertTrue(done.ok());
+        assertEquals(72, Completions.one(b).wrId());
+        assertEquals(0x0A0B0C0DL, dstA.buffer().getLong(8));
+    }
+
+    @Test
     void aFullSocketHandsFramesToTheEventLoopInOrder() throws Exception {
         Node a = open("a");
         Node b = open("b");
