@@ -18,8 +18,8 @@ import java.security.PrivilegedExceptionAction;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeys;
 import org.apache.hadoop.ipc.Client;
@@ -33,6 +33,7 @@ import org.apache.hadoop.ipc.TestRpcBase;
 import org.apache.hadoop.ipc.TestRpcBase.TestRpcService;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto.RpcErrorCodeProto;
 import org.apache.hadoop.ipc.protobuf.TestProtos.EchoRequestProto;
+import org.apache.hadoop.ipc.protobuf.TestProtos.EchoResponseProto;
 import org.apache.hadoop.ipc.protobuf.TestProtos.EmptyRequestProto;
 import org.apache.hadoop.ipc.protobuf.TestProtos.EmptyResponseProto;
 import org.apache.hadoop.ipc.protobuf.TestRpcServiceProtos.TestProtobufRpcProto;
@@ -125,13 +126,6 @@ class RdmxRpcEngineTest {
         return EchoRequestProto.newBuilder().setMessage(s).build();
     }
 
-    private static void waitFor(BooleanSupplier cond, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!cond.getAsBoolean()) {
-            assertTrue(System.nanoTime() < deadline, "timed out waiting for " + what);
-            Thread.sleep(5);
-        }
-    }
 
     @Test
     void callsGoOverRdmxOnTheTcpProviderAndThroughHadoopsCallQueue() throws Exception {
@@ -233,10 +227,19 @@ class RdmxRpcEngineTest {
 
     @Test
     void postponedResponsesAreSentWhenTheServerSendsThem() throws Exception {
-        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        // the handler says when it has postponed its call: Hadoop's processing metric is no such signal, a
+        // handler counts a call only after its response went out (the ping's count could still be pending)
+        CountDownLatch postponing = new CountDownLatch(1);
+        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl() {
+            @Override
+            public EchoResponseProto echoPostponed(RpcController c, EchoRequestProto r) throws ServiceException {
+                EchoResponseProto answer = super.echoPostponed(c, r);
+                postponing.countDown();
+                return answer;
+            }
+        });
         TestRpcService p = proxy(s, conf);
         p.ping(null, TestRpcBase.newEmptyRequest());
-        long handled = s.getRpcMetrics().getProcessingSampleCount();
         CompletableFuture<String> postponed = CompletableFuture.supplyAsync(() -> {
             try {
                 return p.echoPostponed(null, echo("later")).getMessage();
@@ -244,8 +247,8 @@ class RdmxRpcEngineTest {
                 throw new IllegalStateException(e);
             }
         });
-        // the handler returned (counted) but the answer waits for sendPostponed
-        waitFor(() -> s.getRpcMetrics().getProcessingSampleCount() > handled, "the postponing handler to return");
+        // the handler postponed the call: its answer waits for sendPostponed
+        assertTrue(postponing.await(30, TimeUnit.SECONDS), "the handler never postponed the call");
         assertTrue(!postponed.isDone(), "answered before it was sent");
         p.sendPostponed(null, TestRpcBase.newEmptyRequest());
         assertEquals("later", postponed.get(30, TimeUnit.SECONDS));
