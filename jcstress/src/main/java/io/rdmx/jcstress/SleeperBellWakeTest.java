@@ -44,7 +44,7 @@ public class SleeperBellWakeTest {
         LAYOUT.readerHeaderOffset(false, 0));
     private final SharedRing readerSide = new SharedRing(region.duplicate(), LAYOUT.ringHeaderOffset(true, 0),
         LAYOUT.readerHeaderOffset(false, 0));
-    private final Sleeper sleeper = new Sleeper(this, false);
+    private final Sleeper sleeper = new Sleeper("jcstress sleeper", false);
     /** The writer's ends of its bells, by slot. */
     private final SocketChannel[] bells = new SocketChannel[SLOT + 1];
 
@@ -82,6 +82,16 @@ public class SleeperBellWakeTest {
             readerSide.readerParkedVolatile(SharedRing.AWAKE);
             sleeper.disarm();
             sleeper.close();
+            // the writer's end closes only now: its end of stream would wake the reader too
+            for (SocketChannel ch : bells) {
+                if (ch != null) {
+                    try {
+                        ch.close();
+                    } catch (IOException e) {
+                        // closed either way
+                    }
+                }
+            }
         }
     }
 
@@ -95,15 +105,6 @@ public class SleeperBellWakeTest {
                 ch.write(ByteBuffer.allocate(1));
             } catch (IOException e) {
                 // the reader saw the head, ended and closed its bell: nothing to wake
-            }
-        }
-        for (SocketChannel ch : bells) {
-            if (ch != null) {
-                try {
-                    ch.close();
-                } catch (IOException e) {
-                    // closed either way
-                }
             }
         }
     }

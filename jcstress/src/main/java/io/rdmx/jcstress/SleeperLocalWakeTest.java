@@ -30,7 +30,7 @@ import org.openjdk.jcstress.annotations.State;
 @State
 public class SleeperLocalWakeTest {
     private static final long HOUR = TimeUnit.HOURS.toNanos(1);
-    private final Sleeper sleeper = new Sleeper(this, false);
+    private final Sleeper sleeper = new Sleeper("jcstress sleeper", false);
     private final SocketChannel peerEnd;
     private volatile boolean ready;
 

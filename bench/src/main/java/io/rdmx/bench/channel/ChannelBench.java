@@ -74,6 +74,8 @@ public final class ChannelBench {
 
     /** System property: comma-separated variant prefixes to run (e.g. {@code shm/park,nio/blocking}); all if unset. */
     static final String ONLY_PROP = "rdmx.bench.cases";
+    /** System property: the {@code java} the two processes of every case run on (default: this JVM's). */
+    static final String JAVA_PROP = "rdmx.bench.channel.java";
     private final boolean quick;
     private final long measureMillis;
     private final long rttMillis;
@@ -125,6 +127,11 @@ public final class ChannelBench {
             cases = cases.stream().filter(c -> prefixes.stream().anyMatch(p -> c.variant().startsWith(p.trim())))
                 .toList();
             report.context("onlyCases", only);
+        }
+        String java = System.getProperty(JAVA_PROP, "").trim();
+        if (!java.isEmpty()) {
+            report.context("childJava", java);
+            System.out.println("the two processes of every case run on " + java + " (" + JAVA_PROP + ")");
         }
         System.out.println("rdmx bench channel" + (quick ? " --quick" : "") + ": " + cases.size()
             + " cases of two processes, sizes " + Arrays.toString(SIZES) + ", " + measureMillis + " ms per size");
@@ -239,7 +246,8 @@ public final class ChannelBench {
     private static Process spawn(String main, List<String> jvm, List<String> args) throws IOException {
         List<String> flags = new ArrayList<>(jvm);
         flags.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
-        return new ProcessBuilder(ChildJvm.command(main, flags, args.toArray(new String[0])))
+        return new ProcessBuilder(ChildJvm.command(System.getProperty(JAVA_PROP), main, flags,
+            args.toArray(new String[0])))
             .redirectError(ProcessBuilder.Redirect.INHERIT).start();
     }
 
