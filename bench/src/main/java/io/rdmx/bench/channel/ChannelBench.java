@@ -318,8 +318,10 @@ public final class ChannelBench {
                             "us"));
                         report.add(new Report.Result("round trip " + label(size) + " p99", c.variant(), r.p99(), 0,
                             "us"));
-                        System.out.printf(Locale.ROOT, "  round trip %-7s p50 %9.2f us  p99 %9.2f us  (%d samples)%n",
-                            label(size), r.p50(), r.p99(), r.samples());
+                        String switches = f.length > 5 && r.samples() > 0 ? String.format(Locale.ROOT,
+                            ", %.2f ctxsw/round trip", Long.parseLong(f[5]) / (double) r.samples()) : "";
+                        System.out.printf(Locale.ROOT, "  round trip %-7s p50 %9.2f us  p99 %9.2f us  (%d samples%s)%n",
+                            label(size), r.p50(), r.p99(), r.samples(), switches);
                         break;
                     }
                     case "DONE":
