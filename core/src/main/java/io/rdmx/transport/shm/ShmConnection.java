@@ -125,7 +125,7 @@ public final class ShmConnection extends AbstractConnection {
     @Override
     public Bell openBell() throws RdmxException {
         checkOpen();
-        return shmNode.dialBell(peerAddress(), peerName());
+        return shmNode.dialBell(peerAddress(), peerName(), this::isOpen);
     }
 
     /** Writes one byte to the peer's sleeper on that bell (non-blocking: a full socket is a pending wake-up). */

@@ -429,6 +429,8 @@ class ShmNode extends AbstractNode {
     static final int BELL_MAGIC = 0x314c4252;
     /** The longest node name a bell request carries, in bytes. */
     static final int BELL_NAME_MAX = 1024;
+    /** How often a bell dial waiting for its answer checks that its connection is still open. */
+    private static final long BELL_POLL_MILLIS = 10;
 
     /**
      * Opens a bell to a peer (for {@link ShmConnection#openBell}): dials its {@link ShmFabric#BELL_FILE} socket in
@@ -438,10 +440,13 @@ class ShmNode extends AbstractNode {
      *
      * @param peerAddress the peer's directory (as the connection has it: dialed, or checked when accepted)
      * @param peerName the peer's name (errors)
+     * @param open whether the connection is still open: the wait for the answer ends as soon as it is not (a
+     *             stopped or dead peer never answers, and the caller, a sleeper, must see its failure)
      * @return the bell, its socket non-blocking
      * @throws RdmxException naming the peer if it cannot be opened
      */
-    Bell dialBell(String peerAddress, String peerName) throws RdmxException {
+    Bell dialBell(String peerAddress, String peerName, java.util.function.BooleanSupplier open)
+        throws RdmxException {
         String bad = ShmTrust.checkDirectory(Paths.get(peerAddress), "shm peer directory");
         if (bad != null) {
             throw new RdmxException("bell from '" + name() + "' to '" + peerName + "' refused: " + bad);
@@ -476,7 +481,12 @@ class ShmNode extends AbstractNode {
                         throw new RdmxException("bell from '" + name() + "' to '" + peerName + "': no answer within "
                             + options().handshakeTimeout().toMillis() + " ms");
                     }
-                    s.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                    if (!open.getAsBoolean()) {
+                        throw new RdmxException("bell from '" + name() + "' to '" + peerName + "': the connection "
+                            + "closed before the peer answered");
+                    }
+                    // in slices: a peer that is stopped never answers, and its connection's failure must end this
+                    s.select(Math.max(1, Math.min(BELL_POLL_MILLIS, TimeUnit.NANOSECONDS.toMillis(left))));
                     if (ch.read(ack) < 0) {
                         throw new RdmxException("bell from '" + name() + "' to '" + peerName + "': the peer closed "
                             + "it before answering (it has no connection to '" + name() + "', or refused)");
