@@ -431,12 +431,15 @@ class ShmNode extends AbstractNode {
     static final int BELL_NAME_MAX = 1024;
     /** How often a bell dial waiting for its answer checks that its connection is still open. */
     private static final long BELL_POLL_MILLIS = 10;
+    /** The longest a bell dial waits for the peer's answer (then the sleeper keeps to doorbells for that peer). */
+    private static final long BELL_ANSWER_MAX_MILLIS = 1000;
 
     /**
      * Opens a bell to a peer (for {@link ShmConnection#openBell}): dials its {@link ShmFabric#BELL_FILE} socket in
      * the directory this node trusted for the connection, checks the peer runs as this user, sends this node's
      * name (the peer rings the bell through its connection to it), and waits for the slot the peer assigned.
-     * Blocking, bounded by the handshake timeout; the caller's thread (setup, not the data path).
+     * Blocking, at most a second (and the handshake timeout), and no longer than the connection is open; the
+     * caller's thread (setup, not the data path).
      *
      * @param peerAddress the peer's directory (as the connection has it: dialed, or checked when accepted)
      * @param peerName the peer's name (errors)
@@ -472,14 +475,17 @@ class ShmNode extends AbstractNode {
             }
             ch.configureBlocking(false);
             ByteBuffer ack = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN);
-            long deadline = System.nanoTime() + options().handshakeTimeout().toNanos();
+            // the sleeper dials on its own thread, its other peers' data waiting meanwhile: at most a second
+            long wait = Math.min(options().handshakeTimeout().toNanos(), TimeUnit.MILLISECONDS.toNanos(
+                BELL_ANSWER_MAX_MILLIS));
+            long deadline = System.nanoTime() + wait;
             try (Selector s = Selector.open()) {
                 ch.register(s, SelectionKey.OP_READ);
                 while (ack.hasRemaining()) {
                     long left = deadline - System.nanoTime();
                     if (left <= 0) {
                         throw new RdmxException("bell from '" + name() + "' to '" + peerName + "': no answer within "
-                            + options().handshakeTimeout().toMillis() + " ms");
+                            + TimeUnit.NANOSECONDS.toMillis(wait) + " ms");
                     }
                     if (!open.getAsBoolean()) {
                         throw new RdmxException("bell from '" + name() + "' to '" + peerName + "': the connection "
