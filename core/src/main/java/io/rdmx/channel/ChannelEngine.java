@@ -84,6 +84,8 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     private final LongAdder readerBlocks = new LongAdder();
     private final LongAdder readerBlockedNanos = new LongAdder();
     private final LongAdder futexWakes = new LongAdder();
+    private final LongAdder bellWakes = new LongAdder();
+    private final LongAdder doorbellWakes = new LongAdder();
 
     private ChannelEngine(Node node, ChannelConfig config) {
         this.node = node;
@@ -496,6 +498,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         }
         for (ChannelReader r : readers) {
             r.wake();
+            r.closeSleeper();
         }
         if (mbean != null) {
             try {
@@ -522,7 +525,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     public ChannelMetrics metrics() {
         return new ChannelMetrics(getRecordsWritten(), getBytesWritten(), recordsRead.sum(), writesPosted.sum(),
             notificationsSent.sum(), notificationsReceived.sum(), writerBlocks.sum(), writerBlockedNanos.sum(),
-            readerBlocks.sum(), readerBlockedNanos.sum(), futexWakes.sum());
+            readerBlocks.sum(), readerBlockedNanos.sum(), futexWakes.sum(), bellWakes.sum(), doorbellWakes.sum());
     }
 
     void metricRecordsRead(int n) {
@@ -564,6 +567,24 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     @Override
     public long getFutexWakes() {
         return futexWakes.sum();
+    }
+
+    void metricBellWake() {
+        bellWakes.increment();
+    }
+
+    void metricDoorbellWake() {
+        doorbellWakes.increment();
+    }
+
+    @Override
+    public long getBellWakes() {
+        return bellWakes.sum();
+    }
+
+    @Override
+    public long getDoorbellWakes() {
+        return doorbellWakes.sum();
     }
 
     @Override

@@ -34,4 +34,10 @@ public interface ChannelMetricsMXBean {
 
     /** @return sleepers of mapped peers woken by a {@code FUTEX_WAKE}, with no notification message */
     long getFutexWakes();
+
+    /** @return sleepers of mapped peers woken by a byte on their bell (Java 17: no futex), no notification message */
+    long getBellWakes();
+
+    /** @return sleepers of mapped peers woken by a doorbell (a notification message their engine turns into a wake) */
+    long getDoorbellWakes();
 }

@@ -33,11 +33,13 @@ public final class ChannelReader {
     /** Incoming rings of mapped channels, copy on write (the network thread adds, the reader thread scans). */
     private volatile IncomingRing[] mapped = new IncomingRing[0];
     /** One ring per mapped peer: its shared reader-parked word is this reader's, for that peer. */
-    private volatile SharedRing[] parkWords = new SharedRing[0];
+    private volatile IncomingRing[] parkWords = new IncomingRing[0];
     /** Reader thread: where the next scan of {@link #mapped} starts (fairness under a record limit). */
     private int cursor;
     /** Reader thread: the park words the sleeper's shared words were set for. */
-    private SharedRing[] sleepingOn = new SharedRing[0];
+    private IncomingRing[] sleepingOn = new IncomingRing[0];
+    /** Reader thread: the flag value this reader parks with in each of {@link #sleepingOn} (futex, bell, doorbell). */
+    private long[] parkValues = new long[0];
 
     ChannelReader(ChannelEngine engine, int worker) {
         this.engine = engine;
@@ -67,8 +69,8 @@ public final class ChannelReader {
     synchronized void addMapped(IncomingRing[] rings) {
         IncomingRing[] m = java.util.Arrays.copyOf(mapped, mapped.length + rings.length);
         System.arraycopy(rings, 0, m, mapped.length, rings.length);
-        SharedRing[] w = java.util.Arrays.copyOf(parkWords, parkWords.length + 1);
-        w[parkWords.length] = rings[0].shared();
+        IncomingRing[] w = java.util.Arrays.copyOf(parkWords, parkWords.length + 1);
+        w[parkWords.length] = rings[0];
         parkWords = w;
         mapped = m;
         wake(); // a parked reader re-arms its parked words, this peer's included, before it parks again
@@ -179,12 +181,12 @@ public final class ChannelReader {
                 }
                 // arm the sleeper and (re-)arm the mapped peers' reader-parked words (a wake-up disarms them),
                 // then poll once more before sleeping: wake() and a mapped writer fence, then read them
-                SharedRing[] words = parkWords;
+                IncomingRing[] words = parkWords;
                 if (words != sleepingOn) {
                     sleepOn(words);
                 }
                 sleeper.arm();
-                parkWords(SharedRing.parkedValue());
+                parkWords(true);
                 n = poll(handler, limit);
                 if (n > 0) {
                     return n;
@@ -209,7 +211,7 @@ public final class ChannelReader {
             return 0;
         } finally {
             sleeper.disarm();
-            parkWords(SharedRing.AWAKE);
+            parkWords(false);
             engine.metricReaderBlockedNanos(System.nanoTime() - start);
         }
     }
@@ -219,20 +221,40 @@ public final class ChannelReader {
      * a volatile store and a full fence each, so the scan after it sees any head published before a writer
      * read the word.
      */
-    private void parkWords(int parked) {
-        for (SharedRing w : parkWords) {
-            w.readerParkedVolatile(parked);
+    private void parkWords(boolean parked) {
+        IncomingRing[] words = sleepingOn;
+        long[] values = parkValues;
+        for (int i = 0; i < words.length; i++) {
+            words[i].shared().readerParkedVolatile(parked ? values[i] : SharedRing.AWAKE);
         }
     }
 
-    /** Reader thread: the sleeper wakes on these peers' reader-parked words too (allocates: only on a change). */
-    private void sleepOn(SharedRing[] words) {
+    /**
+     * Reader thread: the sleeper wakes on these peers' reader-parked words too (futexes), or on a bell to each
+     * (no futexes: opened on the first sleep after the peer came, once); allocates, only on a change.
+     */
+    private void sleepOn(IncomingRing[] words) {
         long[] addresses = new long[Sleeper.futexes() ? words.length : 0];
         for (int i = 0; i < addresses.length; i++) {
-            addresses[i] = words[i].readerParkedAddress();
+            addresses[i] = words[i].shared().readerParkedAddress();
         }
         sleeper.sharedWords(addresses, SharedRing.PARKED_FUTEX);
+        long[] values = new long[words.length];
+        for (int i = 0; i < words.length; i++) {
+            if (Sleeper.futexes()) {
+                values[i] = SharedRing.PARKED_FUTEX;
+            } else {
+                int slot = sleeper.bell(words[i].peer.connection());
+                values[i] = slot >= 0 ? SharedRing.bellValue(slot) : SharedRing.PARKED_DOORBELL;
+            }
+        }
+        parkValues = values;
         sleepingOn = words;
+    }
+
+    /** Closes the sleeper's bells (the engine closed). Any thread. */
+    void closeSleeper() {
+        sleeper.close();
     }
 
     private void checkFailure() throws RdmxException {

@@ -59,6 +59,8 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private long bytes;
     private long scanHead = -1;
     private final Sleeper sleeper = new Sleeper(this);
+    /** Writer thread: the flag value it parks with once known ({@link #parkValue()}), else 0. */
+    private long parkValue;
     /** Writer thread: the end of stream was committed ({@link #finish}); nothing may be claimed after it. */
     private boolean finished;
     private volatile ChannelReader creditListener;
@@ -273,7 +275,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
                 // claim once more before sleeping: wake() and a mapped reader fence, then read them
                 sleeper.arm();
                 if (shared != null) {
-                    shared.writerParkedVolatile(SharedRing.parkedValue());
+                    shared.writerParkedVolatile(parkValue());
                 }
                 at = tryClaim(streamId, length, false);
                 if (at >= 0) {
@@ -432,14 +434,21 @@ public final class ChannelWriter implements Notifier.Notifiable {
      * head, and rings the reader's doorbell if it sleeps.
      */
     private void publish(long to) {
-        int parked = shared.publishHeadRelease(to);
+        long taken = shared.publishHead(to);
         peer.engine().metricWritesPosted(1);
+        int parked = SharedRing.kind(taken);
+        if (parked == SharedRing.AWAKE) {
+            return;
+        }
         if (parked == SharedRing.PARKED_FUTEX && Sleeper.futexes()) {
             SharedRing.wakeByFutex(parked, shared.readerParkedAddress());
             peer.engine().metricFutexWake();
-        } else if (parked != SharedRing.AWAKE) {
+        } else if (parked == SharedRing.PARKED_BELL && peer.connection().ringBell(SharedRing.bellSlot(taken))) {
+            peer.engine().metricBellWake();
+        } else {
             pendingData.set(to);
             peer.notifier().mark(this);
+            peer.engine().metricDoorbellWake();
         }
     }
 
@@ -530,6 +539,27 @@ public final class ChannelWriter implements Notifier.Notifiable {
 
     void wake() {
         sleeper.wake();
+    }
+
+    /**
+     * Writer thread, mapped: the flag value it parks with. Without futexes, its bell on the peer's connection
+     * (opened on the first sleep: setup, once), so the reader that frees space wakes it with one byte, not a
+     * doorbell message through this process's I/O and network threads.
+     */
+    private long parkValue() {
+        long v = parkValue;
+        if (v == 0) {
+            int slot = sleeper.bell(peer.connection());
+            v = Sleeper.futexes() ? SharedRing.PARKED_FUTEX
+                : slot >= 0 ? SharedRing.bellValue(slot) : SharedRing.PARKED_DOORBELL;
+            parkValue = v;
+        }
+        return v;
+    }
+
+    /** Closes the sleeper's bells (the peer or the engine closed). Any thread. */
+    void closeSleeper() {
+        sleeper.close();
     }
 
     @Override

@@ -109,13 +109,23 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
         if (t - credited >= creditThreshold) {
             credited = t;
             // WRITE path: the credit message; mapped: the writer sleeps for space, wake it (futex or doorbell)
-            int parked = shared == null ? SharedRing.PARKED_DOORBELL : shared.publishCreditRelease(t);
+            long taken = shared == null ? SharedRing.PARKED_DOORBELL : shared.publishCredit(t);
+            int parked = SharedRing.kind(taken);
+            if (parked == SharedRing.AWAKE) {
+                return n;
+            }
             if (parked == SharedRing.PARKED_FUTEX && Sleeper.futexes()) {
                 SharedRing.wakeByFutex(parked, shared.writerParkedAddress());
                 peer.engine().metricFutexWake();
-            } else if (parked != SharedRing.AWAKE) {
+            } else if (parked == SharedRing.PARKED_BELL
+                && peer.connection().ringBell(SharedRing.bellSlot(taken))) {
+                peer.engine().metricBellWake();
+            } else {
                 pendingCredit.set(t);
                 peer.notifier().mark(this);
+                if (shared != null) {
+                    peer.engine().metricDoorbellWake();
+                }
             }
         }
         return n;

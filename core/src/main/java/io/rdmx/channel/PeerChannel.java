@@ -214,6 +214,15 @@ public final class PeerChannel {
         return connection;
     }
 
+    /**
+     * @param localWorker the receiving worker here
+     * @param peerWorker the writing worker of the peer
+     * @return the incoming ring between them (known once ready; tests)
+     */
+    IncomingRing incoming(int localWorker, int peerWorker) {
+        return in[layout.ringIndex(!low, peerWorker, localWorker)];
+    }
+
     ChannelEngine engine() {
         return engine;
     }
@@ -668,6 +677,12 @@ public final class PeerChannel {
 
     /** Releases the regions; called when the engine closes. */
     void release() {
+        ChannelWriter[] o = out;
+        if (o != null) {
+            for (ChannelWriter w : o) {
+                w.closeSleeper();
+            }
+        }
         for (Region r : new Region[] {control, extraRecvs, pair}) {
             if (r != null && r.refCnt() > 0) {
                 r.release();

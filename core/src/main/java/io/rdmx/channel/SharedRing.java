@@ -45,8 +45,12 @@ import java.nio.ByteOrder;
  * <p>The flag's value says how to wake the sleeper: {@link #PARKED_FUTEX} — it sleeps on this very word
  * ({@link io.rdmx.transport.internal.Futex}, Java 22+ on Linux), so the publisher makes one {@code FUTEX_WAKE}
  * system call on its own mapping of it, and no other thread of either process takes part;
+ * {@link #PARKED_BELL} with a slot in the high 32 bits ({@link #bellValue}) — a sleeper without futexes (Java 17)
+ * that sleeps in its own selector on a bell ({@link io.rdmx.transport.Bell}): the publisher writes a byte to
+ * that slot's bell ({@link io.rdmx.transport.Connection#ringBell}), one system call, read by the sleeper itself;
  * {@link #PARKED_DOORBELL} — ring its doorbell, a notification SEND that the sleeper's engine turns into a local
- * wake-up (a publisher without futexes does that for a futex sleeper too: the sleeper's own engine wakes it).
+ * wake-up (a publisher without futexes does that for a futex sleeper too: the sleeper's own engine wakes it; a
+ * publisher that cannot ring a bell does it for a bell sleeper).
  *
  * <p>Threads: the writer side methods are called by the thread that publishes (the writer, or the engine's
  * network thread for a time-bound flush, one at a time); the reader side methods by the reader thread.
@@ -73,6 +77,8 @@ public final class SharedRing {
     public static final int PARKED_DOORBELL = 1;
     /** Flag value: asleep on this word's futex, wake me with {@code FUTEX_WAKE} on it. */
     public static final int PARKED_FUTEX = 2;
+    /** Flag value (low 32 bits): asleep on a bell, whose slot is in the high 32 bits ({@link #bellValue}). */
+    public static final int PARKED_BELL = 3;
 
     private static final io.rdmx.transport.internal.Futex FUTEX = io.rdmx.transport.internal.Futex.get();
     private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class,
@@ -112,6 +118,30 @@ public final class SharedRing {
     /** @return the flag value a sleeper of this process leaves: {@link #PARKED_FUTEX} where it sleeps on futexes */
     public static int parkedValue() {
         return FUTEX != null ? PARKED_FUTEX : PARKED_DOORBELL;
+    }
+
+    /**
+     * @param slot the sleeper's bell slot on the publisher's connection (0 or more)
+     * @return the flag value of a sleeper on that bell
+     */
+    public static long bellValue(int slot) {
+        return ((long) slot << 32) | PARKED_BELL;
+    }
+
+    /**
+     * @param taken a flag value taken ({@link #publishHead}, {@link #publishCredit})
+     * @return how to wake: {@link #AWAKE}, {@link #PARKED_DOORBELL}, {@link #PARKED_FUTEX} or {@link #PARKED_BELL}
+     */
+    public static int kind(long taken) {
+        return (int) taken;
+    }
+
+    /**
+     * @param taken a flag value of kind {@link #PARKED_BELL}
+     * @return the bell slot in it
+     */
+    public static int bellSlot(long taken) {
+        return (int) (taken >>> 32);
     }
 
     /** @return the address of the writer-parked word in this mapping (0 without futexes) */
@@ -160,6 +190,16 @@ public final class SharedRing {
      * @return the flag taken: {@link #AWAKE}, or how to wake the reader that was parked (or about to), once
      */
     public int publishHeadRelease(long position) {
+        return kind(publishHead(position));
+    }
+
+    /**
+     * Writer: publishes the head (release store), then, after a full fence, takes the reader-parked flag.
+     *
+     * @param position the new head
+     * @return the whole flag taken: {@link #AWAKE}, or how to wake the reader ({@link #kind}, {@link #bellSlot})
+     */
+    public long publishHead(long position) {
         LONGS.setRelease(memory, head, position);
         VarHandle.fullFence();
         return takeVolatile(readerParked);
@@ -177,8 +217,27 @@ public final class SharedRing {
      * @param parked {@link #PARKED_DOORBELL} or {@link #PARKED_FUTEX} before sleeping, {@link #AWAKE} after
      */
     public void writerParkedVolatile(int parked) {
-        LONGS.setVolatile(memory, writerParked, (long) parked);
+        writerParkedVolatile((long) parked);
+    }
+
+    /**
+     * Writer: as {@link #writerParkedVolatile(int)}, with a whole flag value ({@link #bellValue}).
+     *
+     * @param parked the flag value
+     */
+    public void writerParkedVolatile(long parked) {
+        LONGS.setVolatile(memory, writerParked, parked);
         VarHandle.fullFence();
+    }
+
+    /** @return the writer-parked flag now, volatile load (diagnostics, tests) */
+    public long writerParked() {
+        return (long) LONGS.getVolatile(memory, writerParked);
+    }
+
+    /** @return the reader-parked flag now, volatile load (diagnostics, tests) */
+    public long readerParked() {
+        return (long) LONGS.getVolatile(memory, readerParked);
     }
 
     // ---------------------------------------------------------------- reader side
@@ -195,6 +254,16 @@ public final class SharedRing {
      * @return the flag taken: {@link #AWAKE}, or how to wake the writer that was parked (or about to), once
      */
     public int publishCreditRelease(long position) {
+        return kind(publishCredit(position));
+    }
+
+    /**
+     * Reader: publishes the credit (release store), then, after a full fence, takes the writer-parked flag.
+     *
+     * @param position the consumed position
+     * @return the whole flag taken: {@link #AWAKE}, or how to wake the writer ({@link #kind}, {@link #bellSlot})
+     */
+    public long publishCredit(long position) {
         LONGS.setRelease(memory, credit, position);
         VarHandle.fullFence();
         return takeVolatile(writerParked);
@@ -208,12 +277,21 @@ public final class SharedRing {
      * @param parked {@link #PARKED_DOORBELL} or {@link #PARKED_FUTEX} before sleeping, {@link #AWAKE} after
      */
     public void readerParkedVolatile(int parked) {
-        LONGS.setVolatile(memory, readerParked, (long) parked);
+        readerParkedVolatile((long) parked);
+    }
+
+    /**
+     * Reader: as {@link #readerParkedVolatile(int)}, with a whole flag value ({@link #bellValue}).
+     *
+     * @param parked the flag value
+     */
+    public void readerParkedVolatile(long parked) {
+        LONGS.setVolatile(memory, readerParked, parked);
         VarHandle.fullFence();
     }
 
-    private int takeVolatile(int flag) {
+    private long takeVolatile(int flag) {
         long v = (long) LONGS.getVolatile(memory, flag);
-        return v != 0L && LONGS.compareAndSet(memory, flag, v, 0L) ? (int) v : AWAKE;
+        return v != 0L && LONGS.compareAndSet(memory, flag, v, 0L) ? v : AWAKE;
     }
 }

@@ -99,6 +99,32 @@ public interface Connection extends AutoCloseable {
     }
 
     /**
+     * Optional capability: opens a {@link Bell}, a line on which the peer wakes one sleeping thread of this process
+     * by writing a byte ({@link #ringBell} on its side, given the bell's {@link Bell#slot()}). Providers whose
+     * peers share this host ({@code shm}) offer it, on connections they authenticated; others return null and
+     * their users keep to notification messages. Setup, not the data path: dials the peer and waits for its
+     * answer (at most the node's handshake timeout). The bell closes with this connection, and when the peer
+     * closes or dies.
+     *
+     * @return the bell, or null if this provider has no bells
+     * @throws RdmxException if the provider has bells but cannot open one now (names the peer)
+     */
+    default Bell openBell() throws RdmxException {
+        return null;
+    }
+
+    /**
+     * Optional capability: wakes the peer's thread that sleeps on the bell with this slot (one non-blocking write
+     * of a byte; a full socket means a wake-up is pending already). Any thread; nothing allocated.
+     *
+     * @param slot the bell's slot, as the peer announced it
+     * @return true if rung; false if this connection has no such bell (the caller wakes the peer another way)
+     */
+    default boolean ringBell(int slot) {
+        return false;
+    }
+
+    /**
      * Optional capability: delivers this connection's completions to a handler on the thread that produces them
      * (see {@link InlineCompletionHandler}) instead of the node's {@link CompletionQueue}. Install it before
      * posting the first request; completions produced before it stay on the queue. A provider that cannot

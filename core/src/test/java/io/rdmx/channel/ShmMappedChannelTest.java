@@ -13,4 +13,9 @@ class ShmMappedChannelTest extends MappedChannelSuite {
     protected boolean mapsMemory() {
         return true;
     }
+
+    @Override
+    protected boolean hasBells() {
+        return true;
+    }
 }

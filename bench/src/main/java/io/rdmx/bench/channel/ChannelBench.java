@@ -74,6 +74,8 @@ public final class ChannelBench {
 
     /** System property: comma-separated variant prefixes to run (e.g. {@code shm/park,nio/blocking}); all if unset. */
     static final String ONLY_PROP = "rdmx.bench.cases";
+    /** System property: the {@code java} the two processes of every case run on (default: this JVM's). */
+    static final String JAVA_PROP = "rdmx.bench.channel.java";
     private final boolean quick;
     private final long measureMillis;
     private final long rttMillis;
@@ -125,6 +127,11 @@ public final class ChannelBench {
             cases = cases.stream().filter(c -> prefixes.stream().anyMatch(p -> c.variant().startsWith(p.trim())))
                 .toList();
             report.context("onlyCases", only);
+        }
+        String java = System.getProperty(JAVA_PROP, "").trim();
+        if (!java.isEmpty()) {
+            report.context("childJava", java);
+            System.out.println("the two processes of every case run on " + java + " (" + JAVA_PROP + ")");
         }
         System.out.println("rdmx bench channel" + (quick ? " --quick" : "") + ": " + cases.size()
             + " cases of two processes, sizes " + Arrays.toString(SIZES) + ", " + measureMillis + " ms per size");
@@ -239,7 +246,8 @@ public final class ChannelBench {
     private static Process spawn(String main, List<String> jvm, List<String> args) throws IOException {
         List<String> flags = new ArrayList<>(jvm);
         flags.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
-        return new ProcessBuilder(ChildJvm.command(main, flags, args.toArray(new String[0])))
+        return new ProcessBuilder(ChildJvm.command(System.getProperty(JAVA_PROP), main, flags,
+            args.toArray(new String[0])))
             .redirectError(ProcessBuilder.Redirect.INHERIT).start();
     }
 
@@ -310,8 +318,10 @@ public final class ChannelBench {
                             "us"));
                         report.add(new Report.Result("round trip " + label(size) + " p99", c.variant(), r.p99(), 0,
                             "us"));
-                        System.out.printf(Locale.ROOT, "  round trip %-7s p50 %9.2f us  p99 %9.2f us  (%d samples)%n",
-                            label(size), r.p50(), r.p99(), r.samples());
+                        String switches = f.length > 5 && r.samples() > 0 ? String.format(Locale.ROOT,
+                            ", %.2f ctxsw/round trip", Long.parseLong(f[5]) / (double) r.samples()) : "";
+                        System.out.printf(Locale.ROOT, "  round trip %-7s p50 %9.2f us  p99 %9.2f us  (%d samples%s)%n",
+                            label(size), r.p50(), r.p99(), r.samples(), switches);
                         break;
                     }
                     case "DONE":

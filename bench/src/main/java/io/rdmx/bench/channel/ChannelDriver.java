@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>
  * STREAM size records nanos cpuTicks contextSwitches   (cpu and switches: this process plus the peer, from /proc)
- * RTT size samples p50Nanos p99Nanos
+ * RTT size samples p50Nanos p99Nanos contextSwitches   (switches: both processes, over the measured samples)
  * DONE
  * </pre>
  *
@@ -120,6 +120,7 @@ public final class ChannelDriver {
         }
         long[] t = new long[1 << 20];
         int n = 0;
+        ProcStat before = both();
         long end = System.nanoTime() + rttNanos;
         for (long now = System.nanoTime(); now < end && n < t.length; n++) {
             link.ping(size);
@@ -127,9 +128,10 @@ public final class ChannelDriver {
             t[n] = after - now;
             now = after;
         }
+        ProcStat used = both().minus(before);
         Arrays.sort(t, 0, n);
         long p99 = t[(int) Math.min(n - 1, n * 99L / 100)];
-        System.out.printf(Locale.ROOT, "RTT %d %d %d %d%n", size, n, t[n / 2], p99);
+        System.out.printf(Locale.ROOT, "RTT %d %d %d %d %d%n", size, n, t[n / 2], p99, used.contextSwitches());
         System.out.flush();
     }
 }

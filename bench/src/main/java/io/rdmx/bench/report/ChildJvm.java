@@ -17,13 +17,26 @@ public final class ChildJvm {
      *         main, args)
      */
     public static List<String> command(String mainClass, List<String> jvmArgs, String... args) {
+        return command(null, mainClass, jvmArgs, args);
+    }
+
+    /**
+     * @param java the child's {@code java} executable, or null for this JVM's; another JDK (say a Java 17 one) gets
+     *             none of this JVM's JDK flags (they may not exist there), only the rdmx settings
+     * @param mainClass the child's main class
+     * @param jvmArgs extra JVM options
+     * @param args the child's arguments
+     * @return the command
+     */
+    public static List<String> command(String java, String mainClass, List<String> jvmArgs, String... args) {
         List<String> cmd = new ArrayList<>();
-        cmd.add(ProcessHandle.current().info().command().orElse("java"));
+        boolean same = java == null || java.isBlank();
+        cmd.add(same ? ProcessHandle.current().info().command().orElse("java") : java);
         ProcessHandle.current().info().arguments().ifPresent(a -> {
             for (String x : a) {
                 // the JDK flags children need, rdmx's own settings (-Drdmx.futex=false, ...), a flight recording
-                if (x.startsWith("--sun-misc") || x.startsWith("--enable-native") || x.startsWith("-Drdmx.")
-                    || x.startsWith("-XX:StartFlightRecording")) {
+                if (same && (x.startsWith("--sun-misc") || x.startsWith("--enable-native"))
+                    || x.startsWith("-Drdmx.") || x.startsWith("-XX:StartFlightRecording")) {
                     cmd.add(x);
                 }
             }

@@ -1,10 +1,20 @@
 package io.rdmx.transport.internal;
 
+import io.rdmx.transport.Bell;
+import io.rdmx.transport.Connection;
+import io.rdmx.transport.RdmxException;
+import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.Arrays;
 import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * How a thread that waits for something sleeps, and how others wake it: the one waiter mechanism of the channel
@@ -14,8 +24,11 @@ import java.util.concurrent.locks.LockSupport;
  * <p>With {@link Futex futexes} (Java 22+ on Linux) the thread sleeps on a word of its own, and on the shared
  * parked words of its mapped peers ({@code io.rdmx.channel.SharedRing}) at once: a thread of this process wakes it with one
  * {@code FUTEX_WAKE} on its word, a writer or reader in another process with one on the shared word. Without
- * futexes it parks ({@link LockSupport}) and only threads of this process wake it; peers in other processes ring
- * doorbells, which the engine's network thread turns into a {@link #wake()}.
+ * futexes (Java 17-21) it parks ({@link LockSupport}) and only threads of this process wake it, unless it has
+ * {@link #bell bells}: then it sleeps in a {@link Selector} of its own on them, a peer in another process wakes it
+ * by writing a byte to its bell ({@link Connection#ringBell}: one system call, read by this very thread), and a
+ * thread of this process with {@link Selector#wakeup()}. Peers without a bell ring doorbells, which the engine's
+ * network thread turns into a {@link #wake()}.
  *
  * <p>No lost wake-up (the Dekker pattern, as in {@code SharedRing}): the sleeper {@link #arm arms} (a volatile
  * store, a full fence), checks its condition once more, and sleeps only if the word is still armed; a waker
@@ -28,24 +41,130 @@ public final class Sleeper {
     private static final int ARMED = 1;
 
     private final Object blocker;
+    /** The process's futexes, or null: this sleeper parks, or waits on bells. */
+    private final Futex futex;
     private final ByteBuffer word;
     private final long wordAddress;
     private Futex.WaitSet set;
     private int words;
     private volatile Thread waiter;
+    /** Without futexes, once it has a bell: where it sleeps. Written under this object's lock, before arm(). */
+    private volatile Selector selector;
+    /** Sleeper thread: the connections it asked bells of, and their slots (-1: none), parallel. */
+    private Connection[] bellPeers = new Connection[0];
+    private Bell[] bellOf = new Bell[0];
+    private boolean closed;
+    private ByteBuffer drain;
+    private static final Logger LOG = LoggerFactory.getLogger(Sleeper.class);
 
     /** @param blocker what a thread dump names as the parked thread's blocker (without futexes) */
     public Sleeper(Object blocker) {
+        this(blocker, FUTEX != null);
+    }
+
+    /**
+     * @param blocker what a thread dump names as the parked thread's blocker (without futexes)
+     * @param futexes false to sleep without futexes even where the process has them (parks, or waits on bells:
+     *                the Java 17 path; tests); true uses them where there are
+     */
+    public Sleeper(Object blocker, boolean futexes) {
         this.blocker = blocker;
-        if (FUTEX != null) {
+        this.futex = futexes ? FUTEX : null;
+        if (futex != null) {
             this.word = ByteBuffer.allocateDirect(64);
-            this.wordAddress = FUTEX.address(word, 0);
-            this.set = FUTEX.newWaitSet(1);
+            this.wordAddress = futex.address(word, 0);
+            this.set = futex.newWaitSet(1);
             this.set.set(0, wordAddress, ARMED);
             this.words = 1;
         } else {
             this.word = null;
             this.wordAddress = 0;
+        }
+    }
+
+    /**
+     * Sleeper thread: the bell on which a peer wakes this sleeper, opened on first use per connection (setup:
+     * dials the peer once, {@link Connection#openBell}). Only without futexes, and only on connections that
+     * offer bells; the sleeper then sleeps in its own selector on all its bells.
+     *
+     * @param c the peer's connection
+     * @return the slot the peer rings ({@link Connection#ringBell}), or -1 if the peer wakes this sleeper another
+     *         way (futexes, doorbell messages)
+     */
+    public int bell(Connection c) {
+        if (futex != null) {
+            return -1;
+        }
+        for (int i = 0; i < bellPeers.length; i++) {
+            if (bellPeers[i] == c) {
+                Bell b = bellOf[i];
+                return b != null && b.channel().isOpen() ? b.slot() : -1;
+            }
+        }
+        Bell b = null;
+        try {
+            b = c.openBell();
+        } catch (RdmxException e) {
+            LOG.warn("no bell from peer '{}' (its wake-ups go through doorbell messages): {}", c.peerName(),
+                e.getMessage());
+        }
+        if (b != null && !addBell(b)) {
+            b = null;
+        }
+        bellPeers = Arrays.copyOf(bellPeers, bellPeers.length + 1);
+        bellOf = Arrays.copyOf(bellOf, bellOf.length + 1);
+        bellPeers[bellPeers.length - 1] = c;
+        bellOf[bellOf.length - 1] = b;
+        return b == null ? -1 : b.slot();
+    }
+
+    /**
+     * Sleeper thread: sleeps on this bell too from now on (the selector opens with the first). Only without
+     * futexes; {@link #bell} calls it, tests may directly.
+     *
+     * @param b the bell
+     * @return false if this sleeper is closed, has futexes, or cannot watch the bell (then it is closed)
+     */
+    public synchronized boolean addBell(Bell b) {
+        if (closed || futex != null) {
+            b.close();
+            return false;
+        }
+        try {
+            Selector s = selector;
+            if (s == null) {
+                s = Selector.open();
+                drain = ByteBuffer.allocateDirect(64);
+            }
+            b.channel().register(s, SelectionKey.OP_READ, b);
+            selector = s;
+            return true;
+        } catch (IOException e) {
+            LOG.warn("cannot watch a bell: {}", e.toString());
+            b.close();
+            return false;
+        }
+    }
+
+    /** Closes the bells and the selector (their peers' rings fail, and they wake this sleeper no more). Any thread. */
+    public synchronized void close() {
+        closed = true;
+        Selector s = selector;
+        if (s != null) {
+            try {
+                for (SelectionKey k : s.keys()) {
+                    ((Bell) k.attachment()).close();
+                }
+                s.close();
+                selector = null;
+            } catch (IOException | ClosedSelectorException e) {
+                LOG.debug("closing a sleeper's selector: {}", e.toString());
+            }
+        }
+        for (Bell b : bellOf) {
+            if (b != null) {
+                b.close();
+            }
         }
     }
 
@@ -63,12 +182,12 @@ public final class Sleeper {
      * @param expected the value they hold while the sleeper may sleep
      */
     public void sharedWords(long[] addresses, int expected) {
-        if (FUTEX == null) {
+        if (futex == null) {
             return;
         }
         int n = 1 + addresses.length;
         if (set.capacity() < n) {
-            set = FUTEX.newWaitSet(Math.max(n, 2 * set.capacity()));
+            set = futex.newWaitSet(Math.max(n, 2 * set.capacity()));
         }
         set.set(0, wordAddress, ARMED);
         for (int i = 0; i < addresses.length; i++) {
@@ -79,7 +198,7 @@ public final class Sleeper {
 
     /** Sleeper thread: from now on a {@link #wake()} ends the next {@link #sleep}; a full fence follows. */
     public void arm() {
-        if (FUTEX != null) {
+        if (futex != null) {
             INTS.setVolatile(word, 0, ARMED);
         } else {
             waiter = Thread.currentThread();
@@ -94,16 +213,55 @@ public final class Sleeper {
      * @param nanos the longest sleep
      */
     public void sleep(long nanos) {
-        if (FUTEX != null) {
+        if (futex != null) {
             set.await(words, Math.min(nanos, Futex.MAX_SLICE_NANOS));
         } else {
-            LockSupport.parkNanos(blocker, nanos);
+            Selector s = selector;
+            if (s == null || !selectBells(s, nanos)) {
+                LockSupport.parkNanos(blocker, nanos);
+            }
+        }
+    }
+
+    /**
+     * Sleeps in the selector (rounded up to whole milliseconds: select(0) would be forever), then reads what the
+     * bells rang; a bell whose stream ended (its peer closed it or died) is closed, so it cannot spin the selector.
+     *
+     * @return false if the selector is closed (the caller parks instead)
+     */
+    private boolean selectBells(Selector s, long nanos) {
+        if (nanos <= 0) {
+            return true;
+        }
+        try {
+            if (s.select(Math.max(1, (nanos + 999_999) / 1_000_000)) > 0) {
+                for (SelectionKey k : s.selectedKeys()) {
+                    Bell b = (Bell) k.attachment();
+                    int n;
+                    do {
+                        drain.clear();
+                        try {
+                            n = b.channel().read(drain);
+                        } catch (IOException e) {
+                            n = -1;
+                        }
+                    } while (n > 0 && !drain.hasRemaining());
+                    if (n < 0) {
+                        k.cancel();
+                        b.close();
+                    }
+                }
+                s.selectedKeys().clear();
+            }
+            return true;
+        } catch (IOException | ClosedSelectorException e) {
+            return false;
         }
     }
 
     /** Sleeper thread: done sleeping. */
     public void disarm() {
-        if (FUTEX != null) {
+        if (futex != null) {
             INTS.setOpaque(word, 0, 0);
         } else {
             waiter = null;
@@ -113,14 +271,18 @@ public final class Sleeper {
     /** Any thread, after it changed what the sleeper waits for: wakes it if it sleeps or is about to. */
     public void wake() {
         VarHandle.fullFence();
-        if (FUTEX != null) {
+        if (futex != null) {
             if ((int) INTS.getVolatile(word, 0) == ARMED && INTS.compareAndSet(word, 0, ARMED, 0)) {
-                FUTEX.wake(wordAddress);
+                futex.wake(wordAddress);
             }
         } else {
             Thread w = waiter;
             if (w != null) {
-                LockSupport.unpark(w);
+                Selector s = selector;
+                if (s != null) {
+                    s.wakeup();
+                }
+                LockSupport.unpark(w); // no system call unless parked (a closed selector's sleeper parks)
             }
         }
     }

@@ -29,6 +29,8 @@ public final class ShmFabric implements Fabric {
     public static final String ROOT_PROP = "rdmx.shm.root";
     /** Name of the socket file in a node directory. */
     public static final String SOCKET_FILE = "sock";
+    /** Name of the socket file in a node directory on which peers open {@link io.rdmx.transport.Bell bells}. */
+    public static final String BELL_FILE = "bell";
 
     private static final Logger LOG = LoggerFactory.getLogger(ShmFabric.class);
 

@@ -2,6 +2,7 @@ package io.rdmx.transport.shm;
 
 import io.rdmx.spi.Platform;
 import io.rdmx.transport.Access;
+import io.rdmx.transport.Bell;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.RdmxException;
@@ -14,7 +15,9 @@ import java.net.SocketException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.channels.CancelledKeyException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.FileChannel;
@@ -62,6 +65,8 @@ class ShmNode extends AbstractNode {
     private final long tickNanos;
     private Selector selector;
     private ServerSocketChannel server;
+    /** Listens on {@link ShmFabric#BELL_FILE}: peers open bells there ({@link #dialBell}). */
+    private ServerSocketChannel bellServer;
     private Thread thread;
     private volatile boolean running;
 
@@ -90,6 +95,10 @@ class ShmNode extends AbstractNode {
             server.bind(UnixDomainSocketAddress.of(sock), Math.max(64, options().maxPendingHandshakes()));
             server.configureBlocking(false);
             server.register(selector, SelectionKey.OP_ACCEPT);
+            bellServer = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+            bellServer.bind(UnixDomainSocketAddress.of(dir.resolve(ShmFabric.BELL_FILE)), 64);
+            bellServer.configureBlocking(false);
+            bellServer.register(selector, SelectionKey.OP_ACCEPT, BELL_SERVER);
         } catch (IOException e) {
             closeQuietly();
             throw new RdmxException("shm node '" + name() + "' cannot listen on " + sock + ": " + e, e);
@@ -104,6 +113,9 @@ class ShmNode extends AbstractNode {
         try {
             if (server != null) {
                 server.close();
+            }
+            if (bellServer != null) {
+                bellServer.close();
             }
             if (selector != null) {
                 selector.close();
@@ -311,6 +323,8 @@ class ShmNode extends AbstractNode {
                     for (SelectionKey k : new ArrayList<>(selector.keys())) {
                         if (k.attachment() instanceof Link) {
                             ((Link) k.attachment()).tick(now);
+                        } else if (k.attachment() instanceof BellAccept) {
+                            ((BellAccept) k.attachment()).tick(now);
                         }
                     }
                     nextTick = now + tickNanos;
@@ -345,6 +359,8 @@ class ShmNode extends AbstractNode {
             for (SelectionKey k : new ArrayList<>(selector.keys())) {
                 if (k.attachment() instanceof Link) {
                     ((Link) k.attachment()).doClose();
+                } else if (k.attachment() instanceof BellAccept) {
+                    ((BellAccept) k.attachment()).close();
                 }
             }
         } catch (ClosedSelectorException e) {
@@ -357,6 +373,16 @@ class ShmNode extends AbstractNode {
         Object a = k.attachment();
         if (a == null) {
             accept();
+            return;
+        }
+        if (a == BELL_SERVER) {
+            acceptBells();
+            return;
+        }
+        if (a instanceof BellAccept) {
+            if (k.isValid() && k.isReadable()) {
+                ((BellAccept) a).readable();
+            }
             return;
         }
         Link l = (Link) a;
@@ -394,6 +420,240 @@ class ShmNode extends AbstractNode {
             }
             Link l = new Link(ch, false, null, null);
             l.register(true);
+        }
+    }
+
+    /** The bell listener's attachment. */
+    private static final Object BELL_SERVER = new Object();
+    /** First word of a bell request: "RBL1". */
+    static final int BELL_MAGIC = 0x314c4252;
+    /** The longest node name a bell request carries, in bytes. */
+    static final int BELL_NAME_MAX = 1024;
+    /** How often a bell dial waiting for its answer checks that its connection is still open. */
+    private static final long BELL_POLL_MILLIS = 10;
+    /** The longest a bell dial waits for the peer's answer (then the sleeper keeps to doorbells for that peer). */
+    private static final long BELL_ANSWER_MAX_MILLIS = 1000;
+
+    /**
+     * Opens a bell to a peer (for {@link ShmConnection#openBell}): dials its {@link ShmFabric#BELL_FILE} socket in
+     * the directory this node trusted for the connection, checks the peer runs as this user, sends this node's
+     * name (the peer rings the bell through its connection to it), and waits for the slot the peer assigned.
+     * Blocking, at most a second (and the handshake timeout), and no longer than the connection is open; the
+     * caller's thread (setup, not the data path).
+     *
+     * @param peerAddress the peer's directory (as the connection has it: dialed, or checked when accepted)
+     * @param peerName the peer's name (errors)
+     * @param open whether the connection is still open: the wait for the answer ends as soon as it is not (a
+     *             stopped or dead peer never answers, and the caller, a sleeper, must see its failure)
+     * @return the bell, its socket non-blocking
+     * @throws RdmxException naming the peer if it cannot be opened
+     */
+    Bell dialBell(String peerAddress, String peerName, java.util.function.BooleanSupplier open)
+        throws RdmxException {
+        String bad = ShmTrust.checkDirectory(Paths.get(peerAddress), "shm peer directory");
+        if (bad != null) {
+            throw new RdmxException("bell from '" + name() + "' to '" + peerName + "' refused: " + bad);
+        }
+        byte[] me = name().getBytes(StandardCharsets.UTF_8);
+        if (me.length > BELL_NAME_MAX) {
+            throw new RdmxException("bell from '" + name() + "' to '" + peerName + "': node name longer than "
+                + BELL_NAME_MAX + " bytes");
+        }
+        SocketChannel ch = null;
+        try {
+            ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+            ch.connect(UnixDomainSocketAddress.of(Paths.get(peerAddress).resolve(ShmFabric.BELL_FILE)));
+            UnixDomainPrincipal p = ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
+            if (!p.user().equals(ShmTrust.myUser())) {
+                throw new RdmxException("bell from '" + name() + "' to '" + peerName + "' refused: the peer runs "
+                    + "as user=" + p.user().getName() + ", not as this process's uid=" + ShmTrust.myUid());
+            }
+            ByteBuffer hello = ByteBuffer.allocate(8 + me.length).order(ByteOrder.LITTLE_ENDIAN)
+                .putInt(BELL_MAGIC).putInt(me.length).put(me).flip();
+            while (hello.hasRemaining()) {
+                ch.write(hello);
+            }
+            ch.configureBlocking(false);
+            ByteBuffer ack = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN);
+            // the sleeper dials on its own thread, its other peers' data waiting meanwhile: at most a second
+            long wait = Math.min(options().handshakeTimeout().toNanos(), TimeUnit.MILLISECONDS.toNanos(
+                BELL_ANSWER_MAX_MILLIS));
+            long deadline = System.nanoTime() + wait;
+            try (Selector s = Selector.open()) {
+                ch.register(s, SelectionKey.OP_READ);
+                while (ack.hasRemaining()) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        throw new RdmxException("bell from '" + name() + "' to '" + peerName + "': no answer within "
+                            + TimeUnit.NANOSECONDS.toMillis(wait) + " ms");
+                    }
+                    if (!open.getAsBoolean()) {
+                        throw new RdmxException("bell from '" + name() + "' to '" + peerName + "': the connection "
+                            + "closed before the peer answered");
+                    }
+                    // in slices: a peer that is stopped never answers, and its connection's failure must end this
+                    s.select(Math.max(1, Math.min(BELL_POLL_MILLIS, TimeUnit.NANOSECONDS.toMillis(left))));
+                    if (ch.read(ack) < 0) {
+                        throw new RdmxException("bell from '" + name() + "' to '" + peerName + "': the peer closed "
+                            + "it before answering (it has no connection to '" + name() + "', or refused)");
+                    }
+                }
+            }
+            int slot = ack.getInt(0);
+            if (slot < 0) {
+                throw new RdmxException("bell from '" + name() + "' to '" + peerName + "' refused by the peer");
+            }
+            Bell b = new Bell(ch, slot);
+            ch = null;
+            return b;
+        } catch (IOException e) {
+            throw new RdmxException("bell from '" + name() + "' to '" + peerName + "' at " + peerAddress
+                + " failed: " + e, e);
+        } finally {
+            if (ch != null) {
+                try {
+                    ch.close();
+                } catch (IOException e) {
+                    LOG.debug("closing a failed bell: {}", e.toString());
+                }
+            }
+        }
+    }
+
+    private void acceptBells() {
+        for (int i = 0; i < 16; i++) {
+            SocketChannel ch;
+            try {
+                ch = bellServer.accept();
+                if (ch == null) {
+                    return;
+                }
+                ch.configureBlocking(false);
+            } catch (IOException e) {
+                LOG.warn("node '{}': accepting a bell failed: {}", name(), e.toString());
+                return;
+            }
+            BellAccept b = new BellAccept(ch);
+            if (!beginHandshake()) {
+                b.refuse("too many pending handshakes (maxPendingHandshakes=" + options().maxPendingHandshakes()
+                    + ")");
+                continue;
+            }
+            b.counted = true;
+            try {
+                b.key = ch.register(selector, SelectionKey.OP_READ, b);
+            } catch (IOException e) {
+                b.close();
+            }
+        }
+    }
+
+    /**
+     * An accepted bell socket until its request is read (I/O thread): the dialing process must run as this user
+     * and name a node this one has an established connection to; the socket then belongs to that connection
+     * ({@link ShmConnection#addBell}), which writes to it to ring, and the dialer learns its slot.
+     */
+    final class BellAccept {
+        private final SocketChannel ch;
+        private final ByteBuffer in = ByteBuffer.allocate(8 + BELL_NAME_MAX).order(ByteOrder.LITTLE_ENDIAN);
+        private final long deadline = System.nanoTime() + options().handshakeTimeout().toNanos();
+        private SelectionKey key;
+        private boolean counted;
+
+        BellAccept(SocketChannel ch) {
+            this.ch = ch;
+        }
+
+        void readable() {
+            int n;
+            try {
+                n = ch.read(in);
+            } catch (IOException e) {
+                close();
+                return;
+            }
+            if (n < 0) {
+                close();
+                return;
+            }
+            if (in.position() < 8) {
+                return;
+            }
+            int magic = in.getInt(0);
+            int len = in.getInt(4);
+            if (magic != BELL_MAGIC || len < 1 || len > BELL_NAME_MAX) {
+                refuse("bad bell request (magic=0x" + Integer.toHexString(magic) + ", name length=" + len + ")");
+                return;
+            }
+            if (in.position() < 8 + len) {
+                return;
+            }
+            if (in.position() > 8 + len) {
+                refuse("bytes after the bell request");
+                return;
+            }
+            String peer = new String(in.array(), 8, len, StandardCharsets.UTF_8);
+            try {
+                UnixDomainPrincipal p = ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
+                if (!p.user().equals(ShmTrust.myUser())) {
+                    refuse("bell from a process of user=" + p.user().getName() + ", not this process's uid="
+                        + ShmTrust.myUid());
+                    return;
+                }
+            } catch (IOException | UnsupportedOperationException e) {
+                refuse("cannot read the bell peer's credentials: " + e);
+                return;
+            }
+            AbstractConnection c = connectionTo(peer);
+            if (!(c instanceof ShmConnection)) {
+                refuse("bell from '" + peer + "', a node this one has no connection to");
+                return;
+            }
+            key.cancel();
+            int slot = ((ShmConnection) c).addBell(ch);
+            if (slot < 0) {
+                refuse("bell from '" + peer + "': its connection closed, or it has too many bells");
+                return;
+            }
+            done();
+            ByteBuffer ack = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(0, slot);
+            try {
+                ch.write(ack); // 4 bytes on a fresh socket: taken whole
+            } catch (IOException e) {
+                ((ShmConnection) c).removeBell(slot, ch);
+            }
+        }
+
+        void tick(long now) {
+            if (now - deadline >= 0) {
+                refuse("no bell request within " + options().handshakeTimeout().toMillis() + " ms");
+            }
+        }
+
+        void refuse(String why) {
+            LOG.warn("node '{}': refusing a bell: {}", name(), why);
+            try {
+                ch.write(ByteBuffer.allocate(4).putInt(0, -1));
+            } catch (IOException e) {
+                LOG.debug("node '{}': refusing a bell: {}", name(), e.toString());
+            }
+            close();
+        }
+
+        void close() {
+            done();
+            try {
+                ch.close();
+            } catch (IOException e) {
+                LOG.debug("node '{}': closing a bell: {}", name(), e.toString());
+            }
+        }
+
+        private void done() {
+            if (counted) {
+                counted = false;
+                endHandshake();
+            }
         }
     }
 

@@ -120,15 +120,17 @@ public final class Blocking {
     }
 
     /**
-     * A thread asleep on a futex ({@code io.rdmx.transport.internal.Futex}) is in a native call, so its state is
-     * RUNNABLE: it counts as blocked when the sleep is the top rdmx frame (it armed its word before it got there,
+     * A thread asleep on a futex ({@code io.rdmx.transport.internal.Futex}), or in its sleeper's selector on its
+     * bells (no futexes), is in a native call, so its state is RUNNABLE: it counts as blocked when the sleep is the top rdmx frame (it armed its word before it got there,
      * so a wake from now on is not lost).
      */
     private static boolean inFutexSleep(StackTraceElement[] stack) {
         for (StackTraceElement e : stack) {
             if (e.getClassName().startsWith(RDMX_PACKAGE)) {
                 return e.getClassName().startsWith("io.rdmx.transport.internal.LinuxFutex")
-                    && e.getMethodName().equals("await");
+                    && e.getMethodName().equals("await")
+                    || e.getClassName().equals("io.rdmx.transport.internal.Sleeper")
+                    && e.getMethodName().equals("selectBells");
             }
         }
         return false;
