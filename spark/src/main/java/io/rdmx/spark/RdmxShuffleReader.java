@@ -57,11 +57,11 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
     private final int endPartition;
     private final TaskContext context;
     private final ShuffleReadMetricsReporter metrics;
-    private final RdmxShuffleCore manager;
+    private final RdmxShuffleManagerBase manager;
 
     RdmxShuffleReader(BaseShuffleHandle<K, ?, C> handle, int startMapIndex, int endMapIndex, int startPartition,
                       int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics,
-                      RdmxShuffleCore manager) {
+                      RdmxShuffleManagerBase manager) {
         this.handle = handle;
         this.startMapIndex = startMapIndex;
         this.endMapIndex = endMapIndex;

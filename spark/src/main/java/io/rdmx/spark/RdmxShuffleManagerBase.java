@@ -23,8 +23,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What {@link RdmxShuffleManager} does, independent of the Spark version's manager contract: Spark 4.2's manager
- * (this artifact) and Spark 4.3's ({@code rdmx-spark-4.3}, the same class name implementing 4.3's
- * {@code BlockingShuffleManager}) both delegate every call here.
+ * (this artifact, {@code implements ShuffleManager}) and Spark 4.3's ({@code rdmx-spark-4.3}, the same class name,
+ * {@code implements BlockingShuffleManager}) both extend this class and add only their constructor; the methods
+ * here implement either contract (their signatures are the same in 4.2 and 4.3).
  *
  * <ul>
  *   <li>Map side: Spark's sort shuffle (an inner {@link SortShuffleManager}) writes the data and index files and
@@ -35,7 +36,7 @@ import org.slf4j.LoggerFactory;
  *       {@code FetchFailedException} for a lost or unreachable executor within {@code spark.rdmx.peerTimeoutMs}.</li>
  * </ul>
  */
-public final class RdmxShuffleCore {
+public abstract class RdmxShuffleManagerBase {
     private static final Logger LOG = LoggerFactory.getLogger("io.rdmx.spark.RdmxShuffleManager");
 
     private final SparkConf conf;
@@ -53,7 +54,7 @@ public final class RdmxShuffleCore {
      * @param conf the application's configuration ({@code spark.rdmx.*} is read and validated here)
      * @param isDriver whether this JVM is the driver
      */
-    public RdmxShuffleCore(SparkConf conf, boolean isDriver) {
+    protected RdmxShuffleManagerBase(SparkConf conf, boolean isDriver) {
         this.conf = conf;
         this.isDriver = isDriver;
         this.rdmxConf = RdmxShuffleConf.from(k -> conf.getOption(k).isDefined() ? conf.get(k) : null);
