@@ -78,8 +78,9 @@ public final class RpcCall implements Runnable {
 
     /**
      * Answers the call from the calling thread: the body is written into the client's ring before this returns
-     * (blocking up to {@link RpcConfig#writeTimeout()} for ring space; from the server's reader thread, only if
-     * there is space now), so the buffer may be reused afterwards. A body larger than
+     * (blocking up to {@link RpcConfig#writeTimeout()} for ring space; on the server's reader thread, which
+     * never waits, it goes at once if there is space now, else a copy is written by a handler thread), so the
+     * buffer may be reused afterwards. A body larger than
      * {@link RpcConfig#maxMessageBytes()} is answered with a {@link RpcMessageTooLargeException} error instead.
      *
      * @param response the response body (its remaining bytes; position unchanged), or null for an empty one

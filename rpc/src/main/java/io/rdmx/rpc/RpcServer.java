@@ -30,8 +30,8 @@ import org.slf4j.LoggerFactory;
  * the calling node themselves.
  *
  * <p>Threads: {@code rdmx-rpc-accept-<node>} takes the engine's accepted peers; {@code rdmx-rpc-server-<node>}
- * reads requests of every client (it never waits for one client's ring space: its own error answers are sent
- * only if there is space now) and runs the handlers registered with {@link Builder#handleAsyncOnReader};
+ * reads requests of every client (it never waits for one client's ring space: its own error answers go at once
+ * if there is space, else through a handler thread) and runs the handlers registered with {@link Builder#handleAsyncOnReader};
  * {@code rdmx-rpc-handler-<node>-<n>} run the other handlers and send their answers. An
  * {@link RpcAsyncHandler} answers from whichever thread has the answer ({@link RpcCall#respond}): that thread
  * writes it into the client's ring, with no hand-off back to a server thread.
@@ -376,11 +376,11 @@ public final class RpcServer implements AutoCloseable {
         synchronized (peers) {
             while ((s = peers.get(peer)) == null) {
                 long left = deadline - System.nanoTime();
-                if (left <= 0 || !running) {
-                    return null;
+                if (left <= 0 || !running || !connected(peer)) {
+                    return null;                  // a client gone before it was registered: nothing to wait for
                 }
                 try {
-                    peers.wait(TimeUnit.NANOSECONDS.toMillis(left) + 1);
+                    peers.wait(Math.min(TimeUnit.NANOSECONDS.toMillis(left) + 1, 50));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return null;
@@ -390,14 +390,29 @@ public final class RpcServer implements AutoCloseable {
         return s.peer.isOpen() ? s : null;
     }
 
-    /** Reader thread: an error answer, sent only if the client's ring has space now. */
+    /** @return true if the node has an open connection to the peer (not yet registered by the accept thread) */
+    private boolean connected(String peer) {
+        for (Connection c : engine.node().connections()) {
+            if (peer.equals(c.peerName()) && c.isOpen()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Reader thread: an error answer, sent now if the client's ring has space, else by a handler thread (the
+     * reader never waits for one client's ring).
+     */
     private void answerNow(String peer, int method, long callId, String className, String message) {
         callsHandled.increment();
         errorsReturned.increment();
         PeerSlot s = slot(peer, System.nanoTime() + config.writeTimeout().toNanos());
         int room = s == null ? 0 : s.writer.maxPayload() - RpcFrameDescriptor.RESPONSE_HEADER_LENGTH;
+        ByteBuffer body = s == null ? null
+            : RpcFrameDescriptor.errorBody(className, message, Math.min(room, config.maxMessageBytes()));
         if (s == null || !FrameSender.trySendNow(s.writer, s.lock, RpcFrameDescriptor.KIND_ERROR, method, callId,
-            RpcFrameDescriptor.errorBody(className, message, Math.min(room, config.maxMessageBytes())))) {
+            body) && !sendLater(s, method, callId, RpcFrameDescriptor.KIND_ERROR, body)) {
             responsesDropped.increment();
             LOG.debug("rpc server '{}': error answer to call id={} of '{}' dropped ({})", name, callId, peer, message);
         }
@@ -459,7 +474,7 @@ public final class RpcServer implements AutoCloseable {
     /**
      * Any thread: writes the answer of a call whose one answer the caller claimed, from the calling thread. On
      * the reader thread (a handler registered on the reader that answers at once) it never waits: a one-fragment
-     * answer goes only if the ring has space now, a larger one is handed to the handler pool.
+     * answer goes at once if the ring has space now; otherwise (or if larger) a handler thread writes it.
      *
      * @return true if written, false if dropped
      */
@@ -498,23 +513,44 @@ public final class RpcServer implements AutoCloseable {
 
     private boolean answerFromReader(PeerSlot s, RpcCall call, int kind, ByteBuffer answer) {
         int room = s.writer.maxPayload() - RpcFrameDescriptor.headerLength(kind);
-        if (answer.remaining() <= room) {
-            if (FrameSender.trySendNow(s.writer, s.lock, kind, call.method(), call.callId(), answer)) {
-                return true;
-            }
-            responsesDropped.increment();
-            LOG.debug("rpc server '{}': answer to call id={} of '{}' dropped: no ring space now on the reader"
-                + " thread", name, call.callId(), call.peer());
-            return false;
+        if (answer.remaining() <= room
+            && FrameSender.trySendNow(s.writer, s.lock, kind, call.method(), call.callId(), answer)) {
+            return true;
         }
-        // too large to go now: a handler thread writes it (its own copy: the caller may reuse the buffer)
+        // no space now, or larger than a record: a handler thread writes it (the reader does not wait)
+        if (sendLater(s, call.method(), call.callId(), kind, answer)) {
+            return true;
+        }
+        responsesDropped.increment();
+        LOG.debug("rpc server '{}': answer to call id={} of '{}' dropped: no ring space now on the reader thread"
+            + " and the handler pool is full", name, call.callId(), call.peer());
+        return false;
+    }
+
+    /**
+     * Reader thread: has a handler thread write an answer that cannot go now (its own copy: the caller may reuse
+     * the buffer), waiting up to the write timeout for ring space.
+     *
+     * @return false if the pool refused it (full, or shut down)
+     */
+    private boolean sendLater(PeerSlot s, int method, long callId, int kind, ByteBuffer answer) {
         ByteBuffer copy = ByteBuffer.allocate(answer.remaining()).put(answer.duplicate()).flip();
-        int k = kind;
         try {
-            pool.execute(() -> send(s, call, k, copy, System.nanoTime() + config.writeTimeout().toNanos()));
+            pool.execute(() -> {
+                try {
+                    FrameSender.send(s.writer, s.lock, kind, method, callId, 0, 0, copy,
+                        System.nanoTime() + config.writeTimeout().toNanos());
+                } catch (RdmxException e) {
+                    responsesDropped.increment();
+                    LOG.debug("rpc server '{}': answer to call id={} of '{}' not sent: {}", name, callId,
+                        s.peer.name(), e.getMessage());
+                } catch (InterruptedException e) {
+                    responsesDropped.increment();
+                    Thread.currentThread().interrupt();
+                }
+            });
             return true;
         } catch (RejectedExecutionException e) {
-            responsesDropped.increment();
             return false;
         }
     }
@@ -577,8 +613,8 @@ public final class RpcServer implements AutoCloseable {
          * A handler that answers later, from any thread ({@link RpcCall#respond}), run on the server's reader
          * thread as each request is reassembled: no hand-off to the handler pool. It must not block (it holds up
          * every client's requests); it suits a handler that only decodes the call and queues it to an executor
-         * of its own, whose thread then answers. An answer given on the reader thread itself is written only if
-         * the client's ring has space now.
+         * of its own, whose thread then answers. An answer given on the reader thread itself goes at once if the
+         * client's ring has space now, else a handler thread writes it.
          *
          * @param method a method id
          * @param handler takes its calls
