@@ -1,25 +1,39 @@
 package io.rdmx.rpc;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
-/** A request as a handler sees it: method, call id, the client's 16-byte id, the caller's node and the body. */
+/**
+ * A request as a handler sees it: method, call id, the client's 16-byte id, the caller's node and the body; and,
+ * for an {@link RpcAsyncHandler}, the way to answer it later from any thread ({@link #respond},
+ * {@link #respondError}).
+ */
 public final class RpcCall implements Runnable {
+    private static final AtomicIntegerFieldUpdater<RpcCall> ANSWERED =
+        AtomicIntegerFieldUpdater.newUpdater(RpcCall.class, "answered");
+
     private final RpcServer server;
     private final String peer;
+    private final RpcServer.PeerSlot slot;
     private final int method;
     private final long callId;
     private final long clientHi;
     private final long clientLo;
     private final byte[] body;
+    private final boolean async;
+    private volatile int answered;
 
-    RpcCall(RpcServer server, String peer, int method, long callId, long clientHi, long clientLo, byte[] body) {
+    RpcCall(RpcServer server, String peer, RpcServer.PeerSlot slot, int method, long callId, long clientHi,
+            long clientLo, byte[] body, boolean async) {
         this.server = server;
         this.peer = peer;
+        this.slot = slot;
         this.method = method;
         this.callId = callId;
         this.clientHi = clientHi;
         this.clientLo = clientLo;
         this.body = body;
+        this.async = async;
     }
 
     /** @return the method */
@@ -60,6 +74,65 @@ public final class RpcCall implements Runnable {
     /** @return request bytes */
     public int requestLength() {
         return body.length;
+    }
+
+    /**
+     * Answers the call from the calling thread: the body is written into the client's ring before this returns
+     * (blocking up to {@link RpcConfig#writeTimeout()} for ring space; on the server's reader thread, which
+     * never waits, it goes at once if there is space now, else a copy is written by a handler thread), so the
+     * buffer may be reused afterwards. A body larger than
+     * {@link RpcConfig#maxMessageBytes()} is answered with a {@link RpcMessageTooLargeException} error instead.
+     *
+     * @param response the response body (its remaining bytes; position unchanged), or null for an empty one
+     * @return true if the answer was written; false if it was dropped (the client is gone, the server stopped,
+     *         the ring stayed full past the write timeout, or the thread was interrupted): the client then times
+     *         out, or has failed the call already; a client that timed out drops a late answer
+     * @throws IllegalStateException if the call was answered already (naming the call and its peer)
+     */
+    public boolean respond(ByteBuffer response) {
+        claimAnswer();
+        return server.answer(this, RpcFrameDescriptor.KIND_RESPONSE, response);
+    }
+
+    /**
+     * Answers the call with a remote error, carried to the caller as a {@link RemoteRpcException}.
+     *
+     * @param className the error's class name
+     * @param message its message, or null
+     * @return as {@link #respond}
+     * @throws IllegalStateException if the call was answered already
+     */
+    public boolean respondError(String className, String message) {
+        claimAnswer();
+        return server.answerError(this, className, message);
+    }
+
+    /** @return true once {@link #respond} or {@link #respondError} was called (or the server answered for it) */
+    public boolean isAnswered() {
+        return answered != 0;
+    }
+
+    /** @return the connection the request came on, or null if its client was not registered yet */
+    RpcServer.PeerSlot slot() {
+        return slot;
+    }
+
+    /** @return true if the call goes to an {@link RpcAsyncHandler} */
+    boolean async() {
+        return async;
+    }
+
+    /** Takes the one answer of the call. */
+    private void claimAnswer() {
+        if (!ANSWERED.compareAndSet(this, 0, 1)) {
+            throw new IllegalStateException("call id=" + callId + " of '" + peer + "' (method=" + method
+                + ") was answered already");
+        }
+    }
+
+    /** @return true if this thread takes the one answer (the server answering for its handler) */
+    boolean tryClaimAnswer() {
+        return ANSWERED.compareAndSet(this, 0, 1);
     }
 
     /** Handler thread: serves the call and sends the answer. */

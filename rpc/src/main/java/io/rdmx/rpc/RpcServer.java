@@ -30,8 +30,11 @@ import org.slf4j.LoggerFactory;
  * the calling node themselves.
  *
  * <p>Threads: {@code rdmx-rpc-accept-<node>} takes the engine's accepted peers; {@code rdmx-rpc-server-<node>}
- * reads requests of every client (it never waits for one client's ring space: its own error answers are sent
- * only if there is space now); {@code rdmx-rpc-handler-<node>-<n>} run handlers and send their answers.
+ * reads requests of every client (it never waits for one client's ring space: its own error answers go at once
+ * if there is space, else through a handler thread) and runs the handlers registered with {@link Builder#handleAsyncOnReader};
+ * {@code rdmx-rpc-handler-<node>-<n>} run the other handlers and send their answers. An
+ * {@link RpcAsyncHandler} answers from whichever thread has the answer ({@link RpcCall#respond}): that thread
+ * writes it into the client's ring, with no hand-off back to a server thread.
  *
  * <p>Failures are per client: a client that sends a malformed frame is refused (its connection closed, the
  * reason logged and kept in {@link #lastProtocolError()}); a request larger than
@@ -50,6 +53,8 @@ public final class RpcServer implements AutoCloseable {
     private final ChannelEngine engine;
     private final RpcConfig config;
     private final Map<Integer, RpcHandler> handlers;
+    private final Map<Integer, RpcAsyncHandler> asyncHandlers;
+    private final Map<Integer, RpcAsyncHandler> readerHandlers;
     private final RpcHandler fallback;
     private final String name;
     private final Map<String, PeerSlot> peers = new ConcurrentHashMap<>();
@@ -70,7 +75,7 @@ public final class RpcServer implements AutoCloseable {
     private final LongAdder protocolErrors = new LongAdder();
 
     /** A client's channel and the lock of its one writer. */
-    private static final class PeerSlot {
+    static final class PeerSlot {
         final PeerChannel peer;
         final ChannelWriter writer;
         final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
@@ -94,7 +99,14 @@ public final class RpcServer implements AutoCloseable {
 
         @Override
         public void message(int kind, int method, long callId, long hi, long lo, byte[] body) {
-            RpcCall call = new RpcCall(RpcServer.this, peer, method, callId, hi, lo, body);
+            RpcAsyncHandler onReader = readerHandlers.get(method);
+            if (onReader != null) {
+                runAsync(new RpcCall(RpcServer.this, peer, peers.get(peer), method, callId, hi, lo, body, true),
+                    onReader);
+                return;
+            }
+            RpcCall call = new RpcCall(RpcServer.this, peer, peers.get(peer), method, callId, hi, lo, body,
+                asyncHandlers.containsKey(method));
             try {
                 pool.execute(call);
             } catch (RejectedExecutionException e) {
@@ -118,6 +130,8 @@ public final class RpcServer implements AutoCloseable {
         this.engine = b.engine;
         this.config = b.config;
         this.handlers = Map.copyOf(b.handlers);
+        this.asyncHandlers = Map.copyOf(b.asyncHandlers);
+        this.readerHandlers = Map.copyOf(b.readerHandlers);
         this.fallback = b.fallback;
         this.name = engine.node().name();
         AtomicInteger n = new AtomicInteger();
@@ -240,6 +254,15 @@ public final class RpcServer implements AutoCloseable {
         return protocolErrors.sum();
     }
 
+    /**
+     * @param peer a client's node name
+     * @return true while the server holds an open channel to that client (tests)
+     */
+    boolean hasClient(String peer) {
+        PeerSlot s = peers.get(peer);
+        return s != null && s.peer.isOpen();
+    }
+
     /** @return the last malformed-frame refusal (names the peer and value), or null */
     public RpcProtocolException lastProtocolError() {
         return lastProtocolError;
@@ -353,11 +376,11 @@ public final class RpcServer implements AutoCloseable {
         synchronized (peers) {
             while ((s = peers.get(peer)) == null) {
                 long left = deadline - System.nanoTime();
-                if (left <= 0 || !running) {
-                    return null;
+                if (left <= 0 || !running || !connected(peer)) {
+                    return null;                  // a client gone before it was registered: nothing to wait for
                 }
                 try {
-                    peers.wait(TimeUnit.NANOSECONDS.toMillis(left) + 1);
+                    peers.wait(Math.min(TimeUnit.NANOSECONDS.toMillis(left) + 1, 50));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return null;
@@ -367,14 +390,29 @@ public final class RpcServer implements AutoCloseable {
         return s.peer.isOpen() ? s : null;
     }
 
-    /** Reader thread: an error answer, sent only if the client's ring has space now. */
+    /** @return true if the node has an open connection to the peer (not yet registered by the accept thread) */
+    private boolean connected(String peer) {
+        for (Connection c : engine.node().connections()) {
+            if (peer.equals(c.peerName()) && c.isOpen()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Reader thread: an error answer, sent now if the client's ring has space, else by a handler thread (the
+     * reader never waits for one client's ring).
+     */
     private void answerNow(String peer, int method, long callId, String className, String message) {
         callsHandled.increment();
         errorsReturned.increment();
         PeerSlot s = slot(peer, System.nanoTime() + config.writeTimeout().toNanos());
         int room = s == null ? 0 : s.writer.maxPayload() - RpcFrameDescriptor.RESPONSE_HEADER_LENGTH;
+        ByteBuffer body = s == null ? null
+            : RpcFrameDescriptor.errorBody(className, message, Math.min(room, config.maxMessageBytes()));
         if (s == null || !FrameSender.trySendNow(s.writer, s.lock, RpcFrameDescriptor.KIND_ERROR, method, callId,
-            RpcFrameDescriptor.errorBody(className, message, Math.min(room, config.maxMessageBytes())))) {
+            body) && !sendLater(s, method, callId, RpcFrameDescriptor.KIND_ERROR, body)) {
             responsesDropped.increment();
             LOG.debug("rpc server '{}': error answer to call id={} of '{}' dropped ({})", name, callId, peer, message);
         }
@@ -387,31 +425,67 @@ public final class RpcServer implements AutoCloseable {
 
     /** Handler thread: runs the handler and sends its answer. */
     void serve(RpcCall call) {
-        int kind = RpcFrameDescriptor.KIND_RESPONSE;
-        ByteBuffer answer;
+        if (call.async()) {
+            runAsync(call, asyncHandlers.get(call.method()));
+            return;
+        }
         RpcHandler h = handler(call.method());
         if (h == null) {
-            kind = RpcFrameDescriptor.KIND_ERROR;
-            answer = RpcFrameDescriptor.errorBody(UnsupportedOperationException.class.getName(),
-                "no handler for method=" + call.method() + " on server '" + name + "'", config.maxMessageBytes());
-        } else {
-            try {
-                answer = h.handle(call);
-                if (answer == null) {
-                    answer = EMPTY.duplicate();
-                }
-                if (answer.remaining() > config.maxMessageBytes()) {
-                    kind = RpcFrameDescriptor.KIND_ERROR;
-                    answer = RpcFrameDescriptor.errorBody(RpcMessageTooLargeException.class.getName(), "response of"
-                        + " call id=" + call.callId() + " to '" + call.peer() + "' is " + answer.remaining()
-                        + " bytes, more than " + RpcConfig.MAX_MESSAGE_BYTES_PROP + "=" + config.maxMessageBytes()
-                        + " of server '" + name + "'", config.maxMessageBytes());
-                }
-            } catch (Exception e) {
-                kind = RpcFrameDescriptor.KIND_ERROR;
-                answer = RpcFrameDescriptor.errorBody(e.getClass().getName(), e.getMessage(), config.maxMessageBytes());
-                LOG.debug("rpc server '{}': handler of method={} threw {}", name, call.method(), e.toString());
+            if (call.tryClaimAnswer()) {
+                answerError(call, UnsupportedOperationException.class.getName(), "no handler for method="
+                    + call.method() + " on server '" + name + "'");
             }
+            return;
+        }
+        ByteBuffer answer;
+        try {
+            answer = h.handle(call);
+        } catch (Exception e) {
+            LOG.debug("rpc server '{}': handler of method={} threw {}", name, call.method(), e.toString());
+            if (call.tryClaimAnswer()) {
+                answerError(call, e.getClass().getName(), e.getMessage());
+            }
+            return;
+        }
+        if (call.tryClaimAnswer()) {
+            answer(call, RpcFrameDescriptor.KIND_RESPONSE, answer);
+        }
+    }
+
+    /** Reader or handler thread: hands a call to its asynchronous handler; answers for it if it throws first. */
+    private void runAsync(RpcCall call, RpcAsyncHandler h) {
+        try {
+            h.handle(call);
+        } catch (Exception e) {
+            LOG.debug("rpc server '{}': asynchronous handler of method={} threw {}", name, call.method(),
+                e.toString());
+            if (call.tryClaimAnswer()) {
+                answerError(call, e.getClass().getName(), e.getMessage());
+            }
+        }
+    }
+
+    /** Any thread: the answer of a call whose one answer the caller claimed. */
+    boolean answerError(RpcCall call, String className, String message) {
+        return answer(call, RpcFrameDescriptor.KIND_ERROR, RpcFrameDescriptor.errorBody(className, message,
+            config.maxMessageBytes()));
+    }
+
+    /**
+     * Any thread: writes the answer of a call whose one answer the caller claimed, from the calling thread. On
+     * the reader thread (a handler registered on the reader that answers at once) it never waits: a one-fragment
+     * answer goes at once if the ring has space now; otherwise (or if larger) a handler thread writes it.
+     *
+     * @return true if written, false if dropped
+     */
+    boolean answer(RpcCall call, int kind, ByteBuffer body) {
+        ByteBuffer answer = body == null ? EMPTY.duplicate() : body;
+        if (kind == RpcFrameDescriptor.KIND_RESPONSE && answer.remaining() > config.maxMessageBytes()) {
+            kind = RpcFrameDescriptor.KIND_ERROR;
+            answer = RpcFrameDescriptor.errorBody(RpcMessageTooLargeException.class.getName(), "response of"
+                + " call id=" + call.callId() + " to '" + call.peer() + "' is " + answer.remaining()
+                + " bytes, more than " + RpcConfig.MAX_MESSAGE_BYTES_PROP + "=" + config.maxMessageBytes()
+                + " of server '" + name + "'", config.maxMessageBytes());
         }
         // counted before the answer is written, so a client that has its answer sees the count
         callsHandled.increment();
@@ -419,13 +493,72 @@ public final class RpcServer implements AutoCloseable {
             errorsReturned.increment();
         }
         long deadline = System.nanoTime() + config.writeTimeout().toNanos();
-        PeerSlot s = running ? slot(call.peer(), deadline) : null;
+        // the connection the request came on (a request that came before the accept thread registered its
+        // client waits for it); a client gone since then, or reconnected, gets no answer on another connection
+        PeerSlot s = call.slot();
+        if (s == null) {
+            s = running ? slot(call.peer(), deadline) : null;
+        } else if (!running || !s.peer.isOpen()) {
+            s = null;
+        }
         if (s == null) {
             responsesDropped.increment(); // stopped (no answers after close), or the client is gone
-            return;
+            return false;
         }
+        if (Thread.currentThread() == readerThread) {
+            return answerFromReader(s, call, kind, answer);
+        }
+        return send(s, call, kind, answer, deadline);
+    }
+
+    private boolean answerFromReader(PeerSlot s, RpcCall call, int kind, ByteBuffer answer) {
+        int room = s.writer.maxPayload() - RpcFrameDescriptor.headerLength(kind);
+        if (answer.remaining() <= room
+            && FrameSender.trySendNow(s.writer, s.lock, kind, call.method(), call.callId(), answer)) {
+            return true;
+        }
+        // no space now, or larger than a record: a handler thread writes it (the reader does not wait)
+        if (sendLater(s, call.method(), call.callId(), kind, answer)) {
+            return true;
+        }
+        responsesDropped.increment();
+        LOG.debug("rpc server '{}': answer to call id={} of '{}' dropped: no ring space now on the reader thread"
+            + " and the handler pool is full", name, call.callId(), call.peer());
+        return false;
+    }
+
+    /**
+     * Reader thread: has a handler thread write an answer that cannot go now (its own copy: the caller may reuse
+     * the buffer), waiting up to the write timeout for ring space.
+     *
+     * @return false if the pool refused it (full, or shut down)
+     */
+    private boolean sendLater(PeerSlot s, int method, long callId, int kind, ByteBuffer answer) {
+        ByteBuffer copy = ByteBuffer.allocate(answer.remaining()).put(answer.duplicate()).flip();
+        try {
+            pool.execute(() -> {
+                try {
+                    FrameSender.send(s.writer, s.lock, kind, method, callId, 0, 0, copy,
+                        System.nanoTime() + config.writeTimeout().toNanos());
+                } catch (RdmxException e) {
+                    responsesDropped.increment();
+                    LOG.debug("rpc server '{}': answer to call id={} of '{}' not sent: {}", name, callId,
+                        s.peer.name(), e.getMessage());
+                } catch (InterruptedException e) {
+                    responsesDropped.increment();
+                    Thread.currentThread().interrupt();
+                }
+            });
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    private boolean send(PeerSlot s, RpcCall call, int kind, ByteBuffer answer, long deadline) {
         try {
             FrameSender.send(s.writer, s.lock, kind, call.method(), call.callId(), 0, 0, answer, deadline);
+            return true;
         } catch (RdmxException e) {
             responsesDropped.increment();
             LOG.debug("rpc server '{}': answer to call id={} of '{}' not sent: {}", name, call.callId(), call.peer(),
@@ -434,12 +567,15 @@ public final class RpcServer implements AutoCloseable {
             responsesDropped.increment();
             Thread.currentThread().interrupt();
         }
+        return false;
     }
 
     /** Builder. */
     public static final class Builder {
         private final ChannelEngine engine;
         private final Map<Integer, RpcHandler> handlers = new HashMap<>();
+        private final Map<Integer, RpcAsyncHandler> asyncHandlers = new HashMap<>();
+        private final Map<Integer, RpcAsyncHandler> readerHandlers = new HashMap<>();
         private RpcHandler fallback;
         private RpcConfig config;
 
@@ -454,10 +590,48 @@ public final class RpcServer implements AutoCloseable {
          * @throws IllegalArgumentException if the method has a handler already
          */
         public Builder handle(int method, RpcHandler handler) {
-            if (handlers.putIfAbsent(method, java.util.Objects.requireNonNull(handler, "handler")) != null) {
+            taken(method);
+            handlers.put(method, java.util.Objects.requireNonNull(handler, "handler"));
+            return this;
+        }
+
+        /**
+         * A handler that answers later, from any thread ({@link RpcCall#respond}); it runs on a handler thread.
+         *
+         * @param method a method id
+         * @param handler takes its calls
+         * @return this
+         * @throws IllegalArgumentException if the method has a handler already
+         */
+        public Builder handleAsync(int method, RpcAsyncHandler handler) {
+            taken(method);
+            asyncHandlers.put(method, java.util.Objects.requireNonNull(handler, "handler"));
+            return this;
+        }
+
+        /**
+         * A handler that answers later, from any thread ({@link RpcCall#respond}), run on the server's reader
+         * thread as each request is reassembled: no hand-off to the handler pool. It must not block (it holds up
+         * every client's requests); it suits a handler that only decodes the call and queues it to an executor
+         * of its own, whose thread then answers. An answer given on the reader thread itself goes at once if the
+         * client's ring has space now, else a handler thread writes it.
+         *
+         * @param method a method id
+         * @param handler takes its calls
+         * @return this
+         * @throws IllegalArgumentException if the method has a handler already
+         */
+        public Builder handleAsyncOnReader(int method, RpcAsyncHandler handler) {
+            taken(method);
+            readerHandlers.put(method, java.util.Objects.requireNonNull(handler, "handler"));
+            return this;
+        }
+
+        private void taken(int method) {
+            if (handlers.containsKey(method) || asyncHandlers.containsKey(method)
+                || readerHandlers.containsKey(method)) {
                 throw new IllegalArgumentException("method=" + method + " has a handler already");
             }
-            return this;
         }
 
         /**

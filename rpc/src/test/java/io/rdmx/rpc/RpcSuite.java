@@ -47,6 +47,12 @@ public abstract class RpcSuite {
     static final int SLOW = 2;
     static final int THROW = 3;
     static final int SIZED = 4;
+    /** Asynchronous, taken on the reader thread: the call waits in {@link #held} for the test to answer it. */
+    static final int LATER = 5;
+    /** Asynchronous, on the reader thread, answered there at once (an echo). */
+    static final int LATER_NOW = 6;
+    /** Asynchronous, on a handler thread: throws before answering. */
+    static final int LATER_THROW = 7;
     /** 64 KiB rings: the largest record is about 24 KiB, so bodies above that are fragmented. */
     static final int RING = 64 << 10;
     private static final AtomicInteger SEQ = new AtomicInteger();
@@ -56,6 +62,10 @@ public abstract class RpcSuite {
     private volatile CountDownLatch release = new CountDownLatch(1);
     /** Counts SLOW handlers that started. */
     private final AtomicInteger slowEntered = new AtomicInteger();
+    /** Calls of {@link #LATER}, not answered yet. */
+    private final java.util.concurrent.BlockingQueue<RpcCall> held = new java.util.concurrent.LinkedBlockingQueue<>();
+    /** Threads that ran {@link #LATER} handlers. */
+    private final java.util.Set<String> laterThreads = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     @TempDir
     Path scratch;
@@ -131,6 +141,14 @@ public abstract class RpcSuite {
                 throw new IllegalStateException("boom " + call.request().getInt(0));
             })
             .handle(SIZED, call -> ByteBuffer.wrap(body(call.request().getInt(0), 7)))
+            .handleAsyncOnReader(LATER, call -> {
+                laterThreads.add(Thread.currentThread().getName());
+                held.add(call);
+            })
+            .handleAsyncOnReader(LATER_NOW, call -> call.respond(call.request()))
+            .handleAsync(LATER_THROW, call -> {
+                throw new IllegalArgumentException("later boom " + call.request().getInt(0));
+            })
             .build()).start();
     }
 
@@ -287,6 +305,98 @@ public abstract class RpcSuite {
         Blocking.awaitTrue("late answer dropped and counted", () -> c.lateResponses() == 1, WAIT);
         assertArrayEquals(body(10, 1), c.call(s.address(), ECHO, ByteBuffer.wrap(body(10, 1)), WAIT));
         assertEquals(0, c.outstanding());
+    }
+
+    private RpcCall held() throws InterruptedException {
+        RpcCall call = held.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertTrue(call != null, "no LATER call reached its handler");
+        return call;
+    }
+
+    @Test
+    void anAsyncHandlerAnswersLaterFromAnotherThread() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        byte[] big = body(3 * RING + 5, 9);
+        CompletableFuture<byte[]> first = c.callAsync(s.address(), LATER, intBody(1), WAIT);
+        CompletableFuture<byte[]> second = c.callAsync(s.address(), LATER, intBody(2), WAIT);
+        CompletableFuture<byte[]> third = c.callAsync(s.address(), LATER, intBody(3), WAIT);
+        RpcCall a = held();
+        RpcCall b = held();
+        RpcCall d = held();
+        assertEquals(java.util.Set.of("rdmx-rpc-server-" + s.name()), laterThreads, "taken on the reader thread");
+        assertFalse(first.isDone() || second.isDone() || third.isDone(), "nothing answered yet");
+        // answered out of order, from this thread and another one, one larger than the ring, one an error
+        assertTrue(d.respondError("com.example.Later", "no " + d.request().getInt(0)));
+        Blocking.Call<Boolean> other = Blocking.start("answerer", () -> b.respond(ByteBuffer.wrap(big)));
+        assertTrue(other.result().get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        assertTrue(a.respond(a.request()));
+        assertEquals(1, ByteBuffer.wrap(first.get(WAIT.toSeconds(), TimeUnit.SECONDS)).getInt(0));
+        assertArrayEquals(big, second.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        ExecutionException e = assertThrows(ExecutionException.class,
+            () -> third.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        RemoteRpcException r = assertInstanceOf(RemoteRpcException.class, e.getCause());
+        assertEquals("com.example.Later", r.className());
+        assertEquals("no 3", r.remoteMessage());
+        assertTrue(a.isAnswered());
+        IllegalStateException twice = assertThrows(IllegalStateException.class, () -> a.respond(intBody(9)));
+        assertTrue(twice.getMessage().contains("call id=" + a.callId()) && twice.getMessage().contains(a.peer()),
+            twice.getMessage());
+        // answered on the reader thread itself, small and larger than a ring record
+        assertArrayEquals(body(10, 3), c.call(s.address(), LATER_NOW, ByteBuffer.wrap(body(10, 3)), WAIT));
+        assertArrayEquals(big, c.call(s.address(), LATER_NOW, ByteBuffer.wrap(big), WAIT));
+        assertEquals(5, s.callsHandled());
+        assertEquals(0, s.responsesDropped());
+        assertEquals(0, c.outstanding());
+    }
+
+    @Test
+    void anAsyncHandlerThatThrowsBeforeAnsweringFailsThatCallOnly() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        RemoteRpcException e = assertThrows(RemoteRpcException.class,
+            () -> c.call(s.address(), LATER_THROW, intBody(42), WAIT));
+        assertEquals(IllegalArgumentException.class.getName(), e.className());
+        assertEquals("later boom 42", e.remoteMessage());
+        assertEquals(4, c.call(s.address(), ECHO, intBody(1), WAIT).length);
+        RpcServer.Builder b = RpcServer.builder(engine(node("x"))).handle(1, RpcCall::request);
+        IllegalArgumentException dup = assertThrows(IllegalArgumentException.class,
+            () -> b.handleAsyncOnReader(1, call -> { }));
+        assertTrue(dup.getMessage().contains("method=1"), dup.getMessage());
+    }
+
+    @Test
+    void aLateAsyncAnswerAfterTheClientTimedOutIsDropped() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        assertEquals(4, c.call(s.address(), ECHO, intBody(0), WAIT).length); // connected: the timeout is the answer's
+        RpcTimeoutException t = assertThrows(RpcTimeoutException.class,
+            () -> c.call(s.address(), LATER, intBody(1), Duration.ofMillis(300)));
+        assertTrue(t.getMessage().contains(s.name()), t.getMessage());
+        RpcCall late = held();
+        assertTrue(late.respond(late.request()), "written: the client is there, its call is gone");
+        Blocking.awaitTrue("late answer dropped and counted", () -> c.lateResponses() == 1, WAIT);
+        assertArrayEquals(body(10, 1), c.call(s.address(), ECHO, ByteBuffer.wrap(body(10, 1)), WAIT));
+        assertEquals(0, c.outstanding());
+        assertEquals(0, s.responsesDropped());
+    }
+
+    @Test
+    void anAsyncAnswerOnALostConnectionIsDroppedAndOtherClientsGoOn() throws Exception {
+        ChannelEngine se = engine(node("s"));
+        RpcServer s = server(se, cfg());
+        RpcClient lost = client(cfg());
+        RpcClient other = client(cfg());
+        CompletableFuture<byte[]> f = lost.callAsync(s.address(), LATER, intBody(1), WAIT);
+        RpcCall call = held();
+        RpcServer.closeConnection(se, call.peer());       // the connection to that client is lost
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        assertInstanceOf(RpcPeerException.class, e.getCause());
+        Blocking.awaitTrue("server saw the connection go", () -> !s.hasClient(call.peer()), WAIT);
+        assertFalse(call.respond(call.request()), "nobody to answer");
+        assertEquals(1, s.responsesDropped());
+        assertTrue(call.isAnswered());
+        assertArrayEquals(body(10, 2), other.call(s.address(), LATER_NOW, ByteBuffer.wrap(body(10, 2)), WAIT));
     }
 
     @Test

@@ -18,7 +18,6 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.hadoop.conf.Configuration;
@@ -173,8 +172,12 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
             long bound = Math.max((long) rcfg.maxDataLength + PREFIX_ALLOWANCE, rcfg.maxResponseLength);
             RpcConfig cfg = RpcConfig.builder().maxMessageBytes((int) Math.min(Integer.MAX_VALUE - 64, bound))
                 .handlerThreads(threads).build();
-            rdmx = RpcServer.builder(engine).handle(METHOD_CALL, this::serve)
-                .handle(METHOD_PING, c -> ByteBuffer.allocate(0)).config(cfg).build().start();
+            RpcServer.Builder b = RpcServer.builder(engine).handle(METHOD_PING, c -> ByteBuffer.allocate(0))
+                .config(cfg);
+            // queue: the rdmx reader decodes a call and queues it into Hadoop's call queue; the Hadoop handler
+            // that runs it writes the answer (no rdmx handler thread in between); direct: an rdmx handler runs it
+            rdmx = (rcfg.direct ? b.handleAsync(METHOD_CALL, this::serve) : b.handleAsyncOnReader(METHOD_CALL,
+                this::serve)).build().start();
             LOG.info("Hadoop RPC server {}: rdmx {} listener {} beside TCP {} ({} rdmx handler threads, {} dispatch)",
                 getServerName(), rcfg.provider, rdmx.address(), getListenerAddress(), threads,
                 rcfg.direct ? "direct" : "queue");
@@ -190,7 +193,7 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
             closeRdmx();
             IOException gone = new IOException("Hadoop RPC server " + getServerName() + " stopped");
             for (RdmxServerCall c : pending) {
-                c.response().completeExceptionally(gone);
+                c.response().completeExceptionally(gone);       // answers nobody: the listener is closed
             }
             super.stop();               // Hadoop's own stop() is not idempotent (a second one throws NPE)
         }
@@ -216,12 +219,14 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
     }
 
     /**
-     * rdmx handler thread: decodes one Hadoop call, queues it to Hadoop's call queue and waits for its answer.
-     * The body is: the caller's host (writeUTF), a delimited {@code IpcConnectionContextProto} (protocol, user),
-     * then exactly what a stock client sends after the 4-byte length: a delimited {@code RpcRequestHeaderProto},
-     * the delimited {@code RequestHeaderProto} and the delimited request message.
+     * rdmx reader thread (dispatch {@code queue}) or rdmx handler thread ({@code direct}): decodes one Hadoop call
+     * and queues it to Hadoop's call queue (or runs it); whichever thread completes its response (the Hadoop
+     * handler, or the thread that sends a deferred response) writes the answer into the client's ring. The body
+     * is: the caller's host (writeUTF), a delimited {@code IpcConnectionContextProto} (protocol, user), then
+     * exactly what a stock client sends after the 4-byte length: a delimited {@code RpcRequestHeaderProto}, the
+     * delimited {@code RequestHeaderProto} and the delimited request message.
      */
-    private ByteBuffer serve(RpcCall rc) throws Exception {
+    private void serve(RpcCall rc) throws Exception {
         ByteBuffer body = rc.request();
         Context ctx = context(body, rc.peer());
         int dataLength = body.remaining();
@@ -230,26 +235,31 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
         int retry = header.getRetryCount();
         if (!header.hasRpcKind() || header.getRpcKind() != RpcKindProto.RPC_PROTOCOL_BUFFER
             || header.getRpcOp() != RpcRequestHeaderProto.OperationProto.RPC_FINAL_PACKET || callId < 0) {
-            return error(callId, retry, header, RpcStatusProto.FATAL, RpcErrorCodeProto.FATAL_INVALID_RPC_HEADER,
+            rc.respond(error(callId, retry, header, RpcStatusProto.FATAL, RpcErrorCodeProto.FATAL_INVALID_RPC_HEADER,
                 new IOException("rdmx listener of " + getServerName() + " takes protobuf calls only: rpcKind="
                     + header.getRpcKind() + ", rpcOp=" + header.getRpcOp() + ", callId=" + callId + " from '"
-                    + rc.peer() + "'"));
+                    + rc.peer() + "'")));
+            return;
         }
         if (dataLength > rcfg.maxDataLength) {               // as the stock server: fatal, naming the sizes
-            return error(callId, retry, header, RpcStatusProto.FATAL, RpcErrorCodeProto.FATAL_INVALID_RPC_HEADER,
+            rc.respond(error(callId, retry, header, RpcStatusProto.FATAL, RpcErrorCodeProto.FATAL_INVALID_RPC_HEADER,
                 new IOException("Requested data length " + dataLength + " is longer than maximum configured RPC "
-                    + "length " + rcfg.maxDataLength + ".  RPC came from " + rc.peer() + " over rdmx"));
+                    + "length " + rcfg.maxDataLength + ".  RPC came from " + rc.peer() + " over rdmx")));
+            return;
         }
         if (ctx.user == null) {
-            return error(callId, retry, header, RpcStatusProto.FATAL, RpcErrorCodeProto.FATAL_UNAUTHORIZED,
-                new IOException("no user in the connection context of '" + rc.peer() + "'"));
+            rc.respond(error(callId, retry, header, RpcStatusProto.FATAL, RpcErrorCodeProto.FATAL_UNAUTHORIZED,
+                new IOException("no user in the connection context of '" + rc.peer() + "'")));
+            return;
         }
         Writable request;
         try {
             request = RdmxIpcBridge.readProtobufRequest(this, body, serverConf);
         } catch (IOException | RuntimeException e) {
-            return error(callId, retry, header, RpcStatusProto.FATAL, RpcErrorCodeProto.FATAL_DESERIALIZING_REQUEST,
-                new IOException("IPC server unable to read call parameters: " + e.getMessage(), e));
+            rc.respond(error(callId, retry, header, RpcStatusProto.FATAL,
+                RpcErrorCodeProto.FATAL_DESERIALIZING_REQUEST,
+                new IOException("IPC server unable to read call parameters: " + e.getMessage(), e)));
+            return;
         }
         CallerContext cc = null;
         if (header.hasCallerContext()) {
@@ -260,52 +270,58 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
             ctx.protocol, request, ctx.user, ctx.host);
         call.setPriorityLevel(RdmxIpcBridge.priorityLevel(this, call));
         pending.add(call);
-        try {
-            if (stopped.get()) {
-                return error(callId, retry, header, RpcStatusProto.ERROR, RpcErrorCodeProto.ERROR_RPC_SERVER,
-                    new IOException("Hadoop RPC server " + getServerName() + " stopped"));
-            }
-            rdmxCalls.increment();
-            RdmxRpcEngine.SERVER_CALLS.increment();
-            if (rcfg.direct) {
-                RdmxIpcBridge.runAsHandler(this, call);
-            } else {
-                try {
-                    queueCall(call);
-                } catch (IOException e) {             // the scheduler's back-off (RetriableException) or overflow
-                    return error(callId, retry, header, RpcStatusProto.ERROR, RpcErrorCodeProto.ERROR_RPC_SERVER,
-                        e);
-                }
+        // runs on the thread that completes the response: it writes the answer itself
+        call.response().whenComplete((answer, failure) -> {
+            pending.remove(call);
+            if (failure == null) {
+                rc.respond(answer);
+                return;
             }
             try {
-                return call.response().get();
-            } catch (ExecutionException e) {
-                return error(callId, retry, header, RpcStatusProto.ERROR, RpcErrorCodeProto.ERROR_RPC_SERVER,
-                    e.getCause() instanceof IOException ? (IOException) e.getCause() : new IOException(e.getCause()));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new InterruptedIOException("Hadoop RPC server " + getServerName() + " stopping");
+                rc.respond(error(callId, retry, header, RpcStatusProto.ERROR, RpcErrorCodeProto.ERROR_RPC_SERVER,
+                    failure instanceof IOException ? (IOException) failure : new IOException(failure)));
+            } catch (IOException e) {
+                rc.respondError(e.getClass().getName(), e.getMessage());
             }
-        } finally {
-            pending.remove(call);
+        });
+        if (stopped.get()) {
+            call.response().completeExceptionally(new IOException("Hadoop RPC server " + getServerName()
+                + " stopped"));
+            return;
+        }
+        rdmxCalls.increment();
+        RdmxRpcEngine.SERVER_CALLS.increment();
+        if (rcfg.direct) {
+            RdmxIpcBridge.runAsHandler(this, call);
+            return;
+        }
+        try {
+            queueCall(call);
+        } catch (IOException e) {             // the scheduler's back-off (RetriableException) or overflow
+            call.response().completeExceptionally(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            call.response().completeExceptionally(new InterruptedIOException("Hadoop RPC server "
+                + getServerName() + " stopping"));
         }
     }
 
     /** The context prefix, decoded once per distinct bytes (same client host, protocol and user). */
     private Context context(ByteBuffer body, String peer) throws IOException {
         int start = body.position();
+        int end = prefixEnd(body, start, peer);
+        ByteBuffer key = body.duplicate().position(start).limit(end);
+        Context c = contexts.get(key);
+        if (c != null) {                     // the usual case: no parsing, no copy
+            body.position(end);
+            return c;
+        }
         DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(body.array(),
             body.arrayOffset() + start, body.remaining()));
         String host = in.readUTF();
-        int afterHost = start + 2 + (body.getShort(start) & 0xFFFF);
-        body.position(afterHost);
+        body.position(start + 2 + (body.getShort(start) & 0xFFFF));
         IpcConnectionContextProto icc = RdmxIpcBridge.readDelimited(IpcConnectionContextProto.getDefaultInstance(),
             body);
-        ByteBuffer key = body.duplicate().position(start).limit(body.position()).slice();
-        Context c = contexts.get(key);
-        if (c != null) {
-            return c;
-        }
         UserGroupInformation ugi = ProtoUtil.getUgi(icc);
         InetAddress addr = null;
         try {
@@ -325,6 +341,35 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
         key.get(copy);
         contexts.put(ByteBuffer.wrap(copy), c);
         return c;
+    }
+
+    /**
+     * Where the context prefix ends: after the host (2-byte length and its bytes) and the varint-delimited
+     * connection context, checked against the body's bounds.
+     */
+    private static int prefixEnd(ByteBuffer body, int start, String peer) throws IOException {
+        int limit = body.limit();
+        if (limit - start < 2) {
+            throw new IOException("rdmx request from '" + peer + "' is " + (limit - start) + " bytes, too short for"
+                + " its context prefix");
+        }
+        int at = start + 2 + (body.getShort(start) & 0xFFFF);
+        int len = 0;
+        for (int shift = 0; ; shift += 7) {
+            if (at >= limit || shift > 28) {
+                throw new IOException("rdmx request from '" + peer + "' has a truncated or malformed context prefix");
+            }
+            byte b = body.get(at++);
+            len |= (b & 0x7F) << shift;
+            if (b >= 0) {
+                break;
+            }
+        }
+        if (len < 0 || len > limit - at) {
+            throw new IOException("rdmx request from '" + peer + "' has a connection context of " + len
+                + " bytes, past its end");
+        }
+        return at + len;
     }
 
     private ByteBuffer error(int callId, int retry, RpcRequestHeaderProto header, RpcStatusProto status,

@@ -254,6 +254,39 @@ class RdmxRpcEngineTest {
         assertEquals("later", postponed.get(30, TimeUnit.SECONDS));
     }
 
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"queue", "direct"})
+    void postponedResponsesHoldNoRdmxThreadAndAreWrittenByTheThreadThatSendsThem(String dispatch) throws Exception {
+        Configuration c = new Configuration(conf);
+        c.set(HadoopRdmxConfig.DISPATCH_KEY, dispatch);
+        c.setInt(HadoopRdmxConfig.HANDLER_THREADS_KEY, 1);    // one rdmx handler thread: it must not wait for answers
+        RdmxServer s = rdmxServer(c, new TestRpcBase.PBServerImpl());
+        TestRpcService p = proxy(s, c);
+        p.ping(null, TestRpcBase.newEmptyRequest());
+        long handled = s.getRpcMetrics().getProcessingSampleCount();
+        int n = 3;
+        List<CompletableFuture<String>> postponed = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            String m = "later-" + i;
+            postponed.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    return p.echoPostponed(null, echo(m)).getMessage();
+                } catch (ServiceException e) {
+                    throw new IllegalStateException(e);
+                }
+            }, runnable -> new Thread(runnable, "postponed-caller").start()));
+        }
+        waitFor(() -> s.getRpcMetrics().getProcessingSampleCount() >= handled + n, "all " + n
+            + " postponing handlers to return (with one rdmx handler thread)");
+        for (CompletableFuture<String> f : postponed) {
+            assertTrue(!f.isDone(), "answered before it was sent");
+        }
+        p.sendPostponed(null, TestRpcBase.newEmptyRequest());
+        for (int i = 0; i < n; i++) {
+            assertEquals("later-" + i, postponed.get(i).get(30, TimeUnit.SECONDS));
+        }
+    }
+
     @Test
     void ipcMaximumDataLengthIsEnforced() throws Exception {
         Configuration c = new Configuration(conf);
