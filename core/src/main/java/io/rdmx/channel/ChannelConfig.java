@@ -28,6 +28,16 @@ public final class ChannelConfig {
      * most a quarter ring.
      */
     public static final int BATCH_THRESHOLD_DEFAULT = 16 << 10;
+    /**
+     * System property: the most WRITEs of one ring in flight at once (posted, completion not yet seen), so a writer
+     * posts its next batch without waiting for the previous one's completion. Per peer the windows of all rings
+     * together stay within the connection's send queue ({@code rdmx.sendQueueDepth}): a smaller window is used
+     * where they would not fit. With {@link Notification#WRITE_WITH_IMM} the window is 1 (each immediate takes a
+     * receive the peer posted for that ring).
+     */
+    public static final String WRITES_IN_FLIGHT_PROP = "rdmx.channel.writesInFlight";
+    /** Default WRITEs in flight per ring. */
+    public static final int WRITES_IN_FLIGHT_DEFAULT = 4;
     /** System property: a receiver reports consumption after this many bytes. */
     public static final String READ_NOTIFY_PROP = "rdmx.channel.readNotifyThreshold";
     /** Default read-notification threshold: a quarter of the ring (0 selects it). */
@@ -120,6 +130,7 @@ public final class ChannelConfig {
     private final int ringCapacity;
     private final int batchThreshold;
     private final int readNotifyThreshold;
+    private final int writesInFlight;
     private final Notification notification;
     private final Duration flushInterval;
     private final int spinsBeforePark;
@@ -136,6 +147,7 @@ public final class ChannelConfig {
         this.notification = b.notification;
         this.flushInterval = b.flushInterval;
         this.spinsBeforePark = b.spins;
+        this.writesInFlight = b.writesInFlight;
         this.mapped = b.mapped;
         this.engineThread = b.engineThread;
     }
@@ -178,6 +190,14 @@ public final class ChannelConfig {
         return flushInterval;
     }
 
+    /**
+     * @return the most WRITEs of one ring in flight at once, as configured (a peer may use fewer:
+     *         {@link #WRITES_IN_FLIGHT_PROP})
+     */
+    public int writesInFlight() {
+        return writesInFlight;
+    }
+
     /** @return spins before parking */
     public int spinsBeforePark() {
         return spinsBeforePark;
@@ -213,7 +233,8 @@ public final class ChannelConfig {
     public String toString() {
         return "ChannelConfig{workers=" + workers + ", ringCapacity=" + ringCapacity + ", batchThreshold="
             + batchThreshold + ", readNotifyThreshold=" + readNotifyThreshold + ", notification=" + notification
-            + ", flushInterval=" + flushInterval + ", idle=" + idle().label() + ", spinsBeforePark=" + spinsBeforePark
+            + ", flushInterval=" + flushInterval + ", writesInFlight=" + writesInFlight + ", idle=" + idle().label()
+            + ", spinsBeforePark=" + spinsBeforePark
             + ", engineThread=" + engineThread + ", mapped=" + mapped
             + "}";
     }
@@ -225,6 +246,7 @@ public final class ChannelConfig {
         private int batchThreshold = System.getProperty(BATCH_THRESHOLD_PROP) == null ? 0
             : Platform.intValue(BATCH_THRESHOLD_PROP, 0);
         private int readNotifyThreshold = Integer.getInteger(READ_NOTIFY_PROP, READ_NOTIFY_DEFAULT);
+        private int writesInFlight = Platform.intValue(WRITES_IN_FLIGHT_PROP, WRITES_IN_FLIGHT_DEFAULT);
         private Notification notification = Notification.valueOf(System.getProperty(NOTIFICATION_PROP,
             NOTIFICATION_DEFAULT.name()).toUpperCase(Locale.ROOT));
         private Duration flushInterval = Duration.ofNanos(1000 * Long.getLong(FLUSH_INTERVAL_PROP,
@@ -257,6 +279,15 @@ public final class ChannelConfig {
          */
         public Builder batchThreshold(int v) {
             this.batchThreshold = v;
+            return this;
+        }
+
+        /**
+         * @param v the most WRITEs of one ring in flight at once, 1 to 256 ({@link #WRITES_IN_FLIGHT_PROP})
+         * @return this
+         */
+        public Builder writesInFlight(int v) {
+            this.writesInFlight = v;
             return this;
         }
 
@@ -348,6 +379,10 @@ public final class ChannelConfig {
             if (readNotifyThreshold < 0 || readNotifyThreshold > ringCapacity / 2) {
                 throw new IllegalArgumentException(READ_NOTIFY_PROP + "=" + readNotifyThreshold
                     + " out of range [0, ringCapacity/2=" + ringCapacity / 2 + "]");
+            }
+            if (writesInFlight < 1 || writesInFlight > SendGate.MAX_WINDOW) {
+                throw new IllegalArgumentException(WRITES_IN_FLIGHT_PROP + "=" + writesInFlight
+                    + " out of range [1, " + SendGate.MAX_WINDOW + "]");
             }
             if (flushInterval == null || flushInterval.isNegative()) {
                 throw new IllegalArgumentException(FLUSH_INTERVAL_PROP + "=" + flushInterval + " must be >= 0");

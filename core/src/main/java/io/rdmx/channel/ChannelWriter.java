@@ -20,8 +20,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>The writer serializes records straight into the buffer ({@link #tryClaim} / {@link #commit()}). Once
  * {@link ChannelConfig#batchThreshold()} bytes wait, or on {@link #flush()}, the writer posts the WRITE of the
- * unsent range itself, to the same offsets of the peer's mirror buffer, unless a WRITE of this buffer is in
- * flight: then the network thread posts the rest when that one completes. Free space is computed from the last
+ * unsent range itself, to the same offsets of the peer's mirror buffer, while fewer than the window's WRITEs of
+ * this buffer are in flight ({@link ChannelConfig#writesInFlight()}); with the window full the thread that learns
+ * of a completion posts the rest. Free space is computed from the last
  * credit heard of; a writer with no space blocks (parks) until a credit arrives, the peer fails, or a timeout.
  *
  * <p>Mapped ({@link SharedRing}, both ends can map each other's memory): the buffer IS the peer's incoming ring,
@@ -53,6 +54,8 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private final SendGate gate;
     private final AtomicBoolean queued = new AtomicBoolean();
     private final AtomicLong pendingData = new AtomicLong(-1);
+    /** The position the notifier last took ({@link #drainInto}); written and read by the notifier's holder. */
+    private long drained = -1;
     private final WorkRequest first = new WorkRequest();
     private final WorkRequest last = new WorkRequest();
     private long records;
@@ -68,14 +71,14 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private final SharedRing shared;
 
     ChannelWriter(PeerChannel peer, int index, int peerWorker, Region region, int base, RemoteRegion remote,
-                  ChannelConfig cfg, ByteBuffer peerMemory, SharedRing shared) {
+                  ChannelConfig cfg, ByteBuffer peerMemory, SharedRing shared, int window) {
         this.peer = peer;
         this.index = index;
         this.peerWorker = peerWorker;
         this.region = region;
         this.base = base;
         this.remote = remote;
-        this.gate = new SendGate(cfg.batchThreshold(), new SendGate.Sender() {
+        this.gate = new SendGate(cfg.batchThreshold(), window, new SendGate.Sender() {
             @Override
             public long committedAcquire() {
                 return ring.headAcquire();
@@ -399,7 +402,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
             + " is finished (end of stream sent): it takes no more records");
     }
 
-    /** Posts whatever is committed and unsent now, or right after the WRITE in flight completes. */
+    /** Posts whatever is committed and unsent now, or as soon as fewer WRITEs than the window are in flight. */
     public void flush() {
         gate.flush();
     }
@@ -424,7 +427,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
         return ring.headAcquire() - gate.sent();
     }
 
-    /** Any thread: posts the unsent range if a WRITE is due and none is in flight ({@link SendGate}). */
+    /** Any thread: posts the unsent range if a WRITE is due and the window has room ({@link SendGate}). */
     void trySend() {
         gate.trySend();
     }
@@ -486,12 +489,40 @@ public final class ChannelWriter implements Notifier.Notifiable {
         }
     }
 
-    /** Network thread: the WRITE completed (its own completion, or that of the notification announcing it). */
+    /** Network thread: the oldest WRITE in flight completed (its own completion: WRITE_WITH_IMM). */
     void onWriteComplete() {
+        if (shared != null) {
+            return; // mapped: nothing is in flight
+        }
+        gate.completeOldest();
+    }
+
+    /**
+     * Network thread: the notification SEND that announced data up to {@code end} completed, and with it (on a
+     * reliable connection) every WRITE posted before it: the WRITEs in flight that end there or before.
+     *
+     * @param end the position the notification carried
+     */
+    void onWriteComplete(long end) {
         if (shared != null) {
             return; // mapped: the SEND that completed was a doorbell; nothing was in flight
         }
-        gate.complete();
+        gate.complete(end);
+    }
+
+    /** @return the most WRITEs of this ring that were in flight at once (tests) */
+    int peakWritesInFlight() {
+        return gate.peakInFlight();
+    }
+
+    /** @return the most WRITEs of this ring in flight at once here */
+    int writesInFlightWindow() {
+        return gate.window();
+    }
+
+    /** @return the position the notifier last took for a notification (the notifier's holder only) */
+    long drained() {
+        return drained;
     }
 
     /**
@@ -531,8 +562,8 @@ public final class ChannelWriter implements Notifier.Notifiable {
     /** Network thread: flushes data that sat unsent for a whole scan interval. */
     void scan() {
         long h = ring.headAcquire();
-        if (h > gate.sent() && h == scanHead && !gate.inFlight()) {
-            flush();
+        if (h > gate.postedEnd() && h == scanHead) {
+            flush(); // posts now if the window has room, else when a WRITE in flight completes
         }
         scanHead = h;
     }
@@ -574,6 +605,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
             return 0;
         }
         NotificationDescriptor.entry(b, at, i, NotificationDescriptor.KIND_DATA, index, p);
+        drained = p;
         return 1;
     }
 

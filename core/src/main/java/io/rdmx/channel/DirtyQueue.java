@@ -1,7 +1,6 @@
 package io.rdmx.channel;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import org.jctools.queues.MpscUnboundedXaddArrayQueue;
 
 /**
@@ -43,17 +42,19 @@ final class DirtyQueue {
      * @param b the message buffer
      * @param at the message index
      * @param max the most entries
-     * @param cover receives every writer that wrote a data entry (its WRITE completes with the SEND)
+     * @param cover receives every writer that wrote a data entry, with its position (its WRITEs up to there
+     *              complete with the SEND)
      * @return entries written
      */
-    int drain(ByteBuffer b, int at, int max, ArrayList<ChannelWriter> cover) {
+    int drain(ByteBuffer b, int at, int max, Notifier.Covered cover) {
         int count = 0;
         Notifier.Notifiable n;
         while (count < max && (n = dirty.relaxedPoll()) != null) {
             n.queued().set(false); // before taking the position: a position stored after it queues n again
             int k = n.drainInto(b, at, count);
             if (k > 0 && n instanceof ChannelWriter) {
-                cover.add((ChannelWriter) n);
+                ChannelWriter w = (ChannelWriter) n;
+                cover.add(w, w.drained());
             }
             count += k;
         }

@@ -39,8 +39,8 @@ final class Notifier {
     private final ByteBuffer slotsView;
     private final AtomicBoolean inFlight = new AtomicBoolean();
     private final WorkRequest send = new WorkRequest();
-    private final java.util.ArrayList<ChannelWriter> covered0 = new java.util.ArrayList<>();
-    private final java.util.ArrayList<ChannelWriter> covered1 = new java.util.ArrayList<>();
+    private final Covered covered0 = new Covered();
+    private final Covered covered1 = new Covered();
     private int next;
 
     Notifier(PeerChannel peer, Region slots, int firstSlot) {
@@ -51,7 +51,42 @@ final class Notifier {
         send.opcode(io.rdmx.transport.Opcode.SEND);
     }
 
-    private java.util.ArrayList<ChannelWriter> covered(int slot) {
+    /**
+     * The writers whose data entries one notification carries, with the positions: its completion completes their
+     * WRITEs up to there. Filled by the notifier's holder, emptied by the completing thread; no object per SEND.
+     */
+    static final class Covered {
+        private final ChannelWriter[] writers = new ChannelWriter[NotificationDescriptor.MAX_ENTRIES];
+        private final long[] ends = new long[NotificationDescriptor.MAX_ENTRIES];
+        private int size;
+
+        /**
+         * @param w a writer whose entry the message carries
+         * @param end the position of the entry
+         */
+        void add(ChannelWriter w, long end) {
+            writers[size] = w;
+            ends[size] = end;
+            size++;
+        }
+
+        /** @return the writers added */
+        int size() {
+            return size;
+        }
+
+        /** Completes every writer's WRITEs up to its position, and empties this. */
+        void completeAll() {
+            for (int i = 0; i < size; i++) {
+                ChannelWriter w = writers[i];
+                writers[i] = null;
+                w.onWriteComplete(ends[i]);
+            }
+            size = 0;
+        }
+    }
+
+    private Covered covered(int slot) {
         return ((slot - firstSlot) & 1) == 0 ? covered0 : covered1;
     }
 
@@ -77,12 +112,9 @@ final class Notifier {
      * @param slot the slot the SEND was posted from
      */
     void onSendComplete(int slot) {
-        java.util.ArrayList<ChannelWriter> done = covered(slot);
+        Covered done = covered(slot);
         inFlight.set(false);
-        for (int i = 0; i < done.size(); i++) {
-            done.get(i).onWriteComplete();
-        }
-        done.clear();
+        done.completeAll();
         trySend();
     }
 
@@ -94,7 +126,7 @@ final class Notifier {
             int slot = firstSlot + (next++ & 1);
             int at = slot * NotificationDescriptor.MESSAGE_SLOT;
             ByteBuffer b = slotsView;
-            java.util.ArrayList<ChannelWriter> cover = covered(slot);
+            Covered cover = covered(slot);
             int count = dirty.drain(b, at, NotificationDescriptor.MAX_ENTRIES, cover);
             if (count == 0) {
                 inFlight.set(false);

@@ -57,6 +57,8 @@ public final class PeerChannel {
     /** Written by the thread that started the handshake, applied by the network thread. */
     private volatile ConnectionClosedException startFailure;
     private volatile boolean open = true;
+    /** The WRITEs in flight per ring, set by the handshake before the writers exist. */
+    private volatile int window = 1;
     private volatile ConnectionClosedException failure;
     /** Set when either side closed its engine on purpose (our BYE posted, or the peer's received). */
     private volatile boolean closedCleanly;
@@ -511,6 +513,7 @@ public final class PeerChannel {
             throw new RdmxException("sendQueueDepth=" + sq + " too small for " + rings + " rings to '" + name()
                 + "' (needs " + (2 * rings + SEND_SLOTS) + ")");
         }
+        window = writesInFlight(cfg, rings, sq);
         if (rq < BASE_RECVS + (imm ? rings : 0)) {
             throw new RdmxException("recvQueueDepth=" + rq + " too small for " + rings + " rings from '" + name()
                 + "' (needs " + (BASE_RECVS + (imm ? rings : 0)) + ")");
@@ -561,10 +564,32 @@ public final class PeerChannel {
                 SharedRing shared = peerMemory == null ? null : new SharedRing(peerMemory,
                     layout.ringHeaderOffset(low, idx), layout.readerHeaderOffset(!low, b));
                 o[idx] = new ChannelWriter(this, idx, b, pair, layout.offset(low, idx), remotePair, cfg,
-                    peerMemory, shared);
+                    peerMemory, shared, window);
             }
         }
         out = o;
+    }
+
+    /**
+     * The WRITEs in flight per ring to this peer: as configured, but all rings' WRITEs together (two work requests
+     * each where the range wraps) and the control SENDs within the send queue; 1 with WRITE_WITH_IMM, whose
+     * immediates each take a receive the peer posted one per ring.
+     *
+     * @param cfg the configuration
+     * @param rings our rings to the peer
+     * @param sq the connection's send queue depth
+     * @return the window, at least 1 (the caller checked that one WRITE per ring fits)
+     */
+    static int writesInFlight(ChannelConfig cfg, int rings, int sq) {
+        if (cfg.notification() == ChannelConfig.Notification.WRITE_WITH_IMM) {
+            return 1;
+        }
+        return Math.max(1, Math.min(cfg.writesInFlight(), (sq - SEND_SLOTS) / (2 * rings)));
+    }
+
+    /** @return the WRITEs in flight per ring to this peer (after the handshake) */
+    int writesInFlight() {
+        return window;
     }
 
     /** @return records and bytes committed by this peer's writers */

@@ -155,9 +155,15 @@ public abstract class ChannelSuite {
 
     private void allPairs(ChannelConfig.Notification mode, int capacity, int threshold, int records,
                           int maxLength) throws Exception {
+        allPairs(mode, capacity, threshold, records, maxLength, c -> c);
+    }
+
+    private Pair allPairs(ChannelConfig.Notification mode, int capacity, int threshold, int records,
+                          int maxLength, UnaryOperator<ChannelConfig.Builder> tweak) throws Exception {
         int wa = 2;
         int wb = 3;
-        Pair p = new Pair(wa, wb, c -> c.notification(mode).ringCapacity(capacity).batchThreshold(threshold));
+        Pair p = new Pair(wa, wb, c -> tweak.apply(c.notification(mode).ringCapacity(capacity)
+            .batchThreshold(threshold)));
         assertEquals(wb, p.ab.workers());
         assertEquals(wa, p.ba.workers());
         ExecutorService ex = Executors.newFixedThreadPool(wa + wb);
@@ -212,6 +218,26 @@ public abstract class ChannelSuite {
         assertEquals((long) wa * wb * records, p.b.metrics().recordsRead());
         assertTrue(ma.writesPosted() > 0);
         assertTrue(p.b.metrics().notificationsReceived() > 0);
+        return p;
+    }
+
+    /**
+     * Up to 8 WRITEs per ring in flight, small batches that wrap a small ring: every record once and in order, on
+     * every provider (whether the window fills depends on how fast completions come; {@code WritesInFlightTest}
+     * fills it on purpose), and never more in flight than the window.
+     */
+    @ParameterizedTest
+    @EnumSource(ChannelConfig.Notification.class)
+    void severalWritesInFlightPerRingKeepEveryRecordOnceInOrder(ChannelConfig.Notification mode) throws Exception {
+        Pair p = allPairs(mode, 8192, 256, 1500, 200, c -> c.writesInFlight(8).mapped(false));
+        int window = mode == ChannelConfig.Notification.WRITE_WITH_IMM ? 1 : 8;
+        assertEquals(window, p.ab.writesInFlight());
+        for (int a = 0; a < 2; a++) {
+            for (int b = 0; b < 3; b++) {
+                int peak = p.ab.writer(a, b).peakWritesInFlight();
+                assertTrue(peak >= 1 && peak <= window, "peak " + peak + " of window " + window);
+            }
+        }
     }
 
     @ParameterizedTest

@@ -2,7 +2,6 @@ package io.rdmx.channel;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.openjdk.jcstress.annotations.Actor;
@@ -56,7 +55,7 @@ public class NotifierMarkTest {
     private final DirtyQueue dirty = new DirtyQueue();
     private final Ring ring = new Ring();
     private final ByteBuffer message = ByteBuffer.allocate(256).order(ByteOrder.LITTLE_ENDIAN);
-    private final ArrayList<ChannelWriter> cover = new ArrayList<>();
+    private final Notifier.Covered cover = new Notifier.Covered();
     private long drained;
 
     /** Position 1 pending, the ring queued. */

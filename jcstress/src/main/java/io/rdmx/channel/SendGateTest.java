@@ -12,11 +12,14 @@ import org.openjdk.jcstress.annotations.State;
 import org.openjdk.jcstress.infra.results.JI_Result;
 
 /**
- * The {@link ChannelWriter}'s in-flight hand-off ({@link SendGate}, the class the writer uses): a WRITE of
- * {@code [0, 32)} is in flight; the writer thread commits up to 64 and asks for a send (by the threshold, or by
- * a flush) while the network thread completes the WRITE and sends what is due. Whoever loses the CAS leaves the
- * range to the other, so the range {@code [32, 64)} is always posted: never committed data left unsent with
- * nothing in flight. (In this package of the jcstress module so that it reaches the package-private gate.)
+ * The {@link ChannelWriter}'s in-flight hand-off ({@link SendGate}, the class the writer uses). With a window of
+ * one WRITE ({@link Commit}, {@link Flush}): a WRITE of {@code [0, 32)} is in flight; the writer thread commits up
+ * to 64 and asks for a send (by the threshold, or by a flush) while the network thread completes the WRITE and
+ * sends what is due. Whoever loses the CAS leaves the range to the other, so the range {@code [32, 64)} is always
+ * posted: never committed data left unsent with nothing in flight. With a window of two ({@link WindowFull},
+ * {@link WindowFullFlush}, {@link WindowNotified}): two WRITEs fill it, and the writer's next batch races the
+ * completion that frees a place: the batch is always posted, and never a third WRITE in flight. (In this package
+ * of the jcstress module so that it reaches the package-private gate.)
  */
 public final class SendGateTest {
     private SendGateTest() {
@@ -42,11 +45,23 @@ public final class SendGateTest {
         private long head;
         @SuppressWarnings("unused")
         private long posted;
+        /** The most sends in flight any send saw (counting itself); written by the gate's holder only. */
+        private volatile int most;
 
         Base(int threshold) {
-            gate = new SendGate(threshold, this);
-            commit(32);
-            gate.flush(); // [0, 32) in flight
+            this(threshold, 1);
+        }
+
+        /**
+         * @param threshold the batch threshold
+         * @param window the sends in flight at once; each window place is filled by a send of 32 bytes
+         */
+        Base(int threshold, int window) {
+            gate = new SendGate(threshold, window, this);
+            for (int i = 1; i <= window; i++) {
+                commit(32L * i);
+                gate.flush(); // [32 (i - 1), 32 i) in flight
+            }
         }
 
         /** The ring's commit: a release store of the head ({@link RingBuffer#commit()}). */
@@ -67,12 +82,16 @@ public final class SendGateTest {
         @Override
         public boolean send(long from, long to) {
             POSTED.setVolatile(this, to);
+            int n = gate.inFlightCount();
+            if (n > most) {
+                most = n;
+            }
             return true; // a posted WRITE: in flight until complete()
         }
 
-        /** The network thread: the WRITE in flight completed ({@link ChannelWriter#onWriteComplete()}). */
+        /** The network thread: the oldest WRITE in flight completed ({@link ChannelWriter#onWriteComplete()}). */
         final void complete() {
-            gate.complete();
+            gate.completeOldest();
         }
 
         /**
@@ -83,6 +102,16 @@ public final class SendGateTest {
         final void observe(JI_Result r) {
             r.r1 = (long) POSTED.getVolatile(this);
             r.r2 = gate.inFlight() ? 1 : 0;
+        }
+
+        /**
+         * After both: what was posted last, and the most sends any send saw in flight.
+         *
+         * @param r r1 = the end of the last post, r2 = the most in flight
+         */
+        final void observeWindow(JI_Result r) {
+            r.r1 = (long) POSTED.getVolatile(this);
+            r.r2 = most;
         }
     }
 
@@ -157,6 +186,130 @@ public final class SendGateTest {
         @Arbiter
         public void arbiter(JI_Result r) {
             observe(r);
+        }
+    }
+
+    /**
+     * A window of two, full ({@code [0, 32)} and {@code [32, 64)} in flight): the writer commits to 96 (over the
+     * threshold) while the network thread sees the oldest WRITE complete.
+     */
+    @JCStressTest
+    @Description("SendGate window: a commit finds the window full while a completion frees a place")
+    @Outcome(id = "96, 2", expect = Expect.ACCEPTABLE, desc = "[64, 96) posted, by either thread; two in flight")
+    @Outcome(id = "64, 2", expect = Expect.FORBIDDEN, desc = "lost: [64, 96) unsent though the window has room")
+    @Outcome(id = "96, 3", expect = Expect.FORBIDDEN, desc = "a third WRITE in a window of two")
+    @Outcome(expect = Expect.FORBIDDEN, desc = "impossible")
+    @State
+    public static class WindowFull extends Base {
+        /** Threshold 1, window 2. */
+        public WindowFull() {
+            super(1, 2);
+        }
+
+        /** The writer thread: commits to 96; the threshold is reached. */
+        @Actor
+        public void writer() {
+            commit(96);
+            gate.committed();
+        }
+
+        /** The network thread: the oldest WRITE completed. */
+        @Actor
+        public void network() {
+            complete();
+        }
+
+        /**
+         * After both.
+         *
+         * @param r r1 = the end of the last post, r2 = the most in flight
+         */
+        @Arbiter
+        public void arbiter(JI_Result r) {
+            observeWindow(r);
+        }
+    }
+
+    /** As {@link WindowFull}, but the writer flushes below the threshold. */
+    @JCStressTest
+    @Description("SendGate window: a flush finds the window full while a completion frees a place")
+    @Outcome(id = "96, 2", expect = Expect.ACCEPTABLE, desc = "[64, 96) posted, by either thread; two in flight")
+    @Outcome(id = "64, 2", expect = Expect.FORBIDDEN, desc = "lost: a flush of [64, 96) never posted")
+    @Outcome(id = "96, 3", expect = Expect.FORBIDDEN, desc = "a third WRITE in a window of two")
+    @Outcome(expect = Expect.FORBIDDEN, desc = "impossible")
+    @State
+    public static class WindowFullFlush extends Base {
+        /** A threshold the test never reaches, window 2. */
+        public WindowFullFlush() {
+            super(1 << 20, 2);
+        }
+
+        /** The writer thread: commits to 96 (below the threshold) and flushes. */
+        @Actor
+        public void writer() {
+            commit(96);
+            gate.flush();
+        }
+
+        /** The network thread: the oldest WRITE completed. */
+        @Actor
+        public void network() {
+            complete();
+        }
+
+        /**
+         * After both.
+         *
+         * @param r r1 = the end of the last post, r2 = the most in flight
+         */
+        @Arbiter
+        public void arbiter(JI_Result r) {
+            observeWindow(r);
+        }
+    }
+
+    /**
+     * A window of two, full; the notification that announced data up to 64 completes both WRITEs at once (SEND
+     * mode, {@link ChannelWriter#onWriteComplete(long)}) while the writer commits to 96 and then to 128, each over
+     * the threshold.
+     */
+    @JCStressTest
+    @Description("SendGate window: two commits race a notification completing the whole window")
+    @Outcome(id = "128, 2", expect = Expect.ACCEPTABLE, desc = "everything posted, in one or two WRITEs")
+    @Outcome(id = "64, 2", expect = Expect.FORBIDDEN, desc = "lost: [64, 128) unsent, nothing in flight")
+    @Outcome(id = "128, 3", expect = Expect.FORBIDDEN, desc = "a third WRITE in a window of two")
+    @Outcome(id = "96, 2", expect = Expect.FORBIDDEN, desc = "lost: [96, 128) unsent though the window has room")
+    @Outcome(expect = Expect.FORBIDDEN, desc = "impossible")
+    @State
+    public static class WindowNotified extends Base {
+        /** Threshold 1, window 2. */
+        public WindowNotified() {
+            super(1, 2);
+        }
+
+        /** The writer thread: two commits, each over the threshold. */
+        @Actor
+        public void writer() {
+            commit(96);
+            gate.committed();
+            commit(128);
+            gate.committed();
+        }
+
+        /** The network thread: the notification of position 64 completed both WRITEs in flight. */
+        @Actor
+        public void network() {
+            gate.complete(64);
+        }
+
+        /**
+         * After both.
+         *
+         * @param r r1 = the end of the last post, r2 = the most in flight
+         */
+        @Arbiter
+        public void arbiter(JI_Result r) {
+            observeWindow(r);
         }
     }
 }

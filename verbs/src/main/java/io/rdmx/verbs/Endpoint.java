@@ -522,7 +522,7 @@ final class Endpoint {
                     return;
                 }
                 for (int i = 0; i < n; i++) {
-                    handle(wcs.asSlice((long) i * IbvWc.SIZE, IbvWc.SIZE));
+                    handle((long) i * IbvWc.SIZE); // read in place: no slice object per completion
                 }
             } finally {
                 lock.unlock();
@@ -533,15 +533,17 @@ final class Endpoint {
         }
     }
 
-    private void handle(MemorySegment wc) {
-        long wrId = wc.get(JAVA_LONG, IbvWc.WR_ID);
-        int status = wc.get(JAVA_INT, IbvWc.STATUS);
+    /** @param at the completion's offset in {@link #wcs} */
+    private void handle(long at) {
+        MemorySegment wc = wcs;
+        long wrId = wc.get(JAVA_LONG, at + IbvWc.WR_ID);
+        int status = wc.get(JAVA_INT, at + IbvWc.STATUS);
         if (wrId == CTRL_PROBE) {
             probeDone(status);
             return;
         }
         if ((wrId & CTRL_BIT) != 0) {
-            node.onControl(this, wrId == CTRL_RECV, status, wc.get(JAVA_INT, IbvWc.BYTE_LEN));
+            node.onControl(this, wrId == CTRL_RECV, status, wc.get(JAVA_INT, at + IbvWc.BYTE_LEN));
             return;
         }
         VerbsConnection c = conn;
@@ -558,9 +560,9 @@ final class Endpoint {
             && queues.sendOpcode(wrId) == Opcode.SEND) {
             failure = WorkQueues.Failure.REMOTE_INVALID; // rxe's answer to that SEND, see above
         }
-        boolean hasImm = ok && (wc.get(JAVA_INT, IbvWc.WC_FLAGS) & Consts.IBV_WC_WITH_IMM) != 0;
-        queues.complete(c, wrId, ok, failure, ok ? null : statusName(status), wc.get(JAVA_INT, IbvWc.BYTE_LEN),
-            hasImm, hasImm ? wc.get(BE_INT, IbvWc.IMM_DATA) : 0);
+        boolean hasImm = ok && (wc.get(JAVA_INT, at + IbvWc.WC_FLAGS) & Consts.IBV_WC_WITH_IMM) != 0;
+        queues.complete(c, wrId, ok, failure, ok ? null : statusName(status), wc.get(JAVA_INT, at + IbvWc.BYTE_LEN),
+            hasImm, hasImm ? wc.get(BE_INT, at + IbvWc.IMM_DATA) : 0);
     }
 
     static WorkQueues.Failure failure(int status) {
