@@ -233,14 +233,9 @@ public final class ShmConnection extends AbstractConnection {
             if (failure == null) {
                 long seq = ++nextSeq;
                 pending.add(seq, op, wrId, length, signaled);
-                // without a placer an unsignaled request needs no ACK of its own while the send queue is less
-                // than half full (a later ACK completes it); with one, a placed WRITE completes with the ACK of
-                // the frame before it, whatever that frame's own signaling, so every frame asks for an ACK
-                int flags = placer == null && !signaled && pending.count() < Math.max(1, pending.capacity() / 2)
-                    ? FrameDescriptor.FLAG_UNSIGNALED : 0;
+                int flags = FrameDescriptor.requestFlags(op, signaled, placer != null, pending.count(),
+                    pending.capacity());
                 if (write) {
-                    flags |= (op == Opcode.WRITE_WITH_IMM ? FrameDescriptor.FLAG_WITH_IMM : 0)
-                        | (placer != null ? FrameDescriptor.FLAG_PLACED : 0);
                     writeFrame(FrameDescriptor.TYPE_WRITE, flags, seq, remote.remoteKey(), imm, remoteOffset, length,
                         local, localOffset, placer == null ? length : 0);
                 } else {

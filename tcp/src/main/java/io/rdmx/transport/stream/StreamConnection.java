@@ -291,15 +291,8 @@ public final class StreamConnection extends AbstractConnection {
             if (failure == null) {
                 long seq = ++nextSeq;
                 int count = addPendingUnlessIdle(seq, op, wrId, length, signaled, true);
-                // an unsignaled request needs no ACK of its own while the send queue is less than half full: a
-                // later ACK completes it (cumulative); past half, every frame asks for one so the queue drains.
-                // Not with a placer: a placed WRITE completes with the ACK of the frame before it, whatever that
-                // frame's own signaling
-                int flags = placer == null && !signaled && count < Math.max(1, pending.capacity() / 2)
-                    ? FrameDescriptor.FLAG_UNSIGNALED : 0;
+                int flags = FrameDescriptor.requestFlags(op, signaled, placer != null, count, pending.capacity());
                 if (write) {
-                    flags |= (op == Opcode.WRITE_WITH_IMM ? FrameDescriptor.FLAG_WITH_IMM : 0)
-                        | (placer != null ? FrameDescriptor.FLAG_PLACED : 0);
                     int data = placer == null ? length : 0;
                     if (!writeDirect(FrameDescriptor.TYPE_WRITE, flags, seq, remote.remoteKey(), imm, remoteOffset,
                         length, local, localOffset, data)) {
