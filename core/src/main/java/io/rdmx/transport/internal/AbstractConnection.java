@@ -309,6 +309,19 @@ public abstract class AbstractConnection implements Connection {
     }
 
     /**
+     * The peer refused a request (NAK): the connection goes down with a cause that names the peer, the request
+     * and the peer's explanation. Stream providers.
+     *
+     * @param seq the refused request's sequence number
+     * @param status its status
+     * @param message the peer's explanation
+     */
+    protected final void failRefused(long seq, Status status, String message) {
+        fail(new ConnectionClosedException(peerName, "peer '" + peerName + "' refused request seq=" + seq
+            + ": status=" + status + ": " + message, null));
+    }
+
+    /**
      * Closes the provider's transport as a dying process would: no farewell to the peer, whose next read finds
      * the connection gone; this side goes down when its transport notices. For tests and fault injection
      * (killing a process is what it stands for).

@@ -25,6 +25,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,6 +47,7 @@ public abstract class AbstractNode implements Node {
     private final LinkedBlockingQueue<Object> acceptQueue;
     private final ConcurrentHashMap<String, CompletableFuture<AbstractConnection>> dialing = new ConcurrentHashMap<>();
     private final AtomicLong regionSeq = new AtomicLong();
+    private final AtomicInteger pendingHandshakes = new AtomicInteger();
     private volatile boolean closed;
 
     /**
@@ -57,6 +59,34 @@ public abstract class AbstractNode implements Node {
         this.options = options;
         this.cq = new CompletionQueueImpl(options.name());
         this.acceptQueue = new LinkedBlockingQueue<>(options.acceptBacklog() + 1);
+    }
+
+    /**
+     * An accepted connection of a stream provider (shm, tcp) starts its handshake.
+     *
+     * @return false if {@link NodeOptions#maxPendingHandshakes()} are pending already (nothing was counted)
+     */
+    public boolean beginHandshake() {
+        int max = options.maxPendingHandshakes();
+        while (true) {
+            int n = pendingHandshakes.get();
+            if (n >= max) {
+                return false;
+            }
+            if (pendingHandshakes.compareAndSet(n, n + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** An accepted connection's handshake ended (established, refused or lost). */
+    public void endHandshake() {
+        pendingHandshakes.decrementAndGet();
+    }
+
+    /** @return accepted connections in their handshake now */
+    public int pendingHandshakes() {
+        return pendingHandshakes.get();
     }
 
     /**

@@ -8,6 +8,7 @@ import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.OutstandingRing;
 import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.wire.FrameBuffers;
 import io.rdmx.transport.wire.FrameDescriptor;
@@ -31,8 +32,6 @@ import java.util.List;
  * {@link ShmHandler}.
  */
 public final class ShmConnection extends AbstractConnection {
-    private static final Opcode[] OPCODES = Opcode.values();
-
     private final ShmIo io;
     private final ShmHandler handler;
     private final Placer placer;
@@ -47,14 +46,8 @@ public final class ShmConnection extends AbstractConnection {
     private volatile SocketChannel[] bells = new SocketChannel[0];
     private final ByteBuffer ring = ByteBuffer.allocateDirect(1);
 
-    // the outstanding ring, guarded by sendLock
-    private final long[] pendingSeq;
-    private final long[] pendingWrId;
-    private final int[] pendingLength;
-    private final byte[] pendingOp;
-    private final boolean[] pendingSignaled;
-    private int pendingHead;
-    private int pendingCount;
+    /** The outstanding requests, guarded by sendLock. */
+    private final OutstandingRing pending;
 
     // frame building, guarded by sendLock
     private final ByteBuffer header = ByteBuffer.allocateDirect(FrameDescriptor.WRITE_HEADER_LENGTH)
@@ -70,12 +63,7 @@ public final class ShmConnection extends AbstractConnection {
         this.io = io;
         this.handler = handler;
         this.placer = placer;
-        int depth = node.options().sendQueueDepth();
-        this.pendingSeq = new long[depth];
-        this.pendingWrId = new long[depth];
-        this.pendingLength = new int[depth];
-        this.pendingOp = new byte[depth];
-        this.pendingSignaled = new boolean[depth];
+        this.pending = new OutstandingRing(node.options().sendQueueDepth());
     }
 
     /** @return the lock that orders this connection's frames (the handler writes READY under it) */
@@ -214,16 +202,6 @@ public final class ShmConnection extends AbstractConnection {
         }
     }
 
-    private void addPending(long seq, Opcode op, long wrId, int length, boolean signaled) {
-        int i = (pendingHead + pendingCount) % pendingSeq.length;
-        pendingSeq[i] = seq;
-        pendingOp[i] = (byte) op.ordinal();
-        pendingWrId[i] = wrId;
-        pendingLength[i] = length;
-        pendingSignaled[i] = signaled;
-        pendingCount++;
-    }
-
     @Override
     protected int postSendQueue(Opcode op, long wrId, RegionImpl local, int localOffset, int length,
                                 RemoteRegion remote, long remoteOffset, int imm, boolean signaled)
@@ -231,7 +209,7 @@ public final class ShmConnection extends AbstractConnection {
         Throwable failure = null;
         synchronized (sendLock) {
             checkOpen();
-            if (pendingCount >= pendingSeq.length) {
+            if (pending.isFull()) {
                 return Post.SEND_QUEUE_FULL;
             }
             boolean write = op != Opcode.SEND;
@@ -242,27 +220,22 @@ public final class ShmConnection extends AbstractConnection {
                     failure = new ConnectionClosedException(peerName(), "remote access error: " + err, null);
                 } else if (op == Opcode.WRITE) {
                     // placed already; completes in order behind whatever is still outstanding
-                    if (pendingCount == 0) {
+                    if (pending.count() == 0) {
                         if (signaled) {
                             emit(op, wrId, Status.SUCCESS, length, 0, false, null);
                         }
                     } else {
-                        addPending(nextSeq, op, wrId, length, signaled);
+                        pending.add(nextSeq, op, wrId, length, signaled);
                     }
                     return Post.OK;
                 }
             }
             if (failure == null) {
                 long seq = ++nextSeq;
-                addPending(seq, op, wrId, length, signaled);
-                // without a placer an unsignaled request needs no ACK of its own while the send queue is less
-                // than half full (a later ACK completes it); with one, a placed WRITE completes with the ACK of
-                // the frame before it, whatever that frame's own signaling, so every frame asks for an ACK
-                int flags = placer == null && !signaled && pendingCount < Math.max(1, pendingSeq.length / 2)
-                    ? FrameDescriptor.FLAG_UNSIGNALED : 0;
+                pending.add(seq, op, wrId, length, signaled);
+                int flags = FrameDescriptor.requestFlags(op, signaled, placer != null, pending.count(),
+                    pending.capacity());
                 if (write) {
-                    flags |= (op == Opcode.WRITE_WITH_IMM ? FrameDescriptor.FLAG_WITH_IMM : 0)
-                        | (placer != null ? FrameDescriptor.FLAG_PLACED : 0);
                     writeFrame(FrameDescriptor.TYPE_WRITE, flags, seq, remote.remoteKey(), imm, remoteOffset, length,
                         local, localOffset, placer == null ? length : 0);
                 } else {
@@ -346,23 +319,21 @@ public final class ShmConnection extends AbstractConnection {
     void onAck(long acked) {
         while (true) {
             long wrId;
-            int op;
+            Opcode op;
             int length;
             synchronized (sendLock) {
-                if (pendingCount == 0 || pendingSeq[pendingHead] > acked) {
+                int i = pending.takeAcked(acked);
+                if (i < 0) {
                     return;
                 }
-                int i = pendingHead;
-                pendingHead = (i + 1) % pendingSeq.length;
-                pendingCount--;
-                if (!pendingSignaled[i]) {
+                if (!pending.signaled(i)) {
                     continue;
                 }
-                wrId = pendingWrId[i];
-                op = pendingOp[i];
-                length = pendingLength[i];
+                wrId = pending.wrId(i);
+                op = pending.op(i);
+                length = pending.length(i);
             }
-            emit(OPCODES[op], wrId, Status.SUCCESS, length, 0, false, null);
+            emit(op, wrId, Status.SUCCESS, length, 0, false, null);
         }
     }
 
@@ -377,21 +348,18 @@ public final class ShmConnection extends AbstractConnection {
     void onNak(long seq, Status status, String message) {
         onAck(seq - 1);
         long wrId = 0;
-        int op = -1;
+        Opcode op = null;
         synchronized (sendLock) {
-            if (pendingCount > 0 && pendingSeq[pendingHead] == seq) {
-                int i = pendingHead;
-                pendingHead = (i + 1) % pendingSeq.length;
-                pendingCount--;
-                wrId = pendingWrId[i];
-                op = pendingOp[i];
+            int i = pending.takeSeq(seq);
+            if (i >= 0) {
+                wrId = pending.wrId(i);
+                op = pending.op(i);
             }
         }
-        if (op >= 0) {
-            emit(OPCODES[op], wrId, status, 0, 0, false, message);
+        if (op != null) {
+            emit(op, wrId, status, 0, 0, false, message);
         }
-        fail(new ConnectionClosedException(peerName(), "peer '" + peerName() + "' refused request seq=" + seq
-            + ": status=" + status + ": " + message, null));
+        failRefused(seq, status, message);
     }
 
     @Override
@@ -404,18 +372,16 @@ public final class ShmConnection extends AbstractConnection {
         String detail = flushDetail();
         while (true) {
             long wrId;
-            int op;
+            Opcode op;
             synchronized (sendLock) {
-                if (pendingCount == 0) {
+                int i = pending.take();
+                if (i < 0) {
                     return;
                 }
-                int i = pendingHead;
-                pendingHead = (i + 1) % pendingSeq.length;
-                pendingCount--;
-                wrId = pendingWrId[i];
-                op = pendingOp[i];
+                wrId = pending.wrId(i);
+                op = pending.op(i);
             }
-            emit(OPCODES[op], wrId, Status.FLUSHED, 0, 0, false, detail);
+            emit(op, wrId, Status.FLUSHED, 0, 0, false, detail);
         }
     }
 

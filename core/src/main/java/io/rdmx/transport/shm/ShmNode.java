@@ -37,7 +37,6 @@ import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import jdk.net.ExtendedSocketOptions;
 import jdk.net.UnixDomainPrincipal;
 import org.slf4j.Logger;
@@ -60,7 +59,6 @@ class ShmNode extends AbstractNode {
     static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
     private final Path dir;
-    private final AtomicInteger pendingHandshakes = new AtomicInteger();
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final long tickNanos;
     private Selector selector;
@@ -135,33 +133,6 @@ class ShmNode extends AbstractNode {
         return dir;
     }
 
-    /**
-     * An accepted connection starts its handshake.
-     *
-     * @return false if {@link NodeOptions#maxPendingHandshakes()} are pending already (nothing was counted)
-     */
-    boolean beginHandshake() {
-        int max = options().maxPendingHandshakes();
-        while (true) {
-            int n = pendingHandshakes.get();
-            if (n >= max) {
-                return false;
-            }
-            if (pendingHandshakes.compareAndSet(n, n + 1)) {
-                return true;
-            }
-        }
-    }
-
-    /** An accepted connection's handshake ended (established, refused or lost). */
-    void endHandshake() {
-        pendingHandshakes.decrementAndGet();
-    }
-
-    /** @return accepted connections in their handshake now */
-    public int pendingHandshakes() {
-        return pendingHandshakes.get();
-    }
 
     /**
      * Checks an accepted peer after its HELLO, before anything is sent back to it: the process at the other end

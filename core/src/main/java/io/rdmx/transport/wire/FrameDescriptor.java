@@ -1,5 +1,6 @@
 package io.rdmx.transport.wire;
 
+import io.rdmx.transport.Opcode;
 import io.rdmx.transport.RemoteRegion;
 
 /**
@@ -156,6 +157,27 @@ public final class FrameDescriptor {
     public static final int NONCE_LENGTH = 16;
 
     private FrameDescriptor() {
+    }
+
+    /**
+     * The flags of a request's frame (WRITE or SEND) as both stream providers send it. An unsignaled request
+     * needs no ACK of its own while the send queue is less than half full: a later ACK completes it (cumulative);
+     * past half, every frame asks for one so the queue drains. Not when WRITE data is placed: a placed WRITE
+     * completes with the ACK of the frame before it, whatever that frame's own signaling, so every frame asks.
+     *
+     * @param op {@link Opcode#SEND}, {@link Opcode#WRITE} or {@link Opcode#WRITE_WITH_IMM}
+     * @param signaled whether the request completes with a completion of its own
+     * @param placed whether WRITE data reaches the peer through shared memory ({@link #FLAG_PLACED})
+     * @param outstanding requests outstanding, this one included
+     * @param depth the send-queue depth
+     * @return {@link #FLAG_UNSIGNALED}, {@link #FLAG_WITH_IMM} and {@link #FLAG_PLACED} as they apply
+     */
+    public static int requestFlags(Opcode op, boolean signaled, boolean placed, int outstanding, int depth) {
+        int flags = !placed && !signaled && outstanding < Math.max(1, depth / 2) ? FLAG_UNSIGNALED : 0;
+        if (op != Opcode.SEND) {
+            flags |= (op == Opcode.WRITE_WITH_IMM ? FLAG_WITH_IMM : 0) | (placed ? FLAG_PLACED : 0);
+        }
+        return flags;
     }
 
     /**

@@ -1,11 +1,9 @@
 package io.rdmx.transport.shm;
 
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.rdmx.transport.Access;
-import io.rdmx.transport.Connection;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.ProtocolException;
@@ -14,6 +12,7 @@ import io.rdmx.transport.Region;
 import io.rdmx.transport.WorkRequest;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.RegionImpl;
+import io.rdmx.transport.testsuite.ReceiverFuzzChecks;
 import io.rdmx.transport.wire.FrameBuffers;
 import io.rdmx.transport.wire.FrameDescriptor;
 import io.rdmx.transport.wire.Placer;
@@ -60,7 +59,6 @@ class ShmHandlerFuzzTest {
     static final String DIALED = "/nonexistent/fuzz-peer";
     /** The key a fuzz input uses to WRITE into the node's target region (real keys are random). */
     static final int FUZZ_RKEY = 0x0000_0F22;
-    private static final String INTERNAL_ERROR = "internal error handling a frame";
     private static final NodeOptions PLAIN = NodeOptions.builder().name("fuzz-node").maxTransferSize(1024)
         .recvQueueDepth(8).build();
     private static final NodeOptions SECRET = NodeOptions.builder().name("fuzz-node").maxTransferSize(1024)
@@ -100,49 +98,20 @@ class ShmHandlerFuzzTest {
                     fail("the handler read with no room for input (" + src.left() + " bytes left)");
                 }
                 io.runPending();
-                AbstractConnection c = connection(node, dial);
+                AbstractConnection c = ReceiverFuzzChecks.connection(node, dial);
                 for (; c != null && c.isOpen() && posted < recvs; posted++) {
                     c.post(WorkRequest.recv(recvArea, 64 * posted, 64).wrId(posted));
                 }
                 io.runPending();
             }
-            AbstractConnection c = connection(node, dial);
+            AbstractConnection c = ReceiverFuzzChecks.connection(node, dial);
             if (!io.closed) {
                 handler.readFrom(new Source(input, input.length, 1), 0); // the end of the stream
                 io.runPending();
             }
-            if (c != null && c.closeCause() != null) {
-                checkCause("connection close cause", c.closeCause());
-            }
-            if (dial.isCompletedExceptionally()) {
-                Throwable[] cause = new Throwable[1];
-                dial.whenComplete((ok, e) -> cause[0] = e);
-                checkCause("dial failure", cause[0]);
-            }
-            for (String s : io.sentBack) {
-                assertFalse(s.startsWith(INTERNAL_ERROR), "frame sent back to the peer: " + s);
-            }
+            ReceiverFuzzChecks.verdict(c, dial, io.sentBack);
         } finally {
             node.close();
-        }
-    }
-
-    private static AbstractConnection connection(FuzzNode node, CompletableFuture<AbstractConnection> dial) {
-        if (dial.isDone() && !dial.isCompletedExceptionally()) {
-            return dial.join();
-        }
-        for (Connection c : node.connections()) {
-            return (AbstractConnection) c;
-        }
-        return null;
-    }
-
-    private static void checkCause(String where, Throwable e) {
-        if (!(e instanceof RdmxException)) {
-            fail(where + " is not an RdmxException: " + e, e);
-        }
-        if (e.getMessage() == null || e.getMessage().startsWith(INTERNAL_ERROR)) {
-            fail(where + " is the handler's catch-all for an unexpected exception: " + e.getMessage(), e);
         }
     }
 

@@ -74,7 +74,12 @@ public final class FrameCodec {
         return copy(alloc, FrameBuffers.nak(seq, status, message));
     }
 
-    private static ByteBuf copy(ByteBufAllocator alloc, java.nio.ByteBuffer frame) {
+    /**
+     * @param alloc allocator
+     * @param frame a frame of {@link FrameBuffers}, from its position to its limit
+     * @return a direct buffer holding it
+     */
+    static ByteBuf copy(ByteBufAllocator alloc, java.nio.ByteBuffer frame) {
         return alloc.directBuffer(frame.remaining()).writeBytes(frame);
     }
 

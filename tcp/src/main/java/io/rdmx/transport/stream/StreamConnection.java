@@ -16,6 +16,7 @@ import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.OutstandingRing;
 import io.rdmx.transport.internal.RegionImpl;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -56,14 +57,8 @@ public final class StreamConnection extends AbstractConnection {
      * completing requests never waits for a posting thread in its {@code writev}. Taken inside sendLock.
      */
     private final java.util.concurrent.locks.ReentrantLock ringLock = new java.util.concurrent.locks.ReentrantLock();
-    // the outstanding ring, guarded by ringLock
-    private final long[] pendingSeq;
-    private final long[] pendingWrId;
-    private final int[] pendingLength;
-    private final byte[] pendingOp;
-    private final boolean[] pendingSignaled;
-    private int pendingHead;
-    private int pendingCount;
+    /** The outstanding requests, guarded by ringLock. */
+    private final OutstandingRing pending;
 
     // direct I/O, guarded by sendLock
     private final FileDescriptor fd;
@@ -103,12 +98,7 @@ public final class StreamConnection extends AbstractConnection {
         this.channel = channel;
         this.handler = handler;
         this.placer = placer;
-        int depth = node.options().sendQueueDepth();
-        this.pendingSeq = new long[depth];
-        this.pendingWrId = new long[depth];
-        this.pendingLength = new int[depth];
-        this.pendingOp = new byte[depth];
-        this.pendingSignaled = new boolean[depth];
+        this.pending = new OutstandingRing(node.options().sendQueueDepth());
         this.inlineCompletions = placer == null && node.directIo();
         boolean direct = inlineCompletions && channel instanceof UnixChannel;
         this.fd = direct ? ((UnixChannel) channel).fd() : null;
@@ -243,7 +233,7 @@ public final class StreamConnection extends AbstractConnection {
     private int pendingCount() {
         ringLock.lock();
         try {
-            return pendingCount;
+            return pending.count();
         } finally {
             ringLock.unlock();
         }
@@ -263,24 +253,14 @@ public final class StreamConnection extends AbstractConnection {
                                      boolean always) {
         ringLock.lock();
         try {
-            if (!always && pendingCount == 0) {
+            if (!always && pending.count() == 0) {
                 return 0;
             }
-            addPending(seq, op, wrId, length, signaled);
-            return pendingCount;
+            pending.add(seq, op, wrId, length, signaled);
+            return pending.count();
         } finally {
             ringLock.unlock();
         }
-    }
-
-    private void addPending(long seq, Opcode op, long wrId, int length, boolean signaled) {
-        int i = (pendingHead + pendingCount) % pendingSeq.length;
-        pendingSeq[i] = seq;
-        pendingOp[i] = (byte) op.ordinal();
-        pendingWrId[i] = wrId;
-        pendingLength[i] = length;
-        pendingSignaled[i] = signaled;
-        pendingCount++;
     }
 
     @Override
@@ -291,7 +271,7 @@ public final class StreamConnection extends AbstractConnection {
         sendLock.lock();
         try {
             checkOpen();
-            if (pendingCount() >= pendingSeq.length) {
+            if (pendingCount() >= pending.capacity()) {
                 return Post.SEND_QUEUE_FULL;
             }
             boolean write = op != Opcode.SEND;
@@ -311,15 +291,8 @@ public final class StreamConnection extends AbstractConnection {
             if (failure == null) {
                 long seq = ++nextSeq;
                 int count = addPendingUnlessIdle(seq, op, wrId, length, signaled, true);
-                // an unsignaled request needs no ACK of its own while the send queue is less than half full: a
-                // later ACK completes it (cumulative); past half, every frame asks for one so the queue drains.
-                // Not with a placer: a placed WRITE completes with the ACK of the frame before it, whatever that
-                // frame's own signaling
-                int flags = placer == null && !signaled && count < Math.max(1, pendingSeq.length / 2)
-                    ? FrameDescriptor.FLAG_UNSIGNALED : 0;
+                int flags = FrameDescriptor.requestFlags(op, signaled, placer != null, count, pending.capacity());
                 if (write) {
-                    flags |= (op == Opcode.WRITE_WITH_IMM ? FrameDescriptor.FLAG_WITH_IMM : 0)
-                        | (placer != null ? FrameDescriptor.FLAG_PLACED : 0);
                     int data = placer == null ? length : 0;
                     if (!writeDirect(FrameDescriptor.TYPE_WRITE, flags, seq, remote.remoteKey(), imm, remoteOffset,
                         length, local, localOffset, data)) {
@@ -542,30 +515,26 @@ public final class StreamConnection extends AbstractConnection {
     void onAck(long acked) {
         while (true) {
             long wrId;
-            int op;
+            Opcode op;
             int length;
             ringLock.lock();
             try {
-                if (pendingCount == 0 || pendingSeq[pendingHead] > acked) {
+                int i = pending.takeAcked(acked);
+                if (i < 0) {
                     return;
                 }
-                int i = pendingHead;
-                pendingHead = (i + 1) % pendingSeq.length;
-                pendingCount--;
-                if (!pendingSignaled[i]) {
+                if (!pending.signaled(i)) {
                     continue;
                 }
-                wrId = pendingWrId[i];
-                op = pendingOp[i];
-                length = pendingLength[i];
+                wrId = pending.wrId(i);
+                op = pending.op(i);
+                length = pending.length(i);
             } finally {
                 ringLock.unlock();
             }
-            emit(OPCODES[op], wrId, Status.SUCCESS, length, 0, false, null);
+            emit(op, wrId, Status.SUCCESS, length, 0, false, null);
         }
     }
-
-    private static final Opcode[] OPCODES = Opcode.values();
 
     /**
      * Fails one request (NAK): earlier ones completed, this one with the status; the connection goes down.
@@ -578,24 +547,21 @@ public final class StreamConnection extends AbstractConnection {
     void onNak(long seq, Status status, String message) {
         onAck(seq - 1);
         long wrId = 0;
-        int op = -1;
+        Opcode op = null;
         ringLock.lock();
         try {
-            if (pendingCount > 0 && pendingSeq[pendingHead] == seq) {
-                int i = pendingHead;
-                pendingHead = (i + 1) % pendingSeq.length;
-                pendingCount--;
-                wrId = pendingWrId[i];
-                op = pendingOp[i];
+            int i = pending.takeSeq(seq);
+            if (i >= 0) {
+                wrId = pending.wrId(i);
+                op = pending.op(i);
             }
         } finally {
             ringLock.unlock();
         }
-        if (op >= 0) {
-            emit(OPCODES[op], wrId, status, 0, 0, false, message);
+        if (op != null) {
+            emit(op, wrId, status, 0, 0, false, message);
         }
-        fail(new ConnectionClosedException(peerName(), "peer '" + peerName() + "' refused request seq=" + seq
-            + ": status=" + status + ": " + message, null));
+        failRefused(seq, status, message);
     }
 
     @Override
@@ -608,21 +574,19 @@ public final class StreamConnection extends AbstractConnection {
         String detail = flushDetail();
         while (true) {
             long wrId;
-            int op;
+            Opcode op;
             ringLock.lock();
             try {
-                if (pendingCount == 0) {
+                int i = pending.take();
+                if (i < 0) {
                     return;
                 }
-                int i = pendingHead;
-                pendingHead = (i + 1) % pendingSeq.length;
-                pendingCount--;
-                wrId = pendingWrId[i];
-                op = pendingOp[i];
+                wrId = pending.wrId(i);
+                op = pending.op(i);
             } finally {
                 ringLock.unlock();
             }
-            emit(OPCODES[op], wrId, Status.FLUSHED, 0, 0, false, detail);
+            emit(op, wrId, Status.FLUSHED, 0, 0, false, detail);
         }
     }
 

@@ -24,7 +24,6 @@ import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A node of a stream provider: a Netty server channel, one event loop group for all its connections, and
@@ -32,7 +31,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public abstract class StreamNode extends AbstractNode {
     private final EventLoopGroup group;
-    private final AtomicInteger pendingHandshakes = new AtomicInteger();
     private volatile Channel server;
     private volatile String address;
 
@@ -97,33 +95,6 @@ public abstract class StreamNode extends AbstractNode {
         return null;
     }
 
-    /**
-     * An accepted connection starts its handshake.
-     *
-     * @return false if {@link NodeOptions#maxPendingHandshakes()} are pending already (nothing was counted)
-     */
-    boolean beginHandshake() {
-        int max = options().maxPendingHandshakes();
-        while (true) {
-            int n = pendingHandshakes.get();
-            if (n >= max) {
-                return false;
-            }
-            if (pendingHandshakes.compareAndSet(n, n + 1)) {
-                return true;
-            }
-        }
-    }
-
-    /** An accepted connection's handshake ended (established, refused or lost). */
-    void endHandshake() {
-        pendingHandshakes.decrementAndGet();
-    }
-
-    /** @return accepted connections in their handshake now */
-    public int pendingHandshakes() {
-        return pendingHandshakes.get();
-    }
 
     /**
      * Adds provider-specific options to a bootstrap.

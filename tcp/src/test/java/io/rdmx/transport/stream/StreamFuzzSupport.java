@@ -25,12 +25,6 @@ final class StreamFuzzSupport {
     static final int TARGET_LENGTH = 256;
     /** The largest WRITE/SEND data length the fuzzed node accepts. */
     static final int MAX_TRANSFER = 1024;
-    /**
-     * How the handler's messages start when it caught a RuntimeException it did not expect: no input may reach
-     * it. (A prefix: a peer's own ERROR text, which may say anything, is quoted after a prefix of ours.)
-     */
-    static final String INTERNAL_ERROR = "internal error handling a frame";
-
     private static final EventLoopGroup UNUSED_GROUP = new DefaultEventLoopGroup(1);
     private static final NodeOptions PLAIN = NodeOptions.builder().name("fuzz-node").maxTransferSize(MAX_TRANSFER)
         .recvQueueDepth(8).build();

@@ -1,7 +1,5 @@
 package io.rdmx.transport.stream;
 
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import io.rdmx.transport.wire.FrameDescriptor;
 import com.code_intelligence.jazzer.junit.FuzzTest;
@@ -11,13 +9,12 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.rdmx.transport.Access;
-import io.rdmx.transport.Connection;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.ProtocolException;
-import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.WorkRequest;
 import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.testsuite.ReceiverFuzzChecks;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -72,7 +69,7 @@ class StreamHandlerFuzzTest {
                 at += n;
                 ch.writeInbound(chunk);
                 guard.check();
-                AbstractConnection c = connection(node, dial);
+                AbstractConnection c = ReceiverFuzzChecks.connection(node, dial);
                 for (; c != null && c.isOpen() && posted < cfg.recvs(); posted++) {
                     c.post(WorkRequest.recv(recvArea, 64 * posted, 64).wrId(posted));
                 }
@@ -80,43 +77,13 @@ class StreamHandlerFuzzTest {
                 guard.check();
                 drain(ch, sentBack);
             }
-            AbstractConnection c = connection(node, dial);
+            AbstractConnection c = ReceiverFuzzChecks.connection(node, dial);
             ch.finishAndReleaseAll();
             guard.check();
-            if (c != null && c.closeCause() != null) {
-                checkCause("connection close cause", c.closeCause());
-            }
-            if (dial.isCompletedExceptionally()) {
-                Throwable[] cause = new Throwable[1];
-                dial.whenComplete((ok, e) -> cause[0] = e);
-                checkCause("dial failure", cause[0]);
-            }
-            for (String s : sentBack) {
-                assertFalse(s.startsWith(StreamFuzzSupport.INTERNAL_ERROR), "frame sent back to the peer: " + s);
-            }
+            ReceiverFuzzChecks.verdict(c, dial, sentBack);
         } finally {
             ch.finishAndReleaseAll();
             node.close();
-        }
-    }
-
-    private static AbstractConnection connection(StreamFuzzSupport.FuzzStreamNode node,
-                                                 CompletableFuture<AbstractConnection> dial) {
-        if (dial.isDone() && !dial.isCompletedExceptionally()) {
-            return dial.join();
-        }
-        for (Connection c : node.connections()) {
-            return (AbstractConnection) c;
-        }
-        return null;
-    }
-
-    private static void checkCause(String where, Throwable e) {
-        if (!(e instanceof RdmxException)) {
-            fail(where + " is not an RdmxException: " + e, e);
-        }
-        if (e.getMessage() == null || e.getMessage().startsWith(StreamFuzzSupport.INTERNAL_ERROR)) {
-            fail(where + " is the handler's catch-all for an unexpected exception: " + e.getMessage(), e);
         }
     }
 

@@ -1,0 +1,127 @@
+package io.rdmx.transport.internal;
+
+import io.rdmx.transport.Opcode;
+
+/**
+ * The outstanding requests of a stream connection (shm, tcp): numbered in posting order and completed in that
+ * order by the peer's cumulative ACKs, the oldest failed by a NAK, all flushed when the connection goes down.
+ * Primitive arrays sized by the send-queue depth: nothing is allocated per request.
+ *
+ * <p>Not thread-safe: the connection guards it with its own lock (shm: its send lock; tcp: a ring lock taken
+ * inside the send lock, never held across a system call), takes a slot under that lock and reads the slot's
+ * fields before letting go (a posting thread may reuse the slot afterwards), then completes the request outside
+ * the lock.
+ */
+public final class OutstandingRing {
+    private static final Opcode[] OPCODES = Opcode.values();
+
+    private final long[] seqs;
+    private final long[] wrIds;
+    private final int[] lengths;
+    private final byte[] ops;
+    private final boolean[] signaled;
+    private int head;
+    private int count;
+
+    /** @param depth the send-queue depth: how many requests may be outstanding */
+    public OutstandingRing(int depth) {
+        this.seqs = new long[depth];
+        this.wrIds = new long[depth];
+        this.lengths = new int[depth];
+        this.ops = new byte[depth];
+        this.signaled = new boolean[depth];
+    }
+
+    /** @return how many requests may be outstanding */
+    public int capacity() {
+        return seqs.length;
+    }
+
+    /** @return requests outstanding now */
+    public int count() {
+        return count;
+    }
+
+    /** @return true if no request may be added */
+    public boolean isFull() {
+        return count >= seqs.length;
+    }
+
+    /**
+     * Adds the newest request (the caller checked {@link #isFull()}).
+     *
+     * @param seq its sequence number (that of the frame before it, for a placed WRITE without a frame)
+     * @param op its opcode
+     * @param wrId its work request id
+     * @param length its length
+     * @param signaled whether it completes with a completion of its own
+     */
+    public void add(long seq, Opcode op, long wrId, int length, boolean signaled) {
+        int i = (head + count) % seqs.length;
+        seqs[i] = seq;
+        ops[i] = (byte) op.ordinal();
+        wrIds[i] = wrId;
+        lengths[i] = length;
+        this.signaled[i] = signaled;
+        count++;
+    }
+
+    /** @return the slot of the oldest request, removed, or -1 if none is outstanding */
+    public int take() {
+        if (count == 0) {
+            return -1;
+        }
+        int i = head;
+        head = (i + 1) % seqs.length;
+        count--;
+        return i;
+    }
+
+    /**
+     * @param acked the highest sequence number the peer acknowledged
+     * @return the slot of the oldest request, removed, if {@code acked} covers it, else -1
+     */
+    public int takeAcked(long acked) {
+        return count == 0 || seqs[head] > acked ? -1 : take();
+    }
+
+    /**
+     * @param seq a sequence number the peer refused
+     * @return the slot of the oldest request, removed, if it has that number, else -1
+     */
+    public int takeSeq(long seq) {
+        return count > 0 && seqs[head] == seq ? take() : -1;
+    }
+
+    /**
+     * @param slot a slot just taken
+     * @return its work request id
+     */
+    public long wrId(int slot) {
+        return wrIds[slot];
+    }
+
+    /**
+     * @param slot a slot just taken
+     * @return its opcode
+     */
+    public Opcode op(int slot) {
+        return OPCODES[ops[slot]];
+    }
+
+    /**
+     * @param slot a slot just taken
+     * @return its length
+     */
+    public int length(int slot) {
+        return lengths[slot];
+    }
+
+    /**
+     * @param slot a slot just taken
+     * @return whether it completes with a completion of its own
+     */
+    public boolean signaled(int slot) {
+        return signaled[slot];
+    }
+}

@@ -1,0 +1,889 @@
+package io.rdmx.transport.wire;
+
+import static io.rdmx.transport.wire.FrameDescriptor.HEADER_LENGTH;
+
+import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.Opcode;
+import io.rdmx.transport.ProtocolException;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.Status;
+import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.AbstractNode;
+import io.rdmx.transport.internal.RegionImpl;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+
+/**
+ * The receive side of one stream-protocol connection and its handshake, apart from the I/O: the state machine
+ * that the {@code shm} provider (JDK sockets, {@code ShmHandler}) and the {@code tcp} provider (Netty,
+ * {@code StreamHandler}) both drive. One copy of the protocol: the handshake steps (HELLO, AUTH, READY and the
+ * limits before authentication), header checks, WRITE placement and SEND matching against posted receives,
+ * the cumulative ACK of each read batch, NAKs, and how every failure maps to the connection's cause or the
+ * dial's exception (each naming the peer).
+ *
+ * <p>A provider subclasses it for what differs: where the unread input is (a {@code ByteBuffer} the I/O thread
+ * fills, or Netty's cumulation), how frames are written and the socket closed, and who owns the thread. The
+ * subclass's hooks are plain methods the state machine calls on the I/O thread: no hand-off, lock, copy or
+ * allocation is added per frame (header fields are read in place, payload bytes are copied once, from the input
+ * into the target region, as before).
+ *
+ * <p>I/O thread only (the provider asserts it), except {@link #recvPosted()}.
+ *
+ * @param <C> the provider's connection type
+ */
+public abstract class FrameReceiver<C extends AbstractConnection> {
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private static final int S_HELLO = 0;
+    private static final int S_AUTH = 1;
+    private static final int S_READY = 2;
+    private static final int S_HEADER = 3;
+    private static final int S_WRITE_DATA = 4;
+    private static final int S_IMM_RECV = 5;
+    private static final int S_SEND_RECV = 6;
+    private static final int S_SEND_DATA = 7;
+    private static final int S_DISCARD = 8;
+
+    /** The provider's logger (its log lines keep their category). */
+    private final Logger log;
+    /** The node. */
+    protected final AbstractNode node;
+    /** True on the dialing side. */
+    protected final boolean active;
+    /** The address dialed (active side), else null. */
+    protected final String dialedAddress;
+    /** Completed with the connection (active side), else null. */
+    protected final CompletableFuture<AbstractConnection> connectFuture;
+    private final byte[] nonce = new byte[FrameDescriptor.NONCE_LENGTH];
+
+    private C conn;
+    private FrameBuffers.Hello peer;
+    private boolean counted;
+    private int state = S_HELLO;
+
+    private long curSeq;
+    private int curFlags;
+    private int curImm;
+    private int curLength;
+    private int curFrameLength;
+    private int remaining;
+    private ByteBuffer target;
+    private AbstractConnection.Recv curRecv;
+    private long handledSeq;
+    private long ackedSeq;
+    /** A frame handled since the last ACK asked for one (it lacked {@link FrameDescriptor#FLAG_UNSIGNALED}). */
+    private boolean ackDue;
+    private volatile boolean waitingRecv;
+    private int lastKey;
+    private RegionImpl lastRegion;
+    private final RegionViews views = new RegionViews();
+
+    /**
+     * @param log the provider's logger
+     * @param node the node
+     * @param active true on the dialing side
+     * @param dialedAddress the address dialed (active side), else null
+     * @param connectFuture completed with the connection (active side), else null
+     */
+    protected FrameReceiver(Logger log, AbstractNode node, boolean active, String dialedAddress,
+                            CompletableFuture<AbstractConnection> connectFuture) {
+        this.log = log;
+        this.node = node;
+        this.active = active;
+        this.dialedAddress = dialedAddress;
+        this.connectFuture = connectFuture;
+        RANDOM.nextBytes(nonce);
+    }
+
+    // ---- what the provider supplies: the input (unread bytes, from the read position) ----
+
+    /** @return unread input bytes */
+    protected abstract int readable();
+
+    /**
+     * @param at offset from the read position
+     * @return the unsigned byte there
+     */
+    protected abstract int byteAt(int at);
+
+    /**
+     * @param at offset from the read position
+     * @return the unsigned little-endian 16-bit value there
+     */
+    protected abstract int unsignedShortAt(int at);
+
+    /**
+     * @param at offset from the read position
+     * @return the little-endian int there
+     */
+    protected abstract int intAt(int at);
+
+    /**
+     * @param at offset from the read position
+     * @return the little-endian long there
+     */
+    protected abstract long longAt(int at);
+
+    /** @param n bytes of input to pass over (at most {@link #readable()}) */
+    protected abstract void skip(int n);
+
+    /**
+     * Copies input into a target region's view at its position, advancing both.
+     *
+     * @param target the view
+     * @param n bytes (at most {@link #readable()})
+     */
+    protected abstract void copyTo(ByteBuffer target, int n);
+
+    /**
+     * A little-endian view of the next {@code length} bytes of input (a whole control frame, readable), valid
+     * until the input is read further or dropped; the read position is not moved.
+     *
+     * @param length the frame length
+     * @return the view, position 0
+     */
+    protected abstract ByteBuffer frameView(int length);
+
+    /**
+     * A control frame of {@code length} bytes is not all here yet. A provider whose input buffer is smaller
+     * than the frame grows it here (a READY larger than the handshake's read buffer).
+     *
+     * @param length the frame length (validated)
+     */
+    protected void awaitFrame(int length) {
+    }
+
+    /** Drops all unread input (the connection is going down). */
+    protected abstract void dropInput();
+
+    /** Reading from the socket goes on (a receive was posted, or the input is discarded). */
+    protected abstract void resumeReading();
+
+    /** A SEND waits for a receive: stop reading from the socket once the provider holds enough input. */
+    protected abstract void pauseReading();
+
+    /** After each run of the state machine: the provider may release an empty input buffer. */
+    protected void processed() {
+    }
+
+    // ---- the thread ----
+
+    /** @return true on the I/O thread */
+    protected abstract boolean inIoThread();
+
+    /** @param task runs on the I/O thread */
+    protected abstract void execute(Runnable task);
+
+    // ---- output ----
+
+    /** @return true if an ACK may be written now (the socket is open) */
+    protected boolean canAck() {
+        return true;
+    }
+
+    /**
+     * Writes a cumulative ACK.
+     *
+     * @param c the connection
+     * @param seq the last request handled
+     */
+    protected abstract void writeAck(C c, long seq);
+
+    /**
+     * Writes a NAK behind whatever the connection wrote.
+     *
+     * @param c the connection
+     * @param seq the refused request
+     * @param status its status
+     * @param why the explanation
+     */
+    protected abstract void writeNak(C c, long seq, Status status, String why);
+
+    /**
+     * Writes a frame of the handshake (the connection is not established).
+     *
+     * @param frame the frame
+     * @param flush whether the frames written so far go out now (a provider that writes each at once ignores it)
+     */
+    protected abstract void writeHandshake(ByteBuffer frame, boolean flush);
+
+    /**
+     * Writes an ERROR frame and closes the socket once it went out (or after a bounded linger).
+     *
+     * @param frame the ERROR frame
+     * @param early true when refused before any handshake step ran (too many handshakes pending)
+     */
+    protected abstract void writeErrorAndClose(ByteBuffer frame, boolean early);
+
+    /** Closes the socket now. */
+    protected abstract void closeIo();
+
+    /** The handshake is over: the provider stops its deadline. */
+    protected abstract void stopHandshakeTimer();
+
+    // ---- the node and the connection ----
+
+    /** @return who is at the other end of the socket, for messages before the peer named itself */
+    protected abstract String describeRemote();
+
+    /**
+     * @param peerAddress the address an accepted peer advertises
+     * @return null to go on, else why the peer is refused
+     */
+    protected abstract String checkAcceptedPeer(String peerAddress);
+
+    /** @return true if the provider's peers may place WRITE data themselves ({@link FrameDescriptor#FLAG_PLACED}) */
+    protected abstract boolean acceptsPlacedWrites();
+
+    /**
+     * @param peerName the peer's name
+     * @param peerAddress its address (the one dialed on the dialing side)
+     * @param regions its regions
+     * @return the new connection (not yet added to the node)
+     */
+    protected abstract C newConnection(String peerName, String peerAddress, List<RemoteRegion> regions);
+
+    /**
+     * The accepting side: offers the new connection to the application and writes READY (our regions), in an
+     * order where nothing the application posts once it has the connection overtakes READY.
+     *
+     * @param c the connection, added to the node
+     * @param ready the READY frame
+     * @return false if the accept backlog is full (nothing was written)
+     */
+    protected abstract boolean offerAndReady(C c, ByteBuffer ready);
+
+    /**
+     * The connection is established ({@link #connection()} set), before the dialing side's future completes.
+     *
+     * @param c the connection
+     */
+    protected void onEstablished(C c) {
+    }
+
+    /**
+     * @param c the connection
+     * @param seq the peer's cumulative ACK
+     */
+    protected abstract void onAck(C c, long seq);
+
+    /**
+     * @param c the connection
+     * @param seq the request the peer refused
+     * @param status its status
+     * @param message the peer's explanation
+     */
+    protected abstract void onNak(C c, long seq, Status status, String message);
+
+    // ---- state the provider reads ----
+
+    /** @return the established connection, or null */
+    public final C connection() {
+        return conn;
+    }
+
+    /** @return true once the input is discarded (the connection is going down) */
+    protected final boolean discarding() {
+        return state == S_DISCARD;
+    }
+
+    /** @return the peer's name once it sent HELLO, before that what is known of it */
+    protected final String peerName() {
+        return peer != null ? peer.name() : (active ? dialedAddress : describeRemote());
+    }
+
+    // ---- driving it ----
+
+    /**
+     * The socket is connected: the accepting side takes a handshake slot (or refuses, writing an ERROR), the
+     * dialing side sends HELLO.
+     *
+     * @return false if refused (the input is discarded, the socket closes after the ERROR)
+     */
+    protected final boolean start() {
+        if (!active) {
+            if (!node.beginHandshake()) {
+                int max = node.options().maxPendingHandshakes();
+                log.warn("node '{}': refusing a connection from {}: {} handshakes pending (maxPendingHandshakes={})",
+                    node.name(), describeRemote(), max, max);
+                state = S_DISCARD;
+                writeErrorAndClose(FrameBuffers.error("node '" + node.name() + "' has too many pending handshakes "
+                    + "(maxPendingHandshakes=" + max + "): try again later"), true);
+                return false;
+            }
+            counted = true;
+        }
+        return true;
+    }
+
+    /** The dialing side opens the handshake (after the provider armed its deadline). */
+    protected final void sendHello() {
+        if (active) {
+            writeHandshake(FrameBuffers.hello(myHello()), true);
+        }
+    }
+
+    /** Handles the input there is, as far as it goes (I/O thread). */
+    protected final void process() {
+        try {
+            while (state != S_DISCARD && step()) {
+                // keep going while progress is made
+            }
+        } catch (ProtocolException e) {
+            protocolError(e);
+        } catch (RuntimeException e) {
+            log.error("node '{}': unexpected error on the connection from '{}'", node.name(), peerName(), e);
+            protocolError(new ProtocolException("internal error handling a frame from '" + peerName() + "': "
+                + e));
+        }
+        processed();
+    }
+
+    /** One cumulative ACK per read batch, and none if every frame of the batch was unsignaled. */
+    protected final void sendAck() {
+        if (ackDue && handledSeq > ackedSeq && state != S_DISCARD && canAck()) {
+            ackDue = false;
+            ackedSeq = handledSeq;
+            writeAck(conn, handledSeq);
+        }
+    }
+
+    /** A request frame was handled (placed, or delivered into a receive): it counts for the next ACK. */
+    private void handled(long seq, int flags) {
+        handledSeq = seq;
+        if ((flags & FrameDescriptor.FLAG_UNSIGNALED) == 0) {
+            ackDue = true;
+        }
+    }
+
+    /** Any thread: a receive was posted on the connection. */
+    public final void recvPosted() {
+        VarHandle.fullFence();
+        if (waitingRecv) {
+            execute(this::resume);
+        }
+    }
+
+    private void resume() {
+        if (!waitingRecv || state == S_DISCARD) {
+            return;
+        }
+        waitingRecv = false;
+        resumeReading();
+        process();
+        sendAck();
+    }
+
+    /** Any thread: the connection is going down; stop handling input. */
+    public final void closing() {
+        if (inIoThread()) {
+            discard();
+        } else {
+            execute(this::discard);
+        }
+    }
+
+    /** Stops handling input: drops what is unread and keeps reading (to see the end of the stream). */
+    protected final void discard() {
+        state = S_DISCARD;
+        waitingRecv = false;
+        dropInput();
+        resumeReading();
+    }
+
+    /** Waits for a posted receive; returns true if one is posted now after all. */
+    private boolean waitForRecv() {
+        waitingRecv = true;
+        VarHandle.fullFence();
+        if (conn.hasRecv()) {
+            waitingRecv = false;
+            return true;
+        }
+        pauseReading();
+        return false;
+    }
+
+    /** Copies what has arrived of the current payload into its target; true once the whole payload is there. */
+    private boolean copyPayload() {
+        int n = Math.min(readable(), remaining);
+        if (n > 0) {
+            copyTo(target, n);
+            remaining -= n;
+        }
+        return remaining == 0;
+    }
+
+    /** One step of the receive state machine; false when it needs more input or a posted receive. */
+    private boolean step() throws ProtocolException {
+        switch (state) {
+            case S_HELLO:
+            case S_AUTH:
+            case S_READY:
+            case S_HEADER:
+                return frame(readable());
+            case S_WRITE_DATA: {
+                if (!copyPayload()) {
+                    return false;
+                }
+                if ((curFlags & FrameDescriptor.FLAG_WITH_IMM) != 0) {
+                    state = S_IMM_RECV;
+                } else {
+                    handled(curSeq, curFlags);
+                    state = S_HEADER;
+                }
+                return true;
+            }
+            case S_IMM_RECV: {
+                var r = conn.takeRecv();
+                if (r == null) {
+                    return waitForRecv();
+                }
+                handled(curSeq, curFlags);
+                state = S_HEADER;
+                // an inline completion handler may take the connection down (and discard the input) from here
+                conn.emit(Opcode.RECV, r.wrId(), Status.SUCCESS, curLength, curImm, true, null);
+                return state != S_DISCARD;
+            }
+            case S_SEND_RECV: {
+                var r = conn.takeRecv();
+                if (r == null) {
+                    return waitForRecv();
+                }
+                if (curLength > r.length()) {
+                    String why = "SEND length=" + curLength + " exceeds the receive buffer length=" + r.length()
+                        + " posted by '" + node.name() + "'";
+                    conn.emit(Opcode.RECV, r.wrId(), Status.LOCAL_LENGTH_ERROR, 0, 0, false, why);
+                    refuse(curSeq, Status.REMOTE_INVALID_REQUEST, why);
+                    return false;
+                }
+                curRecv = r;
+                target = views.view(r.region());
+                target.position(r.offset());
+                remaining = curLength;
+                state = S_SEND_DATA;
+                return true;
+            }
+            case S_SEND_DATA: {
+                if (!copyPayload()) {
+                    return false;
+                }
+                long wrId = curRecv.wrId();
+                curRecv = null;
+                handled(curSeq, curFlags);
+                state = S_HEADER;
+                // an inline completion handler may take the connection down (and discard the input) from here
+                conn.emit(Opcode.RECV, wrId, Status.SUCCESS, curLength, 0, false, null);
+                return state != S_DISCARD;
+            }
+            default:
+                return false;
+        }
+    }
+
+    private boolean frame(int readable) throws ProtocolException {
+        if (readable < HEADER_LENGTH) {
+            return false;
+        }
+        int version = byteAt(FrameDescriptor.VERSION_OFFSET);
+        int type = byteAt(FrameDescriptor.TYPE_OFFSET);
+        int flags = unsignedShortAt(FrameDescriptor.FLAGS_OFFSET);
+        long length = Integer.toUnsignedLong(intAt(FrameDescriptor.LENGTH_OFFSET));
+        long seq = longAt(FrameDescriptor.SEQ_OFFSET);
+        String bad = FrameDescriptor.validate(version, type, length, node.options().maxTransferSize());
+        if (bad != null) {
+            throw new ProtocolException("bad frame from '" + peerName() + "': " + bad);
+        }
+        curFrameLength = (int) length;
+        if (type == FrameDescriptor.TYPE_WRITE || type == FrameDescriptor.TYPE_SEND) {
+            if (state != S_HEADER) {
+                throw new ProtocolException(FrameDescriptor.typeName(type) + " frame from '" + peerName()
+                    + "' before the handshake completed");
+            }
+            if (seq != handledSeq + 1) {
+                throw new ProtocolException(FrameDescriptor.typeName(type) + " frame from '" + peerName()
+                    + "' has seq=" + seq + ", expected=" + (handledSeq + 1));
+            }
+            return type == FrameDescriptor.TYPE_WRITE ? writeHeader(readable, flags, seq) : sendHeader(flags, seq);
+        }
+        if (conn == null) {
+            checkHandshakeFrame(type);
+        }
+        if (readable < length) {
+            awaitFrame((int) length);
+            return false;
+        }
+        control(type, seq, (int) length);
+        return true;
+    }
+
+    /** Before the connection is established, only the frame the handshake step expects (or ERROR, PING). */
+    private void checkHandshakeFrame(int type) throws ProtocolException {
+        int expected = state == S_HELLO ? FrameDescriptor.TYPE_HELLO
+            : state == S_AUTH ? FrameDescriptor.TYPE_AUTH : FrameDescriptor.TYPE_READY;
+        if (type != expected && type != FrameDescriptor.TYPE_ERROR && type != FrameDescriptor.TYPE_PING) {
+            throw new ProtocolException(FrameDescriptor.typeName(type) + " frame from '" + peerName()
+                + "' during the handshake, where " + FrameDescriptor.typeName(expected) + " was expected");
+        }
+    }
+
+    private boolean writeHeader(int readable, int flags, long seq) throws ProtocolException {
+        if (readable < FrameDescriptor.WRITE_HEADER_LENGTH) {
+            return false;
+        }
+        int rkey = intAt(FrameDescriptor.WRITE_KEY_OFFSET);
+        int imm = intAt(FrameDescriptor.WRITE_IMM_OFFSET);
+        long offset = longAt(FrameDescriptor.WRITE_REMOTE_OFFSET_OFFSET);
+        int dataLength = intAt(FrameDescriptor.WRITE_DATA_LENGTH_OFFSET);
+        String bad = FrameBuffers.checkWrite(flags, curFrameLength, dataLength, acceptsPlacedWrites());
+        if (bad != null) {
+            throw new ProtocolException("WRITE frame from '" + peerName() + "' " + bad);
+        }
+        skip(FrameDescriptor.WRITE_HEADER_LENGTH);
+        curSeq = seq;
+        curFlags = flags;
+        curImm = imm;
+        curLength = dataLength;
+        if ((flags & FrameDescriptor.FLAG_PLACED) != 0) {
+            state = (flags & FrameDescriptor.FLAG_WITH_IMM) != 0 ? S_IMM_RECV : S_HEADER;
+            if (state == S_HEADER) {
+                handled(seq, flags);
+            }
+            return true;
+        }
+        // the region of the last WRITE while it is registered (no map look-up, no boxed key), else a look-up
+        RegionImpl region = rkey == lastKey && lastRegion != null && lastRegion.live() ? lastRegion
+            : node.lookupRemote(rkey);
+        if (region == null || offset < 0 || dataLength > region.length() || offset > region.length() - dataLength) {
+            String err = node.checkRemoteWrite(rkey, offset, dataLength);
+            refuse(seq, Status.REMOTE_ACCESS_ERROR, err != null ? err : "no remotely writable region with rkey=0x"
+                + Integer.toHexString(rkey) + " at node '" + node.name() + "'");
+            return false;
+        }
+        lastKey = rkey;
+        lastRegion = region;
+        target = views.view(region);
+        target.position((int) offset);
+        remaining = dataLength;
+        state = S_WRITE_DATA;
+        return true;
+    }
+
+    private boolean sendHeader(int flags, long seq) {
+        skip(HEADER_LENGTH);
+        curSeq = seq;
+        curFlags = flags;
+        curLength = curFrameLength - HEADER_LENGTH;
+        state = S_SEND_RECV;
+        return true;
+    }
+
+    /** A whole control frame is readable: handles it (it is passed over before anything it sets off runs). */
+    private void control(int type, long seq, int length) throws ProtocolException {
+        switch (type) {
+            case FrameDescriptor.TYPE_PING:
+                skip(length);
+                return;
+            case FrameDescriptor.TYPE_ACK:
+                skip(length);
+                requireEstablished(type);
+                onAck(conn, seq);
+                return;
+            default:
+                break;
+        }
+        ByteBuffer f = frameView(length);
+        skip(length);
+        switch (type) {
+            case FrameDescriptor.TYPE_ERROR:
+                peerError(FrameBuffers.text(f, HEADER_LENGTH));
+                return;
+            case FrameDescriptor.TYPE_NAK: {
+                requireEstablished(type);
+                int st = Short.toUnsignedInt(f.getShort(HEADER_LENGTH));
+                String bad = FrameBuffers.checkNakStatus(st);
+                if (bad != null) {
+                    throw new ProtocolException("NAK from '" + peerName() + "' " + bad);
+                }
+                onNak(conn, seq, Status.values()[st], FrameBuffers.text(f, HEADER_LENGTH + 2));
+                return;
+            }
+            case FrameDescriptor.TYPE_HELLO:
+                hello(f);
+                return;
+            case FrameDescriptor.TYPE_AUTH:
+                auth(f);
+                return;
+            case FrameDescriptor.TYPE_READY:
+                ready(f);
+                return;
+            default:
+                throw new ProtocolException("unexpected frame type=" + FrameDescriptor.typeName(type) + " from '"
+                    + peerName() + "'");
+        }
+    }
+
+    private void requireEstablished(int type) throws ProtocolException {
+        if (conn == null) {
+            throw new ProtocolException(FrameDescriptor.typeName(type) + " frame from '" + peerName()
+                + "' before the handshake completed");
+        }
+    }
+
+    private FrameBuffers.Hello myHello() {
+        return new FrameBuffers.Hello(node.options().secret() != null, nonce, node.name(), node.address());
+    }
+
+    private void hello(ByteBuffer f) throws ProtocolException {
+        if (state != S_HELLO) {
+            throw new ProtocolException("unexpected HELLO from '" + peerName() + "'");
+        }
+        peer = FrameBuffers.parseHello(f);
+        boolean mine = node.options().secret() != null;
+        if (peer.hasSecret() != mine) {
+            handshakeRefused("cluster secret mismatch: node '" + node.name() + "' has a secret=" + mine
+                + ", peer '" + peer.name() + "' has a secret=" + peer.hasSecret());
+            return;
+        }
+        if (peer.name().equals(node.name())) {
+            handshakeRefused("peer claims name='" + peer.name() + "', the name of node '" + node.name()
+                + "' itself");
+            return;
+        }
+        if (!active) {
+            if (node.connectionTo(peer.name()) != null) {
+                handshakeRefused("a connection between '" + peer.name() + "' and '" + node.name()
+                    + "' already exists (one connection per pair of nodes)");
+                return;
+            }
+            String bad = checkAcceptedPeer(peer.address());
+            if (bad != null) {
+                handshakeRefused(bad);
+                return;
+            }
+            writeHandshake(FrameBuffers.hello(myHello()), !mine);
+            if (mine) {
+                // our proof first: the connecting side checks it before it proves anything or sends its regions
+                writeHandshake(FrameBuffers.auth(proof().prove(true, peer.nonce(), nonce, node.name(),
+                    peer.name())), true);
+                state = S_AUTH;
+            } else {
+                state = S_READY;
+            }
+        } else if (mine) {
+            state = S_AUTH;
+        } else {
+            sendReady();
+        }
+    }
+
+    private AuthProof proof() {
+        return new AuthProof(node.options().secret());
+    }
+
+    private void auth(ByteBuffer f) throws ProtocolException {
+        if (state != S_AUTH) {
+            throw new ProtocolException("unexpected AUTH from '" + peerName() + "'");
+        }
+        byte[] got = new byte[FrameDescriptor.MAC_LENGTH];
+        f.get(HEADER_LENGTH, got);
+        // the connecting side's nonce is Nc, the accepting side's Na; each side checks against its own nonce
+        byte[] nc = active ? nonce : peer.nonce();
+        byte[] na = active ? peer.nonce() : nonce;
+        if (!proof().check(got, active, nc, na, peer.name(), node.name())) {
+            handshakeRefused("cluster secret mismatch: peer '" + peer.name() + "' failed authentication with '"
+                + node.name() + "'");
+            return;
+        }
+        if (active) {
+            writeHandshake(FrameBuffers.auth(proof().prove(false, nc, na, node.name(), peer.name())), false);
+            sendReady();
+        } else {
+            state = S_READY;
+        }
+    }
+
+    /** The connecting side, the peer authenticated: our regions, then wait for the peer's READY. */
+    private void sendReady() {
+        writeHandshake(FrameBuffers.ready(node.exportedRegions()), true);
+        state = S_READY;
+    }
+
+    private void ready(ByteBuffer f) throws ProtocolException {
+        if (state != S_READY) {
+            throw new ProtocolException("unexpected READY from '" + peerName() + "'");
+        }
+        List<RemoteRegion> regions = FrameBuffers.parseReady(f);
+        if (active) {
+            // WRITEs go to the directory that was dialed, never to one the peer names
+            C c = newConnection(peer.name(), dialedAddress, regions);
+            if (!node.addConnection(c)) {
+                handshakeRefused("node '" + node.name() + "' already has a connection to '" + peer.name() + "'");
+                return;
+            }
+            established(c);
+            if (!connectFuture.complete(c)) {
+                c.close();
+            }
+            return;
+        }
+        C c = newConnection(peer.name(), peer.address(), regions);
+        if (!node.addConnection(c)) {
+            handshakeRefused("a connection between '" + peer.name() + "' and '" + node.name() + "' already exists");
+            return;
+        }
+        if (!offerAndReady(c, FrameBuffers.ready(node.exportedRegions()))) {
+            node.removeConnection(c);
+            handshakeRefused("node '" + node.name() + "' has a full accept backlog (acceptBacklog="
+                + node.options().acceptBacklog() + ")");
+            return;
+        }
+        established(c);
+    }
+
+    private void established(C c) {
+        conn = c;
+        state = S_HEADER;
+        handshakeOver();
+        onEstablished(c);
+    }
+
+    /** The handshake is over (established or failed): release its slot and its timer. */
+    protected final void handshakeOver() {
+        if (counted) {
+            counted = false;
+            node.endHandshake();
+        }
+        stopHandshakeTimer();
+    }
+
+    // ---- failures ----
+
+    /** The handshake did not complete within {@code handshakeTimeout}: refused with an ERROR. */
+    protected final void handshakeTimedOut() {
+        handshakeRefused("handshake not completed within handshakeTimeout="
+            + node.options().handshakeTimeout().toMillis() + " ms");
+    }
+
+    private void handshakeRefused(String why) {
+        log.warn("node '{}': connection with '{}' refused: {}", node.name(), peerName(), why);
+        if (active) {
+            connectFuture.completeExceptionally(new RdmxException("connect from '" + node.name() + "' to address="
+                + dialedAddress + " failed: " + why));
+        }
+        sendErrorAndClose(why);
+    }
+
+    private void sendErrorAndClose(String why) {
+        discard();
+        handshakeOver();
+        // the peer gets a moment to read the ERROR (closing with unread input resets the connection); a peer
+        // that does not read cannot keep the socket: it closes after a bounded linger
+        writeErrorAndClose(FrameBuffers.error(why), false);
+    }
+
+    private void refuse(long seq, Status status, String why) {
+        ackDue = true;
+        sendAck();
+        writeNak(conn, seq, status, why);
+        discard();
+        conn.fail(new ConnectionClosedException(peerName(), "refused request seq=" + seq + " from peer '"
+            + peerName() + "': " + why, null));
+    }
+
+    private void protocolError(ProtocolException e) {
+        log.warn("node '{}': closing the connection with '{}': {}", node.name(), peerName(), e.getMessage());
+        if (conn != null) {
+            discard();
+            conn.fail(e);
+        } else {
+            if (active) {
+                connectFuture.completeExceptionally(e);
+            }
+            sendErrorAndClose(e.getMessage());
+        }
+    }
+
+    private void peerError(String msg) {
+        discard();
+        if (conn != null) {
+            conn.fail(new ConnectionClosedException(peerName(), "connection to peer '" + peerName()
+                + "' closed by the peer: " + msg, null));
+        } else if (active) {
+            connectFuture.completeExceptionally(new RdmxException("connect from '" + node.name() + "' to address="
+                + dialedAddress + " refused by the peer: " + msg));
+        }
+        closeIo();
+    }
+
+    /**
+     * The stream ended (or the socket was closed here): the input is dropped and the connection goes down with
+     * a cause that names the peer (a truncated frame if the stream ended inside one), or the dial fails.
+     */
+    protected final void streamEnded() {
+        int pending = readable();
+        boolean midFrame = state == S_WRITE_DATA || state == S_SEND_DATA
+            || ((state == S_HEADER || state == S_IMM_RECV || state == S_SEND_RECV) && pending > 0);
+        RdmxException cause;
+        if (midFrame) {
+            int got = curFrameLength - remaining;
+            cause = new ProtocolException("truncated frame from '" + peerName() + "': the stream ended "
+                + (state == S_WRITE_DATA || state == S_SEND_DATA ? "after " + got + " of " + curFrameLength
+                    + " bytes" : "inside a frame (" + pending + " bytes pending)"));
+        } else {
+            cause = new ConnectionClosedException(peerName(), "connection to peer '" + peerName()
+                + "' lost: the peer closed it or died", null);
+        }
+        dropInput();
+        state = S_DISCARD;
+        handshakeOver();
+        if (conn != null) {
+            conn.fail(cause);
+        } else if (active) {
+            connectFuture.completeExceptionally(new RdmxException("connect from '" + node.name() + "' to address="
+                + dialedAddress + " failed: " + cause.getMessage(), cause));
+        }
+    }
+
+    /**
+     * A read or write on the socket failed: the connection goes down (or the dial fails) with a cause naming the
+     * peer. The provider closes the socket.
+     *
+     * @param e the error
+     */
+    protected final void socketFailed(Throwable e) {
+        RdmxException x = new ConnectionClosedException(peerName(), "connection to peer '" + peerName()
+            + "' lost: " + e.getMessage(), e);
+        if (conn != null) {
+            conn.fail(x);
+        } else if (active) {
+            connectFuture.completeExceptionally(x);
+        }
+    }
+
+    /**
+     * Nothing was read for {@code peerTimeout}: the connection goes down, or the dial fails.
+     *
+     * @param discardFirst whether to stop handling input before failing the connection
+     * @return true if the connection was established (else the provider closes the socket)
+     */
+    protected final boolean peerSilent(boolean discardFirst) {
+        String why = "peer '" + peerName() + "' silent for " + node.options().peerTimeout().toMillis()
+            + " ms (peerTimeout): presumed hung or dead";
+        if (conn != null) {
+            if (discardFirst) {
+                discard();
+            }
+            conn.fail(new ConnectionClosedException(peerName(), why, null));
+            return true;
+        }
+        if (active) {
+            connectFuture.completeExceptionally(new RdmxException(why));
+        }
+        return false;
+    }
+}
