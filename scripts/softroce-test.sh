@@ -126,7 +126,11 @@ INSIDE
 
 echo "softroce: booting a VM with $KERNEL (TCG, about a minute), then the verbs jobs (about 6 minutes)"
 start=$(date +%s)
-if ! timeout 840 vng --disable-kvm --run "$KERNEL" --user root --cpus 2 --memory 2G --rwdir "$WORK" \
+# 4 GiB: the TPC-C step runs three JVMs at once (QueriesCheck's reference evaluation and two ranks allowed -Xmx1g
+# each). In 2 GiB a rank died mid-query with exit code 134 (a JVM fatal error) twice in about eight runs; the cause
+# was not seen (the report was deleted with the work directory: it is printed now when the step fails), and a JVM
+# that cannot map more memory ends that way, so the VM got the room three such JVMs may take
+if ! timeout 840 vng --disable-kvm --run "$KERNEL" --user root --cpus 2 --memory 4G --rwdir "$WORK" \
       --exec "bash $WORK/inside.sh" > "$WORK/vng.log" 2>&1 || [ ! -f "$WORK/done.txt" ]; then
   echo "softroce: the VM run failed or timed out; progress:"
   cat "$WORK/progress.txt" 2>/dev/null || true
@@ -172,6 +176,12 @@ if [ "$(cat "$WORK/queries.rc" 2>/dev/null)" = 0 ] && grep -q "QUERIES OK" "$WOR
   echo "softroce: $(grep 'QUERIES OK' "$WORK/queries.txt")"
 else
   echo "softroce: TPC-C queries over verbs FAILED:"; tail -30 "$WORK/queries.txt"
+  # a JVM that died on a fatal error (exit 134) left its report in the working directory
+  for f in "$WORK"/hs_err_pid*.log; do
+    if [ -f "$f" ]; then
+      echo "softroce: $(basename "$f"):"; grep -E "^# |^(Current thread|Stack:)" "$f" | head -25 || true
+    fi
+  done
   fail=1
 fi
 grep -q "VERBS SMOKE OK" "$WORK/smoke.txt" || { echo "softroce: FFM smoke test failed:"; cat "$WORK/smoke.txt"; fail=1; }

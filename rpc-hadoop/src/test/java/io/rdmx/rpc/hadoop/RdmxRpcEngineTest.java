@@ -225,19 +225,26 @@ class RdmxRpcEngineTest {
         assertEquals(2, s.rdmxCalls());
     }
 
-    @Test
-    void postponedResponsesAreSentWhenTheServerSendsThem() throws Exception {
-        // the handler says when it has postponed its call: Hadoop's processing metric is no such signal, a
-        // handler counts a call only after its response went out (the ping's count could still be pending)
-        CountDownLatch postponing = new CountDownLatch(1);
-        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl() {
+    /**
+     * Hadoop's test service whose {@code echoPostponed} handler counts down once it has postponed its call: the
+     * signal the postponed-call tests wait for (Hadoop's processing metric is none: a handler counts a call only
+     * after its response went out).
+     */
+    private static TestRpcBase.PBServerImpl postponingService(CountDownLatch postponing) {
+        return new TestRpcBase.PBServerImpl() {
             @Override
             public EchoResponseProto echoPostponed(RpcController c, EchoRequestProto r) throws ServiceException {
                 EchoResponseProto answer = super.echoPostponed(c, r);
                 postponing.countDown();
                 return answer;
             }
-        });
+        };
+    }
+
+    @Test
+    void postponedResponsesAreSentWhenTheServerSendsThem() throws Exception {
+        CountDownLatch postponing = new CountDownLatch(1);
+        RdmxServer s = rdmxServer(conf, postponingService(postponing));
         TestRpcService p = proxy(s, conf);
         p.ping(null, TestRpcBase.newEmptyRequest());
         CompletableFuture<String> postponed = CompletableFuture.supplyAsync(() -> {
@@ -261,17 +268,8 @@ class RdmxRpcEngineTest {
         c.set(HadoopRdmxConfig.DISPATCH_KEY, dispatch);
         c.setInt(HadoopRdmxConfig.HANDLER_THREADS_KEY, 1);    // one rdmx handler thread: it must not wait for answers
         int n = 3;
-        // each handler says when it has postponed its call (Hadoop's processing metric counts a call only after
-        // its response went out, so it is no such signal)
         CountDownLatch postponing = new CountDownLatch(n);
-        RdmxServer s = rdmxServer(c, new TestRpcBase.PBServerImpl() {
-            @Override
-            public EchoResponseProto echoPostponed(RpcController rc, EchoRequestProto r) throws ServiceException {
-                EchoResponseProto answer = super.echoPostponed(rc, r);
-                postponing.countDown();
-                return answer;
-            }
-        });
+        RdmxServer s = rdmxServer(c, postponingService(postponing));
         TestRpcService p = proxy(s, c);
         p.ping(null, TestRpcBase.newEmptyRequest());
         List<CompletableFuture<String>> postponed = new ArrayList<>();
