@@ -149,11 +149,10 @@ class BellWakeTwoProcessTest {
                     child.destroyForcibly();
                 }, "killer");
                 killer.start();
-                long start = System.nanoTime();
+                // a read that ran into its 100 s timeout would not throw this: the peer's loss ended the sleep
                 ConnectionClosedException e = assertThrows(ConnectionClosedException.class,
                     () -> engine.reader(0).read((s, b, o, l, src) -> { }, 1, 100, TimeUnit.SECONDS));
                 assertTrue(e.getMessage().contains(name + "-child"), e.getMessage());
-                assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(100), "failed before the timeout");
                 killer.join();
             } finally {
                 child.destroyForcibly();
