@@ -45,6 +45,30 @@ class BellWakeTwoProcessTest {
             .redirectError(ProcessBuilder.Redirect.INHERIT).redirectOutput(ProcessBuilder.Redirect.INHERIT).start();
     }
 
+    /** A test's body, with this process's engine, the child process and the accepted peer channel. */
+    @FunctionalInterface
+    private interface WithChild {
+        void run(String name, ChannelEngine engine, Process child, PeerChannel peer) throws Exception;
+    }
+
+    /**
+     * Opens a shm node and engine named {@code prefix-<pid>}, starts a child in {@code mode} that dials it, accepts
+     * the child's peer channel and runs the body; the child is destroyed afterwards whatever happened.
+     */
+    private static void withChild(String prefix, String mode, WithChild body) throws Exception {
+        String name = prefix + "-" + ProcessHandle.current().pid();
+        try (Node node = Fabrics.get("shm").open(NodeOptions.builder().name(name).build());
+             ChannelEngine engine = ChannelEngine.open(node, config())) {
+            Process child = child(mode, node.address(), name + "-child");
+            try {
+                body.run(name, engine, child, engine.accept(Duration.ofSeconds(60)));
+            } finally {
+                child.destroyForcibly();
+                child.waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     /** Waits (bounded) until a shared parked word says its sleeper sleeps on a bell. */
     private static void awaitBellParked(String what, LongSupplier word) throws InterruptedException {
         long deadline = System.nanoTime() + WAIT.toNanos();
@@ -58,107 +82,80 @@ class BellWakeTwoProcessTest {
 
     @Test
     void theChildsParkedReaderAndParkedWriterAreWokenByTheirBells() throws Exception {
-        String name = "bell-" + ProcessHandle.current().pid();
-        try (Node node = Fabrics.get("shm").open(NodeOptions.builder().name(name).build());
-             ChannelEngine engine = ChannelEngine.open(node, config())) {
-            Process child = child("stream", node.address(), name + "-child");
-            try {
-                PeerChannel peer = engine.accept(Duration.ofSeconds(60));
-                assertTrue(peer.mapped(), "shm channels are mapped");
-                ChannelWriter w = peer.writer(0, 0);
-                long sent0 = engine.metrics().notificationsSent();
-                long doorbells0 = engine.metrics().doorbellWakes();
-                long bells0 = engine.metrics().bellWakes();
-                // the child's reader sleeps on its bell: one record wakes it
-                awaitBellParked("the child's reader", () -> w.shared().readerParked());
-                assertTrue(((ShmConnection) peer.connection()).bells() >= 1, "the child opened a bell here");
-                assertTrue(w.offer(1, ByteBuffer.allocate(8)));
-                w.flush();
-                IncomingRing in = peer.incoming(0, 0);
-                // the child's writer fills the 4 KiB ring and sleeps for space on its bell
-                awaitBellParked("the child's writer", () -> in.shared().writerParked());
-                long readerWoken = engine.metrics().bellWakes() - bells0;
-                assertEquals(1, readerWoken, "the parked reader was woken by one byte on its bell");
-                AtomicInteger records = new AtomicInteger();
-                AtomicInteger ends = new AtomicInteger();
-                RecordHandler h = new RecordHandler() {
-                    @Override
-                    public void onRecord(int streamId, ByteBuffer buffer, int offset, int length, RecordSource src) {
-                        records.incrementAndGet();
-                    }
-
-                    @Override
-                    public void onEndOfStream(RecordSource src) {
-                        ends.incrementAndGet();
-                    }
-                };
-                while (ends.get() == 0) {
-                    assertTrue(engine.reader(0).read(h, 16, 30, TimeUnit.SECONDS) > 0 || ends.get() > 0,
-                        "the child's stream stalled after " + records.get() + " records (a lost wake-up)");
+        withChild("bell", "stream", (name, engine, child, peer) -> {
+            assertTrue(peer.mapped(), "shm channels are mapped");
+            ChannelWriter w = peer.writer(0, 0);
+            long sent0 = engine.metrics().notificationsSent();
+            long doorbells0 = engine.metrics().doorbellWakes();
+            long bells0 = engine.metrics().bellWakes();
+            // the child's reader sleeps on its bell: one record wakes it
+            awaitBellParked("the child's reader", () -> w.shared().readerParked());
+            assertTrue(((ShmConnection) peer.connection()).bells() >= 1, "the child opened a bell here");
+            assertTrue(w.offer(1, ByteBuffer.allocate(8)));
+            w.flush();
+            IncomingRing in = peer.incoming(0, 0);
+            // the child's writer fills the 4 KiB ring and sleeps for space on its bell
+            awaitBellParked("the child's writer", () -> in.shared().writerParked());
+            long readerWoken = engine.metrics().bellWakes() - bells0;
+            assertEquals(1, readerWoken, "the parked reader was woken by one byte on its bell");
+            AtomicInteger records = new AtomicInteger();
+            AtomicInteger ends = new AtomicInteger();
+            RecordHandler h = new RecordHandler() {
+                @Override
+                public void onRecord(int streamId, ByteBuffer buffer, int offset, int length, RecordSource src) {
+                    records.incrementAndGet();
                 }
-                assertEquals(STREAM, records.get());
-                assertTrue(engine.metrics().bellWakes() - bells0 > readerWoken,
-                    "the parked writer was woken by its bell too");
-                assertEquals(doorbells0, engine.metrics().doorbellWakes(), "no doorbell: every sleeper had a bell");
-                assertEquals(sent0, engine.metrics().notificationsSent(), "no notification message sent");
-                assertTrue(child.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS), "the child ends");
-                assertEquals(0, child.exitValue(), "the child read its record and received no notification");
-            } finally {
-                child.destroyForcibly();
-                child.waitFor(30, TimeUnit.SECONDS);
+
+                @Override
+                public void onEndOfStream(RecordSource src) {
+                    ends.incrementAndGet();
+                }
+            };
+            while (ends.get() == 0) {
+                assertTrue(engine.reader(0).read(h, 16, 30, TimeUnit.SECONDS) > 0 || ends.get() > 0,
+                    "the child's stream stalled after " + records.get() + " records (a lost wake-up)");
             }
-        }
+            assertEquals(STREAM, records.get());
+            assertTrue(engine.metrics().bellWakes() - bells0 > readerWoken,
+                "the parked writer was woken by its bell too");
+            assertEquals(doorbells0, engine.metrics().doorbellWakes(), "no doorbell: every sleeper had a bell");
+            assertEquals(sent0, engine.metrics().notificationsSent(), "no notification message sent");
+            assertTrue(child.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS), "the child ends");
+            assertEquals(0, child.exitValue(), "the child read its record and received no notification");
+        });
     }
 
     @Test
     void aPeerGoneWhileTheChildSleepsOnItsBellFailsTheChildAtOnce() throws Exception {
-        String name = "bellgone-" + ProcessHandle.current().pid();
-        try (Node node = Fabrics.get("shm").open(NodeOptions.builder().name(name).build());
-             ChannelEngine engine = ChannelEngine.open(node, config())) {
-            Process child = child("sleep", node.address(), name + "-child");
-            try {
-                PeerChannel peer = engine.accept(Duration.ofSeconds(60));
-                awaitBellParked("the child's reader", () -> peer.writer(0, 0).shared().readerParked());
-                // as a dying process would: the socket closes, no goodbye
-                ((AbstractConnection) peer.connection()).abort();
-                // the child reads with a 120 s timeout: it exits 0 only if the read failed naming this peer
-                assertTrue(child.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS), "the sleeping child did not fail");
-                assertEquals(0, child.exitValue(), "the child's read failed with the peer's loss");
-            } finally {
-                child.destroyForcibly();
-                child.waitFor(30, TimeUnit.SECONDS);
-            }
-        }
+        withChild("bellgone", "sleep", (name, engine, child, peer) -> {
+            awaitBellParked("the child's reader", () -> peer.writer(0, 0).shared().readerParked());
+            // as a dying process would: the socket closes, no goodbye
+            ((AbstractConnection) peer.connection()).abort();
+            // the child reads with a 120 s timeout: it exits 0 only if the read failed naming this peer
+            assertTrue(child.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS), "the sleeping child did not fail");
+            assertEquals(0, child.exitValue(), "the child's read failed with the peer's loss");
+        });
     }
 
     @Test
     void aChildKilledWhileThisReaderSleepsFailsItAtOnce() throws Exception {
-        String name = "bellkill-" + ProcessHandle.current().pid();
-        try (Node node = Fabrics.get("shm").open(NodeOptions.builder().name(name).build());
-             ChannelEngine engine = ChannelEngine.open(node, config())) {
-            Process child = child("idle", node.address(), name + "-child");
-            try {
-                PeerChannel peer = engine.accept(Duration.ofSeconds(60));
-                IncomingRing in = peer.incoming(0, 0);
-                int parked = Sleeper.futexes() ? SharedRing.PARKED_FUTEX : SharedRing.PARKED_BELL;
-                Thread killer = new Thread(() -> {
-                    long deadline = System.nanoTime() + WAIT.toNanos();
-                    while (SharedRing.kind(in.shared().readerParked()) != parked && System.nanoTime() < deadline) {
-                        Thread.onSpinWait();
-                    }
-                    child.destroyForcibly();
-                }, "killer");
-                killer.start();
-                // a read that ran into its 100 s timeout would not throw this: the peer's loss ended the sleep
-                ConnectionClosedException e = assertThrows(ConnectionClosedException.class,
-                    () -> engine.reader(0).read((s, b, o, l, src) -> { }, 1, 100, TimeUnit.SECONDS));
-                assertTrue(e.getMessage().contains(name + "-child"), e.getMessage());
-                killer.join();
-            } finally {
+        withChild("bellkill", "idle", (name, engine, child, peer) -> {
+            IncomingRing in = peer.incoming(0, 0);
+            int parked = Sleeper.futexes() ? SharedRing.PARKED_FUTEX : SharedRing.PARKED_BELL;
+            Thread killer = new Thread(() -> {
+                long deadline = System.nanoTime() + WAIT.toNanos();
+                while (SharedRing.kind(in.shared().readerParked()) != parked && System.nanoTime() < deadline) {
+                    Thread.onSpinWait();
+                }
                 child.destroyForcibly();
-                child.waitFor(30, TimeUnit.SECONDS);
-            }
-        }
+            }, "killer");
+            killer.start();
+            // a read that ran into its 100 s timeout would not throw this: the peer's loss ended the sleep
+            ConnectionClosedException e = assertThrows(ConnectionClosedException.class,
+                () -> engine.reader(0).read((s, b, o, l, src) -> { }, 1, 100, TimeUnit.SECONDS));
+            assertTrue(e.getMessage().contains(name + "-child"), e.getMessage());
+            killer.join();
+        });
     }
 
     /** The other process, without futexes: {@code stream}, {@code sleep} or {@code idle}. */
