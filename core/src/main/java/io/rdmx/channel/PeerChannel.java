@@ -7,36 +7,31 @@ import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
 import io.rdmx.transport.RdmxException;
-import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
- * The channels between this node and one peer, over their one connection: the pair region (all rings, both
- * directions), a control region for notification messages, the handshake (HELLO with parameters, REGION with
- * the pair region's descriptor), and failure handling. Completions are handled on the provider's I/O thread as
- * they happen where the connection delivers them inline ({@link Connection#completionHandler}: tcp), so a
- * notification wakes the reader from the thread that received it; elsewhere on the network thread, from the
- * node's completion queue. Either way one thread at a time.
+ * The channels between this node and one peer, over their one connection: a control region for the handshake and
+ * notification messages, the completions of the connection, and failure handling. Three parts do the rest:
+ * {@link PeerHandshake} (HELLO with parameters, REGION with the pair region's descriptor, BYE),
+ * {@link ControlMessages} (the codec of those messages and of notifications) and {@link RingSet} (all rings of the
+ * pair, both directions). Completions are handled on the provider's I/O thread as they happen where the
+ * connection delivers them inline ({@link Connection#completionHandler}: tcp), so a notification wakes the reader
+ * from the thread that received it; elsewhere on the network thread, from the node's completion queue. Either way
+ * one thread at a time.
  */
 public final class PeerChannel {
-    private static final int BASE_RECVS = 16;
-    /** Control slots we SEND from: 0 and 1 the notifier's, then HELLO, REGION and BYE. */
-    private static final int SEND_SLOTS = 5;
-    private static final int BYE_SLOT = 4;
+    static final int BASE_RECVS = 16;
+    /** Control slots we SEND from: 0 and 1 the notifier's, then HELLO, REGION and BYE ({@link PeerHandshake}). */
+    static final int SEND_SLOTS = 5;
 
     private final ChannelEngine engine;
     private final int id;
     private final Connection connection;
-    private final boolean low;
     private final ChannelConfig cfg;
     private final Region control;
     /** Views of the receive slots, read with absolute gets only by the handling thread: none per message. */
@@ -45,33 +40,17 @@ public final class PeerChannel {
     /** The receive request the handling thread re-posts with (one handling thread at a time). */
     private final WorkRequest repostRequest = new WorkRequest().opcode(Opcode.RECV);
     private final Notifier notifier;
-    private final CompletableFuture<PeerChannel> ready = new CompletableFuture<>();
+    private final PeerHandshake handshake;
+    private final ControlMessages.Listener messages = new Messages();
     /** Whether the connection delivers completions inline (on its I/O thread) rather than to the queue. */
     private volatile boolean inline;
     /** Completions handled inline (written one thread at a time; read racily by tests). */
     private volatile long inlineCompletions;
-    /** Network thread: our HELLO has been delivered to the peer. */
-    private boolean helloDelivered;
-    /** Written by the network thread: a configuration mismatch found before our HELLO was delivered. */
-    private volatile RdmxException refusal;
-    /** Written by the thread that started the handshake, applied by the network thread. */
-    private volatile ConnectionClosedException startFailure;
     private volatile boolean open = true;
-    /** The WRITEs in flight per ring, set by the handshake before the writers exist. */
-    private volatile int window = 1;
     private volatile ConnectionClosedException failure;
-    /** Set when either side closed its engine on purpose (our BYE posted, or the peer's received). */
-    private volatile boolean closedCleanly;
-    private volatile boolean byeDelivered;
     private Region extraRecvs;
-    private Region pair;
-    private RemoteRegion remotePair;
-    private int peerWorkers;
-    private PairLayout layout;
-    private volatile ChannelWriter[] out;
-    private IncomingRing[] in;
-    /** Network thread, before the channel is ready: whether this channel is mapped (both HELLOs said so). */
-    private boolean mapped;
+    /** The rings, from the peer's HELLO on (set by the handshake on the completion thread). */
+    private volatile RingSet rings;
 
     PeerChannel(ChannelEngine engine, int id, Connection connection) throws RdmxException {
         String badId = WrIdDescriptor.validatePeerId(id);
@@ -83,60 +62,54 @@ public final class PeerChannel {
         this.id = id;
         this.connection = connection;
         this.cfg = engine.config();
-        this.low = engine.node().name().compareTo(connection.peerName()) < 0;
         int slot = NotificationDescriptor.MESSAGE_SLOT;
         this.control = engine.node().register((SEND_SLOTS + BASE_RECVS) * slot, Access.LOCAL_WRITE);
         this.controlView = control.buffer();
         this.notifier = new Notifier(this, control, 0);
+        this.handshake = new PeerHandshake(this, engine.node().name().compareTo(connection.peerName()) < 0,
+            control.buffer());
     }
 
     /** Starts the handshake: posts the receives and sends HELLO. Caller: the thread that opened the peer. */
     void start() throws RdmxException {
         // before the first post: every completion of the connection then comes inline, or every one queued
         inline = connection.completionHandler(this::onCompletion);
-        // HELLO goes first: the peer answers our HELLO with REGION, which must not overtake our own HELLO.
+        handshake.sendHello();
         int slot = NotificationDescriptor.MESSAGE_SLOT;
-        ByteBuffer b = control.buffer();
-        int at = 2 * slot;
-        NotificationDescriptor.header(b, at, NotificationDescriptor.TYPE_HELLO, 0);
-        b.putInt(at + NotificationDescriptor.HELLO_WORKERS_OFFSET, cfg.workers());
-        b.putInt(at + NotificationDescriptor.HELLO_CAPACITY_OFFSET, cfg.ringCapacity());
-        b.putInt(at + NotificationDescriptor.HELLO_MODE_OFFSET, cfg.notification().ordinal());
-        b.putInt(at + NotificationDescriptor.HELLO_FLAGS_OFFSET, wantsMapped() ? NotificationDescriptor.FLAG_MAPPED
-            : 0);
-        postHandshake(at, NotificationDescriptor.HELLO_LENGTH, WrIdDescriptor.HELLO);
         for (int i = 0; i < BASE_RECVS; i++) {
             postRecv(control, (SEND_SLOTS + i) * slot, i);
         }
     }
 
     /**
-     * The connection went down while {@link #start()} posted the handshake; the network thread applies it
-     * ({@link #applyStartFailure()}) after the completions already queued, so a mismatch the peer's HELLO tells
-     * is still the reason reported.
+     * The connection went down while {@link #start()} posted the handshake (see
+     * {@link PeerHandshake#deferStartFailure}).
      *
      * @param e the failure
      */
     void deferStartFailure(ConnectionClosedException e) {
-        startFailure = e;
+        handshake.deferStartFailure(e);
     }
 
     /** Network thread: fails the peer with a deferred start failure, if any (a refusal found meanwhile wins). */
     void applyStartFailure() {
-        ConnectionClosedException e = startFailure;
-        if (e != null) {
-            startFailure = null;
-            fail(e);
-        }
-    }
-
-    private boolean wantsMapped() {
-        return cfg.mapped() && connection.canMapRemote();
+        handshake.applyStartFailure();
     }
 
     /** @return true if records go straight into the peer's mapped ring (known once ready) */
     public boolean mapped() {
-        return mapped;
+        RingSet r = rings;
+        return r != null && r.mapped();
+    }
+
+    /** Completion thread, from the peer's HELLO: the rings exist. */
+    void attach(RingSet set) {
+        rings = set;
+    }
+
+    /** @return the rings, or null before the peer's HELLO */
+    RingSet rings() {
+        return rings;
     }
 
     /** The thread that starts the handshake: a receive with a request of its own (setup, not the data path). */
@@ -161,7 +134,30 @@ public final class PeerChannel {
         }
     }
 
-    private void postHandshake(int at, int length, int which) throws RdmxException {
+    /**
+     * Completion thread, WRITE_WITH_IMM: one receive per ring for the immediates, after the base ones.
+     *
+     * @param count the ring count
+     * @throws RdmxException a receive was refused
+     */
+    void postImmediateReceives(int count) throws RdmxException {
+        int slot = NotificationDescriptor.MESSAGE_SLOT;
+        extraRecvs = engine.node().register(count * slot, Access.LOCAL_WRITE);
+        extraView = extraRecvs.buffer();
+        for (int i = 0; i < count; i++) {
+            repostRecv(extraRecvs, i * slot, BASE_RECVS + i);
+        }
+    }
+
+    /**
+     * Posts one handshake message from the control region's send slots.
+     *
+     * @param at where it starts in the control region
+     * @param length its length
+     * @param which {@link WrIdDescriptor#HELLO} or {@link WrIdDescriptor#BYE}
+     * @throws RdmxException the SEND was refused
+     */
+    void postHandshake(int at, int length, int which) throws RdmxException {
         int rc = connection.post(WorkRequest.send(control, at, length)
             .wrId(wrId(WrIdDescriptor.KIND_HANDSHAKE, which)));
         if (rc != Post.OK) {
@@ -180,7 +176,8 @@ public final class PeerChannel {
 
     /** @return the peer's worker count (known once ready) */
     public int workers() {
-        return peerWorkers;
+        RingSet r = rings;
+        return r == null ? 0 : r.peerWorkers();
     }
 
     /** @return true until the connection fails or is closed */
@@ -201,15 +198,16 @@ public final class PeerChannel {
      * @return the writer (one writer thread at a time)
      */
     public ChannelWriter writer(int localWorker, int remoteWorker) {
-        ChannelWriter[] o = out;
-        if (o == null) {
+        RingSet r = rings;
+        if (r == null || !r.connected()) {
             throw new IllegalStateException("channel to '" + name() + "' is not ready");
         }
+        int peerWorkers = r.peerWorkers();
         if (localWorker < 0 || localWorker >= cfg.workers() || remoteWorker < 0 || remoteWorker >= peerWorkers) {
             throw new IllegalArgumentException("localWorker=" + localWorker + " (workers=" + cfg.workers()
                 + "), remoteWorker=" + remoteWorker + " (peer '" + name() + "' workers=" + peerWorkers + ")");
         }
-        return o[layout.ringIndex(low, localWorker, remoteWorker)];
+        return r.writer(localWorker, remoteWorker);
     }
 
     Connection connection() {
@@ -222,7 +220,7 @@ public final class PeerChannel {
      * @return the incoming ring between them (known once ready; tests)
      */
     IncomingRing incoming(int localWorker, int peerWorker) {
-        return in[layout.ringIndex(!low, peerWorker, localWorker)];
+        return rings.incoming(localWorker, peerWorker);
     }
 
     ChannelEngine engine() {
@@ -240,37 +238,7 @@ public final class PeerChannel {
     }
 
     PeerChannel awaitReady(Duration timeout) throws RdmxException {
-        try {
-            if (!engine.config().engineThread()) {
-                // no network thread: this thread runs the engine's duty cycle until the handshake is done
-                long deadline = System.nanoTime() + timeout.toNanos();
-                while (!ready.isDone()) {
-                    if (engine.doWork() == 0) {
-                        try {
-                            ready.get(Math.min(ChannelEngine.AGENT_SLEEP_NANOS, Math.max(1,
-                                deadline - System.nanoTime())), TimeUnit.NANOSECONDS);
-                        } catch (TimeoutException again) {
-                            if (System.nanoTime() - deadline >= 0) {
-                                throw again;
-                            }
-                        }
-                    }
-                }
-            }
-            return ready.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            RdmxTimeoutException t = new RdmxTimeoutException("channel handshake with '" + name() + "' timed out after "
-                + timeout.toMillis() + " ms");
-            fail(t);
-            throw t;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new RdmxException("interrupted during the channel handshake with '" + name() + "'");
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            String msg = "channel handshake with '" + name() + "' failed: " + c.getMessage();
-            throw new ConnectionClosedException(name(), msg, ChannelErrors.distinctCause(msg, c));
-        }
+        return handshake.await(timeout);
     }
 
     /** @return true if completions come inline, on the connection's I/O thread */
@@ -315,7 +283,7 @@ public final class PeerChannel {
         int index = WrIdDescriptor.index(wr);
         switch (WrIdDescriptor.kind(wr)) {
             case WrIdDescriptor.KIND_WRITE:
-                out[index].onWriteComplete();
+                rings.out(index).onWriteComplete();
                 break;
             case WrIdDescriptor.KIND_NOTIFY:
                 notifier.onSendComplete(index);
@@ -324,15 +292,7 @@ public final class PeerChannel {
                 onRecv(index, byteLength, immediate, hasImmediate);
                 break;
             case WrIdDescriptor.KIND_HANDSHAKE:
-                if (index == WrIdDescriptor.BYE) {
-                    byeDelivered = true;
-                } else if (!helloDelivered) {
-                    // the first handshake SEND is our HELLO: now the peer can tell a mismatch on its own
-                    helloDelivered = true;
-                    if (refusal != null) {
-                        fail(refusal);
-                    }
-                }
+                handshake.onSent(index);
                 break;
             default:
                 break;
@@ -345,7 +305,11 @@ public final class PeerChannel {
             if (hasImmediate) {
                 onImmediate(immediate);
             } else {
-                handleMessage(slotId, byteLength);
+                int slot = NotificationDescriptor.MESSAGE_SLOT;
+                ByteBuffer b = slotId < BASE_RECVS ? controlView : extraView;
+                int at = slotId < BASE_RECVS ? (SEND_SLOTS + slotId) * slot : (slotId - BASE_RECVS) * slot;
+                RingSet r = rings;
+                ControlMessages.decode(name(), b, at, byteLength, r == null ? 0 : r.rings(), messages);
             }
             if (open) {
                 try {
@@ -363,21 +327,22 @@ public final class PeerChannel {
     }
 
     private void onImmediate(int imm) throws RdmxException {
-        if (in == null) {
+        RingSet set = rings;
+        if (set == null) {
             throw new RdmxException("peer '" + name() + "' sent an immediate=0x" + Integer.toHexString(imm)
                 + " before HELLO");
         }
-        if (mapped || cfg.notification() != ChannelConfig.Notification.WRITE_WITH_IMM) {
+        if (set.mapped() || cfg.notification() != ChannelConfig.Notification.WRITE_WITH_IMM) {
             // its data would be announced twice, or (mapped) the local head would move under the shared one
             throw new RdmxException("peer '" + name() + "' sent an immediate=0x" + Integer.toHexString(imm)
-                + " on a channel that announces data by " + (mapped ? "mapped memory" : "notification="
+                + " on a channel that announces data by " + (set.mapped() ? "mapped memory" : "notification="
                 + cfg.notification()) + ", not by immediates");
         }
-        String bad = ImmediateDescriptor.validate(imm, in.length);
+        String bad = ImmediateDescriptor.validate(imm, set.rings());
         if (bad != null) {
             throw new RdmxException("bad immediate from '" + name() + "': " + bad);
         }
-        IncomingRing r = in[ImmediateDescriptor.ring(imm)];
+        IncomingRing r = set.in(ImmediateDescriptor.ring(imm));
         long head = r.ring.headAcquire();
         long position = head + ImmediateDescriptor.length(imm);
         if (!r.onData(position)) {
@@ -397,177 +362,53 @@ public final class PeerChannel {
         }
     }
 
-    private void handleMessage(int slotId, int length) throws RdmxException {
-        int slot = NotificationDescriptor.MESSAGE_SLOT;
-        ByteBuffer b = slotId < BASE_RECVS ? controlView : extraView;
-        int at = slotId < BASE_RECVS ? (SEND_SLOTS + slotId) * slot : (slotId - BASE_RECVS) * slot;
-        String bad = NotificationDescriptor.validate(b, at, length, in == null ? 0 : in.length);
-        if (bad != null) {
-            throw new RdmxException("bad control message from '" + name() + "': " + bad);
+    /** What the peer's control messages mean to this channel (the completion thread, one message at a time). */
+    private final class Messages implements ControlMessages.Listener {
+        @Override
+        public void onHello(int workers, int capacity, int mode, int flags) throws RdmxException {
+            handshake.onHello(workers, capacity, mode, flags);
         }
-        int type = b.get(at + NotificationDescriptor.TYPE_OFFSET);
-        switch (type) {
-            case NotificationDescriptor.TYPE_HELLO:
-                onHello(b.getInt(at + NotificationDescriptor.HELLO_WORKERS_OFFSET),
-                    b.getInt(at + NotificationDescriptor.HELLO_CAPACITY_OFFSET),
-                    b.getInt(at + NotificationDescriptor.HELLO_MODE_OFFSET),
-                    b.getInt(at + NotificationDescriptor.HELLO_FLAGS_OFFSET));
-                break;
-            case NotificationDescriptor.TYPE_REGION:
-                if (pair == null) {
-                    throw new RdmxException("peer '" + name() + "' sent REGION before HELLO");
-                }
-                if (remotePair != null) {
-                    throw new RdmxException("peer '" + name() + "' sent REGION twice");
-                }
-                int regionLength = b.getInt(at + NotificationDescriptor.REGION_OFFSET + RemoteRegion.LENGTH_OFFSET);
-                if (regionLength != layout.regionLength()) {
-                    throw new RdmxException("peer '" + name() + "' pair region length=" + regionLength
-                        + " != expected=" + layout.regionLength());
-                }
-                remotePair = RemoteRegion.decode(b, at + NotificationDescriptor.REGION_OFFSET);
-                ByteBuffer peerMemory = null;
-                if (mapped) {
-                    peerMemory = connection.mapRemote(remotePair);
-                    if (peerMemory == null) {
-                        throw new RdmxException("cannot map the pair region of peer '" + name() + "' although "
-                            + "both sides announced mapped=true");
-                    }
-                }
-                buildWriters(peerMemory);
-                ready.complete(this);
-                break;
-            case NotificationDescriptor.TYPE_BYE:
-                closedCleanly = true;
-                fail(new ConnectionClosedException(name(), "peer '" + name() + "' closed its channel engine", null));
-                break;
-            default: {
-                int count = b.getShort(at + NotificationDescriptor.COUNT_OFFSET) & 0xFFFF;
-                for (int i = 0; i < count; i++) {
-                    int e = at + NotificationDescriptor.HEADER_LENGTH + i * NotificationDescriptor.ENTRY_LENGTH;
-                    int kind = b.get(e + NotificationDescriptor.ENTRY_KIND_OFFSET);
-                    int ring = b.getShort(e + NotificationDescriptor.ENTRY_RING_OFFSET) & 0xFFFF;
-                    long pos = b.getLong(e + NotificationDescriptor.ENTRY_POSITION_OFFSET);
-                    if (kind == NotificationDescriptor.KIND_DATA) {
-                        IncomingRing r = in[ring];
-                        if (mapped) {
-                            // a doorbell: the head is in shared memory, the reader re-reads it once awake
-                            engine.reader(r.localWorker).wake();
-                            continue;
-                        }
-                        if (!r.onData(pos)) {
-                            throw new RdmxException("peer '" + name() + "' announced data up to position=" + pos
-                                + " in ring=" + ring + ", beyond the buffer's capacity=" + r.ring.capacity()
-                                + " (read up to " + r.ring.tailAcquire() + ")");
-                        }
-                        engine.reader(r.localWorker).signal(r);
-                    } else {
-                        ChannelWriter[] o = out;
-                        if (o == null || ring >= o.length) {
-                            throw new RdmxException("peer '" + name() + "' sent a credit for ring=" + ring
-                                + " that does not exist");
-                        }
-                        if (!o[ring].onCredit(pos)) {
-                            throw new RdmxException("peer '" + name() + "' sent a credit up to position=" + pos
-                                + " in ring=" + ring + ", beyond what was written there (head="
-                                + o[ring].ring().headAcquire() + ")");
-                        }
-                    }
-                }
-            }
-        }
-    }
 
-    private void onHello(int workers, int capacity, int mode, int flags) throws RdmxException {
-        if (layout != null) {
-            throw new RdmxException("peer '" + name() + "' sent HELLO twice");
+        @Override
+        public void onRegion(RemoteRegion pair) throws RdmxException {
+            handshake.onRegion(pair);
         }
-        boolean imm = cfg.notification() == ChannelConfig.Notification.WRITE_WITH_IMM;
-        String tooMany = imm && mode == cfg.notification().ordinal() && workers >= 1
-            ? ImmediateDescriptor.validateRings(cfg.workers(), workers) : null;
-        if (capacity != cfg.ringCapacity() || mode != cfg.notification().ordinal() || tooMany != null) {
-            RdmxException e = new RdmxException("channel configuration mismatch with '" + name() + "': "
-                + (tooMany != null ? tooMany : "ringCapacity local=" + cfg.ringCapacity() + " peer=" + capacity
-                + ", notification local=" + cfg.notification() + " peer="
-                + (mode >= 0 && mode < 2 ? ChannelConfig.Notification.values()[mode] : mode)));
-            if (helloDelivered) {
-                throw e;
-            }
-            // closing now could flush our HELLO undelivered, and the peer would only see the connection drop:
-            // fail once our HELLO has reached it, so both sides name the mismatch
-            refusal = e;
-            return;
-        }
-        if (workers < 1 || workers > 256) {
-            throw new RdmxException("peer '" + name() + "' announced workers=" + workers);
-        }
-        peerWorkers = workers;
-        int lw = low ? cfg.workers() : workers;
-        int hw = low ? workers : cfg.workers();
-        mapped = wantsMapped() && (flags & NotificationDescriptor.FLAG_MAPPED) != 0;
-        layout = new PairLayout(lw, hw, capacity, mapped);
-        int rings = cfg.workers() * workers;
-        int sq = engine.node().options().sendQueueDepth();
-        int rq = engine.node().options().recvQueueDepth();
-        if (sq < 2 * rings + SEND_SLOTS) {
-            throw new RdmxException("sendQueueDepth=" + sq + " too small for " + rings + " rings to '" + name()
-                + "' (needs " + (2 * rings + SEND_SLOTS) + ")");
-        }
-        window = writesInFlight(cfg, rings, sq);
-        if (rq < BASE_RECVS + (imm ? rings : 0)) {
-            throw new RdmxException("recvQueueDepth=" + rq + " too small for " + rings + " rings from '" + name()
-                + "' (needs " + (BASE_RECVS + (imm ? rings : 0)) + ")");
-        }
-        pair = engine.node().register(layout.regionLength(), Access.ALL);
-        in = new IncomingRing[rings];
-        for (int b = 0; b < workers; b++) {
-            for (int a = 0; a < cfg.workers(); a++) {
-                int idx = layout.ringIndex(!low, b, a);
-                ByteBuffer mem = pair.buffer();
-                int off = layout.offset(!low, idx);
-                mem.position(off).limit(off + capacity);
-                SharedRing shared = mapped ? new SharedRing(pair.buffer(), layout.ringHeaderOffset(!low, idx),
-                    layout.readerHeaderOffset(low, a)) : null;
-                in[idx] = new IncomingRing(this, idx, b, a, mem, cfg, shared);
-            }
-        }
-        if (mapped) {
-            // readers scan these rings from now on: the peer may write as soon as it has our REGION
-            for (int a = 0; a < cfg.workers(); a++) {
-                IncomingRing[] mine = new IncomingRing[workers];
-                for (int b = 0; b < workers; b++) {
-                    mine[b] = in[layout.ringIndex(!low, b, a)];
-                }
-                engine.reader(a).addMapped(mine);
-            }
-        }
-        if (imm) {
-            int slot = NotificationDescriptor.MESSAGE_SLOT;
-            extraRecvs = engine.node().register(rings * slot, Access.LOCAL_WRITE);
-            extraView = extraRecvs.buffer();
-            for (int i = 0; i < rings; i++) {
-                repostRecv(extraRecvs, i * slot, BASE_RECVS + i);
-            }
-        }
-        ByteBuffer b = control.buffer();
-        int at = 3 * NotificationDescriptor.MESSAGE_SLOT;
-        NotificationDescriptor.header(b, at, NotificationDescriptor.TYPE_REGION, 0);
-        pair.descriptor().encode(b, at + NotificationDescriptor.REGION_OFFSET);
-        postHandshake(at, NotificationDescriptor.REGION_LENGTH, WrIdDescriptor.HELLO);
-    }
 
-    private void buildWriters(ByteBuffer peerMemory) {
-        ChannelWriter[] o = new ChannelWriter[cfg.workers() * peerWorkers];
-        for (int a = 0; a < cfg.workers(); a++) {
-            for (int b = 0; b < peerWorkers; b++) {
-                int idx = layout.ringIndex(low, a, b);
-                SharedRing shared = peerMemory == null ? null : new SharedRing(peerMemory,
-                    layout.ringHeaderOffset(low, idx), layout.readerHeaderOffset(!low, b));
-                o[idx] = new ChannelWriter(this, idx, b, pair, layout.offset(low, idx), remotePair, cfg,
-                    peerMemory, shared, window);
+        @Override
+        public void onBye() {
+            handshake.onBye();
+            fail(new ConnectionClosedException(name(), "peer '" + name() + "' closed its channel engine", null));
+        }
+
+        @Override
+        public void onData(int ring, long pos) throws RdmxException {
+            IncomingRing r = rings.in(ring);
+            if (r.shared() != null) {
+                // a doorbell: the head is in shared memory, the reader re-reads it once awake
+                engine.reader(r.localWorker).wake();
+                return;
+            }
+            if (!r.onData(pos)) {
+                throw new RdmxException("peer '" + name() + "' announced data up to position=" + pos
+                    + " in ring=" + ring + ", beyond the buffer's capacity=" + r.ring.capacity()
+                    + " (read up to " + r.ring.tailAcquire() + ")");
+            }
+            engine.reader(r.localWorker).signal(r);
+        }
+
+        @Override
+        public void onCredit(int ring, long pos) throws RdmxException {
+            ChannelWriter w = rings.out(ring);
+            if (w == null) {
+                throw new RdmxException("peer '" + name() + "' sent a credit for ring=" + ring
+                    + " that does not exist");
+            }
+            if (!w.onCredit(pos)) {
+                throw new RdmxException("peer '" + name() + "' sent a credit up to position=" + pos
+                    + " in ring=" + ring + ", beyond what was written there (head="
+                    + w.ring().headAcquire() + ")");
             }
         }
-        out = o;
     }
 
     /**
@@ -589,33 +430,20 @@ public final class PeerChannel {
 
     /** @return the WRITEs in flight per ring to this peer (after the handshake) */
     int writesInFlight() {
-        return window;
+        return handshake.window();
     }
 
     /** @return records and bytes committed by this peer's writers */
     long[] written() {
-        long[] out = new long[2];
-        ChannelWriter[] o = out();
-        if (o != null) {
-            for (ChannelWriter w : o) {
-                out[0] += w.recordsWritten();
-                out[1] += w.bytesWritten();
-            }
-        }
-        return out;
-    }
-
-    private ChannelWriter[] out() {
-        return out;
+        RingSet r = rings;
+        return r == null ? new long[2] : r.written();
     }
 
     /** Flushes every writer. */
     void flushAll() {
-        ChannelWriter[] o = out;
-        if (o != null) {
-            for (ChannelWriter w : o) {
-                w.flush();
-            }
+        RingSet r = rings;
+        if (r != null) {
+            r.flushAll();
         }
     }
 
@@ -624,53 +452,31 @@ public final class PeerChannel {
         if (!open) {
             return true;
         }
-        ChannelWriter[] o = out;
-        if (o != null) {
-            for (ChannelWriter w : o) {
-                if (!w.quiet()) {
-                    return false;
-                }
-            }
-        }
-        return notifier.quiet();
+        RingSet r = rings;
+        return (r == null || r.quiet()) && notifier.quiet();
     }
 
     /** Network thread: time-bound flush of idle unsent data. */
     void scan() {
-        ChannelWriter[] o = out;
-        if (o != null && open) {
-            for (ChannelWriter w : o) {
-                w.scan();
-            }
+        RingSet r = rings;
+        if (r != null && open) {
+            r.scan();
         }
     }
 
-    /**
-     * Engine closing: tells a ready peer that this side closes on purpose (a BYE after everything sent), so
-     * neither side takes the end of the connection for a failure. Any thread; see {@link #goodbyeDone()}.
-     */
+    /** Engine closing: tells a ready peer that this side closes on purpose ({@link PeerHandshake#sayGoodbye}). */
     void sayGoodbye() {
-        closedCleanly = true;
-        if (!open || out == null) {
-            return;
-        }
-        int at = BYE_SLOT * NotificationDescriptor.MESSAGE_SLOT;
-        NotificationDescriptor.header(control.buffer(), at, NotificationDescriptor.TYPE_BYE, 0);
-        try {
-            postHandshake(at, NotificationDescriptor.BYE_LENGTH, WrIdDescriptor.BYE);
-        } catch (RdmxException e) {
-            fail(e);
-        }
+        handshake.sayGoodbye();
     }
 
     /** @return true once our BYE was delivered, or there is no one left to deliver it to */
     boolean goodbyeDone() {
-        return byeDelivered || !open || out == null;
+        return handshake.goodbyeDone();
     }
 
     /** @return true if the channel ended because either side closed its engine, not by a failure */
     boolean closedCleanly() {
-        return closedCleanly;
+        return handshake.closedCleanly();
     }
 
     /**
@@ -682,19 +488,16 @@ public final class PeerChannel {
         if (!open) {
             return;
         }
+        RdmxException refusal = handshake.refusal();
         if (refusal != null) {
             cause = refusal; // whatever closed the connection then, the mismatch is the reason
         }
         failure = ChannelErrors.peerFailure(name(), cause);
         open = false;
-        ready.completeExceptionally(failure);
-        ChannelWriter[] o = out;
-        if (o != null) {
-            for (ChannelWriter w : o) {
-                w.wake();
-            }
-        }
-        if (in != null) {
+        handshake.failed(failure);
+        RingSet r = rings;
+        if (r != null) {
+            r.wakeWriters();
             engine.peerFailed(this, failure);
         }
         connection.close();
@@ -702,15 +505,13 @@ public final class PeerChannel {
 
     /** Releases the regions; called when the engine closes. */
     void release() {
-        ChannelWriter[] o = out;
-        if (o != null) {
-            for (ChannelWriter w : o) {
-                w.closeSleeper();
-            }
+        RingSet r = rings;
+        if (r != null) {
+            r.release();
         }
-        for (Region r : new Region[] {control, extraRecvs, pair}) {
-            if (r != null && r.refCnt() > 0) {
-                r.release();
+        for (Region reg : new Region[] {control, extraRecvs}) {
+            if (reg != null && reg.refCnt() > 0) {
+                reg.release();
             }
         }
     }
