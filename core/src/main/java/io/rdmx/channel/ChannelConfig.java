@@ -38,6 +38,13 @@ public final class ChannelConfig {
     public static final String WRITES_IN_FLIGHT_PROP = "rdmx.channel.writesInFlight";
     /** Default WRITEs in flight per ring. */
     public static final int WRITES_IN_FLIGHT_DEFAULT = 4;
+    /**
+     * System property: the most notification SENDs to one peer in flight at once (1 or 2). While they are all in
+     * flight, new notifications are batched into the next one.
+     */
+    public static final String NOTIFICATIONS_IN_FLIGHT_PROP = "rdmx.channel.notificationsInFlight";
+    /** Default notification SENDs in flight per peer. */
+    public static final int NOTIFICATIONS_IN_FLIGHT_DEFAULT = 2;
     /** System property: a receiver reports consumption after this many bytes. */
     public static final String READ_NOTIFY_PROP = "rdmx.channel.readNotifyThreshold";
     /** Default read-notification threshold: a quarter of the ring (0 selects it). */
@@ -131,6 +138,7 @@ public final class ChannelConfig {
     private final int batchThreshold;
     private final int readNotifyThreshold;
     private final int writesInFlight;
+    private final int notificationsInFlight;
     private final Notification notification;
     private final Duration flushInterval;
     private final int spinsBeforePark;
@@ -148,6 +156,7 @@ public final class ChannelConfig {
         this.flushInterval = b.flushInterval;
         this.spinsBeforePark = b.spins;
         this.writesInFlight = b.writesInFlight;
+        this.notificationsInFlight = b.notificationsInFlight;
         this.mapped = b.mapped;
         this.engineThread = b.engineThread;
     }
@@ -198,6 +207,11 @@ public final class ChannelConfig {
         return writesInFlight;
     }
 
+    /** @return the most notification SENDs to one peer in flight at once ({@link #NOTIFICATIONS_IN_FLIGHT_PROP}) */
+    public int notificationsInFlight() {
+        return notificationsInFlight;
+    }
+
     /** @return spins before parking */
     public int spinsBeforePark() {
         return spinsBeforePark;
@@ -233,7 +247,8 @@ public final class ChannelConfig {
     public String toString() {
         return "ChannelConfig{workers=" + workers + ", ringCapacity=" + ringCapacity + ", batchThreshold="
             + batchThreshold + ", readNotifyThreshold=" + readNotifyThreshold + ", notification=" + notification
-            + ", flushInterval=" + flushInterval + ", writesInFlight=" + writesInFlight + ", idle=" + idle().label()
+            + ", flushInterval=" + flushInterval + ", writesInFlight=" + writesInFlight + ", notificationsInFlight="
+            + notificationsInFlight + ", idle=" + idle().label()
             + ", spinsBeforePark=" + spinsBeforePark
             + ", engineThread=" + engineThread + ", mapped=" + mapped
             + "}";
@@ -247,6 +262,8 @@ public final class ChannelConfig {
             : Platform.intValue(BATCH_THRESHOLD_PROP, 0);
         private int readNotifyThreshold = Integer.getInteger(READ_NOTIFY_PROP, READ_NOTIFY_DEFAULT);
         private int writesInFlight = Platform.intValue(WRITES_IN_FLIGHT_PROP, WRITES_IN_FLIGHT_DEFAULT);
+        private int notificationsInFlight = Platform.intValue(NOTIFICATIONS_IN_FLIGHT_PROP,
+            NOTIFICATIONS_IN_FLIGHT_DEFAULT);
         private Notification notification = Notification.valueOf(System.getProperty(NOTIFICATION_PROP,
             NOTIFICATION_DEFAULT.name()).toUpperCase(Locale.ROOT));
         private Duration flushInterval = Duration.ofNanos(1000 * Long.getLong(FLUSH_INTERVAL_PROP,
@@ -288,6 +305,16 @@ public final class ChannelConfig {
          */
         public Builder writesInFlight(int v) {
             this.writesInFlight = v;
+            return this;
+        }
+
+        /**
+         * @param v the most notification SENDs to one peer in flight at once, 1 or 2
+         *          ({@link #NOTIFICATIONS_IN_FLIGHT_PROP})
+         * @return this
+         */
+        public Builder notificationsInFlight(int v) {
+            this.notificationsInFlight = v;
             return this;
         }
 
@@ -379,6 +406,10 @@ public final class ChannelConfig {
             if (readNotifyThreshold < 0 || readNotifyThreshold > ringCapacity / 2) {
                 throw new IllegalArgumentException(READ_NOTIFY_PROP + "=" + readNotifyThreshold
                     + " out of range [0, ringCapacity/2=" + ringCapacity / 2 + "]");
+            }
+            if (notificationsInFlight < 1 || notificationsInFlight > Notifier.SLOTS) {
+                throw new IllegalArgumentException(NOTIFICATIONS_IN_FLIGHT_PROP + "=" + notificationsInFlight
+                    + " out of range [1, " + Notifier.SLOTS + "]");
             }
             if (writesInFlight < 1 || writesInFlight > SendGate.MAX_WINDOW) {
                 throw new IllegalArgumentException(WRITES_IN_FLIGHT_PROP + "=" + writesInFlight

@@ -7,14 +7,25 @@ import io.rdmx.transport.Region;
 import io.rdmx.transport.WorkRequest;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Batches the notifications of one peer connection into SENDs. Rings with something to report mark
- * themselves dirty (at most once in the queue); whoever wins {@code inFlight} drains the dirty rings into one
- * message and posts it; while that SEND is in flight, new notifications accumulate and go out together when it
- * completes (the network thread then calls {@link #onSendComplete(int)}). Any thread; no locks.
+ * themselves dirty (at most once in the queue); whoever wins the {@code holder} flag drains the dirty rings into
+ * one message in a free send slot and posts it. Up to {@link ChannelConfig#notificationsInFlight()} SENDs (one
+ * per slot, at most {@link #SLOTS}) are in flight at once; while all are, new notifications accumulate and go
+ * out together when one completes (the completing thread then calls {@link #onSendComplete(int)}). Any thread;
+ * no locks.
+ *
+ * <p>No lost notification: a marker that loses the holder flag leaves its ring to the holder, which looks at
+ * the queue again after it lets go; a holder that finds every slot in flight lets go and looks at the slots
+ * again, and a completion frees its slot before it looks at the queue. ({@code io.rdmx.channel.NotifierSlotsTest}
+ * in the jcstress module.)
  */
 final class Notifier {
+    /** Send slots: the most notification SENDs in flight at once. */
+    static final int SLOTS = 2;
+
     /** Something that may have a position to report. */
     interface Notifiable {
         /** @return the at-most-once-queued flag */
@@ -31,24 +42,70 @@ final class Notifier {
         int drainInto(ByteBuffer b, int at, int i);
     }
 
-    private final PeerChannel peer;
+    /** Where the notifier's SENDs go: the peer's connection (a test double in the jcstress module). */
+    interface Port {
+        /** @return false once the peer is down: nothing more is sent */
+        boolean isOpen();
+
+        /**
+         * Posts one notification SEND.
+         *
+         * @param send the request (its local range set; the port sets the work-request id)
+         * @param slot the send slot, handed back to {@link #onSendComplete} by its completion
+         * @return {@link Post#OK} or why not
+         * @throws ConnectionClosedException the connection is gone
+         */
+        int post(WorkRequest send, int slot) throws ConnectionClosedException;
+
+        /**
+         * Takes the peer down.
+         *
+         * @param cause why
+         */
+        void fail(Throwable cause);
+
+        /** @return the peer's name, for errors */
+        String name();
+
+        /** One notification SEND was posted (metrics). */
+        void sent();
+    }
+
+    private final Port port;
     private final Region slots;
     private final int firstSlot;
+    private final int window;
     private final DirtyQueue dirty = new DirtyQueue();
-    /** The slots, written with absolute puts by the holder of {@link #inFlight} only: no view per SEND. */
+    /** The slots, written with absolute puts by the holder only: no view per SEND. */
     private final ByteBuffer slotsView;
-    private final AtomicBoolean inFlight = new AtomicBoolean();
-    private final WorkRequest send = new WorkRequest();
-    private final Covered covered0 = new Covered();
-    private final Covered covered1 = new Covered();
-    private int next;
+    /** Won by the one thread that fills a slot. */
+    private final AtomicBoolean holder = new AtomicBoolean();
+    /** Bit i: slot {@code firstSlot + i} is in flight; set by the holder before its post, cleared by the completion. */
+    private final AtomicInteger busy = new AtomicInteger();
+    /** One request per slot: a provider may hold a posted request until its completion. */
+    private final WorkRequest[] sends = new WorkRequest[SLOTS];
+    private final Covered[] covered = new Covered[SLOTS];
 
-    Notifier(PeerChannel peer, Region slots, int firstSlot) {
-        this.peer = peer;
+    /**
+     * @param port where the SENDs go
+     * @param slots the region holding the send slots
+     * @param firstSlot the first of {@link #SLOTS} consecutive message slots in it
+     * @param window the most SENDs in flight, 1 to {@link #SLOTS}
+     */
+    Notifier(Port port, Region slots, int firstSlot, int window) {
+        if (window < 1 || window > SLOTS) {
+            throw new IllegalArgumentException("notifications in flight=" + window + " out of range [1, " + SLOTS
+                + "]");
+        }
+        this.port = port;
         this.slots = slots;
         this.firstSlot = firstSlot;
+        this.window = window;
         this.slotsView = slots.buffer();
-        send.opcode(io.rdmx.transport.Opcode.SEND);
+        for (int i = 0; i < SLOTS; i++) {
+            sends[i] = new WorkRequest().opcode(io.rdmx.transport.Opcode.SEND);
+            covered[i] = new Covered();
+        }
     }
 
     /**
@@ -86,12 +143,8 @@ final class Notifier {
         }
     }
 
-    private Covered covered(int slot) {
-        return ((slot - firstSlot) & 1) == 0 ? covered0 : covered1;
-    }
-
     /**
-     * Queues a ring's notification and sends if no SEND is in flight. Any thread.
+     * Queues a ring's notification and sends if a slot is free. Any thread.
      *
      * @param n the ring
      */
@@ -102,52 +155,83 @@ final class Notifier {
 
     /** @return true when no notification waits and none is in flight */
     boolean quiet() {
-        return dirty.isEmpty() && !inFlight.get();
+        // the queue first: a holder marks its slot busy before it drains the queue
+        return dirty.isEmpty() && busy.get() == 0;
+    }
+
+    /** @return the notification SENDs in flight now (tests) */
+    int inFlight() {
+        return Integer.bitCount(busy.get());
     }
 
     /**
-     * Network thread: the previous SEND completed. In SEND mode it also completes the (unsignaled) WRITEs whose
-     * data notifications it carried: on a reliable connection a completion implies every request before it.
+     * The completing thread: a SEND completed. In SEND mode it also completes the (unsignaled) WRITEs whose data
+     * notifications it carried: on a reliable connection a completion implies every request before it.
      *
      * @param slot the slot the SEND was posted from
      */
     void onSendComplete(int slot) {
-        Covered done = covered(slot);
-        inFlight.set(false);
-        done.completeAll();
+        int i = slot - firstSlot;
+        if (i < 0 || i >= SLOTS || (busy.get() & (1 << i)) == 0) {
+            port.fail(new RdmxException("a notification SEND to '" + port.name() + "' completed from slot=" + slot
+                + ", which has none in flight"));
+            return;
+        }
+        covered[i].completeAll(); // before the slot is free: a holder may fill it again right after
+        busy.getAndAdd(-(1 << i));
         trySend();
     }
 
-    private void trySend() {
-        while (!dirty.isEmpty() && peer.isOpen()) {
-            if (!inFlight.compareAndSet(false, true)) {
-                return;
+    private int freeSlot(int b) {
+        for (int i = 0; i < window; i++) {
+            if ((b & (1 << i)) == 0) {
+                return i;
             }
-            int slot = firstSlot + (next++ & 1);
+        }
+        return -1;
+    }
+
+    private void trySend() {
+        while (!dirty.isEmpty() && port.isOpen()) {
+            if (!holder.compareAndSet(false, true)) {
+                return; // the holder looks at the queue again after it lets go
+            }
+            int i = freeSlot(busy.get());
+            if (i < 0) {
+                holder.set(false);
+                if (freeSlot(busy.get()) < 0) {
+                    return; // every slot in flight: the completion that frees one looks at the queue
+                }
+                continue; // freed while we held the flag: its completion may have found the flag taken
+            }
+            busy.getAndAdd(1 << i);
+            int slot = firstSlot + i;
             int at = slot * NotificationDescriptor.MESSAGE_SLOT;
             ByteBuffer b = slotsView;
-            Covered cover = covered(slot);
-            int count = dirty.drain(b, at, NotificationDescriptor.MAX_ENTRIES, cover);
+            int count = dirty.drain(b, at, NotificationDescriptor.MAX_ENTRIES, covered[i]);
             if (count == 0) {
-                inFlight.set(false);
+                busy.getAndAdd(-(1 << i));
+                holder.set(false);
                 continue;
             }
             NotificationDescriptor.header(b, at, NotificationDescriptor.TYPE_NOTIFY, count);
-            send.local(slots, at, NotificationDescriptor.HEADER_LENGTH + count * NotificationDescriptor.ENTRY_LENGTH)
-                .wrId(peer.wrId(WrIdDescriptor.KIND_NOTIFY, slot));
+            WorkRequest send = sends[i];
+            send.local(slots, at, NotificationDescriptor.HEADER_LENGTH + count * NotificationDescriptor.ENTRY_LENGTH);
             try {
-                int rc = peer.connection().post(send);
+                int rc = port.post(send, slot);
                 if (rc != Post.OK) {
-                    peer.fail(new RdmxException("notification SEND to '" + peer.name() + "' refused: "
+                    holder.set(false);
+                    port.fail(new RdmxException("notification SEND to '" + port.name() + "' refused: "
                         + Post.name(rc)));
                     return;
                 }
             } catch (ConnectionClosedException e) {
-                peer.fail(e);
+                holder.set(false);
+                port.fail(e);
                 return;
             }
-            peer.engine().metricNotificationSent();
-            return;
+            port.sent();
+            holder.set(false);
         }
     }
 }

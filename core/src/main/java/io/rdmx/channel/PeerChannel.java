@@ -65,7 +65,7 @@ public final class PeerChannel {
         int slot = NotificationDescriptor.MESSAGE_SLOT;
         this.control = engine.node().register((SEND_SLOTS + BASE_RECVS) * slot, Access.LOCAL_WRITE);
         this.controlView = control.buffer();
-        this.notifier = new Notifier(this, control, 0);
+        this.notifier = new Notifier(new NotifierPort(), control, 0, cfg.notificationsInFlight());
         this.handshake = new PeerHandshake(this, engine.node().name().compareTo(connection.peerName()) < 0,
             control.buffer());
     }
@@ -359,6 +359,34 @@ public final class PeerChannel {
             repostRecv(control, (SEND_SLOTS + slotId) * slot, slotId);
         } else {
             repostRecv(extraRecvs, (slotId - BASE_RECVS) * slot, slotId);
+        }
+    }
+
+    /** The notifier's way to the connection: its SENDs carry this peer's work-request ids. */
+    private final class NotifierPort implements Notifier.Port {
+        @Override
+        public boolean isOpen() {
+            return open;
+        }
+
+        @Override
+        public int post(WorkRequest send, int slot) throws ConnectionClosedException {
+            return connection.post(send.wrId(wrId(WrIdDescriptor.KIND_NOTIFY, slot)));
+        }
+
+        @Override
+        public void fail(Throwable cause) {
+            PeerChannel.this.fail(cause);
+        }
+
+        @Override
+        public String name() {
+            return PeerChannel.this.name();
+        }
+
+        @Override
+        public void sent() {
+            engine.metricNotificationSent();
         }
     }
 
