@@ -119,6 +119,11 @@ public final class RdmxEndpoints implements AutoCloseable {
         return Fabrics.get(provider).open(o.build());
     }
 
+    /** @return the host the servers bind to */
+    String host() {
+        return host;
+    }
+
     /** @return {@code provider=address} lines of the servers */
     public String advertisement() {
         StringBuilder sb = new StringBuilder();
