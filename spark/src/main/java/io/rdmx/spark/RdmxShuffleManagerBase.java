@@ -4,6 +4,8 @@ import io.rdmx.transport.RdmxException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
@@ -18,6 +20,7 @@ import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
 import org.apache.spark.shuffle.sort.SortShuffleManager;
 import org.apache.spark.storage.BlockManagerId;
+import org.apache.spark.util.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,8 +33,10 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>Map side: Spark's sort shuffle (an inner {@link SortShuffleManager}) writes the data and index files and
  *       fills the write metrics; its block resolver is the manager's.</li>
- *   <li>Each executor serves its blocks from those files over rdmx ({@link RdmxEndpoints}, {@link BlockServer}),
- *       and registers its addresses with the driver ({@link AddressBook}) before it writes map output.</li>
+ *   <li>Each executor serves its blocks from those files over rdmx ({@link RdmxEndpoints}, {@link BlockServer}):
+ *       it opens its servers on a thread of its own when the manager is made ({@link Prestart}), so no task waits
+ *       for them, and its first task registers their addresses with the driver ({@link AddressBook}) before it
+ *       writes map output.</li>
  *   <li>Read side: {@link RdmxShuffleReader} fetches remote blocks over rdmx, bounded in flight, and raises
  *       {@code FetchFailedException} for a lost or unreachable executor within {@code spark.rdmx.peerTimeoutMs}.</li>
  * </ul>
@@ -49,6 +54,8 @@ public abstract class RdmxShuffleManagerBase {
     private volatile AddressBook.Client addresses;
     private volatile String localHost;
     private volatile boolean stopped;
+    /** An executor's servers, opened when the manager is made (null on the driver). */
+    private final Prestart<RdmxEndpoints> prestart;
 
     /**
      * @param conf the application's configuration ({@code spark.rdmx.*} is read and validated here)
@@ -59,6 +66,39 @@ public abstract class RdmxShuffleManagerBase {
         this.isDriver = isDriver;
         this.rdmxConf = RdmxShuffleConf.from(k -> conf.getOption(k).isDefined() ? conf.get(k) : null);
         this.sort = new SortShuffleManager(conf);
+        // an executor opens its block servers now, ahead of its first map task (as Spark's block transfer service
+        // starts with the executor); the first task only registers them. The driver (which runs tasks only in
+        // local mode) opens them on first use.
+        this.prestart = isDriver ? null : Prestart.start("servers", () -> RdmxEndpoints.start(rdmxConf,
+            Utils.localHostName(), new ResolverBlockSource(sort.shuffleBlockResolver())));
+    }
+
+    /**
+     * @param host the host the block manager advertises
+     * @return the servers opened ahead on that host, or null (none, failed, late or on another host: the caller
+     *         opens them)
+     */
+    private RdmxEndpoints prestarted(String host) {
+        if (prestart == null) {
+            return null;
+        }
+        RdmxEndpoints e;
+        try {
+            e = prestart.take(rdmxConf.peerTimeout());
+        } catch (ExecutionException | TimeoutException ex) {
+            LOG.warn("rdmx shuffle: the servers opened ahead are not ready ({}); opening them now", ex.toString());
+            return null;
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("rdmx shuffle: interrupted while waiting for the block servers", ex);
+        }
+        if (!host.equals(e.host())) {
+            LOG.info("rdmx shuffle: servers opened ahead on host {}, but the block manager is on {}; reopening",
+                e.host(), host);
+            e.close();
+            return null;
+        }
+        return e;
     }
 
     /** @return the {@code spark.rdmx.*} configuration */
@@ -103,7 +143,11 @@ public abstract class RdmxShuffleManagerBase {
             SparkEnv env = SparkEnv.get();
             BlockManagerId self = env.blockManager().blockManagerId();
             try {
-                e = RdmxEndpoints.start(rdmxConf, self.host(), new ResolverBlockSource(sort.shuffleBlockResolver()));
+                e = prestarted(self.host());
+                if (e == null) {
+                    e = RdmxEndpoints.start(rdmxConf, self.host(),
+                        new ResolverBlockSource(sort.shuffleBlockResolver()));
+                }
             } catch (RdmxException ex) {
                 throw new IllegalStateException("rdmx shuffle: executor " + self.executorId() + " on " + self.host()
                     + " cannot serve blocks: " + ex.getMessage(), ex);
@@ -173,6 +217,9 @@ public abstract class RdmxShuffleManagerBase {
     public void stop() {
         synchronized (lock) {
             stopped = true;
+            if (prestart != null) {
+                prestart.abandon();
+            }
             if (endpoints != null) {
                 endpoints.close();
                 endpoints = null;
