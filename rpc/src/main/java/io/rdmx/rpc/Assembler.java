@@ -58,6 +58,9 @@ final class Assembler {
         }
     }
 
+    /** Fragmented messages up to this length get their whole array with their first fragment. */
+    static final int EAGER_BYTES = 4 << 20;
+
     private final String peer;
     private final int maxMessage;
     private final boolean requests;
@@ -137,7 +140,9 @@ final class Assembler {
                 partial.put(callId, p);
                 return;
             }
-            byte[] buf = new byte[Math.min(total, Math.max(n, 1 << 16))];
+            // the whole message at once up to EAGER_BYTES (one array, no growing copies); a larger announced
+            // length grows as its bytes come, so a peer that announces much and sends little holds little
+            byte[] buf = new byte[Math.min(total, Math.max(n, EAGER_BYTES))];
             b.get(at + header, buf, 0, n);
             Partial p = new Partial(kind, method, hi, lo, total, buf);
             p.received = n;
