@@ -27,6 +27,20 @@ final class Assembler {
         void message(int kind, int method, long callId, long hi, long lo, byte[] body);
 
         /**
+         * A one-fragment message, offered in place in the ring before it is copied into an array of its own.
+         *
+         * @param kind the kind
+         * @param callId the call id
+         * @param b the ring's buffer, valid only during the call
+         * @param at where the body starts in it
+         * @param n the body's length
+         * @return true if taken here (no {@link #message} follows), false to get it through {@link #message}
+         */
+        default boolean inPlace(int kind, long callId, ByteBuffer b, int at, int n) {
+            return false;
+        }
+
+        /**
          * A message refused for its size (its remaining fragments are skipped).
          *
          * @param kind the kind
@@ -127,6 +141,9 @@ final class Assembler {
                 return;
             }
             if (last) {
+                if (sink.inPlace(kind, callId, b, at + header, n)) {
+                    return;
+                }
                 byte[] body = new byte[total];
                 b.get(at + header, body, 0, n);
                 sink.message(kind, method, callId, hi, lo, body);
