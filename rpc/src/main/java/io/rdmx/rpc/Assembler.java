@@ -27,6 +27,20 @@ final class Assembler {
         void message(int kind, int method, long callId, long hi, long lo, byte[] body);
 
         /**
+         * A one-fragment message, offered in place in the ring before it is copied into an array of its own.
+         *
+         * @param kind the kind
+         * @param callId the call id
+         * @param b the ring's buffer, valid only during the call
+         * @param at where the body starts in it
+         * @param n the body's length
+         * @return true if taken here (no {@link #message} follows), false to get it through {@link #message}
+         */
+        default boolean inPlace(int kind, long callId, ByteBuffer b, int at, int n) {
+            return false;
+        }
+
+        /**
          * A message refused for its size (its remaining fragments are skipped).
          *
          * @param kind the kind
@@ -57,6 +71,9 @@ final class Assembler {
             this.buf = buf;
         }
     }
+
+    /** Fragmented messages up to this length get their whole array with their first fragment. */
+    static final int EAGER_BYTES = 4 << 20;
 
     private final String peer;
     private final int maxMessage;
@@ -124,6 +141,9 @@ final class Assembler {
                 return;
             }
             if (last) {
+                if (sink.inPlace(kind, callId, b, at + header, n)) {
+                    return;
+                }
                 byte[] body = new byte[total];
                 b.get(at + header, body, 0, n);
                 sink.message(kind, method, callId, hi, lo, body);
@@ -137,7 +157,9 @@ final class Assembler {
                 partial.put(callId, p);
                 return;
             }
-            byte[] buf = new byte[Math.min(total, Math.max(n, 1 << 16))];
+            // the whole message at once up to EAGER_BYTES (one array, no growing copies); a larger announced
+            // length grows as its bytes come, so a peer that announces much and sends little holds little
+            byte[] buf = new byte[Math.min(total, Math.max(n, EAGER_BYTES))];
             b.get(at + header, buf, 0, n);
             Partial p = new Partial(kind, method, hi, lo, total, buf);
             p.received = n;

@@ -4,6 +4,7 @@ import io.rdmx.channel.ChannelWriter;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
@@ -65,6 +66,97 @@ final class FrameSender {
             }
             off += n;
         } while (off < total);
+    }
+
+    /** A body writer failed (or wrote the wrong number of bytes); if its frame was claimed, it went out zeroed. */
+    static final class BodyFailed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        /** True if its frame went out (zero-filled), false if nothing was sent. */
+        final boolean sent;
+
+        BodyFailed(String message, Throwable cause, boolean sent) {
+            super(message, cause);
+            this.sent = sent;
+        }
+    }
+
+    /**
+     * Sends a message whose body the sending thread writes: straight into the claimed record when it fits one,
+     * else into an array of its length that is then sent in fragments.
+     *
+     * @param w the writer
+     * @param lock the writer's lock
+     * @param kind the kind
+     * @param method the method
+     * @param callId the call id
+     * @param hi client id, first 8 bytes (requests)
+     * @param lo client id, last 8 bytes (requests)
+     * @param body writes the body
+     * @param deadline {@code System.nanoTime()} bound
+     * @throws BodyFailed if the body writer failed (nothing sent if the body was larger than a record)
+     * @throws ConnectionClosedException if the peer is gone
+     * @throws RdmxTimeoutException if the lock or ring space did not come in time
+     * @throws InterruptedException if interrupted
+     */
+    static void send(ChannelWriter w, ReentrantLock lock, int kind, int method, long callId, long hi, long lo,
+                     RpcBody body, long deadline) throws RdmxException, InterruptedException {
+        int header = RpcFrameDescriptor.headerLength(kind);
+        int n = body.length();
+        if (n > w.maxPayload() - header) {
+            send(w, lock, kind, method, callId, hi, lo, materialize(body, w.peerName()), deadline);
+            return;
+        }
+        if (!lock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+            throw new RdmxTimeoutException("the ring to '" + w.peerName() + "' stayed busy with other messages"
+                + " (lock not free in time)");
+        }
+        BodyFailed failed;
+        try {
+            int at = w.claim(RpcFrameDescriptor.STREAM_ID, header + n, Math.max(0, deadline - System.nanoTime()),
+                TimeUnit.NANOSECONDS);
+            ByteBuffer b = w.buffer();
+            RpcFrameDescriptor.putHeader(b, at, kind, true, method, callId, n, 0, hi, lo);
+            failed = write(body, b.duplicate().limit(at + header + n).position(at + header), w.peerName(), true);
+            if (failed != null) {
+                for (int i = at + header; i < at + header + n; i++) {
+                    b.put(i, (byte) 0);
+                }
+            }
+            w.commit();
+            w.flush();
+        } finally {
+            lock.unlock();
+        }
+        if (failed != null) {
+            throw failed;
+        }
+    }
+
+    /** @return the body in an array of its own (the fragmenting path), or throws {@link BodyFailed} */
+    static ByteBuffer materialize(RpcBody body, String peer) {
+        ByteBuffer a = ByteBuffer.allocate(body.length());
+        BodyFailed failed = write(body, a, peer, false);
+        if (failed != null) {
+            throw failed;
+        }
+        return a.flip();
+    }
+
+    /** @return null if the body wrote exactly its length into dst, else why not */
+    private static BodyFailed write(RpcBody body, ByteBuffer dst, String peer, boolean inRing) {
+        int want = dst.remaining();
+        try {
+            body.writeTo(dst);
+        } catch (IOException | RuntimeException e) {
+            return new BodyFailed("the body of a message to '" + peer + "' could not be written" + (inRing
+                ? " (its frame went out zero-filled): " : ": ") + e, e, inRing);
+        }
+        if (dst.hasRemaining()) {
+            return new BodyFailed("the body of a message to '" + peer + "' wrote " + (want - dst.remaining())
+                + " of its length=" + want + " bytes" + (inRing ? " (its frame went out zero-filled)" : ""), null,
+                inRing);
+        }
+        return null;
     }
 
     /**

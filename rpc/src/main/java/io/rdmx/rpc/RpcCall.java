@@ -95,6 +95,26 @@ public final class RpcCall implements Runnable {
     }
 
     /**
+     * Answers the call as {@link #respond(ByteBuffer)} does, the answering thread writing the body straight into
+     * the client's ring ({@link RpcBody}: no array of its size, no copy of it; on the server's reader thread, or
+     * for a body larger than a ring record, it is written into an array first). If the writer fails, the client
+     * gets an error answer naming the call, or (when its frame went out already) a zero-filled body.
+     *
+     * @param response writes the response body
+     * @return as {@link #respond(ByteBuffer)}
+     * @throws IllegalStateException if the call was answered already
+     * @throws IllegalArgumentException if the body's length is negative
+     */
+    public boolean respond(RpcBody response) {
+        if (response.length() < 0) {
+            throw new IllegalArgumentException("response body of call id=" + callId + " of '" + peer + "' has length="
+                + response.length());
+        }
+        claimAnswer();
+        return server.answer(this, response);
+    }
+
+    /**
      * Answers the call with a remote error, carried to the caller as a {@link RemoteRpcException}.
      *
      * @param className the error's class name

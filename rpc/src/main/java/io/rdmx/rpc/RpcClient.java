@@ -68,12 +68,14 @@ public final class RpcClient implements AutoCloseable {
     private final LongAdder lateResponses = new LongAdder();
     private final LongAdder timedOut = new LongAdder();
 
-    /** One call: the future its caller gets. */
-    static final class Pending extends CompletableFuture<byte[]> {
+    /** One call: the future its caller gets (the response body, or what its reader decoded). */
+    static final class Pending extends CompletableFuture<Object> {
         final String address;
         final boolean async;
         final long deadline;
         final long timeoutNanos;
+        /** Decodes the response on the reader thread, or null: the body as an array. */
+        RpcResponseReader<?> reader;
         volatile long callId;
         volatile PeerChannel peer;
         volatile Thread waiter;
@@ -177,7 +179,11 @@ public final class RpcClient implements AutoCloseable {
                 return;
             }
             if (kind == RpcFrameDescriptor.KIND_RESPONSE) {
-                p.complete(body);
+                if (p.reader == null) {
+                    p.complete(body);
+                } else {
+                    decode(p, ByteBuffer.wrap(body));
+                }
             } else {
                 String[] e = RpcFrameDescriptor.parseError(body);
                 p.completeExceptionally(e != null ? new RemoteRpcException(server, e[0], e[1])
@@ -185,6 +191,38 @@ public final class RpcClient implements AutoCloseable {
                         + "': ERROR body of call id=" + callId + " (length=" + body.length + ") has no class name"));
             }
             wake(p);
+        }
+
+        @Override
+        public boolean inPlace(int kind, long callId, ByteBuffer b, int at, int n) {
+            if (kind != RpcFrameDescriptor.KIND_RESPONSE) {
+                return false;
+            }
+            int i = (int) callId & mask;
+            Pending q = slots.get(i);
+            if (q == null || q.callId != callId || q.reader == null) {
+                return false;                 // no reader: the body as an array (or a late response, dropped)
+            }
+            Pending p = take(callId);
+            if (p == null) {
+                return false;
+            }
+            decode(p, b.duplicate().limit(at + n).position(at));
+            wake(p);
+            return true;
+        }
+
+        /** Reader thread: the call's reader decodes its response; its failure fails the call, naming the server. */
+        private void decode(Pending p, ByteBuffer body) {
+            Object v;
+            try {
+                v = p.reader.read(body);
+            } catch (Exception | LinkageError e) {
+                p.completeExceptionally(new RpcException("call id=" + p.callId + ": the response from server '"
+                    + server + "' could not be decoded: " + e, e));
+                return;
+            }
+            p.complete(v);
         }
 
         @Override
@@ -314,7 +352,57 @@ public final class RpcClient implements AutoCloseable {
         long t = timeout.toNanos();
         Pending p = new Pending(address, false, System.nanoTime() + t, t);
         p.waiter = Thread.currentThread();
-        send(p, method, request);
+        send(p, method, request, null);
+        return (byte[]) await(p);
+    }
+
+    /**
+     * Calls a method whose request body the calling thread writes straight into the ring (no array of its size,
+     * no copy of it: see {@link RpcBody}), and waits for its answer.
+     *
+     * @param address the server's address
+     * @param method the method
+     * @param request writes the request body
+     * @param timeout bound on the whole call
+     * @return the response body
+     * @throws RpcException as {@link #call(String, int, ByteBuffer, Duration)}, and if the body writer failed
+     * @throws InterruptedException if interrupted (the call is abandoned)
+     */
+    public byte[] call(String address, int method, RpcBody request, Duration timeout)
+        throws RpcException, InterruptedException {
+        return call(address, method, request, null, timeout);
+    }
+
+    /**
+     * Calls a method, writing its request body straight into the ring, and has its response decoded on the
+     * client's reader thread as it arrives: in place in the ring when it came in one record (no array of its size,
+     * no copy of it). Keep the reader short: it holds up the responses of every call of this client.
+     *
+     * @param <T> the decoded type
+     * @param address the server's address
+     * @param method the method
+     * @param request writes the request body
+     * @param reader decodes the response body, or null for the body as a {@code byte[]}
+     * @param timeout bound on the whole call
+     * @return what the reader returned
+     * @throws RpcException as {@link #call(String, int, ByteBuffer, Duration)}, if the body writer failed, and if
+     *                      the reader threw (its exception the cause, the server named)
+     * @throws InterruptedException if interrupted (the call is abandoned)
+     */
+    @SuppressWarnings("unchecked")
+    public <T> T call(String address, int method, RpcBody request, RpcResponseReader<T> reader, Duration timeout)
+        throws RpcException, InterruptedException {
+        long t = timeout.toNanos();
+        Pending p = new Pending(address, false, System.nanoTime() + t, t);
+        p.waiter = Thread.currentThread();
+        p.reader = reader;
+        send(p, method, null, request);
+        return (T) await(p);
+    }
+
+    /** The calling thread: parks until the call is done or its deadline passes. */
+    private Object await(Pending p) throws RpcException, InterruptedException {
+        String address = p.address;
         while (!p.isDone()) {
             long left = p.deadline - System.nanoTime();
             if (left <= 0) {
@@ -344,19 +432,21 @@ public final class RpcClient implements AutoCloseable {
      * @param timeout bound on the whole call (enforced to about 10 ms)
      * @return the response body, or the call's {@link RpcException}
      */
+    @SuppressWarnings("unchecked")
     public CompletableFuture<byte[]> callAsync(String address, int method, ByteBuffer request, Duration timeout) {
         long t = timeout.toNanos();
         Pending p = new Pending(address, true, System.nanoTime() + t, t);
+        CompletableFuture<byte[]> f = (CompletableFuture<byte[]>) (CompletableFuture<?>) p;   // no reader: byte[]
         try {
-            send(p, method, request);
+            send(p, method, request, null);
         } catch (RpcException e) {
-            return p;
+            return f;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             fail(p, new RpcException("call to address=" + address + " interrupted while sending"));
         }
         // the reader thread's timeout scan covers it from now on
-        return p;
+        return f;
     }
 
     private static RpcException asRpcException(Throwable t) {
@@ -366,15 +456,20 @@ public final class RpcClient implements AutoCloseable {
         return new RpcException(String.valueOf(t), t);
     }
 
-    /** Registers, connects and writes the request; on failure the call is failed and its exception thrown. */
-    private void send(Pending p, int method, ByteBuffer request) throws RpcException, InterruptedException {
+    /**
+     * Registers, connects and writes the request (a buffer, or a body writer); on failure the call is failed and
+     * its exception thrown.
+     */
+    private void send(Pending p, int method, ByteBuffer request, RpcBody body)
+        throws RpcException, InterruptedException {
         if (!running) {
             throw failNow(p, closed());
         }
-        if (request.remaining() > config.maxMessageBytes()) {
+        int length = body != null ? body.length() : request.remaining();
+        if (length < 0 || length > config.maxMessageBytes()) {
             throw failNow(p, new RpcMessageTooLargeException("request to address=" + p.address + " is "
-                + request.remaining() + " bytes, more than " + RpcConfig.MAX_MESSAGE_BYTES_PROP + "="
-                + config.maxMessageBytes() + " of client '" + name + "'; not sent", request.remaining(),
+                + length + " bytes, more than " + RpcConfig.MAX_MESSAGE_BYTES_PROP + "="
+                + config.maxMessageBytes() + " of client '" + name + "'; not sent", length,
                 config.maxMessageBytes()));
         }
         ServerConn c = servers.computeIfAbsent(p.address, ServerConn::new);
@@ -393,8 +488,16 @@ public final class RpcClient implements AutoCloseable {
             throw closed();
         }
         try {
-            FrameSender.send(w, c.lock, RpcFrameDescriptor.KIND_REQUEST, method, p.callId, clientHi, clientLo,
-                request, p.deadline);
+            if (body != null) {
+                FrameSender.send(w, c.lock, RpcFrameDescriptor.KIND_REQUEST, method, p.callId, clientHi, clientLo,
+                    body, p.deadline);
+            } else {
+                FrameSender.send(w, c.lock, RpcFrameDescriptor.KIND_REQUEST, method, p.callId, clientHi, clientLo,
+                    request, p.deadline);
+            }
+        } catch (FrameSender.BodyFailed e) {
+            throw failed(p, new RpcException("call id=" + p.callId + " to server '" + peer.name() + "' (address="
+                + p.address + "): " + e.getMessage(), e.getCause() != null ? e.getCause() : e));
         } catch (ConnectionClosedException e) {
             throw failed(p, new RpcPeerException(peer.name(), "server '" + peer.name() + "' (address=" + p.address
                 + ") lost before call id=" + p.callId + " was sent: " + e.getMessage(), e));

@@ -479,11 +479,28 @@ public final class RpcServer implements AutoCloseable {
      * @return true if written, false if dropped
      */
     boolean answer(RpcCall call, int kind, ByteBuffer body) {
-        ByteBuffer answer = body == null ? EMPTY.duplicate() : body;
-        if (kind == RpcFrameDescriptor.KIND_RESPONSE && answer.remaining() > config.maxMessageBytes()) {
+        return answer(call, kind, body == null ? EMPTY.duplicate() : body, null);
+    }
+
+    /**
+     * Any thread: as {@link #answer(RpcCall, int, ByteBuffer)}, a response whose body the answering thread
+     * writes straight into the client's ring ({@link RpcBody}).
+     *
+     * @return true if written, false if dropped
+     */
+    boolean answer(RpcCall call, RpcBody body) {
+        return answer(call, RpcFrameDescriptor.KIND_RESPONSE, null, body);
+    }
+
+    private boolean answer(RpcCall call, int kind, ByteBuffer buffer, RpcBody writer) {
+        ByteBuffer answer = buffer;
+        RpcBody body = writer;
+        int length = body != null ? body.length() : answer.remaining();
+        if (kind == RpcFrameDescriptor.KIND_RESPONSE && length > config.maxMessageBytes()) {
             kind = RpcFrameDescriptor.KIND_ERROR;
+            body = null;
             answer = RpcFrameDescriptor.errorBody(RpcMessageTooLargeException.class.getName(), "response of"
-                + " call id=" + call.callId() + " to '" + call.peer() + "' is " + answer.remaining()
+                + " call id=" + call.callId() + " to '" + call.peer() + "' is " + length
                 + " bytes, more than " + RpcConfig.MAX_MESSAGE_BYTES_PROP + "=" + config.maxMessageBytes()
                 + " of server '" + name + "'", config.maxMessageBytes());
         }
@@ -505,10 +522,47 @@ public final class RpcServer implements AutoCloseable {
             responsesDropped.increment(); // stopped (no answers after close), or the client is gone
             return false;
         }
+        if (body != null && Thread.currentThread() == readerThread) {
+            try {
+                answer = FrameSender.materialize(body, s.peer.name());   // the reader never waits for ring space
+                body = null;
+            } catch (FrameSender.BodyFailed e) {
+                return bodyFailed(s, call, e, deadline);
+            }
+        }
         if (Thread.currentThread() == readerThread) {
             return answerFromReader(s, call, kind, answer);
         }
+        if (body != null) {
+            try {
+                return send(s, call, kind, body, deadline);
+            } catch (FrameSender.BodyFailed e) {
+                return bodyFailed(s, call, e, deadline);
+            }
+        }
         return send(s, call, kind, answer, deadline);
+    }
+
+    /**
+     * A response body writer failed: if nothing went out (a body larger than a record fails before any fragment),
+     * the client gets an error answer naming the call; if its frame went out zero-filled, the answer is counted
+     * as dropped.
+     */
+    private boolean bodyFailed(PeerSlot s, RpcCall call, FrameSender.BodyFailed e, long deadline) {
+        LOG.warn("rpc server '{}': the response body of call id={} of '{}' failed: {}", name, call.callId(),
+            call.peer(), e.getMessage());
+        errorsReturned.increment();
+        if (e.sent) {
+            responsesDropped.increment();
+            return false;
+        }
+        ByteBuffer err = RpcFrameDescriptor.errorBody(RpcException.class.getName(), "response of call id="
+            + call.callId() + " on server '" + name + "' could not be written: " + e.getMessage(),
+            config.maxMessageBytes());
+        if (Thread.currentThread() == readerThread) {
+            return answerFromReader(s, call, RpcFrameDescriptor.KIND_ERROR, err);
+        }
+        return send(s, call, RpcFrameDescriptor.KIND_ERROR, err, deadline);
     }
 
     private boolean answerFromReader(PeerSlot s, RpcCall call, int kind, ByteBuffer answer) {
@@ -553,6 +607,21 @@ public final class RpcServer implements AutoCloseable {
         } catch (RejectedExecutionException e) {
             return false;
         }
+    }
+
+    private boolean send(PeerSlot s, RpcCall call, int kind, RpcBody body, long deadline) {
+        try {
+            FrameSender.send(s.writer, s.lock, kind, call.method(), call.callId(), 0, 0, body, deadline);
+            return true;
+        } catch (RdmxException e) {
+            responsesDropped.increment();
+            LOG.debug("rpc server '{}': answer to call id={} of '{}' not sent: {}", name, call.callId(), call.peer(),
+                e.getMessage());
+        } catch (InterruptedException e) {
+            responsesDropped.increment();
+            Thread.currentThread().interrupt();
+        }
+        return false;
     }
 
     private boolean send(PeerSlot s, RpcCall call, int kind, ByteBuffer answer, long deadline) {

@@ -53,6 +53,12 @@ public abstract class RpcSuite {
     static final int LATER_NOW = 6;
     /** Asynchronous, on a handler thread: throws before answering. */
     static final int LATER_THROW = 7;
+    /** Asynchronous, on a handler thread: answers with an {@link RpcBody} writing the request back. */
+    static final int BODY_ECHO = 8;
+    /** Asynchronous, on a handler thread: answers with an {@link RpcBody} of the asked length that throws. */
+    static final int BAD_BODY = 9;
+    /** Asynchronous, on the reader thread: blocks the server's reader until {@link #release} (fills rings). */
+    static final int BLOCK_READER = 10;
     /** 64 KiB rings: the largest record is about 24 KiB, so bodies above that are fragmented. */
     static final int RING = 64 << 10;
     private static final AtomicInteger SEQ = new AtomicInteger();
@@ -149,6 +155,14 @@ public abstract class RpcSuite {
             .handleAsync(LATER_THROW, call -> {
                 throw new IllegalArgumentException("later boom " + call.request().getInt(0));
             })
+            .handleAsync(BODY_ECHO, call -> call.respond(bodyOf(call.request())))
+            .handleAsync(BAD_BODY, call -> call.respond(failingBody(call.request().getInt(0))))
+            .handleAsyncOnReader(BLOCK_READER, call -> {
+                if (!release.await(60, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("never released");
+                }
+                call.respond(EMPTY_BODY);
+            })
             .build()).start();
     }
 
@@ -182,6 +196,45 @@ public abstract class RpcSuite {
         return c.getValue();
     }
 
+    static final ByteBuffer EMPTY_BODY = ByteBuffer.allocate(0);
+
+    /** @return a body writer that writes the buffer's remaining bytes */
+    static RpcBody bodyOf(ByteBuffer b) {
+        return new RpcBody() {
+            @Override
+            public int length() {
+                return b.remaining();
+            }
+
+            @Override
+            public void writeTo(ByteBuffer dst) {
+                dst.put(b.duplicate());
+            }
+        };
+    }
+
+    /** @return a body writer of the given length that writes one byte, then throws */
+    static RpcBody failingBody(int length) {
+        return new RpcBody() {
+            @Override
+            public int length() {
+                return length;
+            }
+
+            @Override
+            public void writeTo(ByteBuffer dst) throws java.io.IOException {
+                dst.put((byte) 1);
+                throw new java.io.IOException("bad body of length " + length);
+            }
+        };
+    }
+
+    /** The largest body of one ring record, for a request (true) or a response (false). */
+    static int recordBody(boolean request) {
+        return ChannelConfig.builder(1).ringCapacity(RING).build().maxRecordPayload()
+            - (request ? RpcFrameDescriptor.REQUEST_HEADER_LENGTH : RpcFrameDescriptor.RESPONSE_HEADER_LENGTH);
+    }
+
     static ByteBuffer intBody(int v) {
         return ByteBuffer.allocate(4).putInt(0, v);
     }
@@ -202,6 +255,119 @@ public abstract class RpcSuite {
         assertEquals(crc(req), crc(c.callAsync(s.address(), ECHO, ByteBuffer.wrap(req), WAIT).get()));
         assertEquals(sizes.length + 1, s.callsHandled());
         assertEquals(0, c.outstanding());
+    }
+
+    @Test
+    void bodyWritersAndResponseReadersCarryBodiesAtAndAroundTheRecordBoundary() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        int req = recordBody(true);
+        int resp = recordBody(false);
+        int[] sizes = {0, 1, 1000, req - 1, req, req + 1, resp - 1, resp, resp + 1, 3 * RING + 17, 1 << 20};
+        for (int size : sizes) {
+            byte[] want = body(size, size + 3);
+            int[] capacity = new int[1];
+            byte[] got = c.call(s.address(), BODY_ECHO, bodyOf(ByteBuffer.wrap(want)), b -> {
+                capacity[0] = b.capacity();
+                byte[] a = new byte[b.remaining()];
+                b.get(a);
+                return a;
+            }, WAIT);
+            assertArrayEquals(want, got, "size=" + size);
+            // a response of one record is read in place in the ring, a fragmented one from its own array
+            if (size <= resp) {
+                assertTrue(capacity[0] >= RING, "size=" + size + " read in place, buffer capacity " + capacity[0]);
+            } else {
+                assertEquals(size, capacity[0], "size=" + size + " reassembled into an array of its own");
+            }
+            assertArrayEquals(want, c.call(s.address(), ECHO, bodyOf(ByteBuffer.wrap(want)), WAIT), "size=" + size);
+        }
+        assertEquals(0, c.outstanding());
+        assertEquals(0, s.protocolErrors());
+    }
+
+    @Test
+    void aFailingRequestBodyFailsThatCallOnlyNamingTheServer() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        for (int size : new int[] {100, recordBody(true) + 1}) {
+            long handled = s.callsHandled();
+            RpcException e = assertThrows(RpcException.class,
+                () -> c.call(s.address(), ECHO, failingBody(size), WAIT));
+            assertTrue(e.getMessage().contains(s.name()) && e.getMessage().contains("bad body of length " + size),
+                e.getMessage());
+            assertInstanceOf(java.io.IOException.class, e.getCause());
+            if (size > recordBody(true)) {
+                assertEquals(handled, s.callsHandled(), "a body larger than a record fails before anything is sent");
+            } else {
+                // its frame went out zero-filled and the server answers it (the call has failed either way, whether
+                // that answer reaches the client before the call is failed or is dropped as late after it)
+                Blocking.awaitTrue("zero-filled request answered", () -> s.callsHandled() == handled + 1, WAIT);
+            }
+            assertArrayEquals(body(size, 1), c.call(s.address(), ECHO, ByteBuffer.wrap(body(size, 1)), WAIT));
+        }
+        RpcException fewer = assertThrows(RpcException.class, () -> c.call(s.address(), ECHO, new RpcBody() {
+            @Override
+            public int length() {
+                return 10;
+            }
+
+            @Override
+            public void writeTo(ByteBuffer dst) {
+                dst.put((byte) 1);
+            }
+        }, WAIT));
+        assertTrue(fewer.getMessage().contains("wrote 1 of its length=10"), fewer.getMessage());
+        assertEquals(0, s.protocolErrors());
+        assertEquals(0, c.outstanding());
+    }
+
+    @Test
+    void aResponseReaderThatThrowsFailsThatCallOnlyNamingTheServer() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        for (int size : new int[] {10, 3 * RING}) {
+            RpcException e = assertThrows(RpcException.class, () -> c.call(s.address(), ECHO,
+                bodyOf(ByteBuffer.wrap(body(size, 2))), b -> {
+                    throw new IllegalStateException("cannot decode " + b.remaining());
+                }, WAIT));
+            assertTrue(e.getMessage().contains(s.name()) && e.getMessage().contains("cannot decode " + size),
+                e.getMessage());
+            assertInstanceOf(IllegalStateException.class, e.getCause());
+            assertArrayEquals(body(size, 3), c.call(s.address(), ECHO, ByteBuffer.wrap(body(size, 3)), WAIT));
+        }
+        assertEquals(0, c.outstanding());
+    }
+
+    @Test
+    void aFailingResponseBodyIsAnErrorAnswerOrAZeroFilledBody() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        int large = recordBody(false) + 1;
+        RemoteRpcException e = assertThrows(RemoteRpcException.class,
+            () -> c.call(s.address(), BAD_BODY, intBody(large), WAIT));
+        assertEquals(RpcException.class.getName(), e.className());
+        assertTrue(e.getMessage().contains("bad body of length " + large) && e.getMessage().contains(c.name()),
+            e.getMessage());
+        // one record: its frame was claimed before the writer failed; it goes out with a zero-filled body
+        assertArrayEquals(new byte[100], c.call(s.address(), BAD_BODY, intBody(100), WAIT));
+        // counted by the answering thread once its send returned, which may be after the client has the frame
+        Blocking.awaitTrue("the zero-filled answer counted as dropped", () -> s.responsesDropped() == 1, WAIT);
+        assertArrayEquals(body(5, 5), c.call(s.address(), ECHO, ByteBuffer.wrap(body(5, 5)), WAIT));
+    }
+
+    @Test
+    void aRequestWaitingForRingSpaceTimesOutNamingTheServer() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        CompletableFuture<byte[]> blocker = c.callAsync(s.address(), BLOCK_READER, intBody(0), WAIT);
+        // the server's reader is held: a request larger than the ring cannot get all its space
+        RpcTimeoutException e = assertThrows(RpcTimeoutException.class, () -> c.call(s.address(), ECHO,
+            ByteBuffer.wrap(body(4 * RING, 1)), Duration.ofMillis(300)));
+        assertTrue(e.getMessage().contains(s.name()) && e.getMessage().contains("not sent within its timeout"),
+            e.getMessage());
+        release.countDown();
+        assertEquals(0, blocker.get(WAIT.toSeconds(), TimeUnit.SECONDS).length);
     }
 
     @Test

@@ -52,12 +52,19 @@ final class Endpoints {
         /** When (System.nanoTime) to ask again; meaningful for TCP only. */
         final long until;
         final String reason;
+        /** The listener's ring capacity, or 0: not advertised (the channel default). */
+        final int ringBytes;
 
         Endpoint(String provider, String address, long until, String reason) {
+            this(provider, address, until, reason, 0);
+        }
+
+        Endpoint(String provider, String address, long until, String reason, int ringBytes) {
             this.provider = provider;
             this.address = address;
             this.until = until;
             this.reason = reason;
+            this.ringBytes = ringBytes;
         }
 
         boolean rdmx() {
@@ -142,13 +149,13 @@ final class Endpoints {
                 case RdmxEndpoint.TCP:
                     return new Endpoint("tcp", NetUtils.getHostPortString(new InetSocketAddress(
                         server.getAddress() != null ? server.getAddress().getHostAddress() : server.getHostString(),
-                        port)), 0, null);
+                        port)), 0, null, RdmxEndpoint.ringCapacity(adv));
                 case RdmxEndpoint.SHM:
                     if (server.getAddress() == null || !NetUtils.isLocalAddress(server.getAddress())) {
                         return new Endpoint(null, null, until, "its rdmx listener is shm on another host");
                     }
                     return new Endpoint("shm", ShmFabric.root().resolve(RdmxEndpoint.shmNodeName(port)).toString(),
-                        0, null);
+                        0, null, RdmxEndpoint.ringCapacity(adv));
                 default:
                     return new Endpoint(null, null, until, "it advertises an unknown rdmx provider code "
                         + RdmxEndpoint.provider(adv));

@@ -37,8 +37,17 @@ final class HadoopRdmxConfig {
     /** Default dispatch: queue. */
     static final String DISPATCH_DEFAULT = "queue";
 
+    /**
+     * Server: the capacity of each ring of the rdmx listener, advertised to clients (whose rings must match).
+     * A message up to half of it goes in one piece, without waiting for the reader to free space.
+     */
+    static final String RING_BYTES_KEY = "rdmx.rpc.hadoop.ringBytes";
+    /** Default: 2 MiB (requests and responses up to about 1 MiB go in one ring record). */
+    static final int RING_BYTES_DEFAULT = 2 << 20;
+
     final String provider;
     final boolean direct;
+    final int ringBytes;
     final int handlerThreads;
     final Duration callTimeout;
     final Duration reprobe;
@@ -55,6 +64,11 @@ final class HadoopRdmxConfig {
             throw new IllegalArgumentException(DISPATCH_KEY + "=" + d + " (expected queue or direct)");
         }
         direct = d.equals("direct");
+        ringBytes = conf.getInt(RING_BYTES_KEY, RING_BYTES_DEFAULT);
+        if (ringBytes < (64 << 10) || ringBytes > (1 << 30) || Integer.bitCount(ringBytes) != 1) {
+            throw new IllegalArgumentException(RING_BYTES_KEY + "=" + ringBytes
+                + " must be a power of two in [65536, 1073741824]");
+        }
         handlerThreads = conf.getInt(HANDLER_THREADS_KEY, HANDLER_THREADS_DEFAULT);
         if (handlerThreads < 0 || handlerThreads > 1024) {
             throw new IllegalArgumentException(HANDLER_THREADS_KEY + "=" + handlerThreads + " out of range [0, 1024]");

@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.ipc.ClientId;
 
 /**
- * The JVM's rdmx clients, one per (provider, message bound), shared by every proxy of every protocol and user
+ * The JVM's rdmx clients, one per (provider, ring capacity, message bound), shared by every proxy of every protocol and user
  * (Hadoop's {@code ClientCache} does the same for its TCP {@code Client}s): one node, one channel per server,
  * reference counted by the proxies and closed with the last one. Each has one 16-byte Hadoop client id, sent in
  * every request header, as a stock {@code Client} has.
@@ -48,12 +48,25 @@ final class RdmxClients {
 
     /**
      * @param provider tcp or shm
+     * @param ringBytes the ring capacity the server advertised, or 0 for the channel default
+     * @param maxMessage the client's message bound
+     * @return the key of the shared client for these
+     */
+    static String key(String provider, int ringBytes, int maxMessage) {
+        return provider + "/" + ringBytes + "/" + maxMessage;
+    }
+
+    /**
+     * @param provider tcp or shm
+     * @param ringBytes the ring capacity of the servers it calls (both ends of a channel must agree), or 0 for
+     *                  the channel default ({@code rdmx.channel.ringCapacity}: a server that does not advertise
+     *                  its capacity uses that)
      * @param maxMessage the client's message bound
      * @return the shared client, its count raised (give it back with {@link #release})
      * @throws IOException if its node cannot open
      */
-    static synchronized Shared acquire(String provider, int maxMessage) throws IOException {
-        String key = provider + "/" + maxMessage;
+    static synchronized Shared acquire(String provider, int ringBytes, int maxMessage) throws IOException {
+        String key = key(provider, ringBytes, maxMessage);
         Shared s = SHARED.get(key);
         if (s == null || !s.engine.isOpen()) {
             byte[] id = ClientId.getClientId();
@@ -67,7 +80,11 @@ final class RdmxClients {
                     o.bindAddress(io.rdmx.transport.shm.ShmFabric.root().resolve(name).toString());
                 }
                 node = Fabrics.get(provider).open(o.build());
-                engine = ChannelEngine.open(node, ChannelConfig.builder(1).build());
+                ChannelConfig.Builder cb = ChannelConfig.builder(1);
+                if (ringBytes > 0) {
+                    cb.ringCapacity(ringBytes);
+                }
+                engine = ChannelEngine.open(node, cb.build());
                 RpcClient client = RpcClient.open(engine, RpcConfig.builder().maxMessageBytes(maxMessage).build(), id);
                 s = new Shared(key, node, engine, client, id);
                 SHARED.put(key, s);

@@ -20,10 +20,32 @@ public interface RdmxEndpoint {
     /**
      * @param provider provider code
      * @param port the tcp listener's port, or for shm the Hadoop TCP port naming the node directory
-     * @return the advertised value: provider in bits 32-39, port in bits 0-31
+     * @return the advertised value: provider in bits 32-39, port in bits 0-31 (no ring capacity: see
+     *         {@link #encode(int, int, int)})
      */
     static long encode(int provider, int port) {
         return ((long) provider << 32) | (port & 0xFFFFFFFFL);
+    }
+
+    /**
+     * @param provider provider code
+     * @param port the tcp listener's port, or for shm the Hadoop TCP port naming the node directory
+     * @param ringCapacity the listener's ring capacity (a power of two), which a client's rings must match
+     * @return the advertised value: provider in bits 32-39, port in bits 0-31, log2 of the ring capacity in bits
+     *         40-47 (0 in a value from a server that does not advertise it: the client then uses the channel
+     *         default, as that server does)
+     */
+    static long encode(int provider, int port, int ringCapacity) {
+        return encode(provider, port) | (long) Integer.numberOfTrailingZeros(ringCapacity) << 40;
+    }
+
+    /**
+     * @param v an advertised value
+     * @return the listener's ring capacity, or 0 if the server did not advertise one
+     */
+    static int ringCapacity(long v) {
+        int log = (int) (v >>> 40) & 0xFF;
+        return log == 0 || log > 30 ? 0 : 1 << log;
     }
 
     /**

@@ -134,9 +134,9 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
             opts.bindAddress(host + ":0");
         }
         node = Fabrics.get(rcfg.provider).open(opts.build());
-        engine = ChannelEngine.open(node, ChannelConfig.builder(1).build());
+        engine = ChannelEngine.open(node, ChannelConfig.builder(1).ringCapacity(rcfg.ringBytes).build());
         int port = code == RdmxEndpoint.SHM ? tcp.getPort() : portOf(node.address());
-        advertised = RdmxEndpoint.encode(code, port);
+        advertised = RdmxEndpoint.encode(code, port, rcfg.ringBytes);
         RdmxIpcBridge.advertise(this, RdmxEndpoint.class, advertised);
     }
 

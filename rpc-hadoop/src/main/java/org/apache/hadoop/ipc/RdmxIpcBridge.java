@@ -1,5 +1,6 @@
 package org.apache.hadoop.ipc;
 
+import io.rdmx.rpc.RpcBody;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -131,6 +132,59 @@ public final class RdmxIpcBridge {
         byte[] framed = out.toByteArray();
         // ResponseBuffer reserves 4 bytes for the frame length: skip them
         return ByteBuffer.wrap(framed, 4, framed.length - 4).slice();
+    }
+
+    /**
+     * A response as {@link #encodeResponse} frames it, as an {@link RpcBody}: the usual answer (a protobuf message,
+     * or none) is encoded by the answering thread straight into the client's ring, with no array of its size; any
+     * other value is encoded into an array first.
+     *
+     * @param header the response header
+     * @param value the return value, or null
+     * @return the body
+     * @throws IOException if it is too large, or writing another value fails
+     */
+    public static RpcBody responseBody(RpcResponseHeaderProto header, Writable value) throws IOException {
+        if (value != null && !(value instanceof RpcWritable.ProtobufWrapper)) {
+            ByteBuffer b = encodeResponse(header, value);
+            return new RpcBody() {
+                @Override
+                public int length() {
+                    return b.remaining();
+                }
+
+                @Override
+                public void writeTo(ByteBuffer dst) {
+                    dst.put(b.duplicate());
+                }
+            };
+        }
+        Message m = value == null ? null : ((RpcWritable.ProtobufWrapper) value).getMessage();
+        int hs = header.getSerializedSize();
+        int ms = m == null ? 0 : m.getSerializedSize();
+        long total = (long) CodedOutputStream.computeUInt32SizeNoTag(hs) + hs
+            + (m == null ? 0 : CodedOutputStream.computeUInt32SizeNoTag(ms) + ms);
+        if (total > Integer.MAX_VALUE - 16) {
+            throw new IOException("response of " + total + " bytes is too large");
+        }
+        return new RpcBody() {
+            @Override
+            public int length() {
+                return (int) total;
+            }
+
+            @Override
+            public void writeTo(ByteBuffer dst) throws IOException {
+                CodedOutputStream out = CodedOutputStream.newInstance(dst);
+                out.writeUInt32NoTag(hs);
+                header.writeTo(out);
+                if (m != null) {
+                    out.writeUInt32NoTag(ms);
+                    m.writeTo(out);
+                }
+                out.flush();
+            }
+        };
     }
 
     /**

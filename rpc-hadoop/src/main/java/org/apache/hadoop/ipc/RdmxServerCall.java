@@ -1,9 +1,9 @@
 package org.apache.hadoop.ipc;
 
+import io.rdmx.rpc.RpcBody;
 import java.io.IOException;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.net.InetAddress;
-import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.io.Writable;
@@ -19,7 +19,8 @@ import org.apache.hadoop.util.Time;
  * the call queue, scheduler, metrics, {@code Server.getCurCall()}, the RetryCache (call id, retry count and
  * the 16-byte client id are the client's) and deferred responses ({@code postponeResponse}/{@code sendResponse},
  * {@code setDeferredResponse}) behave as for a call that came over TCP. Its response completes {@link #response()}
- * with the framed bytes (delimited {@code RpcResponseHeaderProto}, then the value), from whichever thread sends it.
+ * with the framed response (delimited {@code RpcResponseHeaderProto}, then the value) as an {@link RpcBody}, which
+ * the thread that sends it (whichever completes it) encodes straight into the client's ring.
  */
 public final class RdmxServerCall extends Server.Call {
     private final RPC.Server server;
@@ -27,7 +28,7 @@ public final class RdmxServerCall extends Server.Call {
     private final Writable request;
     private final UserGroupInformation user;
     private final InetAddress host;
-    private final CompletableFuture<ByteBuffer> response = new CompletableFuture<>();
+    private final CompletableFuture<RpcBody> response = new CompletableFuture<>();
     private Writable value;
     private Throwable error;
 
@@ -52,8 +53,8 @@ public final class RdmxServerCall extends Server.Call {
         this.host = host;
     }
 
-    /** @return completed with the response bytes once the call is answered (or failed when the server stops) */
-    public CompletableFuture<ByteBuffer> response() {
+    /** @return completed with the response body once the call is answered (or failed when the server stops) */
+    public CompletableFuture<RpcBody> response() {
         return response;
     }
 
@@ -118,7 +119,7 @@ public final class RdmxServerCall extends Server.Call {
 
     private void answer(Writable v) {
         try {
-            response.complete(RdmxIpcBridge.encodeResponse(header(RpcStatusProto.SUCCESS).build(), v));
+            response.complete(RdmxIpcBridge.responseBody(header(RpcStatusProto.SUCCESS).build(), v));
         } catch (IOException | RuntimeException e) {
             answerError(e, null, null);
         }
@@ -148,7 +149,7 @@ public final class RdmxServerCall extends Server.Call {
             h.setErrorDetail(cd);
         }
         try {
-            response.complete(RdmxIpcBridge.encodeResponse(h.build(), null));
+            response.complete(RdmxIpcBridge.responseBody(h.build(), null));
         } catch (IOException e) {
             response.completeExceptionally(e);
         }

@@ -172,9 +172,41 @@ class RdmxRpcEngineTest {
         assertTrue(s.rdmxAddress().contains(RdmxEndpoint.shmNodeName(s.getListenerAddress().getPort())),
             s.rdmxAddress());
         TestRpcService p = proxy(s, conf);
-        String big = "x".repeat(600 << 10);       // larger than a ring: fragmented both ways
+        String big = "x".repeat(600 << 10);       // one ring record each way in the default 2 MiB rings
         assertEquals(big, p.echo(null, echo(big)).getMessage());
         assertEquals(1, s.rdmxCalls());
+    }
+
+    @Test
+    void clientsOpenTheirRingsWithTheCapacityTheServerAdvertises() throws Exception {
+        Configuration small = new Configuration(conf);
+        small.setInt(HadoopRdmxConfig.RING_BYTES_KEY, 128 << 10);
+        RdmxServer s = rdmxServer(small, new TestRpcBase.PBServerImpl());
+        RdmxServer d = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        // the proxies' configuration names no ring capacity: a client whose rings did not match a server's would
+        // fail the channel handshake and fall back to TCP
+        String big = "y".repeat(600 << 10);       // fragmented both ways through 128 KiB rings, one record in 2 MiB
+        assertEquals(big, proxy(s, conf).echo(null, echo(big)).getMessage());
+        assertEquals(big, proxy(d, conf).echo(null, echo(big)).getMessage());
+        assertEquals("z", proxy(s, conf).echo(null, echo("z")).getMessage());
+        assertEquals(2, s.rdmxCalls());
+        assertEquals(1, d.rdmxCalls());
+        assertEquals(0, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+    }
+
+    @Test
+    void theAdvertisedValueCarriesTheRingCapacityAndABadOneFailsNamingTheKey() {
+        long v = RdmxEndpoint.encode(RdmxEndpoint.SHM, 50070, 2 << 20);
+        assertEquals(RdmxEndpoint.SHM, RdmxEndpoint.provider(v));
+        assertEquals(50070, RdmxEndpoint.port(v));
+        assertEquals(2 << 20, RdmxEndpoint.ringCapacity(v));
+        assertEquals(0, RdmxEndpoint.ringCapacity(RdmxEndpoint.encode(RdmxEndpoint.TCP, 8020)),
+            "a server that does not advertise its ring: the client uses the channel default");
+        Configuration c = new Configuration(conf);
+        c.setInt(HadoopRdmxConfig.RING_BYTES_KEY, 100_000);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HadoopRdmxConfig.of(c));
+        assertTrue(e.getMessage().contains("rdmx.rpc.hadoop.ringBytes=100000"), e.getMessage());
     }
 
     @Test
