@@ -58,6 +58,12 @@ public final class Worker {
         boolean step() throws Exception;
     }
 
+    /**
+     * In {@link #run}, while local work goes on: the longest rows wait in a partly filled pack or an unpublished
+     * buffer before a flush (the channel's own time bound, its flush interval, covers only what was committed).
+     */
+    static final long RUN_FLUSH_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
     private static final int KIND_OBJECT = 0;
     private static final int KIND_INT = 1;
     private static final int KIND_LONG = 2;
@@ -125,6 +131,16 @@ public final class Worker {
     private int inboxRecords;
 
     private volatile boolean waiting;
+    /**
+     * While {@link #waiting}: the worker of this process whose full ring (from this worker) it waits on, or -1.
+     * That reader wakes it after a read; other readers of its rows do not (a wake-up for space it does not wait
+     * for costs both threads a futex call and a context switch).
+     */
+    private volatile int spaceFrom = -1;
+    /** The tail of that ring when the offer found it full: a tail that moved since means space, retry. */
+    private long spaceTail;
+    /** The rings to the workers of this process (this worker writes them). */
+    private final RingBuffer[] localOut;
     /** Inside a handler call: delivery is not re-entered, records are set aside. */
     private int depth;
     /** The destination of the last back-pressured offer, -1 if none since. */
@@ -160,8 +176,10 @@ public final class Worker {
             largest = Math.max(largest, outboxes[g].maxPayload());
         }
         this.localIn = new RingBuffer[cfg.workers()];
+        this.localOut = new RingBuffer[cfg.workers()];
         for (int s = 0; s < cfg.workers(); s++) {
             localIn[s] = localRings[s][local];
+            localOut[s] = localRings[local][s];
         }
         this.packCap = Math.min(cfg.packBytes(), maxPayload);
         this.packs = new ByteBuffer[total];
@@ -191,7 +209,7 @@ public final class Worker {
 
             @Override
             public void flush() {
-                svc.worker(dst).wakeIfWaiting();
+                // nothing to send: every commit is visible at once and woke the reader if it waited
             }
         };
     }
@@ -199,6 +217,19 @@ public final class Worker {
     void wakeIfWaiting() {
         VarHandle.fullFence();
         if (waiting) {
+            transport.wakeup(local);
+        }
+    }
+
+    /**
+     * Another worker of this process read from the ring this worker writes it: wakes this worker if it waits for
+     * space in that very ring.
+     *
+     * @param reader that worker's local index
+     */
+    void wakeIfWaitingForSpace(int reader) {
+        VarHandle.fullFence();
+        if (waiting && spaceFrom == reader) {
             transport.wakeup(local);
         }
     }
@@ -355,7 +386,31 @@ public final class Worker {
     private int pressured(int dst) {
         pressuredDst = dst;
         backPressured++;
+        int w = localWorker(dst);
+        if (w >= 0) {
+            spaceTail = localOut[w].tailAcquire();
+        }
         return BACK_PRESSURED;
+    }
+
+    /** @return the local index of a global worker of this process, -1 for another process's (or none) */
+    private int localWorker(int g) {
+        int workers = localOut.length;
+        return g >= 0 && g / workers == global / workers ? g % workers : -1;
+    }
+
+    /**
+     * Before a wait for space in a local ring: says which ring (a fence follows), then whether its reader moved
+     * the tail since the offer found it full (then there is space: do not sleep; else the reader wakes this
+     * worker after its next read, having seen {@link #spaceFrom}).
+     *
+     * @return true if space came already
+     */
+    private boolean armSpace(int w) {
+        spaceFrom = w;
+        waiting = true;
+        VarHandle.fullFence();
+        return localOut[w].tailAcquire() != spaceTail;
     }
 
     /** Emits the pack for a destination as one record; false if its buffer is full. */
@@ -739,21 +794,28 @@ public final class Worker {
         if (ob != null) {
             ob.wakeOnSpace(local);
         }
+        int spaceW = localWorker(dst);
         try {
+            // waiting from before the read of the local rings: a commit after that read wakes this worker
+            if (spaceW >= 0) {
+                if (armSpace(spaceW)) {
+                    return; // the reader freed space meanwhile
+                }
+            } else {
+                waiting = true;
+                VarHandle.fullFence();
+            }
             if (readAll() == 0) {
                 int room = room();
                 if (room > 0) {
-                    waiting = true;
-                    try {
-                        readTransport(room, TimeUnit.MILLISECONDS.toNanos(1));
-                    } finally {
-                        waiting = false;
-                    }
+                    readTransport(room, TimeUnit.MILLISECONDS.toNanos(1));
                 } else {
                     LockSupport.parkNanos(50_000);
                 }
             }
         } finally {
+            waiting = false;
+            spaceFrom = -1;
             if (ob != null) {
                 ob.wakeOnSpace(-1);
             }
@@ -824,7 +886,7 @@ public final class Worker {
             }
             int k = localIn[s].read(dispatch, room);
             if (k > 0 && s != local) {
-                svc.worker(s).wakeIfWaiting();
+                svc.worker(s).wakeIfWaitingForSpace(local);
             }
             n += k;
         }
@@ -1028,6 +1090,15 @@ public final class Worker {
      * @throws RdmxException if a peer is lost (names it)
      */
     public int poll() throws RdmxException {
+        int n = receive();
+        if (n == 0) {
+            flush();
+        }
+        return n;
+    }
+
+    /** {@link #poll} without the flush: delivers the inbox, then what the rings hold. */
+    private int receive() throws RdmxException {
         if (failure != null) {
             throw failure;
         }
@@ -1035,11 +1106,7 @@ public final class Worker {
             checkGone();
         }
         int n = inboxRecords > 0 ? deliverInbox() : 0;
-        n += readAll();
-        if (n == 0) {
-            flush();
-        }
-        return n;
+        return n + readAll();
     }
 
     /**
@@ -1075,9 +1142,16 @@ public final class Worker {
             ob.wakeOnSpace(local);
             nanos = Math.min(nanos, TimeUnit.MILLISECONDS.toNanos(1));
         }
-        waiting = true;
+        int spaceW = localWorker(dst);
         try {
-            VarHandle.fullFence();
+            if (spaceW >= 0) {
+                if (armSpace(spaceW)) {
+                    return 0; // the reader freed space meanwhile
+                }
+            } else {
+                waiting = true;
+                VarHandle.fullFence();
+            }
             int n = readAll();
             int room = room();
             if (n == 0 && room > 0) {
@@ -1088,6 +1162,7 @@ public final class Worker {
             return n;
         } finally {
             waiting = false;
+            spaceFrom = -1;
             if (ob != null) {
                 ob.wakeOnSpace(-1);
             }
@@ -1105,16 +1180,26 @@ public final class Worker {
      */
     public void run(LocalWork work, BooleanSupplier finished) throws Exception {
         long idleSince = System.nanoTime();
+        long flushedAt = idleSince;
         while (!finished.getAsBoolean()) {
             pressuredDst = -1;
-            if (poll() > 0 || work.step()) {
-                idleSince = System.nanoTime();
+            // no flush per empty poll while local work goes on (it would cut packs and publish every ring after
+            // every step, waking each parked reader for a few rows): full packs and the batching threshold send,
+            // a flush at most every RUN_FLUSH_NANOS bounds how long rows wait, and await flushes when idle
+            if (receive() > 0 || work.step()) {
+                long now = System.nanoTime();
+                idleSince = now;
+                if (now - flushedAt > RUN_FLUSH_NANOS) {
+                    flush();
+                    flushedAt = now;
+                }
                 continue;
             }
             if (finished.getAsBoolean()) {
                 return;
             }
             int dst = pressuredDst;
+            flushedAt = System.nanoTime(); // await flushes first
             if (await(100, TimeUnit.MILLISECONDS) > 0) {
                 idleSince = System.nanoTime();
             } else if (System.nanoTime() - idleSince > idleNanos) {
