@@ -237,7 +237,7 @@ public final class RdmxEndpoints implements AutoCloseable {
                 try {
                     engine = ChannelEngine.open(node, channelConfig(conf));
                     RpcClient client = RpcClient.open(engine, RpcConfig.builder()
-                        .maxMessageBytes(conf.chunkBytes() + FetchProtocol.ANSWER_HEADER).build());
+                        .maxMessageBytes(conf.clientMaxMessageBytes()).build());
                     c = new Client(node, engine, client);
                 } catch (RuntimeException e) {
                     if (engine != null) {

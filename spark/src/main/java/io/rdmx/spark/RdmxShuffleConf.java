@@ -149,6 +149,26 @@ public final class RdmxShuffleConf {
         return serverThreads;
     }
 
+    /** @return the fetch client's message limit ({@link #clientMaxMessageBytes(int, int)}) */
+    public int clientMaxMessageBytes() {
+        return clientMaxMessageBytes(chunkBytes, serverThreads);
+    }
+
+    /**
+     * The fetch client's message limit. The RPC client holds at most twice its limit in partly assembled answers
+     * per peer, and a peer's server threads answer chunks at once, their fragments interleaved: so the limit
+     * covers one answer per two server threads (a block of several chunks fetched with four server threads held
+     * about 9-12 MB of 4 MB answers, over the 8 MB of a limit of one answer, and failed the fetch).
+     *
+     * @param chunkBytes the largest answer's block bytes
+     * @param serverThreads the peer's block server threads
+     * @return the limit, at most 1 GiB
+     */
+    static int clientMaxMessageBytes(int chunkBytes, int serverThreads) {
+        long answer = (long) chunkBytes + FetchProtocol.ANSWER_HEADER;
+        return (int) Math.min(answer * Math.max(1, (serverThreads + 1) / 2), 1 << 30);
+    }
+
     @Override
     public String toString() {
         return "RdmxShuffleConf{provider=" + provider + ", peerTimeout=" + peerTimeout.toMillis() + "ms"

@@ -2,6 +2,7 @@ package io.rdmx.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.Map;
@@ -21,6 +22,18 @@ class RdmxShuffleConfTest {
         assertEquals(4 << 20, c.chunkBytes());
         assertEquals(1 << 20, c.ringBytes());
         assertEquals(4, c.serverThreads());
+    }
+
+    @Test
+    void theClientsMessageLimitCoversTheAnswersAPeersServerThreadsInterleave() {
+        // twice the limit is what the RPC client holds per peer: one full answer per server thread must fit
+        for (int threads : new int[] {1, 2, 3, 4, 7, 256}) {
+            long held = 2L * RdmxShuffleConf.clientMaxMessageBytes(4 << 20, threads);
+            assertTrue(held >= threads * ((4L << 20) + FetchProtocol.ANSWER_HEADER), "threads=" + threads);
+        }
+        assertEquals((4 << 20) + 8, RdmxShuffleConf.clientMaxMessageBytes(4 << 20, 2));
+        assertEquals(1 << 30, RdmxShuffleConf.clientMaxMessageBytes(64 << 20, 256), "capped");
+        assertEquals(2 * ((4 << 20) + 8), RdmxShuffleConf.from(k -> null).clientMaxMessageBytes());
     }
 
     @Test
