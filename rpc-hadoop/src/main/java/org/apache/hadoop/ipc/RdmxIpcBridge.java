@@ -101,27 +101,12 @@ public final class RdmxIpcBridge {
      */
     public static ByteBuffer encodeResponse(RpcResponseHeaderProto header, Writable value) throws IOException {
         if (value == null || value instanceof RpcWritable.ProtobufWrapper) {
-            // the usual answer (a protobuf message, or none): written once into an array of its exact size,
-            // which is handed over as is (no growing buffer, no copy of the whole response)
-            Message m = value == null ? null
-                : ((RpcWritable.ProtobufWrapper) value).getMessage();
-            int hs = header.getSerializedSize();
-            int ms = m == null ? 0 : m.getSerializedSize();
-            long total = (long) CodedOutputStream.computeUInt32SizeNoTag(hs) + hs
-                + (m == null ? 0 : CodedOutputStream.computeUInt32SizeNoTag(ms) + ms);
-            if (total > Integer.MAX_VALUE - 16) {
-                throw new IOException("response of " + total + " bytes is too large");
-            }
-            byte[] framed = new byte[(int) total];
-            CodedOutputStream out = CodedOutputStream.newInstance(framed);
-            out.writeUInt32NoTag(hs);
-            header.writeTo(out);
-            if (m != null) {
-                out.writeUInt32NoTag(ms);
-                m.writeTo(out);
-            }
-            out.checkNoSpaceLeft();
-            return ByteBuffer.wrap(framed);
+            // the usual answer (a protobuf message, or none): written once, by responseBody, into an array of its
+            // exact size, which is handed over as is (no growing buffer, no copy of the whole response)
+            RpcBody body = responseBody(header, value);
+            ByteBuffer framed = ByteBuffer.allocate(body.length());
+            body.writeTo(framed);
+            return framed.flip();
         }
         ResponseBuffer out = new ResponseBuffer(header.getSerializedSize() + 64);
         header.writeDelimitedTo(out);
