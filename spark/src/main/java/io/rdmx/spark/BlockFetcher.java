@@ -7,30 +7,33 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
-import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.NoSuchElementException;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * Fetches the remote blocks of one reduce task, bounded in flight, and hands them over in the order they
  * arrive.
  *
- * <p>The sizes Spark's map output tracker knows are estimates (compressed to a byte per block), so a block is
- * admitted by its estimate and asked for with one request of at most a chunk; the answer states the exact size
- * ({@link FetchProtocol}). A block larger than a chunk is then fetched as further requests, sent by the consumer,
- * and handed over whole once all its chunks are in. A block is admitted only while the bytes requested but not
- * yet handed over stay within {@code maxBytesInFlight} and the requests outstanding within
- * {@code maxReqsInFlight}; a block is admitted anyway when nothing else is in flight, so a large block never
- * waits forever. Bytes count against the bound until the consumer takes the block.
+ * <p>The sizes Spark's map output tracker knows are estimates (compressed to a byte per block; for up to 2000
+ * partitions rounded up by at most 10%), so a block is admitted by its estimate and all the chunks the estimate
+ * covers are requested at once, when it is admitted: a block of several chunks costs one round trip, overlapped
+ * with whatever the consumer does meanwhile, not a second one the consumer waits for. Every answer states the
+ * block's exact size ({@link FetchProtocol}); a chunk the estimate over-counted is answered empty, and a block
+ * larger than its estimate is completed by further requests, sent by the consumer when it sees that. A block is
+ * handed over whole once all its chunks are in. A block is admitted only while the bytes requested but not yet
+ * handed over stay within {@code maxBytesInFlight} and the requests outstanding within {@code maxReqsInFlight};
+ * a block is admitted anyway when nothing else is in flight, so a large block never waits forever. Bytes count
+ * against the bound until the consumer takes the block.
  *
  * <p>Threads: one consumer thread calls {@link #hasNext()}, {@link #next()} and {@link #close()}; it alone
  * sends requests (so no transport thread ever waits for ring space on its behalf). The transport's threads
@@ -110,14 +113,92 @@ public final class BlockFetcher implements AutoCloseable {
     private record Failed(Block block, String message, Throwable cause) {
     }
 
-    /** The first chunk of a block larger than a chunk: the consumer sends the rest. */
-    private record First(Block block, ByteBuffer data, long size) {
+    /** A block larger than its estimate: the consumer sends the chunks its estimate did not cover. */
+    private record More(InFlight state) {
+    }
+
+    /**
+     * The chunks of one admitted block. Chunk answers complete on transport threads, so its fields are guarded by
+     * its monitor (one short section per chunk answer); {@code counted} is the consumer's.
+     */
+    private final class InFlight {
+        final Block block;
+        /** Chunks requested: 0 .. requested - 1. */
+        int requested;
+        /** The exact size, from the first answer to arrive; -1 until then. */
+        long size = -1;
+        ByteBuffer[] parts;
+        /** Chunks of the exact size in: complete when it reaches {@link #needed()}. */
+        int have;
+        /** Handed to the queue (whole or failed): later answers are dropped. */
+        boolean finished;
+        /** Whether the chunks beyond the estimate were asked of the consumer. */
+        boolean moreAsked;
+        /** Bytes counted against the bound for it. Consumer thread. */
+        long counted;
+
+        InFlight(Block block, int requested) {
+            this.block = block;
+            this.requested = requested;
+            this.parts = new ByteBuffer[requested];
+        }
+
+        /** @return the chunks of the exact size (at least one: an empty block is one empty answer) */
+        int needed() {
+            return (int) Math.max(1, (size + chunkBytes - 1) / chunkBytes);
+        }
+
+        /** Takes chunk {@code index}'s answer (or failure). Transport thread. */
+        void answered(int index, long off, int len, byte[] bytes, Throwable err) {
+            if (closed.get()) {
+                return;
+            }
+            Object publish = null;
+            synchronized (this) {
+                if (finished) {
+                    return;
+                }
+                Failed f = check(block, off, len, bytes, err);
+                if (f == null && size >= 0 && FetchProtocol.answerSize(bytes) != size) {
+                    f = new Failed(block, "executor " + block.executorId() + " at " + block.address()
+                        + " changed the size of " + block.name() + " from " + size + " to "
+                        + FetchProtocol.answerSize(bytes), null);
+                }
+                if (f != null) {
+                    finished = true;
+                    failing = true;
+                    publish = f;
+                } else {
+                    if (size < 0) {
+                        size = FetchProtocol.answerSize(bytes);
+                    }
+                    int needed = needed();
+                    if (index < needed) {
+                        if (parts.length < needed) {
+                            parts = Arrays.copyOf(parts, needed);
+                        }
+                        parts[index] = payload(bytes);
+                        have++;
+                    }
+                    if (have == needed) {
+                        finished = true;
+                        publish = new Fetched(block, List.of(Arrays.copyOf(parts, needed)));
+                    } else if (needed > requested && !moreAsked) {
+                        moreAsked = true;
+                        publish = new More(this);
+                    }
+                }
+            }
+            if (publish != null) {
+                arrived.add(publish);
+            }
+        }
     }
 
     private final Caller caller;
     private final ArrayDeque<Block> pending = new ArrayDeque<>();
     /** Admitted and not yet taken, in admission order. Consumer thread. */
-    private final Set<Block> admitted = new LinkedHashSet<>();
+    private final Map<Block, InFlight> admitted = new LinkedHashMap<>();
     private final LinkedBlockingQueue<Object> arrived = new LinkedBlockingQueue<>();
     private final AtomicInteger reqsInFlight = new AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -162,22 +243,34 @@ public final class BlockFetcher implements AutoCloseable {
         fill();
     }
 
-    /** Admits blocks while the bounds allow. Consumer thread. */
+    /** Admits blocks while the bounds allow, requesting every chunk of each at once. Consumer thread. */
     private void fill() {
         while (!pending.isEmpty() && !closed.get() && !failing) {
             Block b = pending.peek();
-            long estimate = Math.min(b.size(), chunkBytes);
+            int chunks = (int) Math.min(Integer.MAX_VALUE, (b.size() + chunkBytes - 1) / chunkBytes);
             int reqs = reqsInFlight.get();
             boolean idle = reqs == 0 && bytesInFlight == 0;
-            if (!idle && (bytesInFlight + estimate > maxBytesInFlight || reqs + 1 > maxReqsInFlight)) {
+            if (!idle && (bytesInFlight + b.size() > maxBytesInFlight || (long) reqs + chunks > maxReqsInFlight)) {
                 return;
             }
             pending.poll();
-            admitted.add(b);
-            bytesInFlight += estimate;
+            InFlight st = new InFlight(b, chunks);
+            admitted.put(b, st);
+            st.counted = b.size();
+            bytesInFlight += st.counted;
             maxBytesSeen = Math.max(maxBytesSeen, bytesInFlight);
-            maxReqsSeen = Math.max(maxReqsSeen, reqs + 1);
-            sendFirst(b);
+            maxReqsSeen = Math.max(maxReqsSeen, reqs + chunks);
+            send(st, 0, chunks);
+        }
+    }
+
+    /** Requests chunks {@code from .. to - 1} of a block. Consumer thread. */
+    private void send(InFlight st, int from, int to) {
+        for (int i = from; i < to && !failing && !closed.get(); i++) {
+            long off = (long) i * chunkBytes;
+            int index = i;
+            call(st.block, off, chunkBytes).whenComplete((bytes, err) -> st.answered(index, off, chunkBytes, bytes,
+                err));
         }
     }
 
@@ -214,64 +307,27 @@ public final class BlockFetcher implements AutoCloseable {
         return null;
     }
 
-    private void sendFirst(Block b) {
-        call(b, 0, chunkBytes).whenComplete((bytes, err) -> {
-            if (closed.get()) {
+    /** Requests the chunks of a block its estimate did not cover, and counts its exact size. Consumer thread. */
+    private void sendMore(InFlight st) {
+        int from;
+        int to;
+        long size;
+        synchronized (st) {
+            if (st.finished) {
                 return;
             }
-            Failed f = check(b, 0, chunkBytes, bytes, err);
-            if (f != null) {
-                failing = true;
-                arrived.add(f);
-                return;
-            }
-            long size = FetchProtocol.answerSize(bytes);
-            ByteBuffer data = payload(bytes);
-            arrived.add(size <= chunkBytes ? new Fetched(b, List.of(data)) : new First(b, data, size));
-        });
-    }
-
-    /** Sends the rest of a block larger than a chunk. Consumer thread. */
-    private void sendRest(First first) {
-        Block b = first.block();
-        int chunks = (int) ((first.size() + chunkBytes - 1) / chunkBytes);
-        bytesInFlight += first.size() - Math.min(b.size(), chunkBytes);
-        maxBytesSeen = Math.max(maxBytesSeen, bytesInFlight);
-        maxReqsSeen = Math.max(maxReqsSeen, reqsInFlight.get() + chunks - 1);
-        AtomicReferenceArray<ByteBuffer> parts = new AtomicReferenceArray<>(chunks);
-        parts.set(0, first.data());
-        AtomicInteger left = new AtomicInteger(chunks - 1);
-        AtomicBoolean failed = new AtomicBoolean();
-        for (int i = 1; i < chunks && !failing && !closed.get(); i++) {
-            long off = (long) i * chunkBytes;
-            int len = (int) Math.min(chunkBytes, first.size() - off);
-            int index = i;
-            call(b, off, len).whenComplete((bytes, err) -> {
-                if (closed.get()) {
-                    return;
-                }
-                Failed f = check(b, off, len, bytes, err);
-                if (f == null && FetchProtocol.answerSize(bytes) != first.size()) {
-                    f = new Failed(b, "executor " + b.executorId() + " at " + b.address() + " changed the size of "
-                        + b.name() + " from " + first.size() + " to " + FetchProtocol.answerSize(bytes), null);
-                }
-                if (f != null) {
-                    failing = true;
-                    if (failed.compareAndSet(false, true)) {
-                        arrived.add(f);
-                    }
-                    return;
-                }
-                parts.set(index, payload(bytes));
-                if (left.decrementAndGet() == 0 && !failed.get()) {
-                    List<ByteBuffer> all = new ArrayList<>(chunks);
-                    for (int k = 0; k < chunks; k++) {
-                        all.add(parts.get(k));
-                    }
-                    arrived.add(new Fetched(b, all));
-                }
-            });
+            from = st.requested;
+            to = st.needed();
+            st.requested = to;
+            size = st.size;
         }
+        if (size > st.counted) {
+            bytesInFlight += size - st.counted;
+            st.counted = size;
+            maxBytesSeen = Math.max(maxBytesSeen, bytesInFlight);
+        }
+        maxReqsSeen = Math.max(maxReqsSeen, reqsInFlight.get() + to - from);
+        send(st, from, to);
     }
 
     /** @return whether blocks remain to be handed over */
@@ -299,14 +355,14 @@ public final class BlockFetcher implements AutoCloseable {
             long t0 = System.nanoTime();
             o = arrived.poll(timeout.plus(GRACE).toNanos(), TimeUnit.NANOSECONDS);
             fetchWaitNanos += System.nanoTime() - t0;
-            if (o instanceof First first) {
-                sendRest(first);
+            if (o instanceof More more) {
+                sendMore(more.state());
                 continue;
             }
             break;
         }
         if (o == null) {
-            Block b = admitted.isEmpty() ? pending.peek() : admitted.iterator().next();
+            Block b = admitted.isEmpty() ? pending.peek() : admitted.keySet().iterator().next();
             close();
             throw new BlockFetchException(b, "no block arrived within " + timeout.plus(GRACE).toMillis()
                 + " ms (" + reqsInFlight.get() + " requests outstanding, " + delivered + " of " + total
@@ -317,11 +373,10 @@ public final class BlockFetcher implements AutoCloseable {
             throw new BlockFetchException(f.block(), f.message(), f.cause());
         }
         Fetched got = (Fetched) o;
-        admitted.remove(got.block());
+        InFlight st = admitted.remove(got.block());
         delivered++;
         long actual = got.length();
-        // what was counted: the estimate up to a chunk, plus the rest once the exact size was known
-        bytesInFlight -= actual > chunkBytes ? actual : Math.min(got.block().size(), chunkBytes);
+        bytesInFlight -= st.counted;
         bytesFetched += actual;
         fill();
         return got;

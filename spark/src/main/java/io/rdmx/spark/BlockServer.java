@@ -31,14 +31,13 @@ public final class BlockServer implements AutoCloseable {
                 int reduceId = FetchProtocol.reduceId(req);
                 long offset = FetchProtocol.offset(req);
                 long size = source.size(shuffleId, mapId, reduceId);
-                if (offset > size) {
-                    throw new IllegalArgumentException("block " + FetchProtocol.blockName(shuffleId, mapId, reduceId)
-                        + " size=" + size + " < offset=" + offset);
-                }
-                int n = (int) Math.min(FetchProtocol.length(req), size - offset);
+                // at or past the end (the reader asked for every chunk its estimate covers): the size alone
+                int n = (int) Math.max(0, Math.min(FetchProtocol.length(req), size - offset));
                 ByteBuffer answer = ByteBuffer.allocate(FetchProtocol.ANSWER_HEADER + n);
                 answer.putLong(size);
-                source.read(shuffleId, mapId, reduceId, offset, answer);
+                if (n > 0) {
+                    source.read(shuffleId, mapId, reduceId, offset, answer);
+                }
                 bytesServed.addAndGet(n);
                 requestsServed.incrementAndGet();
                 return answer.flip();

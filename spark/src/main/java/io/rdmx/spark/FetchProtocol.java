@@ -6,8 +6,9 @@ import java.nio.ByteBuffer;
  * The fetch request of the block channels: an RPC ({@code rdmx-rpc}) request of method {@link #METHOD_FETCH}
  * whose body asks for at most {@code length} bytes at {@code offset} of one map output block. The answer is the
  * block's exact size (8 bytes, big-endian; the map output sizes Spark's scheduler knows are estimates) followed by
- * {@code min(length, size - offset)} bytes of the block; a failure comes back as the remote error of the handler
- * (class name and message).
+ * {@code min(length, max(0, size - offset))} bytes of the block: a request at or past the end (a reader asks for
+ * all the chunks of a block's estimate at once, and estimates run high) is answered with the size alone. A failure
+ * comes back as the remote error of the handler (class name and message).
  *
  * <pre>
  *   0                   1                   2                   3
@@ -162,10 +163,10 @@ public final class FetchProtocol {
             return "answer length=" + answer.length + " shorter than its header=" + ANSWER_HEADER;
         }
         long size = answerSize(answer);
-        if (size < offset) {
-            return "block size=" + size + " < offset=" + offset;
+        if (size < 0) {
+            return "block size=" + size + " is negative";
         }
-        long expected = ANSWER_HEADER + Math.min(length, size - offset);
+        long expected = ANSWER_HEADER + Math.max(0, Math.min(length, size - offset));
         if (answer.length != expected) {
             return "answer length=" + answer.length + " expected=" + expected + " (block size=" + size + ", offset="
                 + offset + ", length=" + length + ")";

@@ -44,6 +44,8 @@ class BlockFetcherTest {
         final Map<String, byte[]> blocks = new HashMap<>();
         /** When set, reads wait for it (bounded): no answer leaves the server before the test opens it. */
         volatile CountDownLatch gate;
+        /** The gate holds the blocks of this map id and above only. */
+        volatile long gateFromMap;
 
         byte[] put(int shuffle, long map, int reduce, int size, long seed) {
             byte[] b = new byte[size];
@@ -69,7 +71,7 @@ class BlockFetcherTest {
         public void read(int shuffleId, long mapId, int reduceId, long offset, ByteBuffer dst) throws IOException {
             CountDownLatch g = gate;
             try {
-                if (g != null && !g.await(30, TimeUnit.SECONDS)) {
+                if (g != null && mapId >= gateFromMap && !g.await(30, TimeUnit.SECONDS)) {
                     throw new IOException("the test's gate stayed closed");
                 }
             } catch (InterruptedException e) {
@@ -208,6 +210,77 @@ class BlockFetcherTest {
     }
 
     @Test
+    void everyChunkOfABlockIsRequestedWhenItIsAdmittedNotAfterItsFirstAnswer() throws Exception {
+        byte[] big = source.put(0, 1, 0, 3 * CHUNK + 17, 1);
+        Counting caller = new Counting();
+        CountDownLatch gate = new CountDownLatch(1);
+        source.gate = gate;
+        try (BlockFetcher f = new BlockFetcher(caller, List.of(block(1, 0, 3 * CHUNK + 17)), 1 << 20, 64, CHUNK,
+            TIMEOUT)) {
+            // no answer can have come back yet: the four chunks were asked for together, by the constructor
+            assertEquals(4, caller.calls.get());
+            assertEquals(4, f.maxReqsSeen());
+            gate.countDown();
+            BlockFetcher.Fetched got = f.next();
+            assertArrayEquals(big, got.stream().readAllBytes());
+            assertEquals(4, got.chunks().size());
+            assertEquals(4, caller.calls.get(), "the consumer sent no further request");
+            assertEquals(4, server.requestsServed());
+        }
+    }
+
+    @Test
+    void aChunkTheEstimateOverCountedIsAnsweredEmptyAndTheBlockArrivesWhole() throws Exception {
+        byte[] b = source.put(0, 1, 0, CHUNK + 1, 1);
+        byte[] exact = source.put(0, 2, 0, 2 * CHUNK, 2);
+        Counting caller = new Counting();
+        List<BlockFetcher.Block> blocks = List.of(block(1, 0, 3L * CHUNK), block(2, 0, 2L * CHUNK + 5));
+        try (BlockFetcher f = new BlockFetcher(caller, blocks, 1 << 20, 64, CHUNK, TIMEOUT)) {
+            Map<String, byte[]> got = new HashMap<>();
+            while (f.hasNext()) {
+                BlockFetcher.Fetched x = f.next();
+                got.put(x.block().name(), x.stream().readAllBytes());
+            }
+            assertArrayEquals(b, got.get("shuffle_0_1_0"));
+            assertArrayEquals(exact, got.get("shuffle_0_2_0"));
+            assertEquals(3 + 3, caller.calls.get());
+            assertEquals(0, server.errorsReturned(), "a request past the end is not an error");
+            assertEquals(CHUNK + 1 + 2 * CHUNK, f.bytesFetched());
+        }
+    }
+
+    @Test
+    void aBlockLargerThanItsEstimateIsCompletedByTheConsumer() throws Exception {
+        byte[] b = source.put(0, 1, 0, 3 * CHUNK + 5, 1);
+        Counting caller = new Counting();
+        try (BlockFetcher f = new BlockFetcher(caller, List.of(block(1, 0, CHUNK)), 1 << 20, 64, CHUNK, TIMEOUT)) {
+            assertEquals(1, caller.calls.get());
+            BlockFetcher.Fetched got = f.next();
+            assertArrayEquals(b, got.stream().readAllBytes());
+            assertEquals(4, caller.calls.get(), "the three chunks past the estimate, once the size was known");
+            assertEquals(3 * CHUNK + 5, f.maxBytesSeen(), "counted at its exact size once known");
+        }
+    }
+
+    @Test
+    void aBlockOfMoreChunksThanTheRequestsLeftWaitsUntilTheyFit() throws Exception {
+        source.put(0, 1, 0, 100, 1);
+        source.put(0, 2, 0, 4 * CHUNK, 2);
+        Counting caller = new Counting();
+        CountDownLatch gate = new CountDownLatch(1);
+        source.gate = gate;
+        List<BlockFetcher.Block> blocks = List.of(block(1, 0, 100), block(2, 0, 4L * CHUNK));
+        try (BlockFetcher f = new BlockFetcher(caller, blocks, 1 << 20, 3, CHUNK, TIMEOUT)) {
+            assertEquals(1, caller.calls.get(), "1 + 4 requests exceed the bound of 3");
+            gate.countDown();
+            assertEquals("shuffle_0_1_0", f.next().block().name());
+            // nothing else in flight: the large block is admitted alone, all its chunks at once
+            assertEquals(5, caller.calls.get());
+            assertEquals(4 * CHUNK, f.next().length());
+        }
+    }
+
+    @Test
     void anUnknownBlockFailsNamingBlockExecutorAndReason() throws Exception {
         source.put(0, 1, 0, 100, 1);
         List<BlockFetcher.Block> blocks = List.of(block(1, 0, 100), block(2, 0, 100));
@@ -228,7 +301,10 @@ class BlockFetcherTest {
     @Test
     void aLostServerFailsTheFetchInsteadOfHanging() throws Exception {
         source.put(0, 1, 0, 100, 1);
-        source.put(0, 2, 0, 3 * CHUNK, 2);   // its first chunk may come before the loss, the rest cannot
+        source.put(0, 2, 0, 3 * CHUNK, 2);   // none of its chunks can leave the server before the loss
+        CountDownLatch gate = new CountDownLatch(1);
+        source.gateFromMap = 2;
+        source.gate = gate;
         List<BlockFetcher.Block> blocks = List.of(block(1, 0, 100), block(2, 0, 3 * CHUNK));
         Counting caller = new Counting();
         try (BlockFetcher f = new BlockFetcher(caller, blocks, 1, 1, CHUNK, TIMEOUT)) {
@@ -238,8 +314,11 @@ class BlockFetcherTest {
             assertEquals("shuffle_0_2_0", e.block().name());
             assertTrue(e.getCause() instanceof RpcPeerException, String.valueOf(e.getCause()));
             assertTrue(e.getMessage().contains("from executor exec-1"), e.getMessage());
-            // after the first failure nothing more is sent to the lost peer
-            assertTrue(caller.calls.get() <= 3, "calls=" + caller.calls.get());
+            // block 2's three chunks were all asked for when it was admitted (before the loss); after the
+            // failure nothing more is sent to the lost peer
+            assertEquals(4, caller.calls.get());
+        } finally {
+            gate.countDown();
         }
     }
 

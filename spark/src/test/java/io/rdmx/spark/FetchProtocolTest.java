@@ -48,7 +48,13 @@ class FetchProtocolTest {
         byte[] tail = ByteBuffer.allocate(8 + 4).putLong(10).array();
         assertNull(FetchProtocol.validateAnswer(tail, 6, 4096));
         assertTrue(FetchProtocol.validateAnswer(tail, 0, 4096).startsWith("answer length=12 expected=18"));
-        assertEquals("block size=10 < offset=11", FetchProtocol.validateAnswer(tail, 11, 4096));
+        // past the end (a chunk the estimate over-counted): the size alone, and nothing else will do
+        byte[] past = ByteBuffer.allocate(8).putLong(10).array();
+        assertNull(FetchProtocol.validateAnswer(past, 10, 4096));
+        assertNull(FetchProtocol.validateAnswer(past, 11, 4096));
+        assertTrue(FetchProtocol.validateAnswer(tail, 11, 4096).startsWith("answer length=12 expected=8"));
+        assertEquals("block size=-1 is negative",
+            FetchProtocol.validateAnswer(ByteBuffer.allocate(8).putLong(-1).array(), 0, 4096));
         assertEquals("answer length=3 shorter than its header=8", FetchProtocol.validateAnswer(new byte[3], 0, 1));
     }
 }
