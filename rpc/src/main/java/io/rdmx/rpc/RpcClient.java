@@ -30,13 +30,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Calls servers through a channel engine: many outstanding calls per server, multiplexed by call id over the
- * engine's ring to that server, answered through worker 0's reader by one reader thread
- * ({@code rdmx-rpc-client-<node>}) that completes each call by its id.
+ * engine's ring to that server, answered through worker 0's reader, whose records complete each call by its id.
  *
  * <p>Any thread may call. The calling thread writes its request into the ring itself (fragments of at most a
- * ring record; the ring's writer lock is taken per fragment) and, for {@link #call}, parks until the reader
- * thread completes it. Calls live in a table of {@link RpcConfig#maxOutstandingCalls()} slots indexed by call
- * id: no map entry, no boxing per call.
+ * ring record; the ring's writer lock is taken per fragment) and, for {@link #call}, then reads worker 0 itself
+ * when no other thread does (it holds the reader role until its own response came, completing the calls of others
+ * it meets on the way): a lone caller gets its answer with no hand-off between threads. A caller that finds the
+ * role taken parks until the reading thread completes its call. The reader thread ({@code rdmx-rpc-client-<node>})
+ * reads while calls wait that no caller reads for (callers parked behind a reader that left, asynchronous calls:
+ * their futures complete on whichever thread reads), and drains the ring when nobody read for a while. Calls live
+ * in a table of {@link RpcConfig#maxOutstandingCalls()} slots indexed by call id: no map entry, no boxing per call.
  *
  * <p>Failure is per server: a lost server fails the calls outstanding on it ({@link RpcPeerException} naming
  * it); calls to other servers go on. The next call to that address connects again, retrying within its
@@ -61,8 +64,14 @@ public final class RpcClient implements AutoCloseable {
     private final AtomicLong ids;
     private final AtomicInteger asyncOutstanding = new AtomicInteger();
     private final Map<String, ServerConn> servers = new ConcurrentHashMap<>();
-    /** Reader thread only. */
+    /** The thread holding the reader role only ({@link #role}). */
     private final Map<String, ServerState> states = new HashMap<>();
+    /** Who reads worker 0 now: a calling thread waiting for its own response, or the reader thread. */
+    private final ReaderRole role = new ReaderRole();
+    /** The thread holding the reader role only. */
+    private long nextScan = System.nanoTime() + TIMEOUT_SCAN_NANOS;
+    private final RecordHandler onRecord = this::onRecord;
+    private final LongAdder leadReads = new LongAdder();
     private final Thread readerThread;
     private volatile boolean running = true;
     private final LongAdder lateResponses = new LongAdder();
@@ -305,6 +314,16 @@ public final class RpcClient implements AutoCloseable {
         return lateResponses.sum();
     }
 
+    /** @return times a calling thread took the reader role to read its own response (tests, diagnostics) */
+    long callerReads() {
+        return leadReads.sum();
+    }
+
+    /** @return calling threads parked while another thread reads (tests) */
+    int followers() {
+        return role.followers();
+    }
+
     /** @return calls that timed out */
     public long timedOut() {
         return timedOut.sum();
@@ -400,25 +419,88 @@ public final class RpcClient implements AutoCloseable {
         return (T) await(p);
     }
 
-    /** The calling thread: parks until the call is done or its deadline passes. */
+    /**
+     * The calling thread: reads its own response from the ring when no other thread reads (it then completes any
+     * other call whose response it meets), else parks until the reading thread completes the call, the reader
+     * role is free again, or the deadline passes.
+     */
     private Object await(Pending p) throws RpcException, InterruptedException {
         String address = p.address;
-        while (!p.isDone()) {
-            long left = p.deadline - System.nanoTime();
-            if (left <= 0) {
-                expire(p);
-                break;
+        boolean following = false;
+        try {
+            while (!p.isDone()) {
+                long left = p.deadline - System.nanoTime();
+                if (left <= 0) {
+                    expire(p);
+                    break;
+                }
+                if (running && role.tryTake()) {
+                    if (following) {
+                        following = false;
+                        role.unfollow();
+                    }
+                    leadReads.increment();
+                    try {
+                        readFor(p);
+                    } finally {
+                        release();
+                    }
+                    continue;
+                }
+                if (!following) {
+                    // counted before the reader role is looked at again (a full fence): a reader that leaves
+                    // after this sees the count and has the reader thread take over (see release)
+                    following = true;
+                    role.follow();
+                    continue;
+                }
+                LockSupport.parkNanos(this, left);
+                if (Thread.interrupted()) {
+                    fail(p, new RpcException("call id=" + p.callId + " to address=" + address + " interrupted"));
+                    throw new InterruptedException("rpc call id=" + p.callId + " to address=" + address);
+                }
             }
-            LockSupport.parkNanos(this, left);
-            if (Thread.interrupted()) {
-                fail(p, new RpcException("call id=" + p.callId + " to address=" + address + " interrupted"));
-                throw new InterruptedException("rpc call id=" + p.callId + " to address=" + address);
+        } finally {
+            if (following) {
+                role.unfollow();
             }
         }
         try {
             return p.get();
         } catch (ExecutionException e) {
             throw asRpcException(e.getCause());
+        }
+    }
+
+    /**
+     * A calling thread holding the reader role: reads until its own call is done (completing the other calls
+     * whose responses come first) or its deadline passes.
+     */
+    private void readFor(Pending p) throws InterruptedException {
+        while (!p.isDone() && running) {
+            long left = p.deadline - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            try {
+                readOnce(left);
+            } catch (InterruptedException e) {
+                fail(p, new RpcException("call id=" + p.callId + " to address=" + p.address + " interrupted"));
+                throw new InterruptedException("rpc call id=" + p.callId + " to address=" + p.address);
+            }
+            if (!engine.isOpen()) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * Gives the reader role back; if calls wait for responses that nobody reads now, the reader thread takes
+     * over (one unpark, only then).
+     */
+    private void release() {
+        if (role.release() || asyncOutstanding.get() > 0) {
+            LockSupport.unpark(readerThread);
         }
     }
 
@@ -548,8 +630,8 @@ public final class RpcClient implements AutoCloseable {
             p.callId = id;
             if (slots.compareAndSet((int) id & mask, null, p)) {
                 p.registered = true;
-                if (p.async) {
-                    asyncOutstanding.incrementAndGet();
+                if (p.async && asyncOutstanding.incrementAndGet() == 1) {
+                    LockSupport.unpark(readerThread);   // it reads (and scans deadlines) while async calls wait
                 }
                 return;
             }
@@ -591,7 +673,7 @@ public final class RpcClient implements AutoCloseable {
 
     private static void wake(Pending p) {
         Thread t = p.waiter;
-        if (t != null) {
+        if (t != null && t != Thread.currentThread()) {   // a caller that read its own response is awake
             LockSupport.unpark(t);
         }
     }
@@ -605,33 +687,73 @@ public final class RpcClient implements AutoCloseable {
         }
     }
 
+    /**
+     * The reader thread: reads while calls wait that no calling thread reads for (callers parked behind another
+     * reader, asynchronous calls); otherwise it sleeps until a reader leaves such calls behind or an asynchronous
+     * call is made.
+     */
     private void readLoop() {
-        ChannelReader reader = engine.reader(0);
-        RecordHandler onRecord = this::onRecord;
-        long nextScan = System.nanoTime() + TIMEOUT_SCAN_NANOS;
         while (running) {
-            try {
-                reader.read(onRecord, 64, asyncOutstanding.get() > 0 ? TIMEOUT_SCAN_NANOS : IDLE_READ_NANOS,
-                    TimeUnit.NANOSECONDS);
-            } catch (ConnectionClosedException e) {
-                serverLost(e.peer(), e);
-            } catch (RdmxException e) {
-                if (!engine.isOpen()) {
-                    failAll("the channel engine of node '" + name + "' closed");
-                    return;
-                }
-                LOG.warn("rpc client '{}': reading responses failed: {}", name, e.getMessage());
-            } catch (InterruptedException e) {
-                break;
-            }
-            long now = System.nanoTime();
-            if (asyncOutstanding.get() > 0 && now - nextScan >= 0) {
-                nextScan = now + TIMEOUT_SCAN_NANOS;
-                for (int i = 0; i <= mask; i++) {
-                    Pending p = slots.get(i);
-                    if (p != null && p.async && now - p.deadline >= 0) {
-                        expire(p);
+            if ((role.followers() > 0 || asyncOutstanding.get() > 0) && role.tryTake()) {
+                try {
+                    while (running && (role.followers() > 0 || asyncOutstanding.get() > 0)) {
+                        readOnce(IDLE_READ_NANOS);
+                        if (!engine.isOpen()) {
+                            return;
+                        }
                     }
+                } catch (InterruptedException e) {
+                    return;
+                } finally {
+                    role.release();
+                }
+                continue;   // a caller that came as this thread left may have seen the role taken: look again
+            }
+            long idle = System.nanoTime();
+            LockSupport.parkNanos(this, IDLE_READ_NANOS);
+            if (Thread.interrupted() && !running) {
+                return;
+            }
+            // idle a whole period with nobody reading: drain what came anyway (late answers, counted and
+            // dropped; a lost server's failure), without blocking, so they do not sit in the ring
+            if (running && System.nanoTime() - idle >= IDLE_READ_NANOS && role.tryTake()) {
+                try {
+                    readOnce(0);
+                } catch (InterruptedException e) {
+                    return;
+                } finally {
+                    role.release();
+                }
+            }
+        }
+    }
+
+    /**
+     * The thread holding the reader role: one read of the engine's worker 0 (blocking up to {@code maxNanos}, or
+     * the timeout scan's period while asynchronous calls are outstanding), then the scan of asynchronous calls'
+     * deadlines when due.
+     */
+    private void readOnce(long maxNanos) throws InterruptedException {
+        ChannelReader reader = engine.reader(0);
+        try {
+            reader.read(onRecord, 64, asyncOutstanding.get() > 0 ? Math.min(TIMEOUT_SCAN_NANOS, maxNanos)
+                : maxNanos, TimeUnit.NANOSECONDS);
+        } catch (ConnectionClosedException e) {
+            serverLost(e.peer(), e);
+        } catch (RdmxException e) {
+            if (!engine.isOpen()) {
+                failAll("the channel engine of node '" + name + "' closed");
+                return;
+            }
+            LOG.warn("rpc client '{}': reading responses failed: {}", name, e.getMessage());
+        }
+        long now = System.nanoTime();
+        if (asyncOutstanding.get() > 0 && now - nextScan >= 0) {
+            nextScan = now + TIMEOUT_SCAN_NANOS;
+            for (int i = 0; i <= mask; i++) {
+                Pending p = slots.get(i);
+                if (p != null && p.async && now - p.deadline >= 0) {
+                    expire(p);
                 }
             }
         }
@@ -707,6 +829,7 @@ public final class RpcClient implements AutoCloseable {
         }
         running = false;
         engine.reader(0).wakeup();
+        LockSupport.unpark(readerThread);
         try {
             readerThread.join(5000);
         } catch (InterruptedException e) {
