@@ -10,8 +10,8 @@ import org.openjdk.jcstress.infra.results.ZZ_Result;
 /**
  * The hand-off of an {@link RpcClient}'s reader role ({@link ReaderRole}): a calling thread that read its own
  * response gives the role back while another caller, which found the role taken, counts itself as a follower and
- * tries the role once more before it parks. Either the follower takes the role, or the leaving reader sees it
- * waiting (and has the reader thread take over): never neither, which would leave the follower parked with its
+ * tries the role once more before it parks. Either the follower takes the role, or the leaving reader finds it
+ * queued (and hands it the role): never neither, which would leave the follower parked with its
  * response unread until its timeout. (In this package of the jcstress module to reach the package-private class.)
  */
 @JCStressTest
@@ -20,7 +20,8 @@ import org.openjdk.jcstress.infra.results.ZZ_Result;
 @Outcome(id = "false, false", expect = Expect.FORBIDDEN, desc = "a follower parked with nobody reading for it")
 @State
 public class ReaderRoleHandOffTest {
-    private final ReaderRole role = new ReaderRole();
+    private final ReaderRole<Object> role = new ReaderRole<>();
+    private final Object follower = new Object();
 
     /** The leader holds the role when both actors start. */
     public ReaderRoleHandOffTest() {
@@ -30,11 +31,11 @@ public class ReaderRoleHandOffTest {
     /**
      * The reader leaving.
      *
-     * @param r r1: whether it saw a follower waiting
+     * @param r r1: whether it found the follower queued (and so hands it the role)
      */
     @Actor
     public void leader(ZZ_Result r) {
-        r.r1 = role.release();
+        r.r1 = role.release() == follower;
     }
 
     /**
@@ -44,7 +45,7 @@ public class ReaderRoleHandOffTest {
      */
     @Actor
     public void follower(ZZ_Result r) {
-        role.follow();
+        role.follow(follower);
         r.r2 = role.tryTake();
     }
 }

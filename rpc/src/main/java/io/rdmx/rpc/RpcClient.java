@@ -36,9 +36,10 @@ import org.slf4j.LoggerFactory;
  * ring record; the ring's writer lock is taken per fragment) and, for {@link #call}, then reads worker 0 itself
  * when no other thread does (it holds the reader role until its own response came, completing the calls of others
  * it meets on the way): a lone caller gets its answer with no hand-off between threads. A caller that finds the
- * role taken parks until the reading thread completes its call. The reader thread ({@code rdmx-rpc-client-<node>})
- * reads while calls wait that no caller reads for (callers parked behind a reader that left, asynchronous calls:
- * their futures complete on whichever thread reads), and drains the ring when nobody read for a while. Calls live
+ * role taken queues itself and parks until the reading thread completes its call, or, when that reader leaves
+ * first, hands it the role ({@link ReaderRole}). The reader thread ({@code rdmx-rpc-client-<node>}) reads only for
+ * asynchronous calls (their futures complete on whichever thread reads), and drains the ring when nobody read for
+ * a while. Calls live
  * in a table of {@link RpcConfig#maxOutstandingCalls()} slots indexed by call id: no map entry, no boxing per call.
  *
  * <p>Failure is per server: a lost server fails the calls outstanding on it ({@link RpcPeerException} naming
@@ -67,7 +68,7 @@ public final class RpcClient implements AutoCloseable {
     /** The thread holding the reader role only ({@link #role}). */
     private final Map<String, ServerState> states = new HashMap<>();
     /** Who reads worker 0 now: a calling thread waiting for its own response, or the reader thread. */
-    private final ReaderRole role = new ReaderRole();
+    private final ReaderRole<Pending> role = new ReaderRole<>();
     /** The thread holding the reader role only. */
     private long nextScan = System.nanoTime() + TIMEOUT_SCAN_NANOS;
     private final RecordHandler onRecord = this::onRecord;
@@ -90,6 +91,10 @@ public final class RpcClient implements AutoCloseable {
         volatile Thread waiter;
         /** Set by the caller once the call is in the table (from then on, only who takes it out completes it). */
         volatile boolean registered;
+        /** In the reader role's follower queue (set by its caller, cleared by a reader that hands it the role). */
+        volatile boolean queued;
+        /** A leaving reader handed its caller the role (cleared when the caller takes it). */
+        volatile boolean handed;
 
         Pending(String address, boolean async, long deadline, long timeoutNanos) {
             this.address = address;
@@ -426,7 +431,6 @@ public final class RpcClient implements AutoCloseable {
      */
     private Object await(Pending p) throws RpcException, InterruptedException {
         String address = p.address;
-        boolean following = false;
         try {
             while (!p.isDone()) {
                 long left = p.deadline - System.nanoTime();
@@ -435,9 +439,10 @@ public final class RpcClient implements AutoCloseable {
                     break;
                 }
                 if (running && role.tryTake()) {
-                    if (following) {
-                        following = false;
-                        role.unfollow();
+                    p.handed = false;
+                    if (p.queued) {
+                        p.queued = false;
+                        role.unfollow(p);
                     }
                     leadReads.increment();
                     try {
@@ -447,11 +452,11 @@ public final class RpcClient implements AutoCloseable {
                     }
                     continue;
                 }
-                if (!following) {
-                    // counted before the reader role is looked at again (a full fence): a reader that leaves
-                    // after this sees the count and has the reader thread take over (see release)
-                    following = true;
-                    role.follow();
+                if (!p.queued) {
+                    // queued before the role is looked at again: a reader that leaves after this finds it in the
+                    // queue and hands it the role (see ReaderRole)
+                    p.queued = true;
+                    role.follow(p);
                     continue;
                 }
                 LockSupport.parkNanos(this, left);
@@ -461,8 +466,16 @@ public final class RpcClient implements AutoCloseable {
                 }
             }
         } finally {
-            if (following) {
-                role.unfollow();
+            if (p.queued) {
+                p.queued = false;
+                role.unfollow(p);
+            }
+            if (p.handed) {
+                // handed the role but done without taking it (completed, timed out, interrupted): pass it on
+                p.handed = false;
+                if (role.tryTake()) {
+                    release();
+                }
             }
         }
         try {
@@ -495,11 +508,20 @@ public final class RpcClient implements AutoCloseable {
     }
 
     /**
-     * Gives the reader role back; if calls wait for responses that nobody reads now, the reader thread takes
-     * over (one unpark, only then).
+     * Gives the reader role back to the caller that waited longest (one unpark; it reads its own response from
+     * then on), else, while asynchronous calls wait, to the reader thread.
      */
     private void release() {
-        if (role.release() || asyncOutstanding.get() > 0) {
+        Pending next = role.release();
+        while (next != null && next.isDone()) {   // a follower whose call is done needs no reader
+            next.queued = false;
+            next = role.nextFollower();
+        }
+        if (next != null) {
+            next.queued = false;
+            next.handed = true;
+            LockSupport.unpark(next.waiter);
+        } else if (asyncOutstanding.get() > 0) {
             LockSupport.unpark(readerThread);
         }
     }
@@ -688,15 +710,14 @@ public final class RpcClient implements AutoCloseable {
     }
 
     /**
-     * The reader thread: reads while calls wait that no calling thread reads for (callers parked behind another
-     * reader, asynchronous calls); otherwise it sleeps until a reader leaves such calls behind or an asynchronous
-     * call is made.
+     * The reader thread: reads while asynchronous calls wait and no synchronous caller does (it hands the role to
+     * one that queues); otherwise it sleeps until an asynchronous call is made or a reader leaves them behind.
      */
     private void readLoop() {
         while (running) {
-            if ((role.followers() > 0 || asyncOutstanding.get() > 0) && role.tryTake()) {
+            if (asyncOutstanding.get() > 0 && role.tryTake()) {
                 try {
-                    while (running && (role.followers() > 0 || asyncOutstanding.get() > 0)) {
+                    while (running && asyncOutstanding.get() > 0 && role.followers() == 0) {
                         readOnce(IDLE_READ_NANOS);
                         if (!engine.isOpen()) {
                             return;
@@ -705,9 +726,9 @@ public final class RpcClient implements AutoCloseable {
                 } catch (InterruptedException e) {
                     return;
                 } finally {
-                    role.release();
+                    release();      // to a caller that queued meanwhile, which reads for every call from then on
                 }
-                continue;   // a caller that came as this thread left may have seen the role taken: look again
+                continue;
             }
             long idle = System.nanoTime();
             LockSupport.parkNanos(this, IDLE_READ_NANOS);
@@ -722,7 +743,7 @@ public final class RpcClient implements AutoCloseable {
                 } catch (InterruptedException e) {
                     return;
                 } finally {
-                    role.release();
+                    release();
                 }
             }
         }

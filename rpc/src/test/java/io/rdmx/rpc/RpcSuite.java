@@ -473,6 +473,41 @@ public abstract class RpcSuite {
         assertEquals(0, c.outstanding());
     }
 
+    /**
+     * Synchronous callers only (no asynchronous call keeps the reader thread reading): the reader role goes from
+     * caller to caller; none is left parked with its response unread (it would time out).
+     */
+    @Test
+    void manySyncCallersPassTheReaderRoleOnAndNoneIsStranded() throws Exception {
+        RpcServer s = server(RpcConfig.builder().handlerThreads(4).build());
+        RpcClient c = client(cfg());
+        int threads = 6;
+        int calls = 400;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                done.add(pool.submit(() -> {
+                    for (int i = 0; i < calls; i++) {
+                        byte[] req = body(1 + (i * 131) % 3000, thread * 100_000 + i);
+                        assertArrayEquals(req, c.call(s.address(), ECHO, ByteBuffer.wrap(req), WAIT));
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(0, c.timedOut());
+        assertEquals(0, c.followers());
+        assertEquals(0, c.outstanding());
+        assertTrue(c.callerReads() > 0, "callers read responses themselves");
+    }
+
     /** A lone synchronous caller reads its own response: no hand-off from a reader thread, every call. */
     @Test
     void aLoneSyncCallerReadsItsOwnResponse() throws Exception {
