@@ -84,7 +84,7 @@ public final class RpcClient implements AutoCloseable {
         final boolean async;
         final long deadline;
         final long timeoutNanos;
-        /** Decodes the response on the reader thread, or null: the body as an array. */
+        /** Decodes the response on the thread reading responses, or null: the body as an array. */
         RpcResponseReader<?> reader;
         volatile long callId;
         volatile PeerChannel peer;
@@ -398,9 +398,10 @@ public final class RpcClient implements AutoCloseable {
     }
 
     /**
-     * Calls a method, writing its request body straight into the ring, and has its response decoded on the
-     * client's reader thread as it arrives: in place in the ring when it came in one record (no array of its size,
-     * no copy of it). Keep the reader short: it holds up the responses of every call of this client.
+     * Calls a method, writing its request body straight into the ring, and has its response decoded by the thread
+     * reading the client's responses as it arrives (usually the calling thread itself): in place in the ring when it
+     * came in one record (no array of its size, no copy of it). Keep the reader short: it holds up the responses of
+     * every call of this client.
      *
      * @param <T> the decoded type
      * @param address the server's address
@@ -527,8 +528,9 @@ public final class RpcClient implements AutoCloseable {
     }
 
     /**
-     * Calls a method without waiting. The future completes on the client's reader thread: chain blocking work
-     * with the {@code *Async} methods of {@link CompletableFuture}, not on that thread.
+     * Calls a method without waiting. The future completes on the thread reading the client's responses (the
+     * client's reader thread, or a synchronous caller of this client waiting for its own answer): chain blocking
+     * work with the {@code *Async} methods of {@link CompletableFuture}, not on that thread.
      *
      * @param address the server's address
      * @param method the method
