@@ -160,6 +160,52 @@ final class FrameSender {
     }
 
     /**
+     * Sends a one-fragment message whose body the calling thread writes straight into the ring, if the lock is free
+     * and the ring has space now: for the reader thread, which must not block on one peer (no array of the body's
+     * size, no copy, where {@link #materialize} then {@link #trySendNow(ChannelWriter, ReentrantLock, int, int, long,
+     * ByteBuffer)} would make both).
+     *
+     * @param w the writer
+     * @param lock its lock
+     * @param kind the kind (not a request)
+     * @param method the method
+     * @param callId the call id
+     * @param body writes the body, at most {@link ChannelWriter#maxPayload()} minus the header
+     * @return true if sent, false if nothing was written (lock busy, no space now)
+     * @throws BodyFailed if the body writer failed (its frame went out zero-filled)
+     */
+    static boolean trySendNow(ChannelWriter w, ReentrantLock lock, int kind, int method, long callId, RpcBody body) {
+        int header = RpcFrameDescriptor.headerLength(kind);
+        int n = body.length();
+        if (!lock.tryLock()) {
+            return false;
+        }
+        BodyFailed failed;
+        try {
+            int at = w.tryClaim(RpcFrameDescriptor.STREAM_ID, header + n);
+            if (at < 0) {
+                return false;
+            }
+            ByteBuffer b = w.buffer();
+            RpcFrameDescriptor.putHeader(b, at, kind, true, method, callId, n, 0, 0, 0);
+            failed = write(body, b.duplicate().limit(at + header + n).position(at + header), w.peerName(), true);
+            if (failed != null) {
+                for (int i = at + header; i < at + header + n; i++) {
+                    b.put(i, (byte) 0);
+                }
+            }
+            w.commit();
+            w.flush();
+        } finally {
+            lock.unlock();
+        }
+        if (failed != null) {
+            throw failed;
+        }
+        return true;
+    }
+
+    /**
      * Sends a one-fragment message if the lock is free and the ring has space now: for the reader thread,
      * which must not block on one peer.
      *

@@ -30,13 +30,17 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Calls servers through a channel engine: many outstanding calls per server, multiplexed by call id over the
- * engine's ring to that server, answered through worker 0's reader by one reader thread
- * ({@code rdmx-rpc-client-<node>}) that completes each call by its id.
+ * engine's ring to that server, answered through worker 0's reader, whose records complete each call by its id.
  *
  * <p>Any thread may call. The calling thread writes its request into the ring itself (fragments of at most a
- * ring record; the ring's writer lock is taken per fragment) and, for {@link #call}, parks until the reader
- * thread completes it. Calls live in a table of {@link RpcConfig#maxOutstandingCalls()} slots indexed by call
- * id: no map entry, no boxing per call.
+ * ring record; the ring's writer lock is taken per fragment) and, for {@link #call}, then reads worker 0 itself
+ * when no other thread does (it holds the reader role until its own response came, completing the calls of others
+ * it meets on the way): a lone caller gets its answer with no hand-off between threads. A caller that finds the
+ * role taken queues itself and parks until the reading thread completes its call, or, when that reader leaves
+ * first, hands it the role ({@link ReaderRole}). The reader thread ({@code rdmx-rpc-client-<node>}) reads only for
+ * asynchronous calls (their futures complete on whichever thread reads), and drains the ring when nobody read for
+ * a while. Calls live
+ * in a table of {@link RpcConfig#maxOutstandingCalls()} slots indexed by call id: no map entry, no boxing per call.
  *
  * <p>Failure is per server: a lost server fails the calls outstanding on it ({@link RpcPeerException} naming
  * it); calls to other servers go on. The next call to that address connects again, retrying within its
@@ -61,8 +65,14 @@ public final class RpcClient implements AutoCloseable {
     private final AtomicLong ids;
     private final AtomicInteger asyncOutstanding = new AtomicInteger();
     private final Map<String, ServerConn> servers = new ConcurrentHashMap<>();
-    /** Reader thread only. */
+    /** The thread holding the reader role only ({@link #role}). */
     private final Map<String, ServerState> states = new HashMap<>();
+    /** Who reads worker 0 now: a calling thread waiting for its own response, or the reader thread. */
+    private final ReaderRole<Pending> role = new ReaderRole<>();
+    /** The thread holding the reader role only. */
+    private long nextScan = System.nanoTime() + TIMEOUT_SCAN_NANOS;
+    private final RecordHandler onRecord = this::onRecord;
+    private final LongAdder leadReads = new LongAdder();
     private final Thread readerThread;
     private volatile boolean running = true;
     private final LongAdder lateResponses = new LongAdder();
@@ -74,13 +84,17 @@ public final class RpcClient implements AutoCloseable {
         final boolean async;
         final long deadline;
         final long timeoutNanos;
-        /** Decodes the response on the reader thread, or null: the body as an array. */
+        /** Decodes the response on the thread reading responses, or null: the body as an array. */
         RpcResponseReader<?> reader;
         volatile long callId;
         volatile PeerChannel peer;
         volatile Thread waiter;
         /** Set by the caller once the call is in the table (from then on, only who takes it out completes it). */
         volatile boolean registered;
+        /** In the reader role's follower queue (set by its caller, cleared by a reader that hands it the role). */
+        volatile boolean queued;
+        /** A leaving reader handed its caller the role (cleared when the caller takes it). */
+        volatile boolean handed;
 
         Pending(String address, boolean async, long deadline, long timeoutNanos) {
             this.address = address;
@@ -305,6 +319,16 @@ public final class RpcClient implements AutoCloseable {
         return lateResponses.sum();
     }
 
+    /** @return times a calling thread took the reader role to read its own response (tests, diagnostics) */
+    long callerReads() {
+        return leadReads.sum();
+    }
+
+    /** @return calling threads parked while another thread reads (tests) */
+    int followers() {
+        return role.followers();
+    }
+
     /** @return calls that timed out */
     public long timedOut() {
         return timedOut.sum();
@@ -374,9 +398,10 @@ public final class RpcClient implements AutoCloseable {
     }
 
     /**
-     * Calls a method, writing its request body straight into the ring, and has its response decoded on the
-     * client's reader thread as it arrives: in place in the ring when it came in one record (no array of its size,
-     * no copy of it). Keep the reader short: it holds up the responses of every call of this client.
+     * Calls a method, writing its request body straight into the ring, and has its response decoded by the thread
+     * reading the client's responses as it arrives (usually the calling thread itself): in place in the ring when it
+     * came in one record (no array of its size, no copy of it). Keep the reader short: it holds up the responses of
+     * every call of this client.
      *
      * @param <T> the decoded type
      * @param address the server's address
@@ -400,19 +425,58 @@ public final class RpcClient implements AutoCloseable {
         return (T) await(p);
     }
 
-    /** The calling thread: parks until the call is done or its deadline passes. */
+    /**
+     * The calling thread: reads its own response from the ring when no other thread reads (it then completes any
+     * other call whose response it meets), else parks until the reading thread completes the call, the reader
+     * role is free again, or the deadline passes.
+     */
     private Object await(Pending p) throws RpcException, InterruptedException {
         String address = p.address;
-        while (!p.isDone()) {
-            long left = p.deadline - System.nanoTime();
-            if (left <= 0) {
-                expire(p);
-                break;
+        try {
+            while (!p.isDone()) {
+                long left = p.deadline - System.nanoTime();
+                if (left <= 0) {
+                    expire(p);
+                    break;
+                }
+                if (running && role.tryTake()) {
+                    p.handed = false;
+                    if (p.queued) {
+                        p.queued = false;
+                        role.unfollow(p);
+                    }
+                    leadReads.increment();
+                    try {
+                        readFor(p);
+                    } finally {
+                        release();
+                    }
+                    continue;
+                }
+                if (!p.queued) {
+                    // queued before the role is looked at again: a reader that leaves after this finds it in the
+                    // queue and hands it the role (see ReaderRole)
+                    p.queued = true;
+                    role.follow(p);
+                    continue;
+                }
+                LockSupport.parkNanos(this, left);
+                if (Thread.interrupted()) {
+                    fail(p, new RpcException("call id=" + p.callId + " to address=" + address + " interrupted"));
+                    throw new InterruptedException("rpc call id=" + p.callId + " to address=" + address);
+                }
             }
-            LockSupport.parkNanos(this, left);
-            if (Thread.interrupted()) {
-                fail(p, new RpcException("call id=" + p.callId + " to address=" + address + " interrupted"));
-                throw new InterruptedException("rpc call id=" + p.callId + " to address=" + address);
+        } finally {
+            if (p.queued) {
+                p.queued = false;
+                role.unfollow(p);
+            }
+            if (p.handed) {
+                // handed the role but done without taking it (completed, timed out, interrupted): pass it on
+                p.handed = false;
+                if (role.tryTake()) {
+                    release();
+                }
             }
         }
         try {
@@ -423,8 +487,50 @@ public final class RpcClient implements AutoCloseable {
     }
 
     /**
-     * Calls a method without waiting. The future completes on the client's reader thread: chain blocking work
-     * with the {@code *Async} methods of {@link CompletableFuture}, not on that thread.
+     * A calling thread holding the reader role: reads until its own call is done (completing the other calls
+     * whose responses come first) or its deadline passes.
+     */
+    private void readFor(Pending p) throws InterruptedException {
+        while (!p.isDone() && running) {
+            long left = p.deadline - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            try {
+                readOnce(left);
+            } catch (InterruptedException e) {
+                fail(p, new RpcException("call id=" + p.callId + " to address=" + p.address + " interrupted"));
+                throw new InterruptedException("rpc call id=" + p.callId + " to address=" + p.address);
+            }
+            if (!engine.isOpen()) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * Gives the reader role back to the caller that waited longest (one unpark; it reads its own response from
+     * then on), else, while asynchronous calls wait, to the reader thread.
+     */
+    private void release() {
+        Pending next = role.release();
+        while (next != null && next.isDone()) {   // a follower whose call is done needs no reader
+            next.queued = false;
+            next = role.nextFollower();
+        }
+        if (next != null) {
+            next.queued = false;
+            next.handed = true;
+            LockSupport.unpark(next.waiter);
+        } else if (asyncOutstanding.get() > 0) {
+            LockSupport.unpark(readerThread);
+        }
+    }
+
+    /**
+     * Calls a method without waiting. The future completes on the thread reading the client's responses (the
+     * client's reader thread, or a synchronous caller of this client waiting for its own answer): chain blocking
+     * work with the {@code *Async} methods of {@link CompletableFuture}, not on that thread.
      *
      * @param address the server's address
      * @param method the method
@@ -548,8 +654,8 @@ public final class RpcClient implements AutoCloseable {
             p.callId = id;
             if (slots.compareAndSet((int) id & mask, null, p)) {
                 p.registered = true;
-                if (p.async) {
-                    asyncOutstanding.incrementAndGet();
+                if (p.async && asyncOutstanding.incrementAndGet() == 1) {
+                    LockSupport.unpark(readerThread);   // it reads (and scans deadlines) while async calls wait
                 }
                 return;
             }
@@ -591,7 +697,7 @@ public final class RpcClient implements AutoCloseable {
 
     private static void wake(Pending p) {
         Thread t = p.waiter;
-        if (t != null) {
+        if (t != null && t != Thread.currentThread()) {   // a caller that read its own response is awake
             LockSupport.unpark(t);
         }
     }
@@ -605,33 +711,72 @@ public final class RpcClient implements AutoCloseable {
         }
     }
 
+    /**
+     * The reader thread: reads while asynchronous calls wait and no synchronous caller does (it hands the role to
+     * one that queues); otherwise it sleeps until an asynchronous call is made or a reader leaves them behind.
+     */
     private void readLoop() {
-        ChannelReader reader = engine.reader(0);
-        RecordHandler onRecord = this::onRecord;
-        long nextScan = System.nanoTime() + TIMEOUT_SCAN_NANOS;
         while (running) {
-            try {
-                reader.read(onRecord, 64, asyncOutstanding.get() > 0 ? TIMEOUT_SCAN_NANOS : IDLE_READ_NANOS,
-                    TimeUnit.NANOSECONDS);
-            } catch (ConnectionClosedException e) {
-                serverLost(e.peer(), e);
-            } catch (RdmxException e) {
-                if (!engine.isOpen()) {
-                    failAll("the channel engine of node '" + name + "' closed");
-                    return;
-                }
-                LOG.warn("rpc client '{}': reading responses failed: {}", name, e.getMessage());
-            } catch (InterruptedException e) {
-                break;
-            }
-            long now = System.nanoTime();
-            if (asyncOutstanding.get() > 0 && now - nextScan >= 0) {
-                nextScan = now + TIMEOUT_SCAN_NANOS;
-                for (int i = 0; i <= mask; i++) {
-                    Pending p = slots.get(i);
-                    if (p != null && p.async && now - p.deadline >= 0) {
-                        expire(p);
+            if (asyncOutstanding.get() > 0 && role.tryTake()) {
+                try {
+                    while (running && asyncOutstanding.get() > 0 && role.followers() == 0) {
+                        readOnce(IDLE_READ_NANOS);
+                        if (!engine.isOpen()) {
+                            return;
+                        }
                     }
+                } catch (InterruptedException e) {
+                    return;
+                } finally {
+                    release();      // to a caller that queued meanwhile, which reads for every call from then on
+                }
+                continue;
+            }
+            long idle = System.nanoTime();
+            LockSupport.parkNanos(this, IDLE_READ_NANOS);
+            if (Thread.interrupted() && !running) {
+                return;
+            }
+            // idle a whole period with nobody reading: drain what came anyway (late answers, counted and
+            // dropped; a lost server's failure), without blocking, so they do not sit in the ring
+            if (running && System.nanoTime() - idle >= IDLE_READ_NANOS && role.tryTake()) {
+                try {
+                    readOnce(0);
+                } catch (InterruptedException e) {
+                    return;
+                } finally {
+                    release();
+                }
+            }
+        }
+    }
+
+    /**
+     * The thread holding the reader role: one read of the engine's worker 0 (blocking up to {@code maxNanos}, or
+     * the timeout scan's period while asynchronous calls are outstanding), then the scan of asynchronous calls'
+     * deadlines when due.
+     */
+    private void readOnce(long maxNanos) throws InterruptedException {
+        ChannelReader reader = engine.reader(0);
+        try {
+            reader.read(onRecord, 64, asyncOutstanding.get() > 0 ? Math.min(TIMEOUT_SCAN_NANOS, maxNanos)
+                : maxNanos, TimeUnit.NANOSECONDS);
+        } catch (ConnectionClosedException e) {
+            serverLost(e.peer(), e);
+        } catch (RdmxException e) {
+            if (!engine.isOpen()) {
+                failAll("the channel engine of node '" + name + "' closed");
+                return;
+            }
+            LOG.warn("rpc client '{}': reading responses failed: {}", name, e.getMessage());
+        }
+        long now = System.nanoTime();
+        if (asyncOutstanding.get() > 0 && now - nextScan >= 0) {
+            nextScan = now + TIMEOUT_SCAN_NANOS;
+            for (int i = 0; i <= mask; i++) {
+                Pending p = slots.get(i);
+                if (p != null && p.async && now - p.deadline >= 0) {
+                    expire(p);
                 }
             }
         }
@@ -707,6 +852,7 @@ public final class RpcClient implements AutoCloseable {
         }
         running = false;
         engine.reader(0).wakeup();
+        LockSupport.unpark(readerThread);
         try {
             readerThread.join(5000);
         } catch (InterruptedException e) {

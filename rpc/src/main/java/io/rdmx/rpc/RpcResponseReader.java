@@ -3,7 +3,8 @@ package io.rdmx.rpc;
 import java.nio.ByteBuffer;
 
 /**
- * Decodes a response where it arrives, on the client's reader thread: a response that came in one ring record
+ * Decodes a response where it arrives, on the thread reading the client's responses (usually the calling thread
+ * itself, see {@link RpcClient}): a response that came in one ring record
  * is read in place in the ring (no array of its size, no copy), a fragmented one from its reassembled array. The
  * call's result is what it returns.
  *

@@ -524,7 +524,13 @@ public final class RpcServer implements AutoCloseable {
         }
         if (body != null && Thread.currentThread() == readerThread) {
             try {
-                answer = FrameSender.materialize(body, s.peer.name());   // the reader never waits for ring space
+                // straight into the ring if it has space now (no array, no copy); else the reader, which never
+                // waits for ring space, leaves it to a handler thread as an array
+                if (length <= s.writer.maxPayload() - RpcFrameDescriptor.headerLength(kind)
+                    && FrameSender.trySendNow(s.writer, s.lock, kind, call.method(), call.callId(), body)) {
+                    return true;
+                }
+                answer = FrameSender.materialize(body, s.peer.name());
                 body = null;
             } catch (FrameSender.BodyFailed e) {
                 return bodyFailed(s, call, e, deadline);

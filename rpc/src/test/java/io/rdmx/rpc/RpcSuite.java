@@ -473,6 +473,84 @@ public abstract class RpcSuite {
         assertEquals(0, c.outstanding());
     }
 
+    /**
+     * Synchronous callers only (no asynchronous call keeps the reader thread reading): the reader role goes from
+     * caller to caller; none is left parked with its response unread (it would time out).
+     */
+    @Test
+    void manySyncCallersPassTheReaderRoleOnAndNoneIsStranded() throws Exception {
+        RpcServer s = server(RpcConfig.builder().handlerThreads(4).build());
+        RpcClient c = client(cfg());
+        int threads = 6;
+        int calls = 400;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                done.add(pool.submit(() -> {
+                    for (int i = 0; i < calls; i++) {
+                        byte[] req = body(1 + (i * 131) % 3000, thread * 100_000 + i);
+                        assertArrayEquals(req, c.call(s.address(), ECHO, ByteBuffer.wrap(req), WAIT));
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(0, c.timedOut());
+        assertEquals(0, c.followers());
+        assertEquals(0, c.outstanding());
+        assertTrue(c.callerReads() > 0, "callers read responses themselves");
+    }
+
+    /** A lone synchronous caller reads its own response: no hand-off from a reader thread, every call. */
+    @Test
+    void aLoneSyncCallerReadsItsOwnResponse() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        int calls = 200;
+        for (int i = 0; i < calls; i++) {
+            byte[] b = body(1 + i, i);
+            assertArrayEquals(b, c.call(s.address(), ECHO, ByteBuffer.wrap(b), WAIT));
+        }
+        assertEquals(calls, c.callerReads(), "calls whose caller read its own response");
+        assertEquals(0, c.followers());
+    }
+
+    /**
+     * A caller that read for others leaves once its own response came; a caller still parked behind it gets its
+     * answer (the reader thread takes over), well within its timeout.
+     */
+    @Test
+    void aCallerParkedBehindAReaderThatLeftIsAnswered() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        assertEquals(4, c.call(s.address(), ECHO, intBody(0), WAIT).length);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            Future<byte[]> leader = pool.submit(() -> c.call(s.address(), SLOW, intBody(1), WAIT));
+            Blocking.awaitTrue("slow handler entered", () -> slowEntered.get() == 1, WAIT);
+            long reads = c.callerReads();
+            Future<byte[]> follower = pool.submit(() -> c.call(s.address(), LATER, intBody(2), WAIT));
+            RpcCall later = held();
+            Blocking.awaitTrue("the second caller parked behind the first", () -> c.followers() == 1, WAIT);
+            assertEquals(reads, c.callerReads(), "the second caller found the reader role taken");
+            release.countDown();
+            assertEquals(4, leader.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).length);
+            later.respond(ByteBuffer.wrap(body(33, 3)));
+            assertArrayEquals(body(33, 3), follower.get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+            assertEquals(0, c.timedOut());
+            assertEquals(0, c.followers());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     private RpcCall held() throws InterruptedException {
         RpcCall call = held.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
         assertTrue(call != null, "no LATER call reached its handler");

@@ -23,7 +23,8 @@ import org.apache.hadoop.conf.Configuration;
  * {@code scripts/rdmx bench rpc [--quick]}: the OSU HiBD RPC micro-benchmarks on unmodified Hadoop RPC: echo
  * latency of 1 B to 512 KiB payloads (20 000 calls per size, quick 2 000; the first half warm-up; mean, p50, p99
  * of the rest) and the throughput of 6 client threads at 1 KiB, with {@code RdmxRpcEngine} (over {@code shm} and
- * over {@code tcp}, each with the server's {@code queue} and {@code direct} dispatch) against Hadoop's
+ * over {@code tcp}, each with the server's {@code queue} and {@code direct} dispatch, and over {@code shm} with
+ * {@code reader} dispatch) against Hadoop's
  * {@code ProtobufRpcEngine2}, client and server in separate JVMs, all in the
  * same run. The protocol is Hadoop's own {@code TestRpcBase.TestRpcService} (hadoop-common test-jar): same
  * messages, same server code, only {@code rpc.engine.<protocol>} differs. CPU seconds and context switches of
@@ -101,6 +102,7 @@ public final class RpcBench {
         List<Variant> variants = List.of(
             new Variant("rdmx-shm", RDMX, "shm", "queue", false),
             new Variant("rdmx-shm-direct", RDMX, "shm", "direct", false),
+            new Variant("rdmx-shm-reader", RDMX, "shm", "reader", false),
             new Variant("rdmx-tcp", RDMX, "tcp", "queue", false),
             new Variant("rdmx-tcp-direct", RDMX, "tcp", "direct", false),
             new Variant("ProtobufRpcEngine2", STOCK, "none", "queue", true));

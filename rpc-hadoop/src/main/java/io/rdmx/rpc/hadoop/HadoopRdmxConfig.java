@@ -30,8 +30,10 @@ final class HadoopRdmxConfig {
 
     /**
      * Server: how an rdmx call reaches the protocol: {@code queue} (Hadoop's call queue and handlers, with its
-     * scheduler, back-off and {@code Server.get()}) or {@code direct} (run on the rdmx handler thread as Hadoop's
-     * handler would run it: two thread hand-offs fewer, no call-queue scheduling).
+     * scheduler, back-off and {@code Server.get()}), {@code direct} (run on the rdmx handler thread as Hadoop's
+     * handler would run it: no call-queue scheduling) or {@code reader} (run as {@code direct}, but on the rdmx
+     * reader thread that decoded it: no thread hand-off on the server at all; for protocols whose calls are short
+     * and never block, since a running call holds up every client's next request).
      */
     static final String DISPATCH_KEY = "rdmx.rpc.hadoop.dispatch";
     /** Default dispatch: queue. */
@@ -46,7 +48,10 @@ final class HadoopRdmxConfig {
     static final int RING_BYTES_DEFAULT = 2 << 20;
 
     final String provider;
+    /** Dispatch {@code direct} or {@code reader}: the call runs on an rdmx thread, not in Hadoop's call queue. */
     final boolean direct;
+    /** Dispatch {@code reader}: on the rdmx reader thread. */
+    final boolean onReader;
     final int ringBytes;
     final int handlerThreads;
     final Duration callTimeout;
@@ -60,10 +65,11 @@ final class HadoopRdmxConfig {
             throw new IllegalArgumentException(PROVIDER_KEY + "=" + provider + " (expected tcp, shm or none)");
         }
         String d = conf.getTrimmed(DISPATCH_KEY, DISPATCH_DEFAULT).toLowerCase(java.util.Locale.ROOT);
-        if (!d.equals("queue") && !d.equals("direct")) {
-            throw new IllegalArgumentException(DISPATCH_KEY + "=" + d + " (expected queue or direct)");
+        if (!d.equals("queue") && !d.equals("direct") && !d.equals("reader")) {
+            throw new IllegalArgumentException(DISPATCH_KEY + "=" + d + " (expected queue, direct or reader)");
         }
-        direct = d.equals("direct");
+        direct = !d.equals("queue");
+        onReader = d.equals("reader");
         ringBytes = conf.getInt(RING_BYTES_KEY, RING_BYTES_DEFAULT);
         if (ringBytes < (64 << 10) || ringBytes > (1 << 30) || Integer.bitCount(ringBytes) != 1) {
             throw new IllegalArgumentException(RING_BYTES_KEY + "=" + ringBytes

@@ -175,12 +175,13 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
             RpcServer.Builder b = RpcServer.builder(engine).handle(METHOD_PING, c -> ByteBuffer.allocate(0))
                 .config(cfg);
             // queue: the rdmx reader decodes a call and queues it into Hadoop's call queue; the Hadoop handler
-            // that runs it writes the answer (no rdmx handler thread in between); direct: an rdmx handler runs it
-            rdmx = (rcfg.direct ? b.handleAsync(METHOD_CALL, this::serve) : b.handleAsyncOnReader(METHOD_CALL,
-                this::serve)).build().start();
+            // that runs it writes the answer (no rdmx handler thread in between); direct: an rdmx handler runs it;
+            // reader: the rdmx reader runs it and writes the answer (no hand-off)
+            rdmx = (rcfg.direct && !rcfg.onReader ? b.handleAsync(METHOD_CALL, this::serve)
+                : b.handleAsyncOnReader(METHOD_CALL, this::serve)).build().start();
             LOG.info("Hadoop RPC server {}: rdmx {} listener {} beside TCP {} ({} rdmx handler threads, {} dispatch)",
                 getServerName(), rcfg.provider, rdmx.address(), getListenerAddress(), threads,
-                rcfg.direct ? "direct" : "queue");
+                rcfg.onReader ? "reader" : rcfg.direct ? "direct" : "queue");
         }
     }
 
@@ -219,8 +220,8 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
     }
 
     /**
-     * rdmx reader thread (dispatch {@code queue}) or rdmx handler thread ({@code direct}): decodes one Hadoop call
-     * and queues it to Hadoop's call queue (or runs it); whichever thread completes its response (the Hadoop
+     * rdmx reader thread (dispatch {@code queue}, {@code reader}) or rdmx handler thread ({@code direct}): decodes
+     * one Hadoop call and queues it to Hadoop's call queue (or runs it); whichever thread completes its response (the Hadoop
      * handler, or the thread that sends a deferred response) writes the answer into the client's ring. The body
      * is: the caller's host (writeUTF), a delimited {@code IpcConnectionContextProto} (protocol, user), then
      * exactly what a stock client sends after the 4-byte length: a delimited {@code RpcRequestHeaderProto}, the

@@ -91,9 +91,11 @@ class RdmxRpcEngineTest {
         volatile int retryCount = -100;
         volatile byte[] clientId;
         volatile String protocol;
+        volatile String thread;
 
         @Override
         public EmptyResponseProto ping(RpcController unused, EmptyRequestProto request) throws ServiceException {
+            thread = Thread.currentThread().getName();
             callId = Server.getCallId();
             retryCount = Server.getCallRetryCount();
             clientId = Server.getClientId();
@@ -144,15 +146,19 @@ class RdmxRpcEngineTest {
         assertTrue(s.getRpcMetrics().getProcessingSampleCount() >= 2, "processing samples");
     }
 
-    @Test
-    void directDispatchRunsCallsOnTheRdmxHandlerAsTheCaller() throws Exception {
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"direct", "reader"})
+    void directDispatchRunsCallsOnTheRdmxHandlerAsTheCaller(String dispatch) throws Exception {
         Configuration c = new Configuration(conf);
-        c.set(HadoopRdmxConfig.DISPATCH_KEY, "direct");
+        c.set(HadoopRdmxConfig.DISPATCH_KEY, dispatch);
         Recording impl = new Recording();
         RdmxServer s = rdmxServer(c, impl);
         TestRpcService p = proxy(s, conf);
         Client.setCallIdAndRetryCount(777, 1, null);
         p.ping(null, TestRpcBase.newEmptyRequest());
+        // direct: an rdmx handler thread runs it; reader: the rdmx reader thread that decoded it (no hand-off)
+        String runner = dispatch.equals("reader") ? "rdmx-rpc-server-" : "rdmx-rpc-handler-";
+        assertTrue(impl.thread.startsWith(runner), dispatch + " dispatch ran the call on " + impl.thread);
         assertEquals(777, impl.callId);
         assertEquals(1, impl.retryCount);
         UserGroupInformation bob = UserGroupInformation.createRemoteUser("bob");
@@ -294,7 +300,7 @@ class RdmxRpcEngineTest {
     }
 
     @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(strings = {"queue", "direct"})
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"queue", "direct", "reader"})
     void postponedResponsesHoldNoRdmxThreadAndAreWrittenByTheThreadThatSendsThem(String dispatch) throws Exception {
         Configuration c = new Configuration(conf);
         c.set(HadoopRdmxConfig.DISPATCH_KEY, dispatch);

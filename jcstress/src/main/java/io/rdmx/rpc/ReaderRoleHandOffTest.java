@@ -1,0 +1,51 @@
+package io.rdmx.rpc;
+
+import org.openjdk.jcstress.annotations.Actor;
+import org.openjdk.jcstress.annotations.Expect;
+import org.openjdk.jcstress.annotations.JCStressTest;
+import org.openjdk.jcstress.annotations.Outcome;
+import org.openjdk.jcstress.annotations.State;
+import org.openjdk.jcstress.infra.results.ZZ_Result;
+
+/**
+ * The hand-off of an {@link RpcClient}'s reader role ({@link ReaderRole}): a calling thread that read its own
+ * response gives the role back while another caller, which found the role taken, counts itself as a follower and
+ * tries the role once more before it parks. Either the follower takes the role, or the leaving reader finds it
+ * queued (and hands it the role): never neither, which would leave the follower parked with its
+ * response unread until its timeout. (In this package of the jcstress module to reach the package-private class.)
+ */
+@JCStressTest
+@Outcome(id = {"true, true", "true, false", "false, true"}, expect = Expect.ACCEPTABLE,
+    desc = "the follower reads, or the leaving reader sees it")
+@Outcome(id = "false, false", expect = Expect.FORBIDDEN, desc = "a follower parked with nobody reading for it")
+@State
+public class ReaderRoleHandOffTest {
+    private final ReaderRole<Object> role = new ReaderRole<>();
+    private final Object follower = new Object();
+
+    /** The leader holds the role when both actors start. */
+    public ReaderRoleHandOffTest() {
+        role.tryTake();
+    }
+
+    /**
+     * The reader leaving.
+     *
+     * @param r r1: whether it found the follower queued (and so hands it the role)
+     */
+    @Actor
+    public void leader(ZZ_Result r) {
+        r.r1 = role.release() == follower;
+    }
+
+    /**
+     * A caller that found the role taken: counts itself, then tries once more.
+     *
+     * @param r r2: whether it took the role
+     */
+    @Actor
+    public void follower(ZZ_Result r) {
+        role.follow(follower);
+        r.r2 = role.tryTake();
+    }
+}
