@@ -124,7 +124,8 @@ public final class Worker {
 
     /** Received records set aside: [stream][length][bytes taken][payload, padded to 4]. */
     private final ByteBuffer inbox;
-    private final byte[] inboxArray;
+    /** The inbox's size in bytes. */
+    private final int inboxCap;
     private final int maxRecord;
     private int head;
     private int tail;
@@ -189,8 +190,12 @@ public final class Worker {
             packs[g] = ByteBuffer.allocate(packCap).order(ByteOrder.LITTLE_ENDIAN);
             packStream[g] = -1;
         }
-        this.inboxArray = new byte[cfg.inboxBytes()];
-        this.inbox = ByteBuffer.wrap(inboxArray).order(ByteOrder.LITTLE_ENDIAN);
+        this.inboxCap = cfg.inboxBytes();
+        // direct, like the rings (mapped or allocateDirect): deliver() then reads records of one ByteBuffer class
+        // whether they come from a ring or the inbox. A heap inbox made its getInt calls bimorphic: the first
+        // record delivered from the inbox in a pass hit a class-check trap in the compiled deliver(), and C2
+        // recompiled it (~120 ms of compiler time on this 2-core host) in every timed pass of the P=4 W=2 bench
+        this.inbox = ByteBuffer.allocateDirect(inboxCap).order(ByteOrder.LITTLE_ENDIAN);
         // the largest record a peer may send (the same configuration everywhere), with its inbox header
         this.maxRecord = INBOX_HEADER + align4(Math.max(largest, cfg.bufferSize() / 4));
     }
@@ -779,7 +784,7 @@ public final class Worker {
         if (System.nanoTime() > deadline) {
             throw new RdmxTimeoutException("worker " + global + ": the buffer to worker " + dst + " stayed full for "
                 + TimeUnit.NANOSECONDS.toSeconds(idleNanos) + " s (inbox " + (tail - head) + " of "
-                + inboxArray.length + " bytes, inboxBytes)");
+                + inboxCap + " bytes, inboxBytes)");
         }
         for (ShuffleTransport.Outbox ob : outboxes) {
             ob.flush();
@@ -873,7 +878,7 @@ public final class Worker {
             head = 0;
             tail = 0;
         }
-        int free = inboxArray.length - (tail - head);
+        int free = inboxCap - (tail - head);
         return Math.min(256, free / maxRecord);
     }
 
@@ -911,11 +916,11 @@ public final class Worker {
 
     private void stage(int stream, ByteBuffer buf, int off, int len) {
         int need = INBOX_HEADER + align4(len);
-        if (tail + need > inboxArray.length) {
+        if (tail + need > inboxCap) {
             compact();
-            if (tail + need > inboxArray.length) {
+            if (tail + need > inboxCap) {
                 throw new IllegalStateException("worker " + global + ": inbox overflow (record length=" + len
-                    + ", " + (tail - head) + " of " + inboxArray.length + " bytes used)");
+                    + ", " + (tail - head) + " of " + inboxCap + " bytes used)");
             }
         }
         inbox.putInt(tail, stream);
@@ -933,7 +938,7 @@ public final class Worker {
             int size = INBOX_HEADER + align4(inbox.getInt(p + 4));
             if (inbox.getInt(p) != DELIVERED) {
                 if (p != to) {
-                    System.arraycopy(inboxArray, p, inboxArray, to, size);
+                    inbox.put(to, inbox, p, size); // overlapping ranges copy as if through a temporary
                 }
                 to += size;
             }
@@ -1206,7 +1211,7 @@ public final class Worker {
                 throw new RdmxTimeoutException("worker " + global + (dst >= 0 ? " could not send to worker " + dst
                     + " (its buffer stayed full)" : " received nothing") + " for "
                     + TimeUnit.NANOSECONDS.toSeconds(idleNanos) + " s and has no local work left (inbox "
-                    + (tail - head) + " of " + inboxArray.length + " bytes)");
+                    + (tail - head) + " of " + inboxCap + " bytes)");
             }
         }
     }

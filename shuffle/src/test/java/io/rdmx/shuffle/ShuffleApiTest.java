@@ -368,6 +368,61 @@ class ShuffleApiTest {
         }
     }
 
+    /**
+     * The inbox compacts in place (overlapping ranges): two delivered records at its front are squeezed out so a
+     * record that would run past its end fits, and the records moved keep their bytes and order. Packs of 32 ints
+     * (128 bytes, a full pack with 1 KiB buffers) take 140 bytes in the inbox; fourteen of them fit in 2090 bytes
+     * only once the 136 bytes of the two delivered records before them are reclaimed (each record moves by 136
+     * bytes, less than its own 140).
+     */
+    @Test
+    void theInboxCompactsInPlaceKeepingTheRecordsItMoves() throws Exception {
+        try (Cluster c = new Cluster("shm", 1, 2, b -> b.bufferSize(1024).inboxBytes(2090))) {
+            ShuffleService s = c.services.get(0);
+            Exchange<RowView> late = s.intExchange(9, Routing.gather(0));
+            Exchange<RowView> first = s.intExchange(10, Routing.gather(0));
+            Worker w0 = s.worker(0);
+            Worker w1 = s.worker(1);
+            boolean[] accepting = {false};
+            w0.consumeInts(first, v -> accepting[0]);
+            for (int r = 0; r < 2; r++) { // two records of 14 ints: 68 bytes each in the inbox
+                for (int i = 0; i < 14; i++) {
+                    assertEquals(Worker.OK, w1.offerInt(first, i));
+                }
+                assertEquals(Worker.OK, w1.flush());
+            }
+            int perRecord = 32;
+            int records = 14;
+            int next = 0;
+            for (int i = 0; i < perRecord; i++) {
+                assertEquals(Worker.OK, w1.offerInt(late, next++));
+            }
+            assertEquals(Worker.OK, w1.flush());
+            assertTrue(w0.poll() > 0); // the first records refused, everything after them set aside
+            assertEquals(136 + 140, w0.stashedBytes());
+            accepting[0] = true;
+            w0.poll(); // delivers the two records at the front: 136 bytes free before the late one
+            assertEquals(140, w0.stashedBytes());
+            for (int r = 1; r < records; r++) {
+                for (int i = 0; i < perRecord; i++) {
+                    assertEquals(Worker.OK, w1.offerInt(late, next++));
+                }
+                assertEquals(Worker.OK, w1.flush());
+                assertTrue(w0.poll() > 0, "record " + r + " read");
+            }
+            assertEquals(records * 140L, w0.stashedBytes()); // more than 2090 - 136: the inbox was compacted
+            int[] expect = {0};
+            w0.consumeInts(late, v -> {
+                assertEquals(expect[0], v, "rows moved by the compaction keep their order and value");
+                expect[0]++;
+                return true;
+            });
+            w0.poll();
+            assertEquals(records * perRecord, expect[0]);
+            assertEquals(0, w0.stashedBytes());
+        }
+    }
+
     @Test
     void anOfferToALostPeerReturnsClosedAndPollThrowsNamingIt() throws Exception {
         try (Cluster c = new Cluster("tcp", 2, 1, b -> b)) {

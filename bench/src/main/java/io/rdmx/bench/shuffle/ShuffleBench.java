@@ -17,10 +17,10 @@ import org.openjdk.jmh.runner.options.VerboseMode;
 /**
  * {@code rdmx bench shuffle}: the DAIS 2016 paper's synthetic benchmark on this host. Fig. 3: P processes x W
  * workers, two stages, rows per process, rdmx on shm and tcp against the sockets middleware. Fig. 4: the
- * batching threshold from 1 KiB to 256 KiB at P=4 W=2. Every run has a warm-up pass in the same processes before
- * its timed passes (the median of three is reported), each verified exactly-once; beside wall time it reports
- * CPU time per row (user + system of all processes, from /proc), context switches and garbage collections of
- * the timed pass, and the allocation per row of the row path (JMH with -prof gc).
+ * batching threshold from 1 KiB to 256 KiB at P=4 W=2. Every run has a warm-up pass and an untimed full pass in
+ * the same processes before its timed passes (the median of three is reported), each verified exactly-once;
+ * beside wall time it reports CPU time per row (user + system of all processes, from /proc), context switches
+ * and garbage collections of the timed pass, and the allocation per row of the row path (JMH with -prof gc).
  */
 public final class ShuffleBench {
     private static final List<String> TRANSPORTS = List.of("shm", "tcp", "sockets");
@@ -42,11 +42,14 @@ public final class ShuffleBench {
         int threshold = 16 << 10;
         System.out.println("rdmx bench shuffle" + (quick ? " --quick" : "") + ": " + rows
             + " ints per process, two stages, 64 KiB buffers, threshold 16 KiB; a warm-up pass of " + warm
-            + " rows in the same processes, then " + ShuffleRunner.REPEATS + " timed passes (the median is "
+            + " rows and " + ShuffleRunner.UNTIMED_PASSES + " untimed full pass in the same processes, then "
+            + ShuffleRunner.REPEATS + " timed passes (the median is "
             + "reported); every pass verified exactly-once");
         Report report = new Report("shuffle", quick).printResults(false).context("rowsPerProcess", rows)
             .context("timedPasses", ShuffleRunner.REPEATS + " per configuration, median by wall time")
-            .context("warmUpRowsPerProcess", warm).context("bufferSize", buffer).context("batchThreshold", threshold)
+            .context("warmUpRowsPerProcess", warm)
+            .context("untimedFullPasses", ShuffleRunner.UNTIMED_PASSES).context("bufferSize", buffer)
+            .context("batchThreshold", threshold)
             .context("stages", 2).context("cpuAndSwitches", "/proc/<pid>/stat and task/*/status of every process, "
                 + "timed pass only");
         allocation(quick, report);

@@ -44,7 +44,10 @@ public final class ShuffleProc {
                 return;
             }
             if (warmRows > 0) {
-                SyntheticPlan.run(svc, warmRows, 1, null);
+                // with a progress counter like the timed passes: a warm-up without one compiled the generator
+                // loop for progress == null, and the first timed pass deoptimized it (unstable_if) and ran it
+                // interpreted until C2 compiled it again
+                SyntheticPlan.run(svc, warmRows, 1, new AtomicLong());
             }
             System.out.println("WARM");
             System.out.flush();
