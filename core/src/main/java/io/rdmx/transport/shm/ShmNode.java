@@ -3,6 +3,7 @@ package io.rdmx.transport.shm;
 import io.rdmx.spi.Platform;
 import io.rdmx.transport.Access;
 import io.rdmx.transport.Bell;
+import io.rdmx.transport.Fabric;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.RdmxException;
@@ -11,6 +12,8 @@ import io.rdmx.transport.internal.AbstractNode;
 import io.rdmx.transport.wire.Placer;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
 import java.net.SocketException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -52,13 +55,21 @@ import org.slf4j.LoggerFactory;
  * not write at once, and keeps time (handshake deadlines, peer timeout, keep-alive PINGs) on a tick of at most
  * a quarter of the keep-alive interval. Posting threads write their own frames ({@link ShmConnection}). Other
  * threads reach the I/O thread through a task queue and {@link Selector#wakeup()}.
+ *
+ * <p>The same machinery serves the {@code tcp} provider ({@link SelectorSockets#openTcp}): then the node has no
+ * directory, listens and dials on TCP sockets (TCP_NODELAY), checks no peer credentials, places nothing (WRITE
+ * data travels in frames) and offers no bells.
  */
 class ShmNode extends AbstractNode {
     private static final Logger LOG = LoggerFactory.getLogger(ShmNode.class);
     /** How long a closing socket waits for the peer to read its last frames and close. */
     static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
+    /** The node directory; null for a tcp node. */
     private final Path dir;
+    /** How a tcp node parses and formats addresses; null for an shm node. */
+    private final SelectorSockets.Addressing inet;
+    private volatile String tcpAddress;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final long tickNanos;
     private Selector selector;
@@ -74,8 +85,19 @@ class ShmNode extends AbstractNode {
      * @param dir the node directory (created, trusted)
      */
     ShmNode(ShmFabric fabric, NodeOptions options, Path dir) {
+        this(fabric, options, dir, null);
+    }
+
+    /**
+     * @param fabric the provider
+     * @param options validated options
+     * @param dir the node directory (created, trusted), or null for a tcp node
+     * @param inet a tcp node's addressing, or null for an shm node
+     */
+    ShmNode(Fabric fabric, NodeOptions options, Path dir, SelectorSockets.Addressing inet) {
         super(fabric, options);
         this.dir = dir;
+        this.inet = inet;
         this.tickNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(TimeUnit.MILLISECONDS.toNanos(250),
             ShmHandler.pingInterval(this) / 4));
     }
@@ -101,8 +123,35 @@ class ShmNode extends AbstractNode {
             closeQuietly();
             throw new RdmxException("shm node '" + name() + "' cannot listen on " + sock + ": " + e, e);
         }
+        startThread();
+    }
+
+    /**
+     * A tcp node: listens on a TCP socket and starts the I/O thread. Called once, right after construction.
+     *
+     * @param bind where to listen
+     * @throws RdmxException if the socket cannot be bound
+     */
+    void startTcp(InetSocketAddress bind) throws RdmxException {
+        try {
+            selector = Selector.open();
+            server = ServerSocketChannel.open();
+            server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            server.bind(bind, Math.max(64, options().maxPendingHandshakes()));
+            server.configureBlocking(false);
+            server.register(selector, SelectionKey.OP_ACCEPT);
+            tcpAddress = inet.format((InetSocketAddress) server.getLocalAddress());
+        } catch (IOException e) {
+            closeQuietly();
+            throw new RdmxException(fabric().name() + " node '" + name() + "' cannot listen on " + bind + ": "
+                + e.getMessage(), e);
+        }
+        startThread();
+    }
+
+    private void startThread() {
         running = true;
-        thread = new Thread(this::run, "rdmx-shm-" + name());
+        thread = new Thread(this::run, "rdmx-" + fabric().name() + "-" + name());
         thread.setDaemon(true);
         thread.start();
     }
@@ -125,7 +174,7 @@ class ShmNode extends AbstractNode {
 
     @Override
     public String address() {
-        return dir.toString();
+        return dir == null ? tcpAddress : dir.toString();
     }
 
     /** @return the node directory */
@@ -143,6 +192,9 @@ class ShmNode extends AbstractNode {
      * @return null to go on, else why the peer is refused
      */
     String checkAcceptedPeer(ShmIo io, String peerAddress) {
+        if (inet != null) {
+            return null; // tcp: anyone who completes the handshake (authentication is the handshake's)
+        }
         try {
             UnixDomainPrincipal p = io.peerCredentials();
             if (!p.user().equals(ShmTrust.myUser())) {
@@ -161,16 +213,19 @@ class ShmNode extends AbstractNode {
      * @return how WRITE data reaches the peer's memory
      */
     Placer placerFor(String peerAddress) {
-        return new ShmPlacer(Paths.get(peerAddress));
+        return inet != null ? null : new ShmPlacer(Paths.get(peerAddress));
     }
 
     /** @return true: shm peers place WRITE data themselves */
     boolean acceptsPlacedWrites() {
-        return true;
+        return inet == null;
     }
 
     @Override
     public AbstractConnection connect(String peerAddress, Duration timeout) throws RdmxException {
+        if (inet != null) {
+            return connectTcp(peerAddress, timeout);
+        }
         Path sock = Paths.get(peerAddress).resolve(ShmFabric.SOCKET_FILE);
         if (!Files.exists(sock)) {
             throw new PeerNotListeningException("connect from '" + name() + "' to address=" + peerAddress
@@ -206,6 +261,35 @@ class ShmNode extends AbstractNode {
         });
     }
 
+    private AbstractConnection connectTcp(String peerAddress, Duration timeout) throws RdmxException {
+        InetSocketAddress sa = inet.parse(peerAddress);
+        return dialOnce(peerAddress, timeout, (future, deadline) -> {
+            SocketChannel ch;
+            boolean connected;
+            try {
+                ch = SocketChannel.open();
+            } catch (IOException e) {
+                throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: " + e,
+                    e);
+            }
+            try {
+                ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                ch.configureBlocking(false);
+                connected = ch.connect(sa);
+            } catch (IOException e) {
+                try {
+                    ch.close();
+                } catch (IOException x) {
+                    e.addSuppressed(x);
+                }
+                throw connectFailed(peerAddress, e);
+            }
+            Link link = new Link(ch, true, peerAddress, future);
+            execute(() -> link.register(connected));
+            return () -> link.close();
+        });
+    }
+
     private RdmxException connectFailed(String peerAddress, IOException e) {
         String why = "connect from '" + name() + "' to address=" + peerAddress + " failed: " + e.getMessage();
         // refused, or the socket file vanished: nothing listens there (any more)
@@ -216,7 +300,7 @@ class ShmNode extends AbstractNode {
 
     @Override
     protected Allocation allocate(int length, int access, int remoteKey) throws RdmxException {
-        if ((access & Access.REMOTE_WRITE) == 0) {
+        if (dir == null || (access & Access.REMOTE_WRITE) == 0) {
             return new Allocation(ByteBuffer.allocateDirect(length), () -> { });
         }
         Path file = ShmFabric.regionFile(dir, remoteKey);
@@ -255,11 +339,13 @@ class ShmNode extends AbstractNode {
                     Thread.currentThread().interrupt();
                 }
                 if (t.isAlive()) {
-                    LOG.warn("node '{}': the shm I/O thread did not stop within 5 s", name());
+                    LOG.warn("node '{}': the {} I/O thread did not stop within 5 s", name(), fabric().name());
                 }
             }
         }
-        ShmFabric.deleteTree(dir);
+        if (dir != null) {
+            ShmFabric.deleteTree(dir);
+        }
     }
 
     /**
@@ -278,7 +364,7 @@ class ShmNode extends AbstractNode {
     }
 
     private void run() {
-        Platform.hooks().bindCurrentThread("io", ShmFabric.NAME, dir.toString());
+        Platform.hooks().bindCurrentThread("io", fabric().name(), address());
         long nextTick = System.nanoTime() + tickNanos;
         try {
             while (running) {
@@ -302,9 +388,9 @@ class ShmNode extends AbstractNode {
                 }
             }
         } catch (IOException | ClosedSelectorException e) {
-            LOG.error("node '{}': the shm I/O thread failed", name(), e);
+            LOG.error("node '{}': the {} I/O thread failed", name(), fabric().name(), e);
         } catch (RuntimeException | Error e) {
-            LOG.error("node '{}': the shm I/O thread failed", name(), e);
+            LOG.error("node '{}': the {} I/O thread failed", name(), fabric().name(), e);
             throw e;
         } finally {
             shutdown();
@@ -317,7 +403,7 @@ class ShmNode extends AbstractNode {
             try {
                 r.run();
             } catch (RuntimeException e) {
-                LOG.error("node '{}': a task of the shm I/O thread failed", name(), e);
+                LOG.error("node '{}': a task of the {} I/O thread failed", name(), fabric().name(), e);
             }
         }
     }
@@ -385,6 +471,9 @@ class ShmNode extends AbstractNode {
                     return;
                 }
                 ch.configureBlocking(false);
+                if (inet != null) {
+                    ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                }
             } catch (IOException e) {
                 LOG.warn("node '{}': accepting a connection failed: {}", name(), e.toString());
                 return;
@@ -900,7 +989,17 @@ class ShmNode extends AbstractNode {
 
         @Override
         public String describePeer() {
-            return active ? dialed : "a local process on " + dir.resolve(ShmFabric.SOCKET_FILE);
+            if (active) {
+                return dialed;
+            }
+            if (dir == null) {
+                try {
+                    return String.valueOf(ch.getRemoteAddress());
+                } catch (IOException e) {
+                    return "a peer of " + tcpAddress;
+                }
+            }
+            return "a local process on " + dir.resolve(ShmFabric.SOCKET_FILE);
         }
     }
 }
