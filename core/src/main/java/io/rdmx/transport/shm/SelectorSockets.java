@@ -40,12 +40,14 @@ public final class SelectorSockets {
      * @param options validated options
      * @param bind where to listen
      * @param addressing the provider's address format
+     * @param followerReads whether a thread waiting for a connection's input reads its socket itself
+     *                      ({@link io.rdmx.transport.Connection#awaitInput})
      * @return the node, listening, its I/O thread running
      * @throws RdmxException if it cannot listen
      */
-    public static Node openTcp(Fabric fabric, NodeOptions options, InetSocketAddress bind, Addressing addressing)
-        throws RdmxException {
-        ShmNode n = new ShmNode(fabric, options, null, addressing);
+    public static Node openTcp(Fabric fabric, NodeOptions options, InetSocketAddress bind, Addressing addressing,
+                               boolean followerReads) throws RdmxException {
+        ShmNode n = new ShmNode(fabric, options, null, addressing, followerReads);
         n.startTcp(bind);
         return n;
     }

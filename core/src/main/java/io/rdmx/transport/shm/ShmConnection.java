@@ -365,6 +365,16 @@ public final class ShmConnection extends AbstractConnection {
         failRefused(seq, status, message);
     }
 
+    @Override
+    public int awaitInput(long nanos) {
+        return io.follow(nanos);
+    }
+
+    @Override
+    public void wakeInput() {
+        io.wakeFollower();
+    }
+
     /**
      * Without a placer (tcp) no completion is emitted under the send lock, and every completion of the receive
      * side is emitted by the I/O thread outside it: an inline handler may post.

@@ -57,6 +57,20 @@ interface ShmIo {
      */
     UnixDomainPrincipal peerCredentials() throws IOException;
 
+    /**
+     * Leader/follower input ({@link io.rdmx.transport.Connection#awaitInput}). Any thread but the I/O thread.
+     *
+     * @param nanos the longest wait
+     * @return bytes read and handled, 0 if none, -1 if not offered or another thread reads now
+     */
+    default int follow(long nanos) {
+        return -1;
+    }
+
+    /** Ends a {@link #follow} now, or the next one at once. Any thread. */
+    default void wakeFollower() {
+    }
+
     /** @return the peer as this socket knows it, for messages */
     String describePeer();
 }

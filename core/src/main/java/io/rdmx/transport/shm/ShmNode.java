@@ -70,6 +70,8 @@ class ShmNode extends AbstractNode {
     /** How a tcp node parses and formats addresses; null for an shm node. */
     private final SelectorSockets.Addressing inet;
     private volatile String tcpAddress;
+    /** tcp: whether waiting threads may read a connection's socket themselves ({@link Link#follow}). */
+    private final boolean followerReads;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final long tickNanos;
     private Selector selector;
@@ -85,7 +87,7 @@ class ShmNode extends AbstractNode {
      * @param dir the node directory (created, trusted)
      */
     ShmNode(ShmFabric fabric, NodeOptions options, Path dir) {
-        this(fabric, options, dir, null);
+        this(fabric, options, dir, null, false);
     }
 
     /**
@@ -93,11 +95,13 @@ class ShmNode extends AbstractNode {
      * @param options validated options
      * @param dir the node directory (created, trusted), or null for a tcp node
      * @param inet a tcp node's addressing, or null for an shm node
+     * @param followerReads whether waiting threads may read a connection's socket themselves
      */
-    ShmNode(Fabric fabric, NodeOptions options, Path dir, SelectorSockets.Addressing inet) {
+    ShmNode(Fabric fabric, NodeOptions options, Path dir, SelectorSockets.Addressing inet, boolean followerReads) {
         super(fabric, options);
         this.dir = dir;
         this.inet = inet;
+        this.followerReads = followerReads;
         this.tickNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(TimeUnit.MILLISECONDS.toNanos(250),
             ShmHandler.pingInterval(this) / 4));
     }
@@ -737,6 +741,19 @@ class ShmNode extends AbstractNode {
         private SelectionKey key;
         /** I/O thread: when a closing socket closes whatever the peer does; 0 while not closing. */
         private long lingerDeadline;
+        /**
+         * Held by whoever runs {@link #handler}: the I/O thread (reads, timers, its tasks for this socket) or a
+         * follower ({@link #follow}); a follower holds it only while it reads and handles, never while it waits.
+         */
+        private final java.util.concurrent.locks.ReentrantLock readLock =
+            new java.util.concurrent.locks.ReentrantLock();
+        /** Set while a follower owns the input: the I/O thread's key does not watch OP_READ meanwhile. */
+        private final java.util.concurrent.atomic.AtomicBoolean following =
+            new java.util.concurrent.atomic.AtomicBoolean();
+        /** Whether the handler wants input (false: back pressure, see {@link #reading}); guarded by readLock. */
+        private volatile boolean wantRead = true;
+        /** Where a follower waits for the socket (the socket registered for OP_READ); created once, lazily. */
+        private volatile Selector followSelector;
 
         Link(SocketChannel ch, boolean active, String dialed, CompletableFuture<AbstractConnection> future) {
             this.ch = ch;
@@ -783,14 +800,130 @@ class ShmNode extends AbstractNode {
             handler.start(System.nanoTime());
         }
 
-        /** I/O thread: the socket is readable. */
+        /**
+         * I/O thread: the socket is readable. Skipped while a follower reads it: the follower gives the socket
+         * back when it is done ({@link #follow}: OP_READ again and a selector wake-up), and this thread's next
+         * select sees what is left (level-triggered), so nothing is lost.
+         */
         void readable() {
+            if (!readLock.tryLock()) {
+                return;
+            }
             try {
                 if (handler.readFrom(ch, System.nanoTime()) < 0) {
                     doClose();
                 }
             } catch (IOException e) {
                 handler.ioFailed(e);
+            } finally {
+                readLock.unlock();
+            }
+        }
+
+        /**
+         * Leader/follower: a thread waiting for this connection's input reads the socket itself. It takes the
+         * input ({@link #following}), stops the I/O thread's watch of OP_READ (applied at that thread's next
+         * select: at worst it wakes once more and finds the read lock taken or nothing to read), reads and
+         * handles what is there under the read lock, and if nothing was, waits in a selector of its own (without
+         * the lock, so the I/O thread's tasks for this socket never wait for it) and reads once more. Then it
+         * gives the input back: OP_READ again and a wake-up of the I/O thread, whose select then sees anything
+         * that came since (level-triggered). Any thread but the I/O thread.
+         */
+        @Override
+        public int follow(long nanos) {
+            if (!followerReads || closed || key == null || Thread.currentThread() == thread || !wantRead) {
+                return -1;
+            }
+            if (!following.compareAndSet(false, true)) {
+                return -1;
+            }
+            try {
+                try {
+                    key.interestOpsAnd(~SelectionKey.OP_READ);
+                } catch (CancelledKeyException e) {
+                    return -1;
+                }
+                int n = readInline();
+                if (n != 0) {
+                    return n;
+                }
+                Selector s = followSelector();
+                if (s == null) {
+                    return -1;
+                }
+                s.select(Math.max(1, (nanos + 999_999) / 1_000_000));
+                s.selectedKeys().clear();
+                return readInline();
+            } catch (IOException | ClosedSelectorException e) {
+                return -1;
+            } finally {
+                giveBack();
+            }
+        }
+
+        /** The follower is done: the I/O thread watches the socket again (if the handler wants input). */
+        private void giveBack() {
+            following.set(false);
+            if (!wantRead || closed) {
+                return;
+            }
+            try {
+                key.interestOpsOr(SelectionKey.OP_READ);
+            } catch (CancelledKeyException e) {
+                return;
+            }
+            selector.wakeup();
+        }
+
+        /** Follower: reads once under the read lock; 0 if another thread holds it. */
+        private int readInline() throws IOException {
+            if (!readLock.tryLock()) {
+                return -1;
+            }
+            try {
+                if (closed) {
+                    return -1;
+                }
+                int n = handler.readFrom(ch, System.nanoTime());
+                if (n < 0) {
+                    ShmNode.this.execute(this::doClose);
+                }
+                return n;
+            } catch (IOException e) {
+                execute(() -> handler.ioFailed(e));
+                return -1;
+            } finally {
+                readLock.unlock();
+            }
+        }
+
+        private Selector followSelector() throws IOException {
+            Selector s = followSelector;
+            if (s == null) {
+                synchronized (this) {
+                    s = followSelector;
+                    if (s == null && !closed) {
+                        s = Selector.open();
+                        ch.register(s, SelectionKey.OP_READ);
+                        followSelector = s;
+                    }
+                }
+            }
+            return s;
+        }
+
+        @Override
+        public void wakeFollower() {
+            if (!followerReads) {
+                return;
+            }
+            try {
+                Selector s = followSelector();
+                if (s != null) {
+                    s.wakeup(); // ends the select now, or the next one at once
+                }
+            } catch (IOException | ClosedSelectorException e) {
+                // closed: the follower's select ends with it
             }
         }
 
@@ -800,7 +933,12 @@ class ShmNode extends AbstractNode {
                 doClose();
                 return;
             }
-            handler.tick(now);
+            readLock.lock();
+            try {
+                handler.tick(now);
+            } finally {
+                readLock.unlock();
+            }
         }
 
         @Override
@@ -898,9 +1036,10 @@ class ShmNode extends AbstractNode {
 
         @Override
         public void reading(boolean on) {
+            wantRead = on;
             SelectionKey k = key;
-            if (k == null || !k.isValid()) {
-                return;
+            if (k == null || !k.isValid() || following.get()) {
+                return; // a follower gives the socket back as wantRead says
             }
             try {
                 if (on) {
@@ -915,12 +1054,20 @@ class ShmNode extends AbstractNode {
 
         @Override
         public void execute(Runnable task) {
-            ShmNode.this.execute(task);
+            ShmNode.this.execute(() -> {
+                readLock.lock();
+                try {
+                    task.run();
+                } finally {
+                    readLock.unlock();
+                }
+            });
         }
 
+        /** The I/O thread, or a follower while it reads this socket. */
         @Override
         public boolean inIoThread() {
-            return Thread.currentThread() == thread;
+            return Thread.currentThread() == thread || readLock.isHeldByCurrentThread();
         }
 
         @Override
@@ -949,10 +1096,10 @@ class ShmNode extends AbstractNode {
             synchronized (outLock) {
                 closing = true;
             }
-            if (inIoThread()) {
+            if (Thread.currentThread() == thread) {
                 doClose();
             } else {
-                execute(this::doClose);
+                ShmNode.this.execute(this::doClose);
             }
         }
 
@@ -969,12 +1116,27 @@ class ShmNode extends AbstractNode {
             if (key != null) {
                 key.cancel();
             }
+            synchronized (this) {
+                Selector fs = followSelector;
+                if (fs != null) {
+                    try {
+                        fs.close(); // a follower waiting in it returns
+                    } catch (IOException e) {
+                        LOG.debug("node '{}': closing a follower's selector: {}", name(), e.toString());
+                    }
+                }
+            }
             try {
                 ch.close();
             } catch (IOException e) {
                 LOG.debug("node '{}': closing a socket: {}", name(), e.toString());
             }
-            handler.inactive();
+            readLock.lock();
+            try {
+                handler.inactive();
+            } finally {
+                readLock.unlock();
+            }
         }
 
         @Override

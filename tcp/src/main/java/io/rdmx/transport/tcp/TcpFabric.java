@@ -49,6 +49,15 @@ public final class TcpFabric implements Fabric {
     public static final String IO_PROP = "rdmx.tcp.io";
     /** Default of {@link #IO_PROP}. */
     public static final String IO_DEFAULT = "selector";
+    /**
+     * System property: with the selector engine, whether a thread that waits for a connection's input (a channel
+     * reader about to sleep) reads the socket and handles what came itself while no other thread reads it
+     * (leader/follower), instead of sleeping until the I/O thread has read it and woken it. Read when a node
+     * opens.
+     */
+    public static final String FOLLOWER_READS_PROP = "rdmx.tcp.followerReads";
+    /** Default of {@link #FOLLOWER_READS_PROP}. */
+    public static final boolean FOLLOWER_READS_DEFAULT = true;
 
     /** Creates the provider (ServiceLoader). */
     public TcpFabric() {
@@ -68,7 +77,7 @@ public final class TcpFabric implements Fabric {
     public Node open(NodeOptions options) throws RdmxException {
         if (!netty()) {
             String bind = options.bindAddress() == null ? DEFAULT_BIND : options.bindAddress();
-            return SelectorSockets.openTcp(this, options, parse(bind), ADDRESSING);
+            return SelectorSockets.openTcp(this, options, parse(bind), ADDRESSING, followerReads());
         }
         TcpNode n = new TcpNode(this, options, directIo());
         String bind = options.bindAddress() == null ? DEFAULT_BIND : options.bindAddress();
@@ -92,6 +101,14 @@ public final class TcpFabric implements Fabric {
      * @return true if {@link #IO_PROP} chooses the Netty engine
      * @throws IllegalArgumentException naming the property if it is neither selector nor netty
      */
+    static boolean followerReads() {
+        String v = System.getProperty(FOLLOWER_READS_PROP, Boolean.toString(FOLLOWER_READS_DEFAULT)).trim();
+        if (!v.equalsIgnoreCase("true") && !v.equalsIgnoreCase("false")) {
+            throw new IllegalArgumentException(FOLLOWER_READS_PROP + "=" + v + " must be true or false");
+        }
+        return Boolean.parseBoolean(v);
+    }
+
     static boolean netty() {
         String v = System.getProperty(IO_PROP, IO_DEFAULT).trim();
         if (!v.equalsIgnoreCase("selector") && !v.equalsIgnoreCase("netty")) {
