@@ -105,4 +105,24 @@ class TcpInlineDeliveryTest {
         ChannelEngine[] e = stream(2000);
         assertTrue(e[1].queuedCompletions() > 0, "the reader's notifications did not go through the queue");
     }
+
+    @Test
+    void theBlockedReaderReadsTheSocketItselfUnlessFollowerReadsAreOff() throws Exception {
+        stream(500);
+        long followed = ((io.rdmx.transport.shm.ShmConnection) received.connection()).followerReads();
+        assertTrue(followed > 0, "the reader never read its peer's socket itself");
+        String before = System.getProperty(TcpFabric.FOLLOWER_READS_PROP);
+        System.setProperty(TcpFabric.FOLLOWER_READS_PROP, "false");
+        try {
+            stream(500);
+        } finally {
+            if (before == null) {
+                System.clearProperty(TcpFabric.FOLLOWER_READS_PROP);
+            } else {
+                System.setProperty(TcpFabric.FOLLOWER_READS_PROP, before);
+            }
+        }
+        assertEquals(0, ((io.rdmx.transport.shm.ShmConnection) received.connection()).followerReads(),
+            "a reader read the socket with " + TcpFabric.FOLLOWER_READS_PROP + "=false");
+    }
 }

@@ -8,7 +8,7 @@ import io.rdmx.transport.Connection;
  * condition once more, and only then {@link #await awaits}; a waker changes the condition and then
  * {@link #wake wakes}, which ends the wait (or the next one at once) if it sees a connection published. So either
  * the waiter's re-check sees the change or the waker sees the connection: no lost wake-up (jcstress
- * {@code InputFollowerWakeTest}). The waiting thread handling its own input needs no wake-up and gets none.
+ * {@code InputFollowerWakeTest}, {@code InputFollowerHandOffTest}). The waiting thread handling its own input needs no wake-up and gets none.
  */
 public final class InputFollower {
     /** The connection whose input the waiter reads itself now, or null. */
@@ -46,11 +46,17 @@ public final class InputFollower {
         driving = null;
     }
 
-    /** Any thread, after changing the waiter's condition: ends its wait on the connection. */
-    public void wake() {
+    /**
+     * Any thread, after changing the waiter's condition: ends its wait on the connection.
+     *
+     * @return true if it woke a waiter (one had published a connection)
+     */
+    public boolean wake() {
         Connection d = driving;
         if (d != null && Thread.currentThread() != waiter) {
             d.wakeInput();
+            return true;
         }
+        return false;
     }
 }

@@ -370,6 +370,11 @@ public final class ShmConnection extends AbstractConnection {
         return io.follow(nanos);
     }
 
+    /** @return reads of this connection's socket that a waiting thread made itself (leader/follower input) */
+    public long followerReads() {
+        return io.followerReads();
+    }
+
     @Override
     public void wakeInput() {
         io.wakeFollower();

@@ -67,6 +67,11 @@ interface ShmIo {
         return -1;
     }
 
+    /** @return reads that a follower made and handled on its own thread (tests, diagnostics) */
+    default long followerReads() {
+        return 0;
+    }
+
     /** Ends a {@link #follow} now, or the next one at once. Any thread. */
     default void wakeFollower() {
     }

@@ -754,6 +754,8 @@ class ShmNode extends AbstractNode {
         private volatile boolean wantRead = true;
         /** Where a follower waits for the socket (the socket registered for OP_READ); created once, lazily. */
         private volatile Selector followSelector;
+        /** Reads a follower made that brought data; written under readLock. */
+        private volatile long followed;
 
         Link(SocketChannel ch, boolean active, String dialed, CompletableFuture<AbstractConnection> future) {
             this.ch = ch;
@@ -887,6 +889,8 @@ class ShmNode extends AbstractNode {
                 int n = handler.readFrom(ch, System.nanoTime());
                 if (n < 0) {
                     ShmNode.this.execute(this::doClose);
+                } else if (n > 0) {
+                    followed++;
                 }
                 return n;
             } catch (IOException e) {
@@ -910,6 +914,11 @@ class ShmNode extends AbstractNode {
                 }
             }
             return s;
+        }
+
+        @Override
+        public long followerReads() {
+            return followed;
         }
 
         @Override

@@ -60,4 +60,21 @@ class TcpEngineTest {
         assertTrue(e.getMessage().contains(TcpFabric.IO_PROP + "=epoll-please"), e.getMessage());
         assertTrue(e.getMessage().contains("selector or netty"), e.getMessage());
     }
+
+    @Test
+    void aBadFollowerReadsValueFailsNamingTheKeyAndTheValue() {
+        String before = System.getProperty(TcpFabric.FOLLOWER_READS_PROP);
+        System.setProperty(TcpFabric.FOLLOWER_READS_PROP, "sometimes");
+        try {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> openWith(null, "engine-bad-follow"));
+            assertTrue(e.getMessage().contains(TcpFabric.FOLLOWER_READS_PROP + "=sometimes"), e.getMessage());
+        } finally {
+            if (before == null) {
+                System.clearProperty(TcpFabric.FOLLOWER_READS_PROP);
+            } else {
+                System.setProperty(TcpFabric.FOLLOWER_READS_PROP, before);
+            }
+        }
+    }
 }
