@@ -56,6 +56,8 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     private final ChannelReader[] readers;
     private final Map<Integer, PeerChannel> peers = new ConcurrentHashMap<>();
     private final Map<Connection, PeerChannel> byConnection = new ConcurrentHashMap<>();
+    /** The connection of the only peer, or null (none, or several): a reader may read its input itself. */
+    private volatile Connection solePeer;
     private final AtomicInteger ids = new AtomicInteger();
     /** The network thread, or null without one ({@link ChannelConfig#engineThread()}). */
     private final Thread network;
@@ -239,6 +241,11 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         }
     }
 
+    /** @return the connection of this engine's only peer, or null (none yet, or several) */
+    Connection solePeer() {
+        return solePeer;
+    }
+
     /**
      * The next peer that connected to this node (peers are accepted and their handshakes run in the
      * background, so a connecting peer never waits for this call).
@@ -293,6 +300,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             p = new PeerChannel(this, id, c);
             peers.put(id, p);
             byConnection.put(c, p);
+            solePeer = peers.size() == 1 ? c : null;
             try {
                 p.start();
             } catch (ConnectionClosedException e) {

@@ -1,7 +1,9 @@
 package io.rdmx.channel;
 
+import io.rdmx.transport.internal.InputFollower;
 import io.rdmx.transport.internal.Sleeper;
 import io.rdmx.spi.Platform;
+import io.rdmx.transport.Connection;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
 import java.util.concurrent.TimeUnit;
@@ -40,6 +42,8 @@ public final class ChannelReader {
     private IncomingRing[] sleepingOn = new IncomingRing[0];
     /** Reader thread: the flag value this reader parks with in each of {@link #sleepingOn} (futex, bell, doorbell). */
     private long[] parkValues = new long[0];
+    /** Leader/follower: the reader thread reads its sole peer's input itself ({@link Connection#awaitInput}). */
+    private final InputFollower follower = new InputFollower();
 
     ChannelReader(ChannelEngine engine, int worker) {
         this.engine = engine;
@@ -97,6 +101,7 @@ public final class ChannelReader {
 
     void wake() {
         sleeper.wake();
+        follower.wake();
     }
 
     /**
@@ -178,6 +183,34 @@ public final class ChannelReader {
                     spins--;
                     Thread.onSpinWait();
                     continue;
+                }
+                Connection sole = agent ? null : engine.solePeer();
+                if (sole != null) {
+                    // leader/follower: wait on the peer's socket and handle its input on this thread, rather than
+                    // sleep until the I/O thread read it and woke this one. driving is set before the re-check:
+                    // a waker that changes the condition afterwards sees it and ends the wait (wakeInput)
+                    follower.begin(sole);
+                    int r;
+                    try {
+                        n = poll(handler, limit);
+                        if (n > 0) {
+                            return n;
+                        }
+                        checkFailure();
+                        if (wakeupRequested) {
+                            wakeupRequested = false;
+                            return 0;
+                        }
+                        r = follower.await(deadline - System.nanoTime());
+                    } finally {
+                        follower.end();
+                    }
+                    if (r >= 0) {
+                        if (Thread.interrupted()) {
+                            throw new InterruptedException("reader of worker " + worker);
+                        }
+                        continue;
+                    }
                 }
                 // arm the sleeper and (re-)arm the mapped peers' reader-parked words (a wake-up disarms them),
                 // then poll once more before sleeping: wake() and a mapped writer fence, then read them

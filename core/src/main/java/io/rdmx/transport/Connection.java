@@ -138,6 +138,26 @@ public interface Connection extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Optional capability, leader/follower input: the calling thread, which waits for something this connection's
+     * input brings, reads the connection's socket and handles what came itself (completions are delivered on this
+     * thread, as on the provider's I/O thread), instead of sleeping until the I/O thread has read it and woken
+     * it. Only while no other thread reads it; the provider's I/O thread does not watch the socket meanwhile.
+     * Returns at once if something was read, else after data came, {@link #wakeInput()}, the peer closed, or the
+     * timeout.
+     *
+     * @param nanos the longest wait
+     * @return bytes read and handled (0: nothing within the wait, or woken), or -1 if the provider does not offer
+     *         this or another thread reads the socket now (then the caller sleeps as usual)
+     */
+    default int awaitInput(long nanos) {
+        return -1;
+    }
+
+    /** Ends an {@link #awaitInput} now, or the next one at once (no lost wake-up). Any thread. */
+    default void wakeInput() {
+    }
+
     /** @return true until the connection is closed or broken */
     boolean isOpen();
 

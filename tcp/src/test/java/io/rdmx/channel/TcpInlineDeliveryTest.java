@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.tcp.NettyTcp;
 import io.rdmx.transport.tcp.TcpFabric;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -22,13 +23,15 @@ import org.junit.jupiter.api.Timeout;
 /**
  * On tcp, a notification reaches the blocked reader from the I/O thread that received it: no completion goes
  * through the node's completion queue and the engine's network thread. With direct I/O turned off
- * ({@link TcpFabric#DIRECT_IO_PROP}) the same traffic goes through the queue, which shows what is counted.
+ * ({@link TcpFabric#DIRECT_IO_PROP} on the Netty engine) the same traffic goes through the queue, which shows what is counted.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TcpInlineDeliveryTest {
     private static final AtomicInteger SEQ = new AtomicInteger();
     private final List<AutoCloseable> open = new ArrayList<>();
     private PeerChannel received;
+    /** Open the nodes on Netty with direct I/O off. */
+    private boolean nettyWithoutDirectIo;
 
     @AfterEach
     void tearDown() throws Exception {
@@ -38,7 +41,8 @@ class TcpInlineDeliveryTest {
     }
 
     private ChannelEngine engine(String role) throws Exception {
-        Node n = new TcpFabric().open(NodeOptions.builder().name(role + "-" + SEQ.incrementAndGet()).build());
+        NodeOptions o = NodeOptions.builder().name(role + "-" + SEQ.incrementAndGet()).build();
+        Node n = nettyWithoutDirectIo ? NettyTcp.open(o, false) : new TcpFabric().open(o);
         open.add(n);
         ChannelEngine e = ChannelEngine.open(n, ChannelConfig.builder(1).build());
         open.add(e);
@@ -97,18 +101,28 @@ class TcpInlineDeliveryTest {
 
     @Test
     void withoutDirectIoTheSameTrafficGoesThroughTheQueue() throws Exception {
-        String before = System.getProperty(TcpFabric.DIRECT_IO_PROP);
-        System.setProperty(TcpFabric.DIRECT_IO_PROP, "false");
-        ChannelEngine[] e;
+        nettyWithoutDirectIo = true;
+        ChannelEngine[] e = stream(2000);
+        assertTrue(e[1].queuedCompletions() > 0, "the reader's notifications did not go through the queue");
+    }
+
+    @Test
+    void theBlockedReaderReadsTheSocketItselfUnlessFollowerReadsAreOff() throws Exception {
+        stream(500);
+        long followed = ((io.rdmx.transport.shm.ShmConnection) received.connection()).followerReads();
+        assertTrue(followed > 0, "the reader never read its peer's socket itself");
+        String before = System.getProperty(TcpFabric.FOLLOWER_READS_PROP);
+        System.setProperty(TcpFabric.FOLLOWER_READS_PROP, "false");
         try {
-            e = stream(2000);
+            stream(500);
         } finally {
             if (before == null) {
-                System.clearProperty(TcpFabric.DIRECT_IO_PROP);
+                System.clearProperty(TcpFabric.FOLLOWER_READS_PROP);
             } else {
-                System.setProperty(TcpFabric.DIRECT_IO_PROP, before);
+                System.setProperty(TcpFabric.FOLLOWER_READS_PROP, before);
             }
         }
-        assertTrue(e[1].queuedCompletions() > 0, "the reader's notifications did not go through the queue");
+        assertEquals(0, ((io.rdmx.transport.shm.ShmConnection) received.connection()).followerReads(),
+            "a reader read the socket with " + TcpFabric.FOLLOWER_READS_PROP + "=false");
     }
 }

@@ -112,6 +112,9 @@ public final class ShmConnection extends AbstractConnection {
      */
     @Override
     public Bell openBell() throws RdmxException {
+        if (!shmNode.acceptsPlacedWrites()) {
+            return null; // a tcp node: no bells (the sleeper is woken through its completions)
+        }
         checkOpen();
         return shmNode.dialBell(peerAddress(), peerName(), this::isOpen);
     }
@@ -360,6 +363,30 @@ public final class ShmConnection extends AbstractConnection {
             emit(op, wrId, status, 0, 0, false, message);
         }
         failRefused(seq, status, message);
+    }
+
+    @Override
+    public int awaitInput(long nanos) {
+        return io.follow(nanos);
+    }
+
+    /** @return reads of this connection's socket that a waiting thread made itself (leader/follower input) */
+    public long followerReads() {
+        return io.followerReads();
+    }
+
+    @Override
+    public void wakeInput() {
+        io.wakeFollower();
+    }
+
+    /**
+     * Without a placer (tcp) no completion is emitted under the send lock, and every completion of the receive
+     * side is emitted by the I/O thread outside it: an inline handler may post.
+     */
+    @Override
+    protected boolean supportsInlineCompletions() {
+        return placer == null;
     }
 
     @Override

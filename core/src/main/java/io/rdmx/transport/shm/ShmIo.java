@@ -57,6 +57,25 @@ interface ShmIo {
      */
     UnixDomainPrincipal peerCredentials() throws IOException;
 
+    /**
+     * Leader/follower input ({@link io.rdmx.transport.Connection#awaitInput}). Any thread but the I/O thread.
+     *
+     * @param nanos the longest wait
+     * @return bytes read and handled, 0 if none, -1 if not offered or another thread reads now
+     */
+    default int follow(long nanos) {
+        return -1;
+    }
+
+    /** @return reads that a follower made and handled on its own thread (tests, diagnostics) */
+    default long followerReads() {
+        return 0;
+    }
+
+    /** Ends a {@link #follow} now, or the next one at once. Any thread. */
+    default void wakeFollower() {
+    }
+
     /** @return the peer as this socket knows it, for messages */
     String describePeer();
 }

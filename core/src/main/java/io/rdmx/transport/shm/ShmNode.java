@@ -3,6 +3,7 @@ package io.rdmx.transport.shm;
 import io.rdmx.spi.Platform;
 import io.rdmx.transport.Access;
 import io.rdmx.transport.Bell;
+import io.rdmx.transport.Fabric;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.RdmxException;
@@ -11,6 +12,8 @@ import io.rdmx.transport.internal.AbstractNode;
 import io.rdmx.transport.wire.Placer;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
 import java.net.SocketException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -52,13 +55,23 @@ import org.slf4j.LoggerFactory;
  * not write at once, and keeps time (handshake deadlines, peer timeout, keep-alive PINGs) on a tick of at most
  * a quarter of the keep-alive interval. Posting threads write their own frames ({@link ShmConnection}). Other
  * threads reach the I/O thread through a task queue and {@link Selector#wakeup()}.
+ *
+ * <p>The same machinery serves the {@code tcp} provider ({@link SelectorSockets#openTcp}): then the node has no
+ * directory, listens and dials on TCP sockets (TCP_NODELAY), checks no peer credentials, places nothing (WRITE
+ * data travels in frames) and offers no bells.
  */
 class ShmNode extends AbstractNode {
     private static final Logger LOG = LoggerFactory.getLogger(ShmNode.class);
     /** How long a closing socket waits for the peer to read its last frames and close. */
     static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
+    /** The node directory; null for a tcp node. */
     private final Path dir;
+    /** How a tcp node parses and formats addresses; null for an shm node. */
+    private final SelectorSockets.Addressing inet;
+    private volatile String tcpAddress;
+    /** tcp: whether waiting threads may read a connection's socket themselves ({@link Link#follow}). */
+    private final boolean followerReads;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final long tickNanos;
     private Selector selector;
@@ -74,8 +87,21 @@ class ShmNode extends AbstractNode {
      * @param dir the node directory (created, trusted)
      */
     ShmNode(ShmFabric fabric, NodeOptions options, Path dir) {
+        this(fabric, options, dir, null, false);
+    }
+
+    /**
+     * @param fabric the provider
+     * @param options validated options
+     * @param dir the node directory (created, trusted), or null for a tcp node
+     * @param inet a tcp node's addressing, or null for an shm node
+     * @param followerReads whether waiting threads may read a connection's socket themselves
+     */
+    ShmNode(Fabric fabric, NodeOptions options, Path dir, SelectorSockets.Addressing inet, boolean followerReads) {
         super(fabric, options);
         this.dir = dir;
+        this.inet = inet;
+        this.followerReads = followerReads;
         this.tickNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(TimeUnit.MILLISECONDS.toNanos(250),
             ShmHandler.pingInterval(this) / 4));
     }
@@ -101,8 +127,35 @@ class ShmNode extends AbstractNode {
             closeQuietly();
             throw new RdmxException("shm node '" + name() + "' cannot listen on " + sock + ": " + e, e);
         }
+        startThread();
+    }
+
+    /**
+     * A tcp node: listens on a TCP socket and starts the I/O thread. Called once, right after construction.
+     *
+     * @param bind where to listen
+     * @throws RdmxException if the socket cannot be bound
+     */
+    void startTcp(InetSocketAddress bind) throws RdmxException {
+        try {
+            selector = Selector.open();
+            server = ServerSocketChannel.open();
+            server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            server.bind(bind, Math.max(64, options().maxPendingHandshakes()));
+            server.configureBlocking(false);
+            server.register(selector, SelectionKey.OP_ACCEPT);
+            tcpAddress = inet.format((InetSocketAddress) server.getLocalAddress());
+        } catch (IOException e) {
+            closeQuietly();
+            throw new RdmxException(fabric().name() + " node '" + name() + "' cannot listen on " + bind + ": "
+                + e.getMessage(), e);
+        }
+        startThread();
+    }
+
+    private void startThread() {
         running = true;
-        thread = new Thread(this::run, "rdmx-shm-" + name());
+        thread = new Thread(this::run, "rdmx-" + fabric().name() + "-" + name());
         thread.setDaemon(true);
         thread.start();
     }
@@ -125,7 +178,7 @@ class ShmNode extends AbstractNode {
 
     @Override
     public String address() {
-        return dir.toString();
+        return dir == null ? tcpAddress : dir.toString();
     }
 
     /** @return the node directory */
@@ -143,6 +196,9 @@ class ShmNode extends AbstractNode {
      * @return null to go on, else why the peer is refused
      */
     String checkAcceptedPeer(ShmIo io, String peerAddress) {
+        if (inet != null) {
+            return null; // tcp: anyone who completes the handshake (authentication is the handshake's)
+        }
         try {
             UnixDomainPrincipal p = io.peerCredentials();
             if (!p.user().equals(ShmTrust.myUser())) {
@@ -161,16 +217,19 @@ class ShmNode extends AbstractNode {
      * @return how WRITE data reaches the peer's memory
      */
     Placer placerFor(String peerAddress) {
-        return new ShmPlacer(Paths.get(peerAddress));
+        return inet != null ? null : new ShmPlacer(Paths.get(peerAddress));
     }
 
     /** @return true: shm peers place WRITE data themselves */
     boolean acceptsPlacedWrites() {
-        return true;
+        return inet == null;
     }
 
     @Override
     public AbstractConnection connect(String peerAddress, Duration timeout) throws RdmxException {
+        if (inet != null) {
+            return connectTcp(peerAddress, timeout);
+        }
         Path sock = Paths.get(peerAddress).resolve(ShmFabric.SOCKET_FILE);
         if (!Files.exists(sock)) {
             throw new PeerNotListeningException("connect from '" + name() + "' to address=" + peerAddress
@@ -206,6 +265,35 @@ class ShmNode extends AbstractNode {
         });
     }
 
+    private AbstractConnection connectTcp(String peerAddress, Duration timeout) throws RdmxException {
+        InetSocketAddress sa = inet.parse(peerAddress);
+        return dialOnce(peerAddress, timeout, (future, deadline) -> {
+            SocketChannel ch;
+            boolean connected;
+            try {
+                ch = SocketChannel.open();
+            } catch (IOException e) {
+                throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: " + e,
+                    e);
+            }
+            try {
+                ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                ch.configureBlocking(false);
+                connected = ch.connect(sa);
+            } catch (IOException e) {
+                try {
+                    ch.close();
+                } catch (IOException x) {
+                    e.addSuppressed(x);
+                }
+                throw connectFailed(peerAddress, e);
+            }
+            Link link = new Link(ch, true, peerAddress, future);
+            execute(() -> link.register(connected));
+            return () -> link.close();
+        });
+    }
+
     private RdmxException connectFailed(String peerAddress, IOException e) {
         String why = "connect from '" + name() + "' to address=" + peerAddress + " failed: " + e.getMessage();
         // refused, or the socket file vanished: nothing listens there (any more)
@@ -216,7 +304,7 @@ class ShmNode extends AbstractNode {
 
     @Override
     protected Allocation allocate(int length, int access, int remoteKey) throws RdmxException {
-        if ((access & Access.REMOTE_WRITE) == 0) {
+        if (dir == null || (access & Access.REMOTE_WRITE) == 0) {
             return new Allocation(ByteBuffer.allocateDirect(length), () -> { });
         }
         Path file = ShmFabric.regionFile(dir, remoteKey);
@@ -255,11 +343,13 @@ class ShmNode extends AbstractNode {
                     Thread.currentThread().interrupt();
                 }
                 if (t.isAlive()) {
-                    LOG.warn("node '{}': the shm I/O thread did not stop within 5 s", name());
+                    LOG.warn("node '{}': the {} I/O thread did not stop within 5 s", name(), fabric().name());
                 }
             }
         }
-        ShmFabric.deleteTree(dir);
+        if (dir != null) {
+            ShmFabric.deleteTree(dir);
+        }
     }
 
     /**
@@ -278,7 +368,7 @@ class ShmNode extends AbstractNode {
     }
 
     private void run() {
-        Platform.hooks().bindCurrentThread("io", ShmFabric.NAME, dir.toString());
+        Platform.hooks().bindCurrentThread("io", fabric().name(), address());
         long nextTick = System.nanoTime() + tickNanos;
         try {
             while (running) {
@@ -302,9 +392,9 @@ class ShmNode extends AbstractNode {
                 }
             }
         } catch (IOException | ClosedSelectorException e) {
-            LOG.error("node '{}': the shm I/O thread failed", name(), e);
+            LOG.error("node '{}': the {} I/O thread failed", name(), fabric().name(), e);
         } catch (RuntimeException | Error e) {
-            LOG.error("node '{}': the shm I/O thread failed", name(), e);
+            LOG.error("node '{}': the {} I/O thread failed", name(), fabric().name(), e);
             throw e;
         } finally {
             shutdown();
@@ -317,7 +407,7 @@ class ShmNode extends AbstractNode {
             try {
                 r.run();
             } catch (RuntimeException e) {
-                LOG.error("node '{}': a task of the shm I/O thread failed", name(), e);
+                LOG.error("node '{}': a task of the {} I/O thread failed", name(), fabric().name(), e);
             }
         }
     }
@@ -385,6 +475,9 @@ class ShmNode extends AbstractNode {
                     return;
                 }
                 ch.configureBlocking(false);
+                if (inet != null) {
+                    ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                }
             } catch (IOException e) {
                 LOG.warn("node '{}': accepting a connection failed: {}", name(), e.toString());
                 return;
@@ -648,6 +741,21 @@ class ShmNode extends AbstractNode {
         private SelectionKey key;
         /** I/O thread: when a closing socket closes whatever the peer does; 0 while not closing. */
         private long lingerDeadline;
+        /**
+         * Held by whoever runs {@link #handler}: the I/O thread (reads, timers, its tasks for this socket) or a
+         * follower ({@link #follow}); a follower holds it only while it reads and handles, never while it waits.
+         */
+        private final java.util.concurrent.locks.ReentrantLock readLock =
+            new java.util.concurrent.locks.ReentrantLock();
+        /** Set while a follower owns the input: the I/O thread's key does not watch OP_READ meanwhile. */
+        private final java.util.concurrent.atomic.AtomicBoolean following =
+            new java.util.concurrent.atomic.AtomicBoolean();
+        /** Whether the handler wants input (false: back pressure, see {@link #reading}); guarded by readLock. */
+        private volatile boolean wantRead = true;
+        /** Where a follower waits for the socket (the socket registered for OP_READ); created once, lazily. */
+        private volatile Selector followSelector;
+        /** Reads a follower made that brought data; written under readLock. */
+        private volatile long followed;
 
         Link(SocketChannel ch, boolean active, String dialed, CompletableFuture<AbstractConnection> future) {
             this.ch = ch;
@@ -694,14 +802,137 @@ class ShmNode extends AbstractNode {
             handler.start(System.nanoTime());
         }
 
-        /** I/O thread: the socket is readable. */
+        /**
+         * I/O thread: the socket is readable. Skipped while a follower reads it: the follower gives the socket
+         * back when it is done ({@link #follow}: OP_READ again and a selector wake-up), and this thread's next
+         * select sees what is left (level-triggered), so nothing is lost.
+         */
         void readable() {
+            if (!readLock.tryLock()) {
+                return;
+            }
             try {
                 if (handler.readFrom(ch, System.nanoTime()) < 0) {
                     doClose();
                 }
             } catch (IOException e) {
                 handler.ioFailed(e);
+            } finally {
+                readLock.unlock();
+            }
+        }
+
+        /**
+         * Leader/follower: a thread waiting for this connection's input reads the socket itself. It takes the
+         * input ({@link #following}), stops the I/O thread's watch of OP_READ (applied at that thread's next
+         * select: at worst it wakes once more and finds the read lock taken or nothing to read), reads and
+         * handles what is there under the read lock, and if nothing was, waits in a selector of its own (without
+         * the lock, so the I/O thread's tasks for this socket never wait for it) and reads once more. Then it
+         * gives the input back: OP_READ again and a wake-up of the I/O thread, whose select then sees anything
+         * that came since (level-triggered). Any thread but the I/O thread.
+         */
+        @Override
+        public int follow(long nanos) {
+            if (!followerReads || closed || key == null || Thread.currentThread() == thread || !wantRead) {
+                return -1;
+            }
+            if (!following.compareAndSet(false, true)) {
+                return -1;
+            }
+            try {
+                try {
+                    key.interestOpsAnd(~SelectionKey.OP_READ);
+                } catch (CancelledKeyException e) {
+                    return -1;
+                }
+                int n = readInline();
+                if (n != 0) {
+                    return n;
+                }
+                Selector s = followSelector();
+                if (s == null) {
+                    return -1;
+                }
+                s.select(Math.max(1, (nanos + 999_999) / 1_000_000));
+                s.selectedKeys().clear();
+                return readInline();
+            } catch (IOException | ClosedSelectorException e) {
+                return -1;
+            } finally {
+                giveBack();
+            }
+        }
+
+        /** The follower is done: the I/O thread watches the socket again (if the handler wants input). */
+        private void giveBack() {
+            following.set(false);
+            if (!wantRead || closed) {
+                return;
+            }
+            try {
+                key.interestOpsOr(SelectionKey.OP_READ);
+            } catch (CancelledKeyException e) {
+                return;
+            }
+            selector.wakeup();
+        }
+
+        /** Follower: reads once under the read lock; 0 if another thread holds it. */
+        private int readInline() throws IOException {
+            if (!readLock.tryLock()) {
+                return -1;
+            }
+            try {
+                if (closed) {
+                    return -1;
+                }
+                int n = handler.readFrom(ch, System.nanoTime());
+                if (n < 0) {
+                    ShmNode.this.execute(this::doClose);
+                } else if (n > 0) {
+                    followed++;
+                }
+                return n;
+            } catch (IOException e) {
+                execute(() -> handler.ioFailed(e));
+                return -1;
+            } finally {
+                readLock.unlock();
+            }
+        }
+
+        private Selector followSelector() throws IOException {
+            Selector s = followSelector;
+            if (s == null) {
+                synchronized (this) {
+                    s = followSelector;
+                    if (s == null && !closed) {
+                        s = Selector.open();
+                        ch.register(s, SelectionKey.OP_READ);
+                        followSelector = s;
+                    }
+                }
+            }
+            return s;
+        }
+
+        @Override
+        public long followerReads() {
+            return followed;
+        }
+
+        @Override
+        public void wakeFollower() {
+            if (!followerReads) {
+                return;
+            }
+            try {
+                Selector s = followSelector();
+                if (s != null) {
+                    s.wakeup(); // ends the select now, or the next one at once
+                }
+            } catch (IOException | ClosedSelectorException e) {
+                // closed: the follower's select ends with it
             }
         }
 
@@ -711,7 +942,12 @@ class ShmNode extends AbstractNode {
                 doClose();
                 return;
             }
-            handler.tick(now);
+            readLock.lock();
+            try {
+                handler.tick(now);
+            } finally {
+                readLock.unlock();
+            }
         }
 
         @Override
@@ -809,9 +1045,10 @@ class ShmNode extends AbstractNode {
 
         @Override
         public void reading(boolean on) {
+            wantRead = on;
             SelectionKey k = key;
-            if (k == null || !k.isValid()) {
-                return;
+            if (k == null || !k.isValid() || following.get()) {
+                return; // a follower gives the socket back as wantRead says
             }
             try {
                 if (on) {
@@ -826,12 +1063,20 @@ class ShmNode extends AbstractNode {
 
         @Override
         public void execute(Runnable task) {
-            ShmNode.this.execute(task);
+            ShmNode.this.execute(() -> {
+                readLock.lock();
+                try {
+                    task.run();
+                } finally {
+                    readLock.unlock();
+                }
+            });
         }
 
+        /** The I/O thread, or a follower while it reads this socket. */
         @Override
         public boolean inIoThread() {
-            return Thread.currentThread() == thread;
+            return Thread.currentThread() == thread || readLock.isHeldByCurrentThread();
         }
 
         @Override
@@ -860,10 +1105,10 @@ class ShmNode extends AbstractNode {
             synchronized (outLock) {
                 closing = true;
             }
-            if (inIoThread()) {
+            if (Thread.currentThread() == thread) {
                 doClose();
             } else {
-                execute(this::doClose);
+                ShmNode.this.execute(this::doClose);
             }
         }
 
@@ -880,12 +1125,27 @@ class ShmNode extends AbstractNode {
             if (key != null) {
                 key.cancel();
             }
+            synchronized (this) {
+                Selector fs = followSelector;
+                if (fs != null) {
+                    try {
+                        fs.close(); // a follower waiting in it returns
+                    } catch (IOException e) {
+                        LOG.debug("node '{}': closing a follower's selector: {}", name(), e.toString());
+                    }
+                }
+            }
             try {
                 ch.close();
             } catch (IOException e) {
                 LOG.debug("node '{}': closing a socket: {}", name(), e.toString());
             }
-            handler.inactive();
+            readLock.lock();
+            try {
+                handler.inactive();
+            } finally {
+                readLock.unlock();
+            }
         }
 
         @Override
@@ -900,7 +1160,17 @@ class ShmNode extends AbstractNode {
 
         @Override
         public String describePeer() {
-            return active ? dialed : "a local process on " + dir.resolve(ShmFabric.SOCKET_FILE);
+            if (active) {
+                return dialed;
+            }
+            if (dir == null) {
+                try {
+                    return String.valueOf(ch.getRemoteAddress());
+                } catch (IOException e) {
+                    return "a peer of " + tcpAddress;
+                }
+            }
+            return "a local process on " + dir.resolve(ShmFabric.SOCKET_FILE);
         }
     }
 }

@@ -121,17 +121,23 @@ public final class Blocking {
 
     /**
      * A thread asleep on a futex ({@code io.rdmx.transport.internal.Futex}), or in its sleeper's selector on its
-     * bells (no futexes), is in a native call, so its state is RUNNABLE: it counts as blocked when the sleep is the top rdmx frame (it armed its word before it got there,
-     * so a wake from now on is not lost).
+     * bells (no futexes), or a follower waiting in a select on its connection's socket (tcp leader/follower
+     * input), is in a native call, so its state is RUNNABLE: it counts as blocked when the sleep is the top rdmx
+     * frame (it armed its word, or published its connection, before it got there, so a wake from now on is not
+     * lost).
      */
     private static boolean inFutexSleep(StackTraceElement[] stack) {
+        boolean selecting = false;
         for (StackTraceElement e : stack) {
             if (e.getClassName().startsWith(RDMX_PACKAGE)) {
                 return e.getClassName().startsWith("io.rdmx.transport.internal.LinuxFutex")
                     && e.getMethodName().equals("await")
                     || e.getClassName().equals("io.rdmx.transport.internal.Sleeper")
-                    && e.getMethodName().equals("selectBells");
+                    && e.getMethodName().equals("selectBells")
+                    || selecting && e.getClassName().equals("io.rdmx.transport.shm.ShmNode$Link")
+                    && e.getMethodName().equals("follow");
             }
+            selecting |= e.getClassName().equals("sun.nio.ch.SelectorImpl") && e.getMethodName().equals("select");
         }
         return false;
     }

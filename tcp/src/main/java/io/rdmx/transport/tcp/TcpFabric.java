@@ -16,7 +16,9 @@ import java.util.concurrent.ThreadFactory;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.Node;
 import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.shm.SelectorSockets;
 import io.rdmx.transport.wire.Placer;
 import io.rdmx.transport.stream.StreamNode;
 import java.net.InetAddress;
@@ -38,6 +40,24 @@ public final class TcpFabric implements Fabric {
     public static final String DIRECT_IO_PROP = "rdmx.tcp.directIo";
     /** Default of {@link #DIRECT_IO_PROP}. */
     public static final boolean DIRECT_IO_DEFAULT = true;
+    /**
+     * System property: the socket engine. {@code selector} (the default): one I/O thread per node on a JDK
+     * {@link java.nio.channels.Selector}, the machinery of the shm provider ({@link SelectorSockets}), posting
+     * threads writing their own frames; {@code netty}: the Netty event loop ({@link StreamNode}, epoll where
+     * available; {@link #DIRECT_IO_PROP} applies), kept for comparison. Read when a node opens.
+     */
+    public static final String IO_PROP = "rdmx.tcp.io";
+    /** Default of {@link #IO_PROP}. */
+    public static final String IO_DEFAULT = "selector";
+    /**
+     * System property: with the selector engine, whether a thread that waits for a connection's input (a channel
+     * reader about to sleep) reads the socket and handles what came itself while no other thread reads it
+     * (leader/follower), instead of sleeping until the I/O thread has read it and woken it. Read when a node
+     * opens.
+     */
+    public static final String FOLLOWER_READS_PROP = "rdmx.tcp.followerReads";
+    /** Default of {@link #FOLLOWER_READS_PROP}. */
+    public static final boolean FOLLOWER_READS_DEFAULT = true;
 
     /** Creates the provider (ServiceLoader). */
     public TcpFabric() {
@@ -54,7 +74,11 @@ public final class TcpFabric implements Fabric {
     }
 
     @Override
-    public StreamNode open(NodeOptions options) throws RdmxException {
+    public Node open(NodeOptions options) throws RdmxException {
+        if (!netty()) {
+            String bind = options.bindAddress() == null ? DEFAULT_BIND : options.bindAddress();
+            return SelectorSockets.openTcp(this, options, parse(bind), ADDRESSING, followerReads());
+        }
         TcpNode n = new TcpNode(this, options, directIo());
         String bind = options.bindAddress() == null ? DEFAULT_BIND : options.bindAddress();
         n.start(parse(bind));
@@ -71,6 +95,48 @@ public final class TcpFabric implements Fabric {
             throw new IllegalArgumentException(DIRECT_IO_PROP + "=" + v + " must be true or false");
         }
         return Boolean.parseBoolean(v);
+    }
+
+    /**
+     * @return true if {@link #IO_PROP} chooses the Netty engine
+     * @throws IllegalArgumentException naming the property if it is neither selector nor netty
+     */
+    static boolean followerReads() {
+        String v = System.getProperty(FOLLOWER_READS_PROP, Boolean.toString(FOLLOWER_READS_DEFAULT)).trim();
+        if (!v.equalsIgnoreCase("true") && !v.equalsIgnoreCase("false")) {
+            throw new IllegalArgumentException(FOLLOWER_READS_PROP + "=" + v + " must be true or false");
+        }
+        return Boolean.parseBoolean(v);
+    }
+
+    static boolean netty() {
+        String v = System.getProperty(IO_PROP, IO_DEFAULT).trim();
+        if (!v.equalsIgnoreCase("selector") && !v.equalsIgnoreCase("netty")) {
+            throw new IllegalArgumentException(IO_PROP + "=" + v + " must be selector or netty");
+        }
+        return v.equalsIgnoreCase("netty");
+    }
+
+    private static final SelectorSockets.Addressing ADDRESSING = new SelectorSockets.Addressing() {
+        @Override
+        public InetSocketAddress parse(String address) throws RdmxException {
+            return TcpFabric.parse(address);
+        }
+
+        @Override
+        public String format(InetSocketAddress bound) {
+            return formatAddress(bound);
+        }
+    };
+
+    static String formatAddress(SocketAddress bound) {
+        InetSocketAddress a = (InetSocketAddress) bound;
+        InetAddress ip = a.getAddress();
+        String host = ip.isAnyLocalAddress() ? "127.0.0.1" : ip.getHostAddress();
+        if (host.indexOf(':') >= 0) {
+            host = "[" + host + "]";
+        }
+        return host + ":" + a.getPort();
     }
 
     static InetSocketAddress parse(String address) throws RdmxException {
@@ -146,13 +212,7 @@ public final class TcpFabric implements Fabric {
 
         @Override
         protected String formatAddress(SocketAddress bound) {
-            InetSocketAddress a = (InetSocketAddress) bound;
-            InetAddress ip = a.getAddress();
-            String host = ip.isAnyLocalAddress() ? "127.0.0.1" : ip.getHostAddress();
-            if (host.indexOf(':') >= 0) {
-                host = "[" + host + "]";
-            }
-            return host + ":" + a.getPort();
+            return TcpFabric.formatAddress(bound);
         }
 
         @Override

@@ -17,6 +17,7 @@ import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.Region;
+import io.rdmx.transport.internal.AbstractNode;
 import io.rdmx.transport.tcp.TcpFabric;
 import java.io.IOException;
 import java.lang.management.BufferPoolMXBean;
@@ -221,7 +222,7 @@ class HandshakeSecurityTest {
     @Test
     void pendingHandshakesAreCappedAndCostLittleMemory() throws Exception {
         int cap = NodeOptions.MAX_PENDING_HANDSHAKES_DEFAULT;
-        StreamNode server = (StreamNode) open("server", b -> b.handshakeTimeout(Duration.ofMinutes(2)));
+        AbstractNode server = (AbstractNode) open("server", b -> b.handshakeTimeout(Duration.ofMinutes(2)));
         long before = directMemory();
         List<RawPeer> raws = new ArrayList<>();
         try {

@@ -15,7 +15,7 @@ import io.rdmx.transport.Region;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
 import io.rdmx.transport.loopback.LoopbackFabric;
-import io.rdmx.transport.tcp.TcpFabric;
+import io.rdmx.transport.tcp.NettyTcp;
 import io.rdmx.transport.testsuite.Completions;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,8 +40,8 @@ class TcpDirectIoTest {
     private final List<Node> nodes = new ArrayList<>();
 
     private Node open(String role) throws Exception {
-        Node n = new TcpFabric().open(NodeOptions.builder().name(role + "-" + SEQ.incrementAndGet())
-            .maxTransferSize(1 << 20).build());
+        Node n = NettyTcp.open(NodeOptions.builder().name(role + "-" + SEQ.incrementAndGet())
+            .maxTransferSize(1 << 20).build(), true);
         nodes.add(n);
         return n;
     }
