@@ -118,9 +118,7 @@ final class FrameSender {
             RpcFrameDescriptor.putHeader(b, at, kind, true, method, callId, n, 0, hi, lo);
             failed = write(body, b.duplicate().limit(at + header + n).position(at + header), w.peerName(), true);
             if (failed != null) {
-                for (int i = at + header; i < at + header + n; i++) {
-                    b.put(i, (byte) 0);
-                }
+                zero(b, at + header, n);
             }
             w.commit();
             w.flush();
@@ -129,6 +127,13 @@ final class FrameSender {
         }
         if (failed != null) {
             throw failed;
+        }
+    }
+
+    /** Clears the body a failed {@link RpcBody} left half written, so the committed record carries zeros. */
+    private static void zero(ByteBuffer b, int from, int n) {
+        for (int i = from; i < from + n; i++) {
+            b.put(i, (byte) 0);
         }
     }
 
@@ -190,9 +195,7 @@ final class FrameSender {
             RpcFrameDescriptor.putHeader(b, at, kind, true, method, callId, n, 0, 0, 0);
             failed = write(body, b.duplicate().limit(at + header + n).position(at + header), w.peerName(), true);
             if (failed != null) {
-                for (int i = at + header; i < at + header + n; i++) {
-                    b.put(i, (byte) 0);
-                }
+                zero(b, at + header, n);
             }
             w.commit();
             w.flush();

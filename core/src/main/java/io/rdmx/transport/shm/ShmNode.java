@@ -15,6 +15,7 @@ import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.net.SocketException;
+import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
@@ -239,47 +240,31 @@ class ShmNode extends AbstractNode {
         if (bad != null) {
             throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " refused: " + bad);
         }
-        return dialOnce(peerAddress, timeout, (future, deadline) -> {
-            SocketChannel ch;
-            boolean connected;
-            try {
-                ch = SocketChannel.open(StandardProtocolFamily.UNIX);
-            } catch (IOException e) {
-                throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: " + e,
-                    e);
-            }
-            try {
-                ch.configureBlocking(false);
-                connected = ch.connect(UnixDomainSocketAddress.of(sock));
-            } catch (IOException e) {
-                try {
-                    ch.close();
-                } catch (IOException x) {
-                    e.addSuppressed(x);
-                }
-                throw connectFailed(peerAddress, e);
-            }
-            Link link = new Link(ch, true, peerAddress, future);
-            execute(() -> link.register(connected));
-            return () -> link.close();
-        });
+        return dial(peerAddress, timeout, UnixDomainSocketAddress.of(sock));
     }
 
     private AbstractConnection connectTcp(String peerAddress, Duration timeout) throws RdmxException {
-        InetSocketAddress sa = inet.parse(peerAddress);
+        return dial(peerAddress, timeout, inet.parse(peerAddress));
+    }
+
+    /** Opens a non-blocking socket to {@code to} (a Unix-domain path or a TCP address) and registers its link. */
+    private AbstractConnection dial(String peerAddress, Duration timeout, SocketAddress to) throws RdmxException {
+        boolean unix = to instanceof UnixDomainSocketAddress;
         return dialOnce(peerAddress, timeout, (future, deadline) -> {
             SocketChannel ch;
             boolean connected;
             try {
-                ch = SocketChannel.open();
+                ch = unix ? SocketChannel.open(StandardProtocolFamily.UNIX) : SocketChannel.open();
             } catch (IOException e) {
                 throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: " + e,
                     e);
             }
             try {
-                ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                if (!unix) {
+                    ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                }
                 ch.configureBlocking(false);
-                connected = ch.connect(sa);
+                connected = ch.connect(to);
             } catch (IOException e) {
                 try {
                     ch.close();
