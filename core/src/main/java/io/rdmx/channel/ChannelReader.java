@@ -32,6 +32,8 @@ public final class ChannelReader {
     private final Sleeper sleeper = new Sleeper(this);
     private volatile boolean wakeupRequested;
     private final PeerLosses losses = new PeerLosses();
+    /** A loss taken while records were still there to read: reported by a later call (reader thread only). */
+    private ConnectionClosedException heldLoss;
     /** Incoming rings of mapped channels, copy on write (the network thread adds, the reader thread scans). */
     private volatile IncomingRing[] mapped = new IncomingRing[0];
     /** One ring per mapped peer: its shared reader-parked word is this reader's, for that peer. */
@@ -157,7 +159,10 @@ public final class ChannelReader {
         if (n > 0) {
             return n;
         }
-        checkFailure();
+        n = checkFailure(handler, limit);
+        if (n > 0) {
+            return n;
+        }
         long start = System.nanoTime();
         long deadline = start + unit.toNanos(timeout);
         int spins = engine.config().spinsBeforePark();
@@ -171,7 +176,10 @@ public final class ChannelReader {
                 if (n > 0) {
                     return n;
                 }
-                checkFailure();
+                n = checkFailure(handler, limit);
+                if (n > 0) {
+                    return n;
+                }
                 if (wakeupRequested) {
                     wakeupRequested = false;
                     return 0;
@@ -196,7 +204,10 @@ public final class ChannelReader {
                         if (n > 0) {
                             return n;
                         }
-                        checkFailure();
+                        n = checkFailure(handler, limit);
+                        if (n > 0) {
+                            return n;
+                        }
                         if (wakeupRequested) {
                             wakeupRequested = false;
                             return 0;
@@ -224,7 +235,10 @@ public final class ChannelReader {
                 if (n > 0) {
                     return n;
                 }
-                checkFailure();
+                n = checkFailure(handler, limit);
+                if (n > 0) {
+                    return n;
+                }
                 if (wakeupRequested) {
                     wakeupRequested = false;
                     return 0;
@@ -239,7 +253,10 @@ public final class ChannelReader {
             if (n > 0) {
                 return n;
             }
-            checkFailure();
+            n = checkFailure(handler, limit);
+            if (n > 0) {
+                return n;
+            }
             wakeupRequested = false;
             return 0;
         } finally {
@@ -290,13 +307,28 @@ public final class ChannelReader {
         sleeper.close();
     }
 
-    private void checkFailure() throws RdmxException {
-        ConnectionClosedException f = losses.take();
+    /**
+     * Reader thread, after a poll found nothing: reports the oldest peer loss, but only once nothing is left to
+     * read. A peer that publishes its last records (its end of stream) and then closes can be seen closing after a
+     * poll that ran just before those records were published, so a loss is followed by one more poll; if that
+     * finds records they are returned and the loss is kept for a later call.
+     *
+     * @return records the extra poll read (0: nothing failed)
+     */
+    private int checkFailure(RecordHandler handler, int limit) throws RdmxException {
+        ConnectionClosedException f = heldLoss != null ? heldLoss : losses.take();
+        heldLoss = null;
         if (f != null) {
+            int n = poll(handler, limit);
+            if (n > 0) {
+                heldLoss = f;
+                return n;
+            }
             throw ChannelErrors.forCaller(f);
         }
         if (!engine.isOpen()) {
             throw new RdmxException("channel engine of node '" + engine.node().name() + "' is closed");
         }
+        return 0;
     }
 }
