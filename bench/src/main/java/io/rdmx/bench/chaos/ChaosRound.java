@@ -220,7 +220,7 @@ public final class ChaosRound {
             for (Member m : members) {
                 if (m.await("READY", setupDeadline) == null) {
                     problems.add("setup: " + m.name + " never got READY: " + m.lines() + "; stderr: "
-                        + m.stderrTail());
+                        + m.stderrTail() + "; thread dumps: " + dumpThreads(members));
                     return finish(members, root, start, detection);
                 }
             }
@@ -407,6 +407,43 @@ public final class ChaosRound {
         } else if (plan.provider().equals("shm")) {
             notes.add(m.name + " " + result.substring("RESULT clean ".length()) + " -> 0 after close");
         }
+    }
+
+    /**
+     * A set-up that did not complete: each live member's threads ({@code jcmd Thread.print} of the JDK running
+     * this round) into a file beside its log, so a hang can be read after the round killed the members.
+     *
+     * @return where the dumps are, or why there are none
+     */
+    private String dumpThreads(List<Member> members) {
+        Path jcmd = ProcessHandle.current().info().command().map(Path::of).map(j -> j.resolveSibling("jcmd"))
+            .orElse(null);
+        if (jcmd == null || !Files.isExecutable(jcmd)) {
+            return "none (no jcmd beside this JVM)";
+        }
+        List<String> files = new ArrayList<>();
+        for (Member m : members) {
+            if (!m.process.isAlive()) {
+                files.add(m.name + " exited with " + m.process.exitValue() + " after " + m.lines() + ", stderr: "
+                    + m.stderrTail());
+                continue;
+            }
+            Path out = settings.logs().resolve("round-" + plan.index() + "-" + m.name + ".threads");
+            try {
+                Process p = new ProcessBuilder(jcmd.toString(), Long.toString(m.process.pid()), "Thread.print")
+                    .redirectErrorStream(true).redirectOutput(out.toFile()).start();
+                if (!p.waitFor(20, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+                files.add(out.toString());
+            } catch (IOException e) {
+                files.add(m.name + ": " + e.getMessage());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        return files.toString();
     }
 
     private Outcome finish(List<Member> members, Path root, long start, long detection) {

@@ -47,6 +47,11 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
         .flip();
 
     // keep-alive, I/O thread
+    /**
+     * Whether the socket is connected and {@link #start} ran. Before that (a dial whose TCP connect is pending)
+     * the timers have nothing to time: the dialer's own timeout bounds the connect.
+     */
+    private boolean started;
     private long lastReadAt;
     private long lastWriteAt;
     private long lastFramesOut = -1;
@@ -76,6 +81,7 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
      */
     void start(long now) {
         assert io.inIoThread();
+        started = true;
         lastReadAt = now;
         lastWriteAt = now;
         if (!start()) {
@@ -332,7 +338,7 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
      * @param now {@code System.nanoTime()}
      */
     void tick(long now) {
-        if (discarding() || inactive) {
+        if (!started || discarding() || inactive) {
             return;
         }
         ShmConnection conn = connection();

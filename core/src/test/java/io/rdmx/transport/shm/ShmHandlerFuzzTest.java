@@ -154,7 +154,7 @@ class ShmHandlerFuzzTest {
     }
 
     /** The socket stand-in: records ERROR and NAK texts, runs tasks when the harness says, closes like a Link. */
-    private static final class FakeIo implements ShmIo {
+    static final class FakeIo implements ShmIo {
         ShmHandler handler;
         boolean reading = true;
         boolean closing;
@@ -242,7 +242,7 @@ class ShmHandlerFuzzTest {
      * An shm node that never listens: regions are heap memory; the key {@link #FUZZ_RKEY} names the target
      * region, so inputs can reach the WRITE data path although real keys are random.
      */
-    private static final class FuzzNode extends ShmNode {
+    static final class FuzzNode extends ShmNode {
         private final boolean placed;
         private final RegionImpl target;
 
