@@ -302,6 +302,7 @@ public final class ShuffleJobs {
         throws InterruptedException {
         int perPart = pairs / partitions;
         List<Integer> parts = IntStream.range(0, partitions).boxed().toList();
+        Map<String, long[]> procBefore = executorProcesses(sc);
         for (String job : List.of("SortBy", "GroupBy")) {
             JavaPairRDD<Integer, Long> data = sc.parallelize(parts, partitions).flatMapToPair(p -> {
                 Random r = new Random(p * 31L + 7);
@@ -346,9 +347,68 @@ public final class ShuffleJobs {
                     }
                 }
             }
+            Map<String, long[]> procAfter = executorProcesses(sc);
+            long procCpuMs = -1;
+            long procSwitches = -1;
+            if (procAfter.keySet().equals(procBefore.keySet())) {
+                procCpuMs = 0;
+                procSwitches = 0;
+                for (Map.Entry<String, long[]> e : procAfter.entrySet()) {
+                    long[] b = procBefore.get(e.getKey());
+                    procCpuMs += e.getValue()[0] - b[0];
+                    procSwitches += e.getValue()[1] - b[1];
+                }
+            }
+            procBefore = procAfter;
             lines.add(String.format(Locale.ROOT, "bench {\"job\":\"%s\",\"pairs\":%d,\"count\":%d,\"wallMs\":%d,"
-                + "\"shuffleStageMs\":%d,\"fetchWaitMs\":%d,\"executorCpuMs\":%d,\"remoteBytes\":%d}",
-                job, pairs, count, wallMs, shuffleStageMs, fetchWait, cpu / 1_000_000, remote));
+                + "\"shuffleStageMs\":%d,\"fetchWaitMs\":%d,\"executorCpuMs\":%d,\"remoteBytes\":%d,"
+                + "\"executorProcessCpuMs\":%d,\"executorContextSwitches\":%d}",
+                job, pairs, count, wallMs, shuffleStageMs, fetchWait, cpu / 1_000_000, remote, procCpuMs,
+                procSwitches));
         }
+    }
+
+    /**
+     * The CPU time and context switches of every executor JVM so far, all its threads (the shuffle manager's
+     * own threads too, which task CPU time leaves out), read by a small job from each executor's
+     * {@code /proc/self}. Takes the largest reading per executor (they only grow).
+     *
+     * @return per executor id: CPU milliseconds (user + system), context switches (voluntary + involuntary, of
+     *         the threads alive now)
+     */
+    private static Map<String, long[]> executorProcesses(JavaSparkContext sc) {
+        int executors = Math.max(1, sc.sc().getExecutorIds().size());
+        int tasks = 8 * executors;
+        List<String> readings = sc.parallelize(IntStream.range(0, tasks).boxed().toList(), tasks)
+            .map(i -> SparkEnv.get().executorId() + " " + procSelf()).collect();
+        Map<String, long[]> max = new java.util.TreeMap<>();
+        for (String r : readings) {
+            String[] f = r.split(" ");
+            long[] v = {Long.parseLong(f[1]), Long.parseLong(f[2])};
+            max.merge(f[0], v, (a, b) -> new long[] {Math.max(a[0], b[0]), Math.max(a[1], b[1])});
+        }
+        return max;
+    }
+
+    /** This JVM's CPU milliseconds and its live threads' context switches, from /proc/self: "cpuMs switches". */
+    private static String procSelf() throws IOException {
+        String stat = Files.readString(Paths.get("/proc/self/stat"));
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime (fields 14 and 15)
+        long switches = 0;
+        try (Stream<Path> tasks = Files.list(Paths.get("/proc/self/task"))) {
+            for (Path t : (Iterable<Path>) tasks::iterator) {
+                try {
+                    for (String l : Files.readAllLines(t.resolve("status"))) {
+                        if (l.startsWith("voluntary_ctxt_switches:") || l.startsWith("nonvoluntary_ctxt_switches:")) {
+                            switches += Long.parseLong(l.substring(l.indexOf(':') + 1).trim());
+                        }
+                    }
+                } catch (IOException e) {
+                    // the thread ended meanwhile
+                }
+            }
+        }
+        return ticks * 10 + " " + switches; // USER_HZ is 100 on Linux
     }
 }
