@@ -21,7 +21,7 @@ import org.apache.hadoop.conf.Configuration;
 
 /**
  * {@code scripts/rdmx bench rpc [--quick]}: the OSU HiBD RPC micro-benchmarks on unmodified Hadoop RPC: echo
- * latency of 1 B to 512 KiB payloads (20 000 calls per size, quick 2 000; the first half warm-up; mean, p50, p99
+ * latency of 1 B to 512 KiB payloads (20 000 calls per size, quick 2 000 in each of 3 rounds; the first half warm-up; mean, p50, p99
  * of the rest) and the throughput of 6 client threads at 1 KiB, for a {@code bytes} payload (OHB's byte arrays:
  * {@link BytesEcho}; the issue's targets) and a {@code string} payload (Hadoop's test protocol), with {@code RdmxRpcEngine} (over {@code shm} and
  * over {@code tcp}, each with the server's {@code queue} and {@code direct} dispatch, and over {@code shm} with
@@ -106,6 +106,7 @@ public final class RpcBench {
         int calls = quick ? 2_000 : 20_000;
         int perThread = quick ? 2_000 : 20_000;
         int warmup = 20_000;
+        int rounds = quick ? 3 : 1;
         List<Variant> variants = List.of(
             new Variant("rdmx-shm", RDMX, "shm", "queue", false),
             new Variant("rdmx-shm-direct", RDMX, "shm", "direct", false),
@@ -117,21 +118,22 @@ public final class RpcBench {
             .context("calls per size", calls).context("warm-up", "first half")
             .context("throughput", THREADS + " threads x " + perThread + " calls of 1 KiB")
             .context("server handlers", HANDLERS).context("child java", java)
+            .context("rounds", rounds + " per size (mean: the median round's; p50/p99: all rounds' calls)")
             .context("JIT warm-up", warmup + " calls of 1 KiB per payload kind before measuring")
             .context("protocols", "bytes: BytesEcho (protobuf bytes field, OHB's byte-array payload); string: "
                 + "TestRpcBase.TestRpcService.echo (hadoop-common test-jar)");
         Map<String, Run> runs = new LinkedHashMap<>();
         for (Variant v : variants) {
             System.out.println("rpc: " + v.name() + " ...");
-            runs.put(v.name(), measure(java, cp, v, calls, perThread, warmup));
+            runs.put(v.name(), measure(java, cp, v, calls, perThread, warmup, rounds));
         }
         print(runs, variants);
         record(report, runs, variants);
         report.finish(System.out, results);
     }
 
-    private static Run measure(String java, String cp, Variant v, int calls, int perThread, int warmup)
-        throws Exception {
+    private static Run measure(String java, String cp, Variant v, int calls, int perThread, int warmup,
+        int rounds) throws Exception {
         List<String> jvm = new ArrayList<>(List.of(java, "-Xms512m", "-Xmx512m",
             "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Drdmx.leakDetection=disabled"));
         // rdmx's own settings given to this JVM (RDMX_EXTRA_JAVA_OPTS=-Drdmx.channel.idle=spin-park, ...) go to
@@ -170,7 +172,8 @@ public final class RpcBench {
             List<String> ccmd = new ArrayList<>(jvm);
             ccmd.addAll(List.of(RpcBenchClient.class.getName(), v.engine(), v.provider() + "/" + v.dispatch(), port,
                 Integer.toString(calls), sizes.toString(), Integer.toString(THREADS), Integer.toString(perThread),
-                Integer.toString(1 << 10), Integer.toString(warmup)));
+                Integer.toString(1 << 10), Integer.toString(warmup),
+                Integer.toString(rounds)));
             client = new ProcessBuilder(ccmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             Run r = new Run();
             BufferedReader cin = new BufferedReader(new InputStreamReader(client.getInputStream(),
@@ -192,18 +195,21 @@ public final class RpcBench {
                             - b[1].contextSwitches();
                         double n = f[1].startsWith("tput") ? (double) THREADS * perThread
                             : f[1].equals("warmup") ? 0 : calls;
-                        if (n > 0) {
-                            r.cost.put(f[1], new double[] {cpu, ctx, n});
+                        if (n > 0) {                // summed over the rounds of a size
+                            r.cost.merge(f[1], new double[] {cpu, ctx, n},
+                                (x, y) -> new double[] {x[0] + y[0], x[1] + y[1], x[2] + y[2]});
                         }
                     }
                     ack.write('k');
                     ack.flush();
                 } else if (f[0].equals("LAT")) {
-                    r.latency.computeIfAbsent(f[1], k -> new LinkedHashMap<>()).put(Integer.parseInt(f[2]),
-                        new double[] {Double.parseDouble(f[3]), Double.parseDouble(f[4]), Double.parseDouble(f[5])});
-                    System.out.printf(Locale.ROOT, "  %-20s %-6s %7s  mean %9.1f us  p50 %9.1f  p99 %9.1f%n",
-                        v.name(), f[1], size(Integer.parseInt(f[2])), Double.parseDouble(f[3]),
-                        Double.parseDouble(f[4]), Double.parseDouble(f[5]));
+                    double[] l = new double[5];
+                    for (int i = 0; i < 5; i++) {
+                        l[i] = Double.parseDouble(f[3 + i]);
+                    }
+                    r.latency.computeIfAbsent(f[1], k -> new LinkedHashMap<>()).put(Integer.parseInt(f[2]), l);
+                    System.out.printf(Locale.ROOT, "  %-20s %-6s %7s  mean %9.1f us (rounds %.1f-%.1f)  p50 %9.1f"
+                        + "  p99 %9.1f%n", v.name(), f[1], size(Integer.parseInt(f[2])), l[0], l[3], l[4], l[1], l[2]);
                 } else if (f[0].equals("TPUT")) {
                     r.tput.put(f[1], Double.parseDouble(f[4]));
                     System.out.printf(Locale.ROOT, "  %-20s %-6s throughput %d threads x 1 KiB: %.0f calls/s%n",

@@ -2,7 +2,9 @@ package io.rdmx.bench.rpc;
 
 import java.net.InetSocketAddress;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.hadoop.conf.Configuration;
@@ -25,7 +27,7 @@ public final class RpcBenchClient {
 
     /**
      * @param args engine class, provider/dispatch, server port, calls per size, sizes (comma list), throughput threads,
-     *     throughput calls per thread, throughput payload, warm-up calls
+     *     throughput calls per thread, throughput payload, warm-up calls, rounds
      * @throws Exception on failure
      */
     public static void main(String[] args) throws Exception {
@@ -38,6 +40,7 @@ public final class RpcBenchClient {
         int perThread = Integer.parseInt(args[6]);
         int tputSize = Integer.parseInt(args[7]);
         int warmupCalls = Integer.parseInt(args[8]);
+        int rounds = Integer.parseInt(args[9]);
         TestRpcBase.TestRpcService strings = RPC.getProxy(TestRpcBase.TestRpcService.class, 1, addr, conf);
         BytesEcho.Protocol bytes = RPC.getProxy(BytesEcho.Protocol.class, 1, addr, conf);
         Echo[] kinds = {new Echo("bytes", size -> {
@@ -68,32 +71,48 @@ public final class RpcBenchClient {
             }
         }
         mark("warmup", "end");
-        for (Echo k : kinds) {
-            for (int size : sizes) {
-                Call c = k.call(size);
-                int warm = calls / 2;
-                long[] lat = new long[calls - warm];
-                mark("lat-" + k.name + "-" + size, "begin");
-                for (int i = 0; i < calls; i++) {
-                    long t = System.nanoTime();
-                    int back = c.run();
-                    long d = System.nanoTime() - t;
-                    if (back != size) {
-                        throw new IllegalStateException(k.name + " echo of " + size + " bytes came back with " + back);
+        // rounds: every size is measured once per round, the rounds one after another, so a disturbance of a few
+        // hundred ms (a GC, a JIT burst, another process on the machine) hits one round of a size, not all of it;
+        // the reported mean is the median of the rounds' means (p50/p99 over all rounds' samples), with the spread
+        int warm = calls / 2;
+        Map<String, long[][]> samples = new LinkedHashMap<>();
+        for (int round = 0; round < rounds; round++) {
+            for (Echo k : kinds) {
+                for (int size : sizes) {
+                    Call c = k.call(size);
+                    long[] lat = new long[calls - warm];
+                    mark("lat-" + k.name + "-" + size, "begin");
+                    for (int i = 0; i < calls; i++) {
+                        long t = System.nanoTime();
+                        int back = c.run();
+                        long d = System.nanoTime() - t;
+                        if (back != size) {
+                            throw new IllegalStateException(k.name + " echo of " + size + " bytes came back with "
+                                + back);
+                        }
+                        if (i >= warm) {
+                            lat[i - warm] = d;
+                        }
                     }
-                    if (i >= warm) {
-                        lat[i - warm] = d;
-                    }
+                    mark("lat-" + k.name + "-" + size, "end");
+                    samples.computeIfAbsent(k.name + " " + size, x -> new long[rounds][])[round] = lat;
                 }
-                mark("lat-" + k.name + "-" + size, "end");
-                Arrays.sort(lat);
-                double mean = Arrays.stream(lat).average().orElse(0) / 1000.0;
-                System.out.printf(Locale.ROOT, "LAT %s %d %.3f %.3f %.3f%n", k.name, size, mean,
-                    lat[lat.length / 2] / 1000.0,
-                    lat[(int) Math.min(lat.length - 1, Math.ceil(lat.length * 0.99) - 1)] / 1000.0);
-                System.out.flush();
             }
         }
+        for (Map.Entry<String, long[][]> e : samples.entrySet()) {
+            double[] means = new double[rounds];
+            long[] all = new long[rounds * (calls - warm)];
+            for (int r = 0; r < rounds; r++) {
+                means[r] = Arrays.stream(e.getValue()[r]).average().orElse(0) / 1000.0;
+                System.arraycopy(e.getValue()[r], 0, all, r * (calls - warm), calls - warm);
+            }
+            Arrays.sort(means);
+            Arrays.sort(all);
+            System.out.printf(Locale.ROOT, "LAT %s %.3f %.3f %.3f %.3f %.3f%n", e.getKey(), means[rounds / 2],
+                all[all.length / 2] / 1000.0, all[(int) Math.min(all.length - 1, Math.ceil(all.length * 0.99) - 1)]
+                    / 1000.0, means[0], means[rounds - 1]);
+        }
+        System.out.flush();
         for (Echo k : kinds) {
             throughput(k, tputSize, threads, perThread);
         }
