@@ -12,7 +12,9 @@ import org.apache.hadoop.thirdparty.protobuf.UnsafeByteOperations;
  * body array instead of copied out of it. The stock request parses from a {@code CodedInputStream} over the array
  * that copies every {@code bytes} field (and every string field kept as bytes); over rdmx the body array is the
  * call's own (the rdmx RPC layer hands each request a fresh array that nothing writes again), so a parsed message
- * may keep it: a 512 KiB {@code bytes} payload reaches the service without a copy (one per call removed).
+ * may keep it: a 512 KiB {@code bytes} payload reaches the service without a copy (one per call removed). The
+ * price: a service that keeps a {@code bytes} field of a request beyond the call (rather than its contents) keeps
+ * the whole request array reachable with it, where the stock server's copy would keep only the field.
  */
 final class RdmxProtobufRequest extends ProtobufRpcEngine2.RpcProtobufRequest {
     /** For {@code RpcWritable.Buffer.newInstance}'s reflection: a request still to be given its buffer. */
