@@ -21,16 +21,16 @@ import org.apache.hadoop.conf.Configuration;
 
 /**
  * {@code scripts/rdmx bench rpc [--quick]}: the OSU HiBD RPC micro-benchmarks on unmodified Hadoop RPC: echo
- * latency of 1 B to 512 KiB payloads (20 000 calls per size, quick 2 000 in each of 3 rounds; the first half warm-up; mean, p50, p99
- * of the rest) and the throughput of 6 client threads at 1 KiB, for a {@code bytes} payload (OHB's byte arrays:
- * {@link BytesEcho}; the issue's targets) and a {@code string} payload (Hadoop's test protocol), with {@code RdmxRpcEngine} (over {@code shm} and
- * over {@code tcp}, each with the server's {@code queue} and {@code direct} dispatch, and over {@code shm} with
- * {@code reader} dispatch) against Hadoop's
- * {@code ProtobufRpcEngine2}, client and server in separate JVMs, all in the
- * same run. The protocols are {@link BytesEcho} and Hadoop's own {@code TestRpcBase.TestRpcService} (hadoop-common
- * test-jar), both served by one {@code RPC.Server}: same messages, same server code, only
- * {@code rpc.engine.<protocol>} differs. Each client JVM first makes 20 000 calls of JIT warm-up per payload kind. CPU seconds and context switches of
- * both processes are sampled from {@code /proc} at the edges of each phase.
+ * latency of 1 B to 512 KiB payloads (20 000 calls per size, quick 2 000 in each of 3 rounds; the first half
+ * warm-up; mean, p50, p99 of the rest) and the throughput of 6 client threads at 1 KiB, for a {@code bytes} payload
+ * (OHB's byte arrays: {@link BytesEcho}; the issue's targets) and a {@code string} payload (Hadoop's test
+ * protocol), with {@code RdmxRpcEngine} (over {@code shm} and over {@code tcp}, each with the server's
+ * {@code queue} and {@code direct} dispatch, and over {@code shm} with {@code reader} dispatch) against Hadoop's
+ * {@code ProtobufRpcEngine2}, client and server in separate JVMs, all in the same run. The protocols are
+ * {@link BytesEcho} and Hadoop's own {@code TestRpcBase.TestRpcService} (hadoop-common test-jar), both served by
+ * one {@code RPC.Server}: same messages, same server code, only {@code rpc.engine.<protocol>} differs. Each client
+ * JVM first makes 20 000 calls of JIT warm-up per payload kind. CPU seconds and context switches of both processes
+ * are sampled from {@code /proc} at the edges of each phase.
  *
  * <p>Hadoop 3.4 does not run on JDK 23+, so the child JVMs run on the JDK 17 given by
  * {@code -Drdmx.bench.java17} (scripts/rdmx sets it), with {@code benchmarks.jar} plus the Hadoop class path the
