@@ -2,17 +2,22 @@ package io.rdmx.bench.rpc;
 
 import java.net.InetSocketAddress;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.ipc.RPC;
 import org.apache.hadoop.ipc.TestRpcBase;
 import org.apache.hadoop.ipc.protobuf.TestProtos.EchoRequestProto;
+import org.apache.hadoop.thirdparty.protobuf.ByteString;
 
 /**
  * The client JVM of {@code bench rpc} (JDK 17): OSU HiBD-style echo latency per payload size (the first half of
- * the calls warm-up, mean/p50/p99 of the rest) and throughput of 6 threads at 1 KiB, through an unmodified
+ * the calls warm-up, mean/p50/p99 of the rest) and throughput of 6 threads at 1 KiB, for a {@code bytes} payload
+ * ({@link BytesEcho}, as OHB sends) and a {@code string} one (Hadoop's test protocol), after a JIT warm-up phase,
+ * through an unmodified
  * {@code RPC.getProxy} with the engine named by configuration. Prints {@code MARK <phase> begin|end} around each
  * phase (the parent samples both processes' CPU time and context switches there) and result lines.
  */
@@ -22,7 +27,7 @@ public final class RpcBenchClient {
 
     /**
      * @param args engine class, provider/dispatch, server port, calls per size, sizes (comma list), throughput threads,
-     *     throughput calls per thread, throughput payload
+     *     throughput calls per thread, throughput payload, warm-up calls, rounds
      * @throws Exception on failure
      */
     public static void main(String[] args) throws Exception {
@@ -34,32 +39,109 @@ public final class RpcBenchClient {
         int threads = Integer.parseInt(args[5]);
         int perThread = Integer.parseInt(args[6]);
         int tputSize = Integer.parseInt(args[7]);
-        TestRpcBase.TestRpcService proxy = RPC.getProxy(TestRpcBase.TestRpcService.class, 1, addr, conf);
-        proxy.echo(null, EchoRequestProto.newBuilder().setMessage("hello").build());  // ping needs JUnit
-        for (int size : sizes) {
+        int warmupCalls = Integer.parseInt(args[8]);
+        int rounds = Integer.parseInt(args[9]);
+        TestRpcBase.TestRpcService strings = RPC.getProxy(TestRpcBase.TestRpcService.class, 1, addr, conf);
+        BytesEcho.Protocol bytes = RPC.getProxy(BytesEcho.Protocol.class, 1, addr, conf);
+        Echo[] kinds = {new Echo("bytes", size -> {
+            byte[] p = new byte[size];
+            new java.util.Random(size).nextBytes(p);
+            BytesEcho.BytesProto req = BytesEcho.BytesProto.of(ByteString.copyFrom(p));
+            if (!bytes.echo(null, req).getPayload().equals(req.getPayload())) {   // once, before timing
+                throw new IllegalStateException("bytes echo of " + size + " bytes came back different");
+            }
+            return () -> bytes.echo(null, req).getPayload().size();
+        }), new Echo("string", size -> {
             EchoRequestProto req = EchoRequestProto.newBuilder().setMessage("x".repeat(size)).build();
-            int warm = calls / 2;
-            long[] lat = new long[calls - warm];
-            mark("lat-" + size, "begin");
-            for (int i = 0; i < calls; i++) {
-                long t = System.nanoTime();
-                String back = proxy.echo(null, req).getMessage();
-                long d = System.nanoTime() - t;
-                if (back.length() != size) {
-                    throw new IllegalStateException("echo of " + size + " bytes came back with " + back.length());
-                }
-                if (i >= warm) {
-                    lat[i - warm] = d;
+            if (!strings.echo(null, req).getMessage().equals(req.getMessage())) {
+                throw new IllegalStateException("string echo of " + size + " chars came back different");
+            }
+            return () -> strings.echo(null, req).getMessage().length();
+        })};
+        // JIT warm-up before anything is measured: quick mode's 1 000 warm-up calls per size leave the call path
+        // interpreted or at C1 (C2 compiles after ~10 000 invocations), which made its small-payload figures
+        // swing between runs; both payload kinds, small and large, so each size's first calls find compiled code
+        mark("warmup", "begin");
+        for (Echo k : kinds) {
+            for (int size : new int[] {1 << 10, 64 << 10}) {
+                Call c = k.call(size);
+                for (int i = 0; i < (size <= 1 << 10 ? warmupCalls : warmupCalls / 20); i++) {
+                    c.run();
                 }
             }
-            mark("lat-" + size, "end");
-            Arrays.sort(lat);
-            double mean = Arrays.stream(lat).average().orElse(0) / 1000.0;
-            System.out.printf(Locale.ROOT, "LAT %d %.3f %.3f %.3f%n", size, mean, lat[lat.length / 2] / 1000.0,
-                lat[(int) Math.min(lat.length - 1, Math.ceil(lat.length * 0.99) - 1)] / 1000.0);
-            System.out.flush();
         }
-        EchoRequestProto req = EchoRequestProto.newBuilder().setMessage("x".repeat(tputSize)).build();
+        mark("warmup", "end");
+        // rounds: every size is measured once per round, the rounds one after another, so a disturbance of a few
+        // hundred ms (a GC, a JIT burst, another process on the machine) hits one round of a size, not all of it;
+        // the reported mean is the median of the rounds' means (p50/p99 over all rounds' samples), with the spread
+        int warm = calls / 2;
+        Map<String, long[][]> samples = new LinkedHashMap<>();
+        for (int round = 0; round < rounds; round++) {
+            for (Echo k : kinds) {
+                for (int size : sizes) {
+                    Call c = k.call(size);
+                    long[] lat = new long[calls - warm];
+                    mark("lat-" + k.name + "-" + size, "begin");
+                    for (int i = 0; i < calls; i++) {
+                        long t = System.nanoTime();
+                        int back = c.run();
+                        long d = System.nanoTime() - t;
+                        if (back != size) {
+                            throw new IllegalStateException(k.name + " echo of " + size + " bytes came back with "
+                                + back);
+                        }
+                        if (i >= warm) {
+                            lat[i - warm] = d;
+                        }
+                    }
+                    mark("lat-" + k.name + "-" + size, "end");
+                    samples.computeIfAbsent(k.name + " " + size, x -> new long[rounds][])[round] = lat;
+                }
+            }
+        }
+        for (Map.Entry<String, long[][]> e : samples.entrySet()) {
+            double[] means = new double[rounds];
+            long[] all = new long[rounds * (calls - warm)];
+            for (int r = 0; r < rounds; r++) {
+                means[r] = Arrays.stream(e.getValue()[r]).average().orElse(0) / 1000.0;
+                System.arraycopy(e.getValue()[r], 0, all, r * (calls - warm), calls - warm);
+            }
+            Arrays.sort(means);
+            Arrays.sort(all);
+            System.out.printf(Locale.ROOT, "LAT %s %.3f %.3f %.3f %.3f %.3f%n", e.getKey(), means[rounds / 2],
+                all[all.length / 2] / 1000.0, all[(int) Math.min(all.length - 1, Math.ceil(all.length * 0.99) - 1)]
+                    / 1000.0, means[0], means[rounds - 1]);
+        }
+        System.out.flush();
+        for (Echo k : kinds) {
+            throughput(k, tputSize, threads, perThread);
+        }
+        RPC.stopProxy(bytes);
+        RPC.stopProxy(strings);
+        System.exit(0);
+    }
+
+    /** One echo call of a fixed payload: returns the payload length that came back. */
+    @FunctionalInterface
+    private interface Call {
+        int run() throws Exception;
+    }
+
+    /** Makes the call of one payload size (checking its echo once). */
+    @FunctionalInterface
+    private interface Maker {
+        Call make(int size) throws Exception;
+    }
+
+    /** A payload kind: its name and how to make a call of a given size. */
+    private record Echo(String name, Maker calls) {
+        Call call(int size) throws Exception {
+            return calls.make(size);
+        }
+    }
+
+    private static void throughput(Echo k, int tputSize, int threads, int perThread) throws Exception {
+        Call call = k.call(tputSize);
         // the threads start (and warm up) before the measured phase and end after it: /proc's per-thread context
         // switch counts of threads that exit during a phase would be lost
         CountDownLatch warmed = new CountDownLatch(threads);
@@ -71,12 +153,12 @@ public final class RpcBenchClient {
             new Thread(() -> {
                 try {
                     for (int i = 0; i < Math.max(1, perThread / 4); i++) {
-                        proxy.echo(null, req);
+                        call.run();
                     }
                     warmed.countDown();
                     go.await();
                     for (int i = 0; i < perThread; i++) {
-                        proxy.echo(null, req);
+                        call.run();
                     }
                 } catch (Throwable e) {
                     failure.compareAndSet(null, e);
@@ -89,24 +171,22 @@ public final class RpcBenchClient {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
-            }, "bench-rpc-" + t).start();
+            }, "bench-rpc-" + k.name + "-" + t).start();
         }
         warmed.await();
-        mark("tput", "begin");
+        mark("tput-" + k.name, "begin");
         long t0 = System.nanoTime();
         go.countDown();
         done.await();
         long ns = System.nanoTime() - t0;
-        mark("tput", "end");
+        mark("tput-" + k.name, "end");
         exit.countDown();
         if (failure.get() != null) {
-            throw new IllegalStateException("a throughput thread failed", failure.get());
+            throw new IllegalStateException("a " + k.name + " throughput thread failed", failure.get());
         }
-        System.out.printf(Locale.ROOT, "TPUT %d %d %.1f%n", threads, tputSize,
+        System.out.printf(Locale.ROOT, "TPUT %s %d %d %.1f%n", k.name, threads, tputSize,
             (double) threads * perThread / (ns / 1e9));
         System.out.flush();
-        RPC.stopProxy(proxy);
-        System.exit(0);
     }
 
     private static void mark(String phase, String edge) throws InterruptedException {

@@ -10,7 +10,8 @@ import org.apache.hadoop.thirdparty.protobuf.BlockingService;
 
 /**
  * The server JVM of {@code bench rpc} (runs on a JDK 17: Hadoop 3.4): Hadoop's {@code TestRpcService} echo
- * server, built by {@link RPC.Builder} with the engine named by configuration. Prints {@code PORT <n>}, serves
+ * server (string payloads) and the {@link BytesEcho} service (bytes payloads) on one server, built by
+ * {@link RPC.Builder} with the engine named by configuration. Prints {@code PORT <n>}, serves
  * until its standard input closes.
  */
 public final class RpcBenchServer {
@@ -26,6 +27,8 @@ public final class RpcBenchServer {
         BlockingService svc = TestProtobufRpcProto.newReflectiveBlockingService(new TestRpcBase.PBServerImpl());
         RPC.Server server = new RPC.Builder(conf).setProtocol(TestRpcBase.TestRpcService.class).setInstance(svc)
             .setBindAddress("127.0.0.1").setPort(0).setNumHandlers(Integer.parseInt(args[2])).build();
+        // the bytes echo (OHB's payload) on the same server, engine chosen by its own rpc.engine key
+        server.addProtocol(RPC.RpcKind.RPC_PROTOCOL_BUFFER, BytesEcho.Protocol.class, BytesEcho.service());
         server.start();
         System.out.println("PORT " + server.getListenerAddress().getPort());
         System.out.flush();

@@ -59,10 +59,13 @@ public final class RdmxIpcBridge {
 
     /**
      * Decodes the request that follows the headers in {@code body} into the server's request class for
-     * protobuf RPC ({@code ProtobufRpcEngine2.RpcProtobufRequest}), as the stock server does.
+     * protobuf RPC ({@code ProtobufRpcEngine2.RpcProtobufRequest}), as the stock server does; when that class is
+     * the stock one, as {@link RdmxProtobufRequest}, whose messages alias {@code body}'s array rather than copy
+     * their {@code bytes} fields out of it.
      *
      * @param server the server
-     * @param body positioned at the {@code RequestHeaderProto}
+     * @param body positioned at the {@code RequestHeaderProto}; array-backed, owned by this call and never written
+     *     again (the parsed request may keep it)
      * @param conf the server's configuration
      * @return the request writable
      * @throws IOException if the request class cannot be made
@@ -73,6 +76,9 @@ public final class RdmxIpcBridge {
             org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcKindProto.RPC_PROTOCOL_BUFFER);
         if (c == null) {
             throw new IOException("server " + server + " has no request class for " + RPC.RpcKind.RPC_PROTOCOL_BUFFER);
+        }
+        if (c == ProtobufRpcEngine2.RpcProtobufRequest.class && body.hasArray()) {
+            return RdmxProtobufRequest.of(body);
         }
         return RpcWritable.Buffer.wrap(body).newInstance(c, conf);
     }
