@@ -2,6 +2,7 @@ package io.rdmx.channel;
 
 import io.rdmx.transport.Completion;
 import io.rdmx.transport.Connection;
+import io.rdmx.transport.internal.InputFollower;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.PeerNotListeningException;
@@ -57,7 +58,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     private final Map<Integer, PeerChannel> peers = new ConcurrentHashMap<>();
     private final Map<Connection, PeerChannel> byConnection = new ConcurrentHashMap<>();
     /** The connection of the only peer, or null (none, or several): a reader may read its input itself. */
-    private volatile Connection solePeer;
+    private volatile InputFollower.Input solePeer;
     private final AtomicInteger ids = new AtomicInteger();
     /** The network thread, or null without one ({@link ChannelConfig#engineThread()}). */
     private final Thread network;
@@ -241,8 +242,8 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         }
     }
 
-    /** @return the connection of this engine's only peer, or null (none yet, or several) */
-    Connection solePeer() {
+    /** @return the leader/follower input of this engine's only peer's connection, or null (none yet, or several) */
+    InputFollower.Input solePeer() {
         return solePeer;
     }
 
@@ -300,7 +301,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             p = new PeerChannel(this, id, c);
             peers.put(id, p);
             byConnection.put(c, p);
-            solePeer = peers.size() == 1 ? c : null;
+            solePeer = peers.size() == 1 ? InputFollower.Input.of(c) : null;
             try {
                 p.start();
             } catch (ConnectionClosedException e) {

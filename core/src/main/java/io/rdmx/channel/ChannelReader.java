@@ -192,7 +192,7 @@ public final class ChannelReader {
                     Thread.onSpinWait();
                     continue;
                 }
-                Connection sole = agent ? null : engine.solePeer();
+                InputFollower.Input sole = agent ? null : engine.solePeer();
                 if (sole != null) {
                     // leader/follower: wait on the peer's socket and handle its input on this thread, rather than
                     // sleep until the I/O thread read it and woke this one. driving is set before the re-check:

@@ -27,13 +27,14 @@ import org.openjdk.jcstress.infra.results.II_Result;
 @State
 public class InputFollowerHandOffTest {
     /** A stand-in connection: only wakeInput is called (awaitInput is never reached here). */
-    private static final Connection CONNECTION = (Connection) Proxy.newProxyInstance(
+    private static final Connection STAND_IN = (Connection) Proxy.newProxyInstance(
         Connection.class.getClassLoader(), new Class<?>[] {Connection.class}, (proxy, m, args) -> {
             if (m.getName().equals("wakeInput")) {
                 return null;
             }
             throw new UnsupportedOperationException(m.getName());
         });
+    private static final InputFollower.Input CONNECTION = InputFollower.Input.of(STAND_IN);
 
     private final InputFollower follower = new InputFollower();
     private volatile boolean ready;

@@ -34,7 +34,7 @@ public class InputFollowerWakeTest {
     private static final long HOUR = TimeUnit.HOURS.toNanos(1);
     private final InputFollower follower = new InputFollower();
     private final Selector selector;
-    private final Connection connection;
+    private final InputFollower.Input connection;
     private volatile boolean ready;
 
     /** A stand-in connection whose input wait is a select on an empty selector, as the provider's is. */
@@ -44,7 +44,7 @@ public class InputFollowerWakeTest {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        connection = (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
+        connection = InputFollower.Input.of((Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
             new Class<?>[] {Connection.class}, (proxy, m, args) -> {
                 switch (m.getName()) {
                     case "awaitInput":
@@ -60,7 +60,7 @@ public class InputFollowerWakeTest {
                     default:
                         throw new UnsupportedOperationException(m.getName());
                 }
-            });
+            }));
     }
 
     /** Waiter: begin, re-check, wait; again after an early return. */

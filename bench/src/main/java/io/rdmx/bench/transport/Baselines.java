@@ -109,11 +109,13 @@ public class Baselines {
         /**
          * One round trip.
          *
+         * @param switches the process's context switches and CPU time, and the round trips counted here
          * @return bytes read back
          * @throws IOException on failure
          */
         @Benchmark
-        public int roundTrip() throws IOException {
+        public int roundTrip(Switches switches) throws IOException {
+            switches.roundTrips++;
             buf.clear();
             while (buf.hasRemaining()) {
                 client.write(buf);

@@ -39,6 +39,23 @@ public final class TransportBench {
     }
 
     /**
+     * @param r a round-trip run with {@link Switches}
+     * @return context switches and CPU microseconds of the process per round trip (NaN without the counters)
+     */
+    static double[] perRoundTrip(RunResult r) {
+        var sec = r.getSecondaryResults();
+        if (!sec.containsKey("roundTrips") || !sec.containsKey("contextSwitches") || !sec.containsKey("cpuTicks")) {
+            return new double[] {Double.NaN, Double.NaN};
+        }
+        double trips = sec.get("roundTrips").getScore();
+        if (trips <= 0) {
+            return new double[] {Double.NaN, Double.NaN};
+        }
+        return new double[] {sec.get("contextSwitches").getScore() / trips,
+            sec.get("cpuTicks").getScore() * 1e6 / io.rdmx.bench.channel.ProcStat.TICKS_PER_SECOND / trips};
+    }
+
+    /**
      * Runs it and writes {@code transport.json} and {@code transport.svg}.
      *
      * @param quick fewer, shorter iterations
@@ -81,19 +98,34 @@ public final class TransportBench {
         double nio = 0;
         List<Report.Bar> rttBars = new ArrayList<>();
         List<String[]> providersRtt = new ArrayList<>();
+        double nioSwitches = Double.NaN;
+        double nioCpu = Double.NaN;
+        List<String[]> providersCost = new ArrayList<>();
         for (RunResult r : rtt) {
             String label = r.getParams().getBenchmark();
             double us = r.getPrimaryResult().getScore();
             double err = r.getPrimaryResult().getScoreError();
+            double[] cost = perRoundTrip(r);
             if (label.contains("NioRoundTrip")) {
                 nio = us;
+                nioSwitches = cost[0];
+                nioCpu = cost[1];
                 report.add(new Report.Result("NIO socket round trip 64 B (baseline)", "-", us, err, "us"));
+                report.add(new Report.Result("NIO socket context switches per round trip", "-", cost[0], 0,
+                    "switches"));
+                report.add(new Report.Result("NIO socket CPU per round trip", "-", cost[1], 0, "us"));
             } else {
                 String p = r.getParams().getParam("provider");
                 report.add(new Report.Result("SEND round trip 64 B", p, us, err, "us"));
+                report.add(new Report.Result("SEND context switches per round trip", p, cost[0], 0, "switches"));
+                report.add(new Report.Result("SEND CPU per round trip", p, cost[1], 0, "us"));
                 providersRtt.add(new String[] {p, Double.toString(us)});
+                providersCost.add(new String[] {p, Double.toString(cost[0]), Double.toString(cost[1])});
                 rttBars.add(new Report.Bar(p, us, false));
             }
+            System.out.printf("%s: %.1f us, %.2f context switches and %.1f us CPU per round trip (whole process)%n",
+                label.contains("NioRoundTrip") ? "NIO socket" : r.getParams().getParam("provider"), us, cost[0],
+                cost[1]);
         }
         rttBars.add(new Report.Bar("NIO socket", nio, true));
         for (String[] p : providersBw) {
@@ -102,6 +134,12 @@ public final class TransportBench {
         }
         for (String[] p : providersRtt) {
             report.lowerIsBetter(p[0] + " SEND round trip vs NIO socket", Double.parseDouble(p[1]), nio, "us", null);
+        }
+        for (String[] p : providersCost) {
+            report.lowerIsBetter(p[0] + " SEND context switches per round trip vs NIO socket", Double.parseDouble(p[1]),
+                nioSwitches, "switches", null);
+            report.lowerIsBetter(p[0] + " SEND CPU per round trip vs NIO socket", Double.parseDouble(p[2]), nioCpu,
+                "us", null);
         }
         report.panel(new Report.Panel("WRITE 64 KiB bandwidth", "MiB/s", bwBars));
         report.panel(new Report.Panel("SEND 64 B round trip", "us, lower is better", rttBars));

@@ -105,11 +105,13 @@ public class TransportSendRoundTrip {
     /**
      * One round trip.
      *
+     * @param switches the process's context switches and CPU time, and the round trips counted here
      * @return the RECV's length (consumed by JMH)
      * @throws Exception on failure
      */
     @Benchmark
-    public int roundTrip() throws Exception {
+    public int roundTrip(Switches switches) throws Exception {
+        switches.roundTrips++;
         c2s.post(recv);
         c2s.post(send);
         while (true) {

@@ -224,6 +224,27 @@ public abstract class AbstractConnection implements Connection {
         return false;
     }
 
+    /**
+     * Leader/follower for the node's completion queue: the input a thread waiting on the queue may read and
+     * handle itself while this is the node's only connection. Only while its completions go to the queue (with
+     * an inline handler they go elsewhere, and the handler's own waiter reads: the channel reader) and it is open.
+     *
+     * @return the input, or null (the waiter sleeps as usual)
+     */
+    public InputFollower.Input queueInput() {
+        return inline == null && closeCause == null ? followableInput() : null;
+    }
+
+    /**
+     * The provider's leader/follower input for the completion queue's waiter ({@link #queueInput}); allocated
+     * once per connection, not per wait.
+     *
+     * @return the input, or null if the provider offers none (the default)
+     */
+    protected InputFollower.Input followableInput() {
+        return null;
+    }
+
     @Override
     public boolean completionHandler(InlineCompletionHandler handler) {
         if (!supportsInlineCompletions()) {

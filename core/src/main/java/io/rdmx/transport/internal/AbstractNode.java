@@ -44,6 +44,8 @@ public abstract class AbstractNode implements Node {
     private final Set<String> names = new HashSet<>();
     private final AtomicLong registrations = new AtomicLong();
     private final ConcurrentHashMap<String, AbstractConnection> connections = new ConcurrentHashMap<>();
+    /** The only connection in {@link #connections}, or null (none, or several); written under its lock. */
+    private volatile AbstractConnection soleConnection;
     private final LinkedBlockingQueue<Object> acceptQueue;
     private final ConcurrentHashMap<String, CompletableFuture<AbstractConnection>> dialing = new ConcurrentHashMap<>();
     private final AtomicLong regionSeq = new AtomicLong();
@@ -312,13 +314,48 @@ public abstract class AbstractNode implements Node {
         while (true) {
             AbstractConnection prev = connections.putIfAbsent(c.peerName(), c);
             if (prev == null) {
+                connectionsChanged();
                 return true;
             }
             if (prev.isOpen()) {
                 return false;
             }
-            connections.remove(c.peerName(), prev);
+            if (connections.remove(c.peerName(), prev)) {
+                connectionsChanged();
+            }
         }
+    }
+
+    /** The connection table changed: the single connection a completion-queue waiter may read, if any. */
+    private void connectionsChanged() {
+        synchronized (connections) {
+            AbstractConnection only = null;
+            if (connections.size() == 1) {
+                for (AbstractConnection c : connections.values()) {
+                    only = c;
+                }
+            }
+            soleConnection = only;
+        }
+    }
+
+    /**
+     * Leader/follower for the completion queue ({@link CompletionQueueImpl#followInput}): the input of this
+     * node's only connection, if it has exactly one and it offers one now ({@link AbstractConnection#queueInput}).
+     *
+     * @return the input, or null
+     */
+    private InputFollower.Input queueInput() {
+        AbstractConnection c = soleConnection;
+        return c == null ? null : c.queueInput();
+    }
+
+    /**
+     * Lets a thread waiting on the completion queue read the node's single connection's input itself (a provider
+     * whose connections offer {@link AbstractConnection#followableInput} calls it once, when the node opens).
+     */
+    protected final void followInputFromQueue() {
+        cq.followInput(this::queueInput);
     }
 
     /**
@@ -327,7 +364,9 @@ public abstract class AbstractNode implements Node {
      * @param c the connection
      */
     public void removeConnection(AbstractConnection c) {
-        connections.remove(c.peerName(), c);
+        if (connections.remove(c.peerName(), c)) {
+            connectionsChanged();
+        }
     }
 
     /**

@@ -4,8 +4,10 @@ import io.rdmx.transport.Completion;
 import io.rdmx.transport.CompletionHandler;
 import io.rdmx.transport.CompletionQueue;
 import io.rdmx.transport.RdmxException;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.jctools.queues.MpscUnboundedXaddArrayQueue;
 
 /**
@@ -16,17 +18,38 @@ import org.jctools.queues.MpscUnboundedXaddArrayQueue;
  * queue; a producer offers and wakes the sleeper (a full fence, then a wake only if it is armed). Either the
  * waiter sees the completion or the producer sees the waiter, so no wake-up is lost. The same sleeper as the
  * channel layer's readers and writers: a futex where there are futexes, else a park.
+ *
+ * <p>Leader/follower input ({@link #followInput}): where the node's input comes from one connection whose
+ * provider lets a waiting thread read it (shm and tcp on the selector engine), a waiter about to sleep publishes
+ * that input ({@link InputFollower#begin}, then a full fence), polls once more, and then reads the socket itself:
+ * the frame is decoded and the completion added on the waiting thread, with no I/O thread woken on the way in and
+ * no hand-off. A producer that adds a completion from another thread ends that wait ({@link InputFollower#wake},
+ * after the sleeper's full fence); either the waiter's re-check sees the completion or the producer sees the
+ * published input (jcstress {@code CompletionQueueFollowerTest}). Several connections, none, a connection that
+ * delivers inline, or one whose input another thread reads now: the waiter sleeps as above.
  */
 public final class CompletionQueueImpl implements CompletionQueue {
     /** System property: polls (with {@code Thread.onSpinWait}) before an {@link #await} parks; 0 parks at once. */
     public static final String SPINS_PROP = "rdmx.cq.spinsBeforePark";
     private static final int SPINS = Integer.getInteger(SPINS_PROP, 0);
+    /**
+     * System property: whether a waiter reads the node's single connection's input itself
+     * ({@link #followInput}; shm, and tcp on its selector engine), instead of sleeping until the provider's I/O
+     * thread has read it and woken it. Read when a node of such a provider opens.
+     */
+    public static final String FOLLOWER_READS_PROP = "rdmx.cq.followerReads";
+    /** Default of {@link #FOLLOWER_READS_PROP}. */
+    public static final boolean FOLLOWER_READS_DEFAULT = true;
 
     private final String owner;
     private final int spinsBeforePark;
     private final MpscUnboundedXaddArrayQueue<Completion> queue = new MpscUnboundedXaddArrayQueue<>(1024);
     private final AtomicReference<Thread> consumer = new AtomicReference<>();
     private final Sleeper sleeper = new Sleeper(this);
+    /** Leader/follower: the waiter reads the node's single connection's input itself. */
+    private final InputFollower follower = new InputFollower();
+    /** The input a waiter may read itself now (null: none, or several connections), or null: never. */
+    private volatile Supplier<InputFollower.Input> inputs;
     private volatile boolean closed;
 
     /**
@@ -50,13 +73,39 @@ public final class CompletionQueueImpl implements CompletionQueue {
     }
 
     /**
-     * Adds a completion and wakes the waiter. Any thread.
+     * @return {@link #FOLLOWER_READS_PROP}, validated
+     * @throws IllegalArgumentException naming the property and its value if it is neither true nor false
+     */
+    public static boolean followerReads() {
+        String v = System.getProperty(FOLLOWER_READS_PROP, Boolean.toString(FOLLOWER_READS_DEFAULT)).trim();
+        if (!v.equalsIgnoreCase("true") && !v.equalsIgnoreCase("false")) {
+            throw new IllegalArgumentException(FOLLOWER_READS_PROP + "=" + v + " must be true or false");
+        }
+        return Boolean.parseBoolean(v);
+    }
+
+    /**
+     * Leader/follower input: where a waiter about to sleep asks for the input it may read itself (the node's
+     * single connection's, or null). Set once, by the node, before any waiter; a supplier that returns null
+     * makes the waiter sleep as usual.
+     *
+     * @param source the node's input, or null for none
+     */
+    public void followInput(Supplier<InputFollower.Input> source) {
+        this.inputs = source;
+    }
+
+    /**
+     * Adds a completion and wakes the waiter (its sleeper, or its wait on the input: after the sleeper's full
+     * fence). Any thread; on the waiter's own thread (a completion it decoded itself) no wake-up is needed and
+     * none is made.
      *
      * @param c the completion
      */
     public void add(Completion c) {
         queue.offer(c);
         sleeper.wake();
+        follower.wake();
     }
 
     @Override
@@ -112,6 +161,32 @@ public final class CompletionQueueImpl implements CompletionQueue {
                     Thread.onSpinWait();
                     continue;
                 }
+                Supplier<InputFollower.Input> src = inputs;
+                InputFollower.Input in = src == null ? null : src.get();
+                if (in != null) {
+                    // leader/follower: read the connection's input on this thread rather than sleep until the I/O
+                    // thread read it and woke this one. Published before the re-check (a full fence, as arm()):
+                    // add() offers, fences, then reads it and ends the wait
+                    int r;
+                    try {
+                        n = publishAndPoll(in, handler, max);
+                        if (n > 0) {
+                            return n;
+                        }
+                        if (closed) {
+                            throw new RdmxException("completion queue of node '" + owner + "' is closed");
+                        }
+                        r = follower.await(deadline - System.nanoTime());
+                    } finally {
+                        follower.end();
+                    }
+                    if (r >= 0) {
+                        if (Thread.interrupted()) {
+                            throw new InterruptedException("await on completion queue of node '" + owner + "'");
+                        }
+                        continue;
+                    }
+                }
                 // arm the sleeper, then poll once more before sleeping: add() offers, fences, reads the sleeper
                 sleeper.arm();
                 n = poll(handler, max);
@@ -136,6 +211,24 @@ public final class CompletionQueueImpl implements CompletionQueue {
         }
     }
 
+    /**
+     * Waiter, leader/follower, before it waits on the input: publishes the input ({@link InputFollower#begin},
+     * then a full fence), then polls once more. {@link #add} offers, fences, then reads the published input and
+     * ends the wait: either this poll sees the completion or that wake-up comes. The caller always ends with
+     * {@code follower.end()}. Part of {@link #await}; public for the jcstress test of this hand-off
+     * ({@code CompletionQueueFollowerHandOffTest}), not for callers.
+     *
+     * @param in the input the waiter will read
+     * @param handler receives each completion
+     * @param max the most completions
+     * @return completions handled
+     */
+    public int publishAndPoll(InputFollower.Input in, CompletionHandler handler, int max) {
+        follower.begin(in);
+        VarHandle.fullFence();
+        return poll(handler, max);
+    }
+
     @Override
     public int size() {
         return queue.size();
@@ -145,5 +238,6 @@ public final class CompletionQueueImpl implements CompletionQueue {
     public void close() {
         closed = true;
         sleeper.wake();
+        follower.wake();
     }
 }

@@ -4,41 +4,80 @@ import io.rdmx.transport.Connection;
 
 /**
  * The waiting side of leader/follower input ({@link Connection#awaitInput}) for one waiting thread, and how other
- * threads end its wait. The waiter {@link #begin begins} (a volatile store of the connection), checks its
- * condition once more, and only then {@link #await awaits}; a waker changes the condition and then
- * {@link #wake wakes}, which ends the wait (or the next one at once) if it sees a connection published. So either
- * the waiter's re-check sees the change or the waker sees the connection: no lost wake-up (jcstress
- * {@code InputFollowerWakeTest}, {@code InputFollowerHandOffTest}). The waiting thread handling its own input needs no wake-up and gets none.
+ * threads end its wait. The waiter {@link #begin begins} (a volatile store of the input), checks its condition
+ * once more, and only then {@link #await awaits}; a waker changes the condition and then {@link #wake wakes},
+ * which ends the wait (or the next one at once) if it sees an input published. So either the waiter's re-check
+ * sees the change or the waker sees the input: no lost wake-up (jcstress {@code InputFollowerWakeTest},
+ * {@code InputFollowerHandOffTest}, and for the completion queue {@code CompletionQueueFollowerTest}). The
+ * waiting thread handling its own input needs no wake-up and gets none.
+ *
+ * <p>Two waiters use it: a channel reader on its sole peer's connection ({@link Input#of}), and the completion
+ * queue's waiter on the node's single connection ({@link CompletionQueueImpl}).
  */
 public final class InputFollower {
-    /** The connection whose input the waiter reads itself now, or null. */
-    private volatile Connection driving;
+    /**
+     * Input a waiting thread may read and handle itself: {@link Connection#awaitInput}/{@link
+     * Connection#wakeInput} for a channel reader, a provider's own entry for the completion queue's waiter.
+     */
+    public interface Input {
+        /**
+         * Reads and handles what came, or waits for it (see {@link Connection#awaitInput}).
+         *
+         * @param nanos the longest wait
+         * @return bytes read and handled (0: nothing, or woken), -1 if not offered now (sleep another way)
+         */
+        int awaitInput(long nanos);
+
+        /** Ends an {@link #awaitInput} now, or the next one at once. Any thread. */
+        void wakeInput();
+
+        /**
+         * @param c a connection
+         * @return its leader/follower input (allocates: once per connection, not per wait)
+         */
+        static Input of(Connection c) {
+            return new Input() {
+                @Override
+                public int awaitInput(long nanos) {
+                    return c.awaitInput(nanos);
+                }
+
+                @Override
+                public void wakeInput() {
+                    c.wakeInput();
+                }
+            };
+        }
+    }
+
+    /** The input the waiter reads itself now, or null. */
+    private volatile Input driving;
     /** The waiting thread; written before {@link #driving}. */
     private Thread waiter;
 
-    /** Creates a follower with no connection. */
+    /** Creates a follower with no input. */
     public InputFollower() {
     }
 
     /**
      * Waiter: from now on a {@link #wake} ends the next {@link #await}. Then check the condition once more.
      *
-     * @param c the connection whose input the waiter will read
+     * @param in the input the waiter will read
      */
-    public void begin(Connection c) {
+    public void begin(Input in) {
         waiter = Thread.currentThread();
-        driving = c;
+        driving = in;
     }
 
     /**
-     * Waiter, after {@link #begin} and the re-check: reads and handles the connection's input, or waits for it.
+     * Waiter, after {@link #begin} and the re-check: reads and handles the input, or waits for it.
      *
      * @param nanos the longest wait
-     * @return what {@link Connection#awaitInput} returned (-1: not offered now; sleep another way)
+     * @return what {@link Input#awaitInput} returned (-1: not offered now; sleep another way)
      */
     public int await(long nanos) {
-        Connection c = driving;
-        return c == null ? -1 : c.awaitInput(nanos);
+        Input in = driving;
+        return in == null ? -1 : in.awaitInput(nanos);
     }
 
     /** Waiter: done (always, after {@link #begin}). */
@@ -47,12 +86,12 @@ public final class InputFollower {
     }
 
     /**
-     * Any thread, after changing the waiter's condition: ends its wait on the connection.
+     * Any thread, after changing the waiter's condition: ends its wait on the input.
      *
-     * @return true if it woke a waiter (one had published a connection)
+     * @return true if it woke a waiter (one had published an input)
      */
     public boolean wake() {
-        Connection d = driving;
+        Input d = driving;
         if (d != null && Thread.currentThread() != waiter) {
             d.wakeInput();
             return true;

@@ -44,10 +44,12 @@ public final class SelectorSockets {
      *                      ({@link io.rdmx.transport.Connection#awaitInput})
      * @return the node, listening, its I/O thread running
      * @throws RdmxException if it cannot listen
+     * @throws IllegalArgumentException if {@code rdmx.cq.followerReads} is neither true nor false
      */
     public static Node openTcp(Fabric fabric, NodeOptions options, InetSocketAddress bind, Addressing addressing,
                                boolean followerReads) throws RdmxException {
-        ShmNode n = new ShmNode(fabric, options, null, addressing, followerReads);
+        ShmNode n = new ShmNode(fabric, options, null, addressing, followerReads,
+            io.rdmx.transport.internal.CompletionQueueImpl.followerReads());
         n.startTcp(bind);
         return n;
     }

@@ -8,6 +8,7 @@ import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.InputFollower;
 import io.rdmx.transport.internal.OutstandingRing;
 import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.wire.FrameBuffers;
@@ -367,7 +368,29 @@ public final class ShmConnection extends AbstractConnection {
 
     @Override
     public int awaitInput(long nanos) {
-        return io.follow(nanos);
+        return io.follow(nanos, false);
+    }
+
+    /** The completion-queue waiter's entry ({@link #followableInput}): the same socket, its own switch. */
+    private final InputFollower.Input queueInput = new InputFollower.Input() {
+        @Override
+        public int awaitInput(long nanos) {
+            return io.follow(nanos, true);
+        }
+
+        @Override
+        public void wakeInput() {
+            io.wakeFollower();
+        }
+    };
+
+    /**
+     * The node's completion-queue waiter reads this connection's socket itself while it is the node's only one
+     * (shm and tcp alike; the node decides whether it is on: {@code rdmx.cq.followerReads}).
+     */
+    @Override
+    protected InputFollower.Input followableInput() {
+        return queueInput;
     }
 
     /** @return reads of this connection's socket that a waiting thread made itself (leader/follower input) */

@@ -70,6 +70,7 @@ public final class ShmFabric implements Fabric {
         if (!a.usable()) {
             throw new RdmxException("shm provider unusable here: " + a.reason());
         }
+        io.rdmx.transport.internal.CompletionQueueImpl.followerReads(); // a bad value fails before any file is made
         Path dir = (options.bindAddress() != null ? Paths.get(options.bindAddress())
             : root().resolve(options.name())).toAbsolutePath();
         prepareRoot(dir.getParent());

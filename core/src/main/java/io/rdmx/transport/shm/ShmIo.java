@@ -58,12 +58,15 @@ interface ShmIo {
     UnixDomainPrincipal peerCredentials() throws IOException;
 
     /**
-     * Leader/follower input ({@link io.rdmx.transport.Connection#awaitInput}). Any thread but the I/O thread.
+     * Leader/follower input: the calling thread reads the socket and handles what came itself. Any thread but
+     * the I/O thread.
      *
      * @param nanos the longest wait
+     * @param queue true for the node's completion-queue waiter ({@code rdmx.cq.followerReads}), false for a
+     *              channel reader ({@link io.rdmx.transport.Connection#awaitInput}, {@code rdmx.tcp.followerReads})
      * @return bytes read and handled, 0 if none, -1 if not offered or another thread reads now
      */
-    default int follow(long nanos) {
+    default int follow(long nanos, boolean queue) {
         return -1;
     }
 

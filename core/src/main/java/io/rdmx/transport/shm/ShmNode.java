@@ -9,6 +9,7 @@ import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
+import io.rdmx.transport.internal.CompletionQueueImpl;
 import io.rdmx.transport.wire.Placer;
 import java.io.IOException;
 import java.net.ConnectException;
@@ -60,6 +61,11 @@ import org.slf4j.LoggerFactory;
  * <p>The same machinery serves the {@code tcp} provider ({@link SelectorSockets#openTcp}): then the node has no
  * directory, listens and dials on TCP sockets (TCP_NODELAY), checks no peer credentials, places nothing (WRITE
  * data travels in frames) and offers no bells.
+ *
+ * <p>Leader/follower input ({@link Link#follow}): a thread waiting for a connection's input may read the socket
+ * and handle its frames itself while the I/O thread does not watch it: a tcp channel reader whose engine has one
+ * peer ({@code rdmx.tcp.followerReads}), and on both shm and tcp the node's completion-queue waiter while the node
+ * has one connection ({@code rdmx.cq.followerReads}).
  */
 class ShmNode extends AbstractNode {
     private static final Logger LOG = LoggerFactory.getLogger(ShmNode.class);
@@ -71,8 +77,10 @@ class ShmNode extends AbstractNode {
     /** How a tcp node parses and formats addresses; null for an shm node. */
     private final SelectorSockets.Addressing inet;
     private volatile String tcpAddress;
-    /** tcp: whether waiting threads may read a connection's socket themselves ({@link Link#follow}). */
+    /** tcp: whether waiting channel readers may read a connection's socket themselves ({@link Link#follow}). */
     private final boolean followerReads;
+    /** Whether the completion queue's waiter may read the single connection's socket itself ({@link Link#follow}). */
+    private final boolean queueFollowerReads;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final long tickNanos;
     private Selector selector;
@@ -88,7 +96,7 @@ class ShmNode extends AbstractNode {
      * @param dir the node directory (created, trusted)
      */
     ShmNode(ShmFabric fabric, NodeOptions options, Path dir) {
-        this(fabric, options, dir, null, false);
+        this(fabric, options, dir, null, false, CompletionQueueImpl.followerReads());
     }
 
     /**
@@ -96,13 +104,20 @@ class ShmNode extends AbstractNode {
      * @param options validated options
      * @param dir the node directory (created, trusted), or null for a tcp node
      * @param inet a tcp node's addressing, or null for an shm node
-     * @param followerReads whether waiting threads may read a connection's socket themselves
+     * @param followerReads whether waiting channel readers may read a connection's socket themselves
+     * @param queueFollowerReads whether the completion queue's waiter may read the single connection's socket
+     *                           itself ({@link CompletionQueueImpl#FOLLOWER_READS_PROP})
      */
-    ShmNode(Fabric fabric, NodeOptions options, Path dir, SelectorSockets.Addressing inet, boolean followerReads) {
+    ShmNode(Fabric fabric, NodeOptions options, Path dir, SelectorSockets.Addressing inet, boolean followerReads,
+            boolean queueFollowerReads) {
         super(fabric, options);
         this.dir = dir;
         this.inet = inet;
         this.followerReads = followerReads;
+        this.queueFollowerReads = queueFollowerReads;
+        if (queueFollowerReads) {
+            followInputFromQueue();
+        }
         this.tickNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(TimeUnit.MILLISECONDS.toNanos(250),
             ShmHandler.pingInterval(this) / 4));
     }
@@ -739,6 +754,8 @@ class ShmNode extends AbstractNode {
         private volatile boolean wantRead = true;
         /** Where a follower waits for the socket (the socket registered for OP_READ); created once, lazily. */
         private volatile Selector followSelector;
+        /** Set by a follower that read the end of the stream: the socket is not followed any more. */
+        private volatile boolean ended;
         /** Reads a follower made that brought data; written under readLock. */
         private volatile long followed;
 
@@ -793,8 +810,8 @@ class ShmNode extends AbstractNode {
          * select sees what is left (level-triggered), so nothing is lost.
          */
         void readable() {
-            if (!readLock.tryLock()) {
-                return;
+            if (following.get() || !readLock.tryLock()) {
+                return; // a follower owns the input: it reads this itself (its own select woke it too)
             }
             try {
                 if (handler.readFrom(ch, System.nanoTime()) < 0) {
@@ -817,8 +834,9 @@ class ShmNode extends AbstractNode {
          * that came since (level-triggered). Any thread but the I/O thread.
          */
         @Override
-        public int follow(long nanos) {
-            if (!followerReads || closed || key == null || Thread.currentThread() == thread || !wantRead) {
+        public int follow(long nanos, boolean queue) {
+            if (!(queue ? queueFollowerReads : followerReads) || closed || ended || key == null
+                || Thread.currentThread() == thread || !wantRead) {
                 return -1;
             }
             if (!following.compareAndSet(false, true)) {
@@ -873,6 +891,7 @@ class ShmNode extends AbstractNode {
                 }
                 int n = handler.readFrom(ch, System.nanoTime());
                 if (n < 0) {
+                    ended = true; // no more following: the I/O thread closes it and fails the connection
                     ShmNode.this.execute(this::doClose);
                 } else if (n > 0) {
                     followed++;
@@ -908,7 +927,7 @@ class ShmNode extends AbstractNode {
 
         @Override
         public void wakeFollower() {
-            if (!followerReads) {
+            if (!followerReads && !queueFollowerReads) {
                 return;
             }
             try {

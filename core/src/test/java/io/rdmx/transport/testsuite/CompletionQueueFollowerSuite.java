@@ -1,0 +1,166 @@
+package io.rdmx.transport.testsuite;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmx.transport.Access;
+import io.rdmx.transport.Completion;
+import io.rdmx.transport.Connection;
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.Node;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.Opcode;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.Region;
+import io.rdmx.transport.Status;
+import io.rdmx.transport.WorkRequest;
+import io.rdmx.transport.internal.CompletionQueueImpl;
+import io.rdmx.transport.shm.ShmConnection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Leader/follower input for the completion queue ({@link CompletionQueueImpl#followInput}, {@code
+ * rdmx.cq.followerReads}) on a socket provider built on the shm selector engine (shm, tcp): a thread waiting on
+ * the queue of a node with one connection reads that socket and decodes its own completion; closing the node
+ * and the peer's death end its wait; with two connections, or with the key off, the I/O thread reads everything
+ * (the counter stays at zero, which shows what the first test counts). Subclasses give the provider.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+public abstract class CompletionQueueFollowerSuite {
+    private static final Duration WAIT = Duration.ofSeconds(10);
+    private static final AtomicInteger SEQ = new AtomicInteger();
+    private final List<Node> nodes = new ArrayList<>();
+
+    /** @return the provider under test */
+    protected abstract Fabric fabric();
+
+    @AfterEach
+    void tearDown() {
+        for (int i = nodes.size() - 1; i >= 0; i--) {
+            nodes.get(i).close();
+        }
+        System.clearProperty(CompletionQueueImpl.FOLLOWER_READS_PROP);
+    }
+
+    private Node open(String role) throws RdmxException {
+        Node n = fabric().open(NodeOptions.builder().name("cqf-" + role + "-" + SEQ.incrementAndGet()).build());
+        nodes.add(n);
+        return n;
+    }
+
+    /** A client connected to {@code server}: [client side, server side]. */
+    private Connection[] connect(Node client, Node server) throws Exception {
+        Connection c = client.connect(server.address(), WAIT);
+        Connection s = server.accept(WAIT);
+        return new Connection[] {c, s};
+    }
+
+    /** Starts a wait for one completion on the node's queue, and waits until the waiting thread is blocked. */
+    private static Blocking.Call<List<Completion>> awaitOne(Node node) throws InterruptedException {
+        Blocking.Call<List<Completion>> call = Blocking.start("cq-waiter", () -> {
+            List<Completion> got = new ArrayList<>();
+            node.completionQueue().await(got::add, 1, 30, TimeUnit.SECONDS);
+            return got;
+        });
+        Blocking.awaitBlockedIn(call, "CompletionQueueImpl.await", WAIT);
+        return call;
+    }
+
+    /** SENDs {@code rounds} messages, each to a server thread blocked on its queue: [follower reads, RECVs]. */
+    private static long[] sendWhileWaiting(Connection c2s, Connection s2c, Node server, int rounds) throws Exception {
+        Region in = server.register(64, Access.ALL);
+        Region out = c2s.node().register(64, Access.ALL);
+        long recvs = 0;
+        for (int i = 0; i < rounds; i++) {
+            s2c.post(WorkRequest.recv(in, 0, 64).wrId(i));
+            Blocking.Call<List<Completion>> call = awaitOne(server);
+            c2s.post(WorkRequest.send(out, 0, 16).wrId(i).signaled(false));
+            List<Completion> got = call.result().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertEquals(1, got.size(), "round " + i);
+            Completion k = got.get(0);
+            assertEquals(Opcode.RECV, k.opcode());
+            assertEquals(Status.SUCCESS, k.status(), String.valueOf(k.detail()));
+            assertEquals(i, k.wrId());
+            assertEquals(16, k.byteLength());
+            recvs++;
+        }
+        return new long[] {((ShmConnection) s2c).followerReads(), recvs};
+    }
+
+    @Test
+    void aWaiterOnANodeWithOneConnectionReadsTheSocketAndDecodesItsOwnCompletion() throws Exception {
+        Node server = open("server");
+        Connection[] c = connect(open("client"), server);
+        long[] r = sendWhileWaiting(c[0], c[1], server, 20);
+        assertEquals(20, r[1]);
+        assertTrue(r[0] > 0, "the waiting thread never read its node's socket itself");
+    }
+
+    @Test
+    void withFollowerReadsOffTheIoThreadReadsEverything() throws Exception {
+        System.setProperty(CompletionQueueImpl.FOLLOWER_READS_PROP, "false");
+        Node server = open("server");
+        Connection[] c = connect(open("client"), server);
+        long[] r = sendWhileWaiting(c[0], c[1], server, 20);
+        assertEquals(20, r[1]);
+        assertEquals(0, r[0], "a waiter read the socket with " + CompletionQueueImpl.FOLLOWER_READS_PROP + "=false");
+    }
+
+    @Test
+    void withTwoConnectionsTheWaiterSleepsAndTheIoThreadReads() throws Exception {
+        Node server = open("server");
+        Connection[] first = connect(open("client1"), server);
+        Connection[] second = connect(open("client2"), server);
+        long[] r = sendWhileWaiting(first[0], first[1], server, 5);
+        assertEquals(5, r[1]);
+        assertEquals(0, r[0], "a waiter read one of several connections");
+        assertEquals(0, ((ShmConnection) second[1]).followerReads());
+    }
+
+    @Test
+    void closingTheNodeEndsTheWait() throws Exception {
+        Node server = open("server");
+        connect(open("client"), server);
+        Blocking.Call<List<Completion>> call = awaitOne(server);
+        server.close();
+        Throwable t = call.failure(WAIT);
+        assertTrue(t instanceof RdmxException, String.valueOf(t));
+        assertTrue(t.getMessage().contains(server.name()) && t.getMessage().contains("closed"), t.getMessage());
+    }
+
+    @Test
+    void thePeersDeathEndsTheWaitWithItsReceiveFlushedNamingThePeer() throws Exception {
+        Node server = open("server");
+        Node client = open("client");
+        Connection[] c = connect(client, server);
+        Region in = server.register(64, Access.ALL);
+        c[1].post(WorkRequest.recv(in, 0, 64).wrId(7));
+        Blocking.Call<List<Completion>> call = awaitOne(server);
+        StreamKill.kill(client);
+        List<Completion> got = call.result().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertEquals(1, got.size());
+        assertEquals(Status.FLUSHED, got.get(0).status());
+        assertEquals(7, got.get(0).wrId());
+        assertTrue(String.valueOf(got.get(0).detail()).contains(client.name()), got.get(0).detail());
+        // the node stays usable: a new peer's message reaches a new waiter
+        Connection[] again = connect(open("client-again"), server);
+        long[] r = sendWhileWaiting(again[0], again[1], server, 3);
+        assertEquals(3, r[1]);
+    }
+
+    @Test
+    void aBadValueOfTheKeyIsRefusedNamingItAndTheValue() {
+        System.setProperty(CompletionQueueImpl.FOLLOWER_READS_PROP, "sometimes");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> open("bad"));
+        assertTrue(e.getMessage().contains(CompletionQueueImpl.FOLLOWER_READS_PROP) && e.getMessage().contains(
+            "sometimes"), e.getMessage());
+    }
+}
