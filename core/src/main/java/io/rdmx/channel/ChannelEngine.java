@@ -332,6 +332,9 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
 
     private void run() {
         Platform.hooks().bindCurrentThread("network", node.fabric().name(), node.address());
+        if (node.completionQueue() instanceof io.rdmx.transport.internal.CompletionQueueImpl q) {
+            q.neverFollow(Thread.currentThread()); // see neverFollow: on shm it would cost a wake-up per completion
+        }
         long waitNanos = config.flushInterval().isZero() ? TimeUnit.MILLISECONDS.toNanos(50) : scanNanos;
         while (running) {
             try {

@@ -50,6 +50,8 @@ public final class CompletionQueueImpl implements CompletionQueue {
     private final InputFollower follower = new InputFollower();
     /** The input a waiter may read itself now (null: none, or several connections), or null: never. */
     private volatile Supplier<InputFollower.Input> inputs;
+    /** A waiter that never reads the input itself (a channel engine's network thread), or null. */
+    private volatile Thread neverFollows;
     private volatile boolean closed;
 
     /**
@@ -93,6 +95,19 @@ public final class CompletionQueueImpl implements CompletionQueue {
      */
     public void followInput(Supplier<InputFollower.Input> source) {
         this.inputs = source;
+    }
+
+    /**
+     * Makes a thread wait as before leader/follower input: it sleeps until another thread (the provider's I/O
+     * thread) has read the input and added its completions. For a channel engine's network thread on shm: its
+     * queue also takes the completions that posting threads add (WRITEs, notifications), and each of those would
+     * end a wait on the socket and wake the I/O thread to hand the socket back (two wake-ups where a sleeper's
+     * wake is one); the data itself moves through the mapped rings, not the socket.
+     *
+     * @param t the thread, or null for none
+     */
+    public void neverFollow(Thread t) {
+        this.neverFollows = t;
     }
 
     /**
@@ -162,7 +177,7 @@ public final class CompletionQueueImpl implements CompletionQueue {
                     continue;
                 }
                 Supplier<InputFollower.Input> src = inputs;
-                InputFollower.Input in = src == null ? null : src.get();
+                InputFollower.Input in = src == null || Thread.currentThread() == neverFollows ? null : src.get();
                 if (in != null) {
                     // leader/follower: read the connection's input on this thread rather than sleep until the I/O
                     // thread read it and woke this one. Published before the re-check (a full fence, as arm()):
