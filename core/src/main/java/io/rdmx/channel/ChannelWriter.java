@@ -171,16 +171,19 @@ public final class ChannelWriter implements Notifier.Notifiable {
             return CLOSED;
         }
         int at = ring.tryClaim(streamId, length);
-        if (at < 0 && shared != null) {
-            at = tryClaimMapped(streamId, length, forListener);
-        }
-        return at >= 0 ? at : BACK_PRESSURED;
+        return at >= 0 ? at : shared != null ? tryClaimMappedOrBackPressured(streamId, length, forListener)
+            : BACK_PRESSURED;
     }
 
     /**
      * Mapped, out of space by the credit last seen: takes the reader's published credit and tries again. With a
      * credit listener, a writer that still finds no space says it waits, so the reader rings when it frees some.
      */
+    private int tryClaimMappedOrBackPressured(int streamId, int length, boolean forListener) {
+        int at = tryClaimMapped(streamId, length, forListener);
+        return at >= 0 ? at : BACK_PRESSURED;
+    }
+
     private int tryClaimMapped(int streamId, int length, boolean forListener) {
         int at = refreshCredit() ? ring.tryClaim(streamId, length) : RingBuffer.INSUFFICIENT_SPACE;
         if (at >= 0 || !forListener || creditListener == null) {
@@ -231,9 +234,13 @@ public final class ChannelWriter implements Notifier.Notifiable {
     public int claim(int streamId, int length, long timeout, TimeUnit unit)
         throws ConnectionClosedException, RdmxTimeoutException, InterruptedException {
         int at = tryClaim(streamId, length, false);
-        if (at >= 0) {
-            return at;
-        }
+        // the fast path stays small enough to be inlined into the caller's loop; waiting is out of line
+        return at >= 0 ? at : claimWaiting(streamId, length, timeout, unit, at);
+    }
+
+    /** {@link #claim} once the first try found no space ({@code at}: {@link #BACK_PRESSURED} or {@link #CLOSED}). */
+    private int claimWaiting(int streamId, int length, long timeout, TimeUnit unit, int at)
+        throws ConnectionClosedException, RdmxTimeoutException, InterruptedException {
         if (at == CLOSED) {
             throw peer.closedException();
         }

@@ -143,15 +143,9 @@ public final class RingBuffer {
      * @throws IllegalStateException if a claim is already open
      */
     public int tryClaim(int streamId, int length) {
-        if (length < 0 || length > maxPayload) {
-            throw new IllegalArgumentException("record length=" + length + " outside [0, maxPayload=" + maxPayload
-                + "]");
-        }
-        if (streamId < 0 || streamId > RecordDescriptor.MAX_STREAM_ID) {
-            throw new IllegalArgumentException("streamId=" + streamId + " outside [0, 65535]");
-        }
-        if (claimedHead >= 0) {
-            throw new IllegalStateException("a claim is already open; commit it first");
+        if (length < 0 || length > maxPayload || streamId < 0 || streamId > RecordDescriptor.MAX_STREAM_ID
+            || claimedHead >= 0) {
+            throw badClaim(streamId, length);
         }
         long h = (long) HEAD.getOpaque(this);
         int need = RecordDescriptor.recordLength(length);
@@ -165,17 +159,31 @@ public final class RingBuffer {
             }
         }
         if (need > toEnd) {
-            buffer.putInt(index + RecordDescriptor.LENGTH_OFFSET, toEnd - HEADER_LENGTH);
-            buffer.putShort(index + RecordDescriptor.STREAM_OFFSET, (short) 0);
-            buffer.put(index + RecordDescriptor.TYPE_OFFSET, (byte) RecordDescriptor.TYPE_PADDING);
+            buffer.putLong(index, header(toEnd - HEADER_LENGTH, 0, RecordDescriptor.TYPE_PADDING));
             index = 0;
         }
-        buffer.putInt(index + RecordDescriptor.LENGTH_OFFSET, length);
-        buffer.putShort(index + RecordDescriptor.STREAM_OFFSET, (short) streamId);
-        buffer.put(index + RecordDescriptor.TYPE_OFFSET, (byte) RecordDescriptor.TYPE_DATA);
+        // the whole header in one store (length, stream id, type, reserved): one bounds check, not three
+        buffer.putLong(index, header(length, streamId, RecordDescriptor.TYPE_DATA));
         claimedHead = h + total;
         claimedLength = length;
         return index + HEADER_LENGTH;
+    }
+
+    /** @return the 8 header bytes as one little-endian word ({@link RecordDescriptor}'s layout) */
+    private static long header(int length, int streamId, int type) {
+        return (length & 0xFFFF_FFFFL) | (long) streamId << (8 * RecordDescriptor.STREAM_OFFSET)
+            | (long) type << (8 * RecordDescriptor.TYPE_OFFSET);
+    }
+
+    private RuntimeException badClaim(int streamId, int length) {
+        if (length < 0 || length > maxPayload) {
+            return new IllegalArgumentException("record length=" + length + " outside [0, maxPayload=" + maxPayload
+                + "]");
+        }
+        if (streamId < 0 || streamId > RecordDescriptor.MAX_STREAM_ID) {
+            return new IllegalArgumentException("streamId=" + streamId + " outside [0, 65535]");
+        }
+        return new IllegalStateException("a claim is already open; commit it first");
     }
 
     /**
@@ -232,22 +240,32 @@ public final class RingBuffer {
         try {
             while (t < h && n < limit) {
                 int index = (int) (t & mask);
-                int length = buffer.getInt(index + RecordDescriptor.LENGTH_OFFSET);
-                int type = buffer.get(index + RecordDescriptor.TYPE_OFFSET);
+                // the whole header in one load; a data record that fits is handed over at once, anything else
+                // (padding, end of stream, a corrupt header) takes the checks below
+                long header = buffer.getLong(index);
+                int length = (int) header;
+                int type = (int) (header >>> (8 * RecordDescriptor.TYPE_OFFSET)) & 0xFF;
+                if (type == RecordDescriptor.TYPE_DATA && length >= 0
+                    && length <= capacity - index - HEADER_LENGTH) {
+                    int size = RecordDescriptor.recordLength(length);
+                    if (size > h - t) {
+                        throw pastHead(t, length, h);
+                    }
+                    handler.onRecord((int) (header >>> (8 * RecordDescriptor.STREAM_OFFSET)) & 0xFFFF, buffer,
+                        index + HEADER_LENGTH, length);
+                    n++;
+                    t += size;
+                    continue;
+                }
                 String bad = RecordDescriptor.validate(type, length, capacity - index);
                 if (bad != null) {
                     throw new IllegalStateException("corrupt ring at position=" + t + ": " + bad);
                 }
                 int size = RecordDescriptor.recordLength(length);
                 if (size > h - t) {
-                    throw new IllegalStateException("corrupt ring at position=" + t + ": record length=" + length
-                        + " runs past the published head=" + h);
+                    throw pastHead(t, length, h);
                 }
-                if (type == RecordDescriptor.TYPE_DATA) {
-                    int stream = buffer.getShort(index + RecordDescriptor.STREAM_OFFSET) & 0xFFFF;
-                    handler.onRecord(stream, buffer, index + HEADER_LENGTH, length);
-                    n++;
-                } else if (type == RecordDescriptor.TYPE_END) {
+                if (type == RecordDescriptor.TYPE_END) {
                     handler.onEndOfStream();
                     n++;
                 }
@@ -257,6 +275,11 @@ public final class RingBuffer {
             TAIL.setRelease(this, t);
         }
         return n;
+    }
+
+    private static IllegalStateException pastHead(long t, int length, long h) {
+        return new IllegalStateException("corrupt ring at position=" + t + ": record length=" + length
+            + " runs past the published head=" + h);
     }
 
     /** @return bytes published and not yet consumed (an estimate when called by a third thread) */

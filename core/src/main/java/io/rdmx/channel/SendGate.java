@@ -65,6 +65,8 @@ final class SendGate {
     private volatile long postedEnd;
     /** The end of the last send completed. */
     private volatile long sent;
+    /** Writer thread only: no send is due before the committed head reaches this ({@link #committed()}). */
+    private long sendAt;
     /** The most sends seen in flight at once (tests, metrics), written by the holder. */
     private volatile int peak;
 
@@ -115,10 +117,19 @@ final class SendGate {
         return window;
     }
 
-    /** Writer thread, after a commit: sends if the threshold is reached. */
+    /**
+     * Writer thread, after a commit: sends if the threshold is reached. Per record this is one compare with a
+     * plain field of the writer thread ({@code sendAt}): the volatile {@code postedEnd} and the gate are looked
+     * at only once the committed head reaches {@code sendAt}, a bound that is never above the real one
+     * ({@code postedEnd} only grows, so a send made meanwhile by another thread only makes it early).
+     */
     void committed() {
-        if (sender.committedAcquire() - postedEnd >= threshold) {
-            trySend();
+        long h = sender.committedAcquire();
+        if (h >= sendAt) {
+            if (h - postedEnd >= threshold) {
+                trySend();
+            }
+            sendAt = postedEnd + threshold;
         }
     }
 

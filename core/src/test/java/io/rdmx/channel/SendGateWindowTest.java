@@ -128,6 +128,37 @@ class SendGateWindowTest {
         assertEquals(5, new SendGate(1, 5, r).window(), "a window that is not a power of two");
     }
 
+    /**
+     * The writer's commit looks at the gate only once its head reaches a bound kept from the last look; a send
+     * made meanwhile by another thread (a flush) moves the real bound, and a commit still sends exactly when
+     * the threshold past the new posted end is reached, never before it and never later.
+     */
+    @Test
+    void aCommitSendsAtTheThresholdPastWhateverWasPostedMeanwhile() {
+        Ring r = new Ring();
+        SendGate g = new SendGate(100, 4, r);
+        r.head = 40;
+        g.committed(); // below the threshold: no send, the next look is due at 100
+        r.head = 70;
+        g.flush(); // another thread posts [0, 70): the next send is due at 170
+        assertEquals(List.of("0-70"), r.sends);
+        for (long h = 71; h < 170; h++) {
+            r.head = h;
+            g.committed();
+        }
+        assertEquals(List.of("0-70"), r.sends, "nothing due before 70 + threshold");
+        r.head = 170;
+        g.committed();
+        assertEquals(List.of("0-70", "70-170"), r.sends, "due at 70 + threshold");
+        for (long h = 171; h < 270; h++) {
+            r.head = h;
+            g.committed();
+        }
+        r.head = 275;
+        g.committed();
+        assertEquals(List.of("0-70", "70-170", "170-275"), r.sends, "a commit past the threshold sends all");
+    }
+
     @Test
     void nothingIsAllocatedPerSendOrCompletion() {
         Ring r = new Ring();

@@ -76,6 +76,9 @@ public final class ChannelBench {
     static final String ONLY_PROP = "rdmx.bench.cases";
     /** System property: the {@code java} the two processes of every case run on (default: this JVM's). */
     static final String JAVA_PROP = "rdmx.bench.channel.java";
+    /** System property: comma-separated record sizes to measure (e.g. {@code 32,65536}); all if unset. */
+    static final String SIZES_PROP = "rdmx.bench.channel.sizes";
+    private final int[] onlySizes = onlySizes();
     private final boolean quick;
     private final long measureMillis;
     private final long rttMillis;
@@ -127,6 +130,9 @@ public final class ChannelBench {
             cases = cases.stream().filter(c -> prefixes.stream().anyMatch(p -> c.variant().startsWith(p.trim())))
                 .toList();
             report.context("onlyCases", only);
+        }
+        if (onlySizes != null) {
+            report.context("onlySizes", Arrays.toString(onlySizes));
         }
         String java = System.getProperty(JAVA_PROP, "").trim();
         if (!java.isEmpty()) {
@@ -216,7 +222,7 @@ public final class ChannelBench {
         ByteBuffer src = ByteBuffer.allocateDirect(total);
         ByteBuffer dst = ByteBuffer.allocateDirect(total);
         baselines.put(MEMCPY, true);
-        for (int size : SIZES) {
+        for (int size : only(SIZES)) {
             int off = 0;
             for (int round = 0; round < 2; round++) {
                 long copies = 0;
@@ -277,7 +283,8 @@ public final class ChannelBench {
         try {
             String address = address(peer);
             List<String> args = new ArrayList<>(List.of(c.kind(), address, Long.toString(peer.pid()),
-                Long.toString(measureMillis), Long.toString(rttMillis), join(c.stream()), join(c.rtt())));
+                Long.toString(measureMillis), Long.toString(rttMillis), join(only(c.stream())),
+                join(only(c.rtt()))));
             args.addAll(c.kindArgs());
             driver = spawn(ChannelDriver.class.getName(), c.jvm(), args);
             Process d = driver;
@@ -346,6 +353,27 @@ public final class ChannelBench {
             failed.add(c.variant());
         }
         System.out.printf(Locale.ROOT, "  (%s%.1f s)%n", done ? "" : "FAILED, ", (System.nanoTime() - t0) / 1e9);
+    }
+
+    private static int[] onlySizes() {
+        String s = System.getProperty(SIZES_PROP, "").trim();
+        if (s.isEmpty()) {
+            return null;
+        }
+        int[] v = Arrays.stream(s.split(",")).map(String::trim).mapToInt(Integer::parseInt).toArray();
+        for (int x : v) {
+            if (IntStream.of(SIZES).noneMatch(y -> y == x)) {
+                throw new IllegalArgumentException(SIZES_PROP + "=" + s + ": " + x + " is not one of "
+                    + Arrays.toString(SIZES));
+            }
+        }
+        return v;
+    }
+
+    /** @return the sizes of {@code sizes} that {@value #SIZES_PROP} keeps */
+    private int[] only(int[] sizes) {
+        return onlySizes == null ? sizes
+            : IntStream.of(sizes).filter(x -> IntStream.of(onlySizes).anyMatch(y -> y == x)).toArray();
     }
 
     private static String join(int[] sizes) {
