@@ -29,7 +29,7 @@ import org.apache.hadoop.thirdparty.protobuf.UnknownFieldSet;
  * (a byte array, where Hadoop's own test protocol echoes a {@code string}). The protocol, in .proto terms:
  *
  * <pre>
- * package rdmx.bench;
+ * package io.rdmx.bench;
  * message BytesProto { optional bytes payload = 1; }
  * service BytesEchoService { rpc echo(BytesProto) returns (BytesProto); }
  * </pre>
@@ -48,14 +48,14 @@ public final class BytesEcho {
 
     static {
         FileDescriptorProto f = FileDescriptorProto.newBuilder().setName("rdmx_bench_bytes_echo.proto")
-            .setPackage("rdmx.bench")
+            .setPackage("io.rdmx.bench")
             .addMessageType(DescriptorProto.newBuilder().setName("BytesProto").addField(
                 FieldDescriptorProto.newBuilder().setName("payload").setNumber(1)
                     .setLabel(FieldDescriptorProto.Label.LABEL_OPTIONAL)
                     .setType(FieldDescriptorProto.Type.TYPE_BYTES)))
             .addService(ServiceDescriptorProto.newBuilder().setName("BytesEchoService").addMethod(
-                MethodDescriptorProto.newBuilder().setName("echo").setInputType(".rdmx.bench.BytesProto")
-                    .setOutputType(".rdmx.bench.BytesProto")))
+                MethodDescriptorProto.newBuilder().setName("echo").setInputType(".io.rdmx.bench.BytesProto")
+                    .setOutputType(".io.rdmx.bench.BytesProto")))
             .build();
         try {
             FILE = Descriptors.FileDescriptor.buildFrom(f, new Descriptors.FileDescriptor[0]);
@@ -71,7 +71,7 @@ public final class BytesEcho {
     }
 
     /** The protocol interface a Hadoop proxy implements (as a generated {@code BlockingInterface} would be). */
-    @ProtocolInfo(protocolName = "rdmx.bench.BytesEchoService", protocolVersion = 1)
+    @ProtocolInfo(protocolName = "io.rdmx.bench.BytesEchoService", protocolVersion = 1)
     public interface Protocol {
         /**
          * @param controller unused (null)
