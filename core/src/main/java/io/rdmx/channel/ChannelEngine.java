@@ -2,12 +2,13 @@ package io.rdmx.channel;
 
 import io.rdmx.transport.Completion;
 import io.rdmx.transport.Connection;
-import io.rdmx.transport.internal.InputFollower;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
+import io.rdmx.transport.internal.CompletionQueueImpl;
+import io.rdmx.transport.internal.InputFollower;
 import io.rdmx.spi.Platform;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
@@ -332,7 +333,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
 
     private void run() {
         Platform.hooks().bindCurrentThread("network", node.fabric().name(), node.address());
-        if (node.completionQueue() instanceof io.rdmx.transport.internal.CompletionQueueImpl q) {
+        if (node.completionQueue() instanceof CompletionQueueImpl q) {
             q.neverFollow(Thread.currentThread()); // see neverFollow: on shm it would cost a wake-up per completion
         }
         long waitNanos = config.flushInterval().isZero() ? TimeUnit.MILLISECONDS.toNanos(50) : scanNanos;
