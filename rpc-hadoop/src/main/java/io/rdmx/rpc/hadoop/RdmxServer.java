@@ -24,7 +24,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.io.Writable;
 import org.apache.hadoop.ipc.AlignmentContext;
 import org.apache.hadoop.ipc.CallerContext;
-import org.apache.hadoop.ipc.ProtobufRpcEngine2;
+import org.apache.hadoop.ipc.RdmxCountingServer;
 import org.apache.hadoop.ipc.RdmxIpcBridge;
 import org.apache.hadoop.ipc.RdmxServerCall;
 import org.apache.hadoop.ipc.RpcConstants;
@@ -48,9 +48,10 @@ import org.slf4j.LoggerFactory;
  * run by the same handlers against the same protocol implementations. The listener is advertised on the TCP port
  * through {@link RdmxEndpoint}. It is left off, logged, under Kerberos/SASL (security enabled), with an
  * {@link AlignmentContext}, or with {@code rdmx.rpc.hadoop.provider=none}; clients then use
- * TCP.
+ * TCP. A call's answer is written once Hadoop counted the call in its RPC metrics ({@link RdmxCountingServer}), on
+ * the thread that counted it or answered it, whichever is later.
  */
-public final class RdmxServer extends ProtobufRpcEngine2.Server {
+public final class RdmxServer extends RdmxCountingServer {
     private static final Logger LOG = LoggerFactory.getLogger(RdmxServer.class);
     /** rdmx method id of a Hadoop call. */
     static final int METHOD_CALL = 1;
@@ -222,7 +223,8 @@ public final class RdmxServer extends ProtobufRpcEngine2.Server {
     /**
      * rdmx reader thread (dispatch {@code queue}, {@code reader}) or rdmx handler thread ({@code direct}): decodes
      * one Hadoop call and queues it to Hadoop's call queue (or runs it); whichever thread completes its response (the Hadoop
-     * handler, or the thread that sends a deferred response) writes the answer into the client's ring. The body
+     * handler once it counted the call in the metrics, or the thread that sends a postponed or deferred response)
+     * writes the answer into the client's ring. The body
      * is: the caller's host (writeUTF), a delimited {@code IpcConnectionContextProto} (protocol, user), then
      * exactly what a stock client sends after the 4-byte length: a delimited {@code RpcRequestHeaderProto}, the
      * delimited {@code RequestHeaderProto} and the delimited request message.

@@ -1,6 +1,7 @@
 package org.apache.hadoop.ipc;
 
 import io.rdmx.rpc.RpcBody;
+import io.rdmx.rpc.hadoop.CountedAnswer;
 import java.io.IOException;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.net.InetAddress;
@@ -20,7 +21,9 @@ import org.apache.hadoop.util.Time;
  * the 16-byte client id are the client's) and deferred responses ({@code postponeResponse}/{@code sendResponse},
  * {@code setDeferredResponse}) behave as for a call that came over TCP. Its response completes {@link #response()}
  * with the framed response (delimited {@code RpcResponseHeaderProto}, then the value) as an {@link RpcBody}, which
- * the thread that sends it (whichever completes it) encodes straight into the client's ring.
+ * the thread that completes it encodes straight into the client's ring. It completes once the call is answered
+ * and Hadoop counted it ({@link CountedAnswer}): the handler's {@code updateMetrics} runs after {@code run()}
+ * sent the answer, so a fast client could otherwise read the server's metrics before they count its call.
  */
 public final class RdmxServerCall extends Server.Call {
     private final RPC.Server server;
@@ -28,7 +31,7 @@ public final class RdmxServerCall extends Server.Call {
     private final Writable request;
     private final UserGroupInformation user;
     private final InetAddress host;
-    private final CompletableFuture<RpcBody> response = new CompletableFuture<>();
+    private final CountedAnswer<RpcBody> response = new CountedAnswer<>();
     private Writable value;
     private Throwable error;
 
@@ -53,9 +56,17 @@ public final class RdmxServerCall extends Server.Call {
         this.host = host;
     }
 
-    /** @return completed with the response body once the call is answered (or failed when the server stops) */
+    /**
+     * @return completed with the response body once the call is answered and Hadoop counted it in its metrics
+     *     ({@link RdmxCountingServer}), or failed when the server stops
+     */
     public CompletableFuture<RpcBody> response() {
         return response;
+    }
+
+    /** Hadoop's {@code Server.updateMetrics} counted this call: its answer may go now (written on this thread). */
+    void counted() {
+        response.counted();
     }
 
     @Override
@@ -119,7 +130,7 @@ public final class RdmxServerCall extends Server.Call {
 
     private void answer(Writable v) {
         try {
-            response.complete(RdmxIpcBridge.responseBody(header(RpcStatusProto.SUCCESS).build(), v));
+            response.answer(RdmxIpcBridge.responseBody(header(RpcStatusProto.SUCCESS).build(), v));
         } catch (IOException | RuntimeException e) {
             answerError(e, null, null);
         }
@@ -149,7 +160,7 @@ public final class RdmxServerCall extends Server.Call {
             h.setErrorDetail(cd);
         }
         try {
-            response.complete(RdmxIpcBridge.responseBody(h.build(), null));
+            response.answer(RdmxIpcBridge.responseBody(h.build(), null));
         } catch (IOException e) {
             response.completeExceptionally(e);
         }

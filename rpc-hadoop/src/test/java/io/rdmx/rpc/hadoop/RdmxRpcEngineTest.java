@@ -20,14 +20,19 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeys;
 import org.apache.hadoop.ipc.Client;
 import org.apache.hadoop.ipc.ClientId;
+import org.apache.hadoop.ipc.DefaultRpcScheduler;
+import org.apache.hadoop.ipc.ProcessingDetails;
 import org.apache.hadoop.ipc.ProtobufRpcEngine2;
 import org.apache.hadoop.ipc.RPC;
 import org.apache.hadoop.ipc.RemoteException;
+import org.apache.hadoop.ipc.RpcScheduler;
 import org.apache.hadoop.ipc.RpcServerException;
+import org.apache.hadoop.ipc.Schedulable;
 import org.apache.hadoop.ipc.Server;
 import org.apache.hadoop.ipc.TestRpcBase;
 import org.apache.hadoop.ipc.TestRpcBase.TestRpcService;
@@ -39,6 +44,7 @@ import org.apache.hadoop.ipc.protobuf.TestProtos.EmptyResponseProto;
 import org.apache.hadoop.ipc.protobuf.TestRpcServiceProtos.TestProtobufRpcProto;
 import org.apache.hadoop.net.NetUtils;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.test.MetricsAsserts;
 import org.apache.hadoop.thirdparty.protobuf.BlockingService;
 import org.apache.hadoop.thirdparty.protobuf.RpcController;
 import org.apache.hadoop.thirdparty.protobuf.ServiceException;
@@ -427,6 +433,62 @@ class RdmxRpcEngineTest {
         proxies.add(stock);
         assertEquals("tcp", stock.echo(null, echo("tcp")).getMessage());
         assertEquals(0, s.rdmxCalls());
+    }
+
+    /**
+     * Hadoop's scheduler hook inside {@code Server.updateMetrics}, which Hadoop runs after the call's detailed and
+     * processing metrics and before the call-success count: for the test's echo calls it holds the handler in the
+     * metrics update until the client says it has the answer (or 200 ms passed), then counts the call. Were the
+     * answer written before the metrics update (as Hadoop's handler order alone would have it), the client would
+     * get it while the handler waits here and would see the call not counted.
+     */
+    public static final class HoldingScheduler extends DefaultRpcScheduler {
+        static final AtomicInteger COUNTED = new AtomicInteger();
+        static volatile CountDownLatch answered = new CountDownLatch(0);
+
+        public HoldingScheduler(int levels, String namespace, Configuration conf) {
+            super(levels, namespace, conf);
+        }
+
+        @Override
+        public void addResponseTime(String name, Schedulable call,
+            ProcessingDetails details) {
+            if (name.equals("echo")) {
+                try {
+                    // with the answer held until this returns, the client cannot say so: the wait ends at 200 ms
+                    answered.await(200, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                COUNTED.incrementAndGet();
+            }
+        }
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"queue", "direct", "reader"})
+    void answersReachTheClientOnlyAfterHadoopCountedTheCall(String dispatch) throws Exception {
+        Configuration c = new Configuration(conf);
+        c.set(HadoopRdmxConfig.DISPATCH_KEY, dispatch);
+        c.setClass("ipc.0.scheduler.impl", HoldingScheduler.class, RpcScheduler.class);
+        RdmxServer s = rdmxServer(c, new TestRpcBase.PBServerImpl());
+        TestRpcService p = proxy(s, conf);
+        p.ping(null, TestRpcBase.newEmptyRequest());
+        HoldingScheduler.COUNTED.set(0);
+        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
+        int calls = 3;
+        for (int i = 1; i <= calls; i++) {
+            CountDownLatch answered = new CountDownLatch(1);
+            HoldingScheduler.answered = answered;
+            assertEquals("m" + i, p.echo(null, echo("m" + i)).getMessage());
+            int counted = HoldingScheduler.COUNTED.get();
+            long echoOps = MetricsAsserts.getLongCounter("EchoNumOps",
+                MetricsAsserts.getMetrics(s.getRpcDetailedMetrics().name()));
+            answered.countDown();
+            assertEquals(i, counted, dispatch + " dispatch: echo " + i + " answered before Hadoop counted it");
+            assertEquals(i, echoOps, dispatch + " dispatch: EchoNumOps right after echo " + i);
+        }
+        assertEquals(calls, RdmxRpcEngine.clientCallsOverRdmx() - rdmx, "the echo calls went over rdmx");
     }
 
     @Test
