@@ -11,12 +11,14 @@ import jdk.net.UnixDomainPrincipal;
 interface ShmIo {
     /**
      * Writes one frame (a header and an optional payload) behind every frame written before: on the calling
-     * thread when nothing is queued, what the socket does not take now is copied and written later by the
-     * node's I/O thread. Any thread; the caller orders its frames (the connection's send lock, or the I/O thread
-     * during the handshake).
+     * thread when nothing is queued; what the socket does not take now is written later by the node's I/O
+     * thread, the header's rest from a copy, the payload's rest from the payload's own memory (not copied).
+     * Any thread; the caller orders its frames (the connection's send lock, or the I/O thread during the
+     * handshake).
      *
-     * @param header the header (or the whole frame), from its position to its limit
-     * @param payload data following the header, or null
+     * @param header the header (or the whole frame), from its position to its limit; the caller may reuse it at once
+     * @param payload data following the header, or null: memory that stays unchanged until the peer acknowledged
+     *                the frame (a posted request's source region, per the verbs contract)
      * @return false if the socket is closed or closing (nothing was written)
      */
     boolean write(ByteBuffer header, ByteBuffer payload);

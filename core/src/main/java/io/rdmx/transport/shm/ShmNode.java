@@ -723,8 +723,8 @@ class ShmNode extends AbstractNode {
 
     /**
      * One connection's socket ({@link ShmIo}): the frames a posting thread could not write at once wait in
-     * {@link #outbox} (FIFO, copies), written by the I/O thread when the socket is writable again; every frame
-     * written meanwhile queues behind them.
+     * {@link #outbox} (FIFO: copies of headers, views of payloads), written by the I/O thread when the socket is
+     * writable again; every frame written meanwhile queues behind them.
      */
     final class Link implements ShmIo {
         private final SocketChannel ch;
@@ -980,14 +980,17 @@ class ShmNode extends AbstractNode {
                         return true;
                     }
                 }
-                ByteBuffer rest = ByteBuffer.allocate(header.remaining() + (payload == null ? 0
-                    : payload.remaining()));
-                rest.put(header);
-                if (payload != null) {
-                    rest.put(payload);
+                // what the socket did not take waits for the I/O thread: the header is copied (the caller reuses
+                // it for its next frame), the payload is not: it is a posted request's source in a region, which
+                // stays unchanged until the request completes, and that needs the peer's ACK of every byte
+                boolean wasEmpty = outbox.isEmpty();
+                if (header.hasRemaining()) {
+                    outbox.addLast(ByteBuffer.allocate(header.remaining()).put(header).flip());
                 }
-                outbox.addLast(rest.flip());
-                if (outbox.size() == 1) {
+                if (payload != null && payload.hasRemaining()) {
+                    outbox.addLast(payload.slice());
+                }
+                if (wasEmpty && !outbox.isEmpty()) {
                     wantWrite();
                 }
                 return true;
