@@ -114,7 +114,8 @@ class HadoopTestProtoBufRpcOverRdmxTest {
             for (int attempt = 1; attempt <= 2; attempt++) {
                 Result again = new JUnitCore().run(Request.aClass(TestProtoBufRpc.class).filterWith(only(name)));
                 report.append(report.charAt(report.length() - 1) == '\n' ? "  " : "\n  ").append(name)
-                    .append(": failed on Hadoop's own metric race (stock server, TCP: ").append(f.getMessage()).append("), run again alone: ")
+                    .append(": failed on Hadoop's own metric race (stock server, TCP: ")
+                    .append(f.getMessage()).append("), run again alone: ")
                     .append(again.wasSuccessful() && again.getRunCount() == 1 ? "passed" : "FAILED "
                         + again.getFailures()).append('\n');
                 if (again.wasSuccessful() && again.getRunCount() == 1) {
