@@ -531,10 +531,14 @@ public abstract class RpcSuite {
         RpcServer s = server(cfg());
         RpcClient c = client(cfg());
         assertEquals(4, c.call(s.address(), ECHO, intBody(0), WAIT).length);
+        long before = c.callerReads();
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try {
             Future<byte[]> leader = pool.submit(() -> c.call(s.address(), SLOW, intBody(1), WAIT));
             Blocking.awaitTrue("slow handler entered", () -> slowEntered.get() == 1, WAIT);
+            // the server can enter the handler before the first caller's thread reaches the reader role: wait
+            // until it holds it, so the second caller is the one to find it taken
+            Blocking.awaitTrue("the first caller took the reader role", () -> c.callerReads() == before + 1, WAIT);
             long reads = c.callerReads();
             Future<byte[]> follower = pool.submit(() -> c.call(s.address(), LATER, intBody(2), WAIT));
             RpcCall later = held();
