@@ -16,6 +16,7 @@ import java.io.InterruptedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -135,7 +136,9 @@ public final class RdmxServer extends RdmxCountingServer {
             opts.bindAddress(host + ":0");
         }
         node = Fabrics.get(rcfg.provider).open(opts.build());
-        engine = ChannelEngine.open(node, ChannelConfig.builder(1).ringCapacity(rcfg.ringBytes).build());
+        // every RPC frame is flushed by its sender: no timed flush (see RdmxClients)
+        engine = ChannelEngine.open(node, ChannelConfig.builder(1).ringCapacity(rcfg.ringBytes)
+            .flushInterval(Duration.ZERO).build());
         int port = code == RdmxEndpoint.SHM ? tcp.getPort() : portOf(node.address());
         advertised = RdmxEndpoint.encode(code, port, rcfg.ringBytes);
         RdmxIpcBridge.advertise(this, RdmxEndpoint.class, advertised);
@@ -155,6 +158,12 @@ public final class RdmxServer extends RdmxCountingServer {
     /** @return why there is no rdmx listener, or null when there is one */
     public String rdmxOffReason() {
         return offReason;
+    }
+
+    /** @return the channel configuration of the rdmx listener's engine, or null without one (tests) */
+    ChannelConfig rdmxChannelConfig() {
+        ChannelEngine e = engine;
+        return e == null ? null : e.config();
     }
 
     /** @return Hadoop calls this server received over rdmx */

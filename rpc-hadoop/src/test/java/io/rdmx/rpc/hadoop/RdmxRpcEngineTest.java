@@ -152,6 +152,23 @@ class RdmxRpcEngineTest {
         assertTrue(s.getRpcMetrics().getProcessingSampleCount() >= 2, "processing samples");
     }
 
+    /**
+     * Every RPC frame is flushed by its sender, so neither side's engine runs a timed flush: its network thread
+     * then sleeps until a completion (50 ms at most) instead of waking every millisecond for a flush scan.
+     */
+    @Test
+    void neitherSidesEngineRunsATimedFlush() throws Exception {
+        RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
+        assertTrue(s.rdmxChannelConfig().flushInterval().isZero(), "server: " + s.rdmxChannelConfig());
+        assertEquals("hello", proxy(s, conf).echo(null, echo("hello")).getMessage());
+        RdmxClients.Shared c = RdmxClients.acquire(HadoopRdmxConfig.PROVIDER_DEFAULT, 0, 1 << 20);
+        try {
+            assertTrue(c.engine.config().flushInterval().isZero(), "client: " + c.engine.config());
+        } finally {
+            RdmxClients.release(c);
+        }
+    }
+
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"direct", "reader"})
     void directDispatchRunsCallsOnTheRdmxHandlerAsTheCaller(String dispatch) throws Exception {
