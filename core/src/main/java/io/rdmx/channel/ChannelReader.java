@@ -46,6 +46,8 @@ public final class ChannelReader {
     private long[] parkValues = new long[0];
     /** Leader/follower: the reader thread reads its sole peer's input itself ({@link Connection#awaitInput}). */
     private final InputFollower follower = new InputFollower();
+    /** A spinning reader reads its sole peer's socket once per this many spins plus one (a power of two less 1). */
+    static final int SPINS_PER_INPUT_LOOK = 31;
 
     ChannelReader(ChannelEngine engine, int worker) {
         this.engine = engine;
@@ -167,6 +169,7 @@ public final class ChannelReader {
         long deadline = start + unit.toNanos(timeout);
         int spins = engine.config().spinsBeforePark();
         boolean agent = !engine.config().engineThread();
+        InputFollower.Input sole = agent ? null : engine.solePeer();
         engine.metricReaderBlocked();
         try {
             // One loop for spinning and parking, ended on the clock: see ChannelWriter.claim (a spin loop that
@@ -189,10 +192,15 @@ public final class ChannelReader {
                 }
                 if (spins > 0) {
                     spins--;
+                    // a spinning reader of a sole peer looks at the socket itself now and then: readers that
+                    // waited before hold its input (the I/O thread does not read it for a moment)
+                    if (sole != null && (spins & SPINS_PER_INPUT_LOOK) == 0 && sole.awaitInput(0) > 0) {
+                        continue;
+                    }
                     Thread.onSpinWait();
                     continue;
                 }
-                InputFollower.Input sole = agent ? null : engine.solePeer();
+                sole = agent ? null : engine.solePeer();
                 if (sole != null) {
                     // leader/follower: wait on the peer's socket and handle its input on this thread, rather than
                     // sleep until the I/O thread read it and woke this one. driving is set before the re-check:

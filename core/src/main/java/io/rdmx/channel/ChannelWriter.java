@@ -1,5 +1,6 @@
 package io.rdmx.channel;
 
+import io.rdmx.transport.internal.InputFollower;
 import io.rdmx.transport.internal.Sleeper;
 import io.rdmx.spi.Platform;
 import io.rdmx.transport.ConnectionClosedException;
@@ -276,9 +277,19 @@ public final class ChannelWriter implements Notifier.Notifiable {
                         throw peer.closedException();
                     }
                 }
+                // the engine's sole peer's socket (leader/follower input): a spinning writer reads it itself now
+                // and then (credits come on it), and before it sleeps hands it back to the I/O thread if waiting
+                // threads hold it (they keep it for a moment after they return, and this one will not read it)
+                InputFollower.Input sole = agent ? null : peer.engine().solePeer();
                 if (spins > 0) {
                     spins--;
+                    if (sole != null && (spins & ChannelReader.SPINS_PER_INPUT_LOOK) == 0 && sole.awaitInput(0) > 0) {
+                        continue;
+                    }
                     Thread.onSpinWait();
+                    continue;
+                }
+                if (sole != null && sole.releaseInput() > 0) {
                     continue;
                 }
                 // arm the sleeper and (re-)arm the shared writer-parked word (a wake-up disarms it), then

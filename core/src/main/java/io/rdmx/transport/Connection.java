@@ -146,7 +146,8 @@ public interface Connection extends AutoCloseable {
      * Returns at once if something was read, else after data came, {@link #wakeInput()}, the peer closed, or the
      * timeout.
      *
-     * @param nanos the longest wait
+     * @param nanos the longest wait; 0 or less reads what is there and returns at once (a spinning waiter's look),
+     *              and only while waiting threads hold the input (else -1: the I/O thread reads it)
      * @return bytes read and handled (0: nothing within the wait, or woken), or -1 if the provider does not offer
      *         this or another thread reads the socket now (then the caller sleeps as usual)
      */
@@ -156,6 +157,19 @@ public interface Connection extends AutoCloseable {
 
     /** Ends an {@link #awaitInput} now, or the next one at once (no lost wake-up). Any thread. */
     default void wakeInput() {
+    }
+
+    /**
+     * Optional capability, with {@link #awaitInput}: the calling thread is about to sleep until something this
+     * connection's input brings, without reading the socket itself (a writer waiting for credits). Threads that
+     * waited in {@link #awaitInput} hold the input for a moment after they return (the provider's I/O thread does
+     * not read it meanwhile); this reads what is there and hands the input back to the I/O thread at once, so
+     * nothing that comes while the caller sleeps waits for them.
+     *
+     * @return bytes read and handled (0: none, or nothing held)
+     */
+    default int releaseInput() {
+        return 0;
     }
 
     /** @return true until the connection is closed or broken */

@@ -82,6 +82,8 @@ public final class ChannelBench {
     private final boolean quick;
     private final long measureMillis;
     private final long rttMillis;
+    /** Pinging before each round-trip measurement (every case alike). */
+    private final long rttWarmMillis;
     private final Report report;
     private final Map<String, Flow> flows = new LinkedHashMap<>();
     private final Map<String, Rtt> rtts = new LinkedHashMap<>();
@@ -93,10 +95,12 @@ public final class ChannelBench {
         this.quick = quick;
         this.measureMillis = quick ? 700 : 2000;
         this.rttMillis = quick ? 450 : 2000;
+        this.rttWarmMillis = quick ? 2500 : 4000;
         this.report = new Report("channel", quick).printResults(false).context("ringCapacity", RING)
             .context("batchThresholdDefault", ChannelConfig.BATCH_THRESHOLD_DEFAULT)
             .context("measureMillis", measureMillis)
             .context("roundTripMillis", rttMillis)
+            .context("roundTripWarmUpMillis", rttWarmMillis + " of pinging before each round-trip measurement")
             .context("processes", "2 per case (sender and receiver), fresh JVMs with the case's flags")
             .context("rdmxIdle", "park: " + ChannelConfig.SPINS_PROP + "=0 (default); spin-park: "
                 + ChannelConfig.SPINS_PROP + "=" + SPIN_THEN_PARK + "; busy-spin: " + ChannelConfig.SPINS_PROP + "="
@@ -283,7 +287,8 @@ public final class ChannelBench {
         try {
             String address = address(peer);
             List<String> args = new ArrayList<>(List.of(c.kind(), address, Long.toString(peer.pid()),
-                Long.toString(measureMillis), Long.toString(rttMillis), join(only(c.stream())),
+                Long.toString(measureMillis), Long.toString(rttMillis), Long.toString(rttWarmMillis),
+                join(only(c.stream())),
                 join(only(c.rtt()))));
             args.addAll(c.kindArgs());
             driver = spawn(ChannelDriver.class.getName(), c.jvm(), args);

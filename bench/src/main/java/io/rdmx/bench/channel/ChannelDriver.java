@@ -23,16 +23,19 @@ public final class ChannelDriver {
     private final long peerPid;
     private final long measureNanos;
     private final long rttNanos;
+    private final long rttWarmNanos;
 
-    private ChannelDriver(Link link, long peerPid, long measureNanos, long rttNanos) {
+    private ChannelDriver(Link link, long peerPid, long measureNanos, long rttNanos, long rttWarmNanos) {
         this.link = link;
         this.peerPid = peerPid;
         this.measureNanos = measureNanos;
         this.rttNanos = rttNanos;
+        this.rttWarmNanos = rttWarmNanos;
     }
 
     /**
-     * @param args {@code kind address peerPid measureMillis rttMillis streamSizes rttSizes kind-args...}, sizes
+     * @param args {@code kind address peerPid measureMillis rttMillis rttWarmMillis streamSizes rttSizes
+     *     kind-args...}, sizes
      *     comma-separated (possibly {@code -} for none); kind {@code ring provider notification ringCapacity
      *     batchThreshold}, {@code nio blocking|busy-poll} or {@code aeron spin-shared|spin-invoker|backoff}
      * @throws Exception on failure
@@ -42,11 +45,12 @@ public final class ChannelDriver {
         long peerPid = Long.parseLong(args[2]);
         long measure = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(args[3]));
         long rtt = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(args[4]));
-        int[] streamSizes = sizes(args[5]);
-        int[] rttSizes = sizes(args[6]);
-        String[] rest = Arrays.copyOfRange(args, 7, args.length);
+        long rttWarm = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(args[5]));
+        int[] streamSizes = sizes(args[6]);
+        int[] rttSizes = sizes(args[7]);
+        String[] rest = Arrays.copyOfRange(args, 8, args.length);
         try (Link link = open(args[0], address, rest)) {
-            ChannelDriver d = new ChannelDriver(link, peerPid, measure, rtt);
+            ChannelDriver d = new ChannelDriver(link, peerPid, measure, rtt, rttWarm);
             for (int size : streamSizes) {
                 d.stream(size);
             }
@@ -115,9 +119,13 @@ public final class ChannelDriver {
         }
     }
 
-    /** Pings for a third of the round-trip time (warm-up), then records each round trip, at most a million. */
+    /**
+     * Pings for the warm-up time (the JIT compiles the waiting paths of both processes: on this kind of machine a
+     * round trip of the ring takes seconds of pinging to settle, the NIO one less), then records each round trip,
+     * at most a million.
+     */
     private void roundTrip(int size) throws Exception {
-        long warmEnd = System.nanoTime() + rttNanos / 3;
+        long warmEnd = System.nanoTime() + rttWarmNanos;
         while (System.nanoTime() < warmEnd) {
             link.ping(size);
         }

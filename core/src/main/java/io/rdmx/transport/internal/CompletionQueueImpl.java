@@ -149,6 +149,13 @@ public final class CompletionQueueImpl implements CompletionQueue {
         }
     }
 
+    /** A spinning waiter's look at the followable input, if any: true if it read something. */
+    private boolean spinLook() {
+        Supplier<InputFollower.Input> src = inputs;
+        InputFollower.Input in = src == null || Thread.currentThread() == neverFollows ? null : src.get();
+        return in != null && in.awaitInput(0) > 0;
+    }
+
     @Override
     public int await(CompletionHandler handler, int max, long timeout, TimeUnit unit)
         throws RdmxException, InterruptedException {
@@ -173,6 +180,9 @@ public final class CompletionQueueImpl implements CompletionQueue {
                 }
                 if (spins > 0) {
                     spins--;
+                    if ((spins & 31) == 0 && spinLook()) {
+                        continue; // read the single connection's socket itself (followers may hold its input)
+                    }
                     Thread.onSpinWait();
                     continue;
                 }

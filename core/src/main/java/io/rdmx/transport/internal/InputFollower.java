@@ -32,6 +32,16 @@ public final class InputFollower {
         void wakeInput();
 
         /**
+         * Hands input held by waiters back to the provider now ({@link Connection#releaseInput}): the caller sleeps
+         * another way.
+         *
+         * @return bytes read and handled
+         */
+        default int releaseInput() {
+            return 0;
+        }
+
+        /**
          * @param c a connection
          * @return its leader/follower input (allocates: once per connection, not per wait)
          */
@@ -45,6 +55,11 @@ public final class InputFollower {
                 @Override
                 public void wakeInput() {
                     c.wakeInput();
+                }
+
+                @Override
+                public int releaseInput() {
+                    return c.releaseInput();
                 }
             };
         }

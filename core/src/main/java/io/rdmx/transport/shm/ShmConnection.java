@@ -398,6 +398,24 @@ public final class ShmConnection extends AbstractConnection {
         return io.followerReads();
     }
 
+    /**
+     * @return how often a waiting thread that gave this connection's input back woke the node's I/O thread (tests,
+     *         diagnostics): once per grace at most while waiters keep coming back ({@link ShmFabric#FOLLOW_GRACE_PROP})
+     */
+    public long followerReleaseWakes() {
+        return io.followerReleaseWakes();
+    }
+
+    /** @return passes of the node's I/O thread through its loop so far, each a wake-up or a look (tests) */
+    public long ioThreadLoops() {
+        return shmNode.ioLoops();
+    }
+
+    @Override
+    public int releaseInput() {
+        return io.releaseInput();
+    }
+
     @Override
     public void wakeInput() {
         io.wakeFollower();

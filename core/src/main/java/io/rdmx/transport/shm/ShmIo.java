@@ -77,6 +77,21 @@ interface ShmIo {
         return 0;
     }
 
+    /**
+     * A thread about to sleep without reading the socket: hands input that followers hold back to the I/O thread
+     * now (after reading what is there). Any thread but the I/O thread.
+     *
+     * @return bytes read and handled
+     */
+    default int releaseInput() {
+        return 0;
+    }
+
+    /** @return give-backs of the input by followers that woke the I/O thread (tests, diagnostics) */
+    default long followerReleaseWakes() {
+        return 0;
+    }
+
     /** Ends a {@link #follow} now, or the next one at once. Any thread. */
     default void wakeFollower() {
     }

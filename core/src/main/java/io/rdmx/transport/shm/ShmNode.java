@@ -10,6 +10,7 @@ import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
 import io.rdmx.transport.internal.CompletionQueueImpl;
+import io.rdmx.transport.internal.InputHold;
 import io.rdmx.transport.wire.Placer;
 import java.io.IOException;
 import java.net.ConnectException;
@@ -68,6 +69,10 @@ import org.slf4j.LoggerFactory;
  * has one connection ({@code rdmx.cq.followerReads}).
  */
 class ShmNode extends AbstractNode {
+    /** {@link ShmFabric#FOLLOW_GRACE_PROP}. */
+    static final String FOLLOW_GRACE_PROP = ShmFabric.FOLLOW_GRACE_PROP;
+    /** Default of {@link #FOLLOW_GRACE_PROP}. */
+    static final long FOLLOW_GRACE_DEFAULT_MICROS = ShmFabric.FOLLOW_GRACE_DEFAULT_MICROS;
     private static final Logger LOG = LoggerFactory.getLogger(ShmNode.class);
     /** How long a closing socket waits for the peer to read its last frames and close. */
     static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
@@ -82,6 +87,13 @@ class ShmNode extends AbstractNode {
     /** Whether the completion queue's waiter may read the single connection's socket itself ({@link Link#follow}). */
     private final boolean queueFollowerReads;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    /**
+     * Sockets whose input followers hold between their reads ({@link Link#follow}): the I/O thread does not watch
+     * them and takes each back once no follower came back within {@link #followGraceNanos}.
+     */
+    private final java.util.Set<Link> held = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** {@link #FOLLOW_GRACE_PROP}: how long after a follower gave a socket's input back the I/O thread leaves it. */
+    private final long followGraceNanos;
     private final long tickNanos;
     private Selector selector;
     private ServerSocketChannel server;
@@ -89,6 +101,8 @@ class ShmNode extends AbstractNode {
     private ServerSocketChannel bellServer;
     private Thread thread;
     private volatile boolean running;
+    /** Passes of the I/O thread's loop; written by that thread only. */
+    private volatile long loops;
 
     /**
      * @param fabric the provider
@@ -118,8 +132,28 @@ class ShmNode extends AbstractNode {
         if (queueFollowerReads) {
             followInputFromQueue();
         }
+        this.followGraceNanos = TimeUnit.MICROSECONDS.toNanos(followGrace());
         this.tickNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(TimeUnit.MILLISECONDS.toNanos(250),
             ShmHandler.pingInterval(this) / 4));
+    }
+
+    /**
+     * @return {@link #FOLLOW_GRACE_PROP} in microseconds
+     * @throws IllegalArgumentException naming the property and the value if it is not a number from 0 to 60,000,000
+     */
+    static long followGrace() {
+        String v = System.getProperty(FOLLOW_GRACE_PROP, Long.toString(FOLLOW_GRACE_DEFAULT_MICROS)).trim();
+        long micros;
+        try {
+            micros = Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            micros = -1;
+        }
+        if (micros < 0 || micros > 60_000_000L) {
+            throw new IllegalArgumentException(FOLLOW_GRACE_PROP + "=" + v
+                + " must be a number of microseconds from 0 to 60000000");
+        }
+        return micros;
     }
 
     /**
@@ -372,7 +406,13 @@ class ShmNode extends AbstractNode {
         long nextTick = System.nanoTime() + tickNanos;
         try {
             while (running) {
-                long wait = Math.max(1, TimeUnit.NANOSECONDS.toMillis(nextTick - System.nanoTime()));
+                long before = System.nanoTime();
+                long waitNanos = nextTick - before;
+                if (!held.isEmpty()) {
+                    waitNanos = Math.min(waitNanos, heldInputs(before));
+                }
+                long wait = Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos + 999_999));
+                loops++;
                 if (tasks.isEmpty()) {
                     selector.select(this::ready, wait);
                 } else {
@@ -399,6 +439,27 @@ class ShmNode extends AbstractNode {
         } finally {
             shutdown();
         }
+    }
+
+    /**
+     * I/O thread, before it sleeps: takes back the input of every socket whose followers gave it back more than
+     * {@link #followGraceNanos} ago (or that closed, or whose handler wants no input), and tells the followers
+     * reading now to wake this thread when they give it back.
+     *
+     * @param now the time
+     * @return how long this thread may sleep as far as held inputs go
+     */
+    private long heldInputs(long now) {
+        long wait = Long.MAX_VALUE;
+        for (Link l : held) {
+            wait = Math.min(wait, l.heldInput(now));
+        }
+        return wait;
+    }
+
+    /** @return passes of the I/O thread's loop (each ends a sleep or a look at ready sockets), for tests */
+    long ioLoops() {
+        return loops;
     }
 
     private void runTasks() {
@@ -747,9 +808,14 @@ class ShmNode extends AbstractNode {
          */
         private final java.util.concurrent.locks.ReentrantLock readLock =
             new java.util.concurrent.locks.ReentrantLock();
-        /** Set while a follower owns the input: the I/O thread's key does not watch OP_READ meanwhile. */
-        private final java.util.concurrent.atomic.AtomicBoolean following =
-            new java.util.concurrent.atomic.AtomicBoolean();
+        /**
+         * Who reads the input: the I/O thread, or followers ({@link #follow}) who hold it between their reads until
+         * the I/O thread takes it back ({@link #heldInput}).
+         */
+        private final InputHold hold = new InputHold();
+        /** Follower give-backs that woke the I/O thread (tests, diagnostics). */
+        private final java.util.concurrent.atomic.AtomicLong releaseWakes =
+            new java.util.concurrent.atomic.AtomicLong();
         /** Whether the handler wants input (false: back pressure, see {@link #reading}); guarded by readLock. */
         private volatile boolean wantRead = true;
         /** Where a follower waits for the socket (the socket registered for OP_READ); created once, lazily. */
@@ -810,7 +876,7 @@ class ShmNode extends AbstractNode {
          * select sees what is left (level-triggered), so nothing is lost.
          */
         void readable() {
-            if (following.get() || !readLock.tryLock()) {
+            if (hold.owned() || !readLock.tryLock()) {
                 return; // a follower owns the input: it reads this itself (its own select woke it too)
             }
             try {
@@ -826,12 +892,15 @@ class ShmNode extends AbstractNode {
 
         /**
          * Leader/follower: a thread waiting for this connection's input reads the socket itself. It takes the
-         * input ({@link #following}), stops the I/O thread's watch of OP_READ (applied at that thread's next
-         * select: at worst it wakes once more and finds the read lock taken or nothing to read), reads and
-         * handles what is there under the read lock, and if nothing was, waits in a selector of its own (without
-         * the lock, so the I/O thread's tasks for this socket never wait for it) and reads once more. Then it
-         * gives the input back: OP_READ again and a wake-up of the I/O thread, whose select then sees anything
-         * that came since (level-triggered). Any thread but the I/O thread.
+         * input ({@link InputHold#take}); unless followers hold it already ({@link InputHold#hold}) it stops the I/O
+         * thread's watch of OP_READ (applied at that thread's next select: at worst it wakes once more and finds
+         * the read lock taken or nothing to read). It reads and handles what is there under the read lock, and if
+         * nothing was, waits in a selector of its own (without the lock, so the I/O thread's tasks for this
+         * socket never wait for it) and reads once more. Then it gives the input back to the followers: the I/O
+         * thread's watch stays off, so a follower that comes back soon (a reader between two records) finds the
+         * socket its own and nothing wakes the I/O thread; that thread takes the input back (OP_READ again, and its
+         * level-triggered select sees anything that came meanwhile) once no follower came back within the grace
+         * ({@link #FOLLOW_GRACE_PROP}). Any thread but the I/O thread.
          */
         @Override
         public int follow(long nanos, boolean queue) {
@@ -839,18 +908,21 @@ class ShmNode extends AbstractNode {
                 || Thread.currentThread() == thread || !wantRead) {
                 return -1;
             }
-            if (!following.compareAndSet(false, true)) {
+            if (!hold.take()) {
                 return -1;
             }
             try {
-                try {
-                    key.interestOpsAnd(~SelectionKey.OP_READ);
-                } catch (CancelledKeyException e) {
-                    return -1;
+                if (hold.hold()) {
+                    held.add(this); // the I/O thread may sleep with no deadline for it: the give-back wakes it
+                    try {
+                        key.interestOpsAnd(~SelectionKey.OP_READ);
+                    } catch (CancelledKeyException e) {
+                        return -1;
+                    }
                 }
                 int n = readInline();
-                if (n != 0) {
-                    return n;
+                if (n != 0 || nanos <= 0) {
+                    return n; // nanos <= 0: a spinning waiter's look at the socket, no wait
                 }
                 Selector s = followSelector();
                 if (s == null) {
@@ -866,18 +938,75 @@ class ShmNode extends AbstractNode {
             }
         }
 
-        /** The follower is done: the I/O thread watches the socket again (if the handler wants input). */
+        /**
+         * The follower is done: the input stays held for the next follower; the I/O thread is woken only if it
+         * may sleep with no deadline for this socket.
+         */
         private void giveBack() {
-            following.set(false);
-            if (!wantRead || closed) {
-                return;
+            if (hold.giveBack(System.nanoTime())) {
+                releaseWakes.incrementAndGet();
+                selector.wakeup();
+            }
+        }
+
+        /**
+         * I/O thread, before it sleeps, for a socket whose input followers hold: takes the input back if the last
+         * follower gave it back more than the grace ago, the socket closed or the handler wants no input; if a
+         * follower reads now, asks it to wake this thread when it gives the input back.
+         *
+         * @param now the time
+         * @return how long this thread may sleep as far as this socket goes (Long.MAX_VALUE: no deadline)
+         */
+        long heldInput(long now) {
+            long wait = hold.poll(now, followGraceNanos, wantRead && !closed);
+            if (wait != InputHold.TAKE_BACK) {
+                return wait;
+            }
+            if (!hold.beginTakeBack()) {
+                return 0; // a follower came back just now: look again at once
             }
             try {
-                key.interestOpsOr(SelectionKey.OP_READ);
+                held.remove(this);
+                if (wantRead && !closed) {
+                    key.interestOpsOr(SelectionKey.OP_READ);
+                }
             } catch (CancelledKeyException e) {
-                return;
+                // closed meanwhile
+            } finally {
+                hold.endTakeBack();
             }
-            selector.wakeup();
+            return Long.MAX_VALUE;
+        }
+
+        /**
+         * A thread about to sleep another way (a writer waiting for credits): if followers hold the input and none
+         * reads now, reads what is there and hands the input back to the I/O thread at once (woken to take it),
+         * so that what comes while this thread sleeps is read without waiting out the grace. Any thread but the
+         * I/O thread.
+         *
+         * @return bytes read and handled
+         */
+        @Override
+        public int releaseInput() {
+            if (!hold.held() || closed || Thread.currentThread() == thread || !hold.take()) {
+                return 0; // not held, or a follower reads it now (and handles what this thread waits for)
+            }
+            int n = 0;
+            try {
+                n = readInline();
+            } catch (IOException e) {
+                n = 0; // readInline hands the failure to the I/O thread
+            } finally {
+                hold.handBack(System.nanoTime(), followGraceNanos);
+                releaseWakes.incrementAndGet();
+                selector.wakeup();
+            }
+            return Math.max(0, n);
+        }
+
+        @Override
+        public long followerReleaseWakes() {
+            return releaseWakes.get();
         }
 
         /** Follower: reads once under the read lock; 0 if another thread holds it. */
@@ -1054,8 +1183,8 @@ class ShmNode extends AbstractNode {
         public void reading(boolean on) {
             wantRead = on;
             SelectionKey k = key;
-            if (k == null || !k.isValid() || following.get()) {
-                return; // a follower gives the socket back as wantRead says
+            if (k == null || !k.isValid() || hold.owned() || hold.held()) {
+                return; // followers hold the input: the I/O thread takes it back as wantRead says (heldInput)
             }
             try {
                 if (on) {
@@ -1125,6 +1254,7 @@ class ShmNode extends AbstractNode {
                 return;
             }
             closed = true;
+            held.remove(this);
             synchronized (outLock) {
                 closing = true;
                 outbox.clear();

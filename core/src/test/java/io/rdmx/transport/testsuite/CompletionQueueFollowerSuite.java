@@ -17,6 +17,7 @@ import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
 import io.rdmx.transport.internal.CompletionQueueImpl;
 import io.rdmx.transport.shm.ShmConnection;
+import io.rdmx.transport.shm.ShmFabric;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,6 +49,7 @@ public abstract class CompletionQueueFollowerSuite {
             nodes.get(i).close();
         }
         System.clearProperty(CompletionQueueImpl.FOLLOWER_READS_PROP);
+        System.clearProperty(ShmFabric.FOLLOW_GRACE_PROP);
     }
 
     private Node open(String role) throws RdmxException {
@@ -123,6 +125,57 @@ public abstract class CompletionQueueFollowerSuite {
         assertEquals(5, r[1]);
         assertEquals(0, r[0], "a waiter read one of several connections");
         assertEquals(0, ((ShmConnection) second[1]).followerReads());
+    }
+
+    @Test
+    void waitersThatComeBackWithinTheGraceNeitherWakeNorStopTheIoThread() throws Exception {
+        // a grace far longer than the test: only the I/O thread's own timer passes can ask a waiter to wake it
+        System.setProperty(ShmFabric.FOLLOW_GRACE_PROP, "10000000");
+        Node server = open("server");
+        Connection[] c = connect(open("client"), server);
+        ShmConnection s = (ShmConnection) c[1];
+        sendWhileWaiting(c[0], c[1], server, 5);
+        long wakesBefore = s.followerReleaseWakes();
+        long loopsBefore = s.ioThreadLoops();
+        int rounds = 200;
+        long[] r = sendWhileWaiting(c[0], c[1], server, rounds);
+        assertEquals(rounds, r[1]);
+        long wakes = s.followerReleaseWakes() - wakesBefore;
+        long loops = s.ioThreadLoops() - loopsBefore;
+        // giving the input back used to wake the I/O thread every time (wakes = loops >= rounds); now it stays
+        // with the waiters, and the I/O thread wakes for its timers only
+        assertTrue(wakes < rounds / 4, wakes + " of " + rounds + " waiters woke the I/O thread giving the input back");
+        assertTrue(loops < rounds / 4, "the I/O thread woke " + loops + " times in " + rounds + " rounds");
+    }
+
+    @Test
+    void inputThatComesWhileNoWaiterReadsIsReadByTheIoThreadOnceTheGraceIsOver() throws Exception {
+        Node server = open("server");
+        Connection[] c = connect(open("client"), server);
+        sendWhileWaiting(c[0], c[1], server, 3); // the waiters hold the input now
+        long followed = ((ShmConnection) c[1]).followerReads();
+        Region in = server.register(64, Access.ALL);
+        Region out = c[0].node().register(64, Access.ALL);
+        c[1].post(WorkRequest.recv(in, 0, 64).wrId(42));
+        c[0].post(WorkRequest.send(out, 0, 16).wrId(42).signaled(false));
+        List<Completion> got = new ArrayList<>();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (got.isEmpty() && System.nanoTime() < deadline) {
+            server.completionQueue().poll(got::add, 1); // polling reads no socket: the I/O thread must
+            Thread.onSpinWait();
+        }
+        assertEquals(1, got.size(), "the message that came while no waiter read never arrived");
+        assertEquals(42, got.get(0).wrId());
+        assertEquals(Status.SUCCESS, got.get(0).status(), String.valueOf(got.get(0).detail()));
+        assertEquals(followed, ((ShmConnection) c[1]).followerReads(), "a waiter read the socket, not the I/O thread");
+    }
+
+    @Test
+    void aBadGraceIsRefusedNamingItAndTheValue() {
+        System.setProperty(ShmFabric.FOLLOW_GRACE_PROP, "-5");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> open("badgrace"));
+        assertTrue(e.getMessage().contains(ShmFabric.FOLLOW_GRACE_PROP) && e.getMessage().contains("-5"),
+            e.getMessage());
     }
 
     @Test
