@@ -477,6 +477,17 @@ public final class ChannelWriter implements Notifier.Notifiable {
         int idx = (int) (from & mask);
         int len = (int) (to - from);
         int firstLen = Math.min(len, (int) (mask + 1) - idx);
+        // the WRITE(s) and the notification SEND behind them leave together (one system call on a socket)
+        io.rdmx.transport.Connection c = peer.connection();
+        c.cork();
+        try {
+            postCorked(from, to, idx, len, firstLen);
+        } finally {
+            c.uncork();
+        }
+    }
+
+    private void postCorked(long from, long to, int idx, int len, int firstLen) {
         try {
             if (firstLen < len) {
                 first.local(region, base + idx, firstLen).remote(remote, base + idx);

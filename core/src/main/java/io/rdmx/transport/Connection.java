@@ -155,6 +155,20 @@ public interface Connection extends AutoCloseable {
         return -1;
     }
 
+    /**
+     * Optional capability: requests posted from now until {@link #uncork} may be held and handed to the medium
+     * together when the last uncork comes (a socket provider writes their frames in one system call; the verbs
+     * post-list idea). Posting threads call it around requests they post back to back (a channel's WRITE and
+     * its notification). Nests; every cork needs its uncork, in a finally block. Other threads' requests posted
+     * meanwhile are held too, in order. Default: nothing is held.
+     */
+    default void cork() {
+    }
+
+    /** Ends a {@link #cork}: at the last one, what it held goes out now. */
+    default void uncork() {
+    }
+
     /** Ends an {@link #awaitInput} now, or the next one at once (no lost wake-up). Any thread. */
     default void wakeInput() {
     }

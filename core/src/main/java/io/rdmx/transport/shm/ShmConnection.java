@@ -51,9 +51,24 @@ public final class ShmConnection extends AbstractConnection {
     private final OutstandingRing pending;
 
     // frame building, guarded by sendLock
-    private final ByteBuffer header = ByteBuffer.allocateDirect(FrameDescriptor.WRITE_HEADER_LENGTH)
-        .order(ByteOrder.LITTLE_ENDIAN);
+    private final ByteBuffer header = ByteBuffer.allocateDirect(FrameDescriptor.HEADER_LENGTH
+        + FrameDescriptor.WRITE_HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+    /**
+     * The ACK a thread that read the socket itself owes the peer (0: none; see {@link #oweAck}); written under
+     * sendLock, read without it to skip the lock.
+     */
+    private volatile long ackOwed;
     private final RegionViews views = new RegionViews();
+    /** Frames a corked connection holds at most ({@link #cork}); one more writes those held first. */
+    private static final int CORK_FRAMES = 4;
+    /** Cork depth ({@link #cork}), and what the cork holds: headers copied into slots, payload views per slot. */
+    private int corked;
+    private int corkFrames;
+    private int corkBuffers;
+    private int corkCopyMask;
+    private final ByteBuffer[] corkIov = new ByteBuffer[2 * CORK_FRAMES];
+    private final ByteBuffer[] corkHeaders = new ByteBuffer[CORK_FRAMES];
+    private final RegionViews[] corkViews = new RegionViews[CORK_FRAMES];
     /** Frames written so far (the I/O thread's keep-alive reads it under sendLock). */
     private long framesOut;
 
@@ -118,6 +133,43 @@ public final class ShmConnection extends AbstractConnection {
         }
         checkOpen();
         return shmNode.dialBell(peerAddress(), peerName(), this::isOpen);
+    }
+
+    /**
+     * Frames posted until {@link #uncork} go out in one gathering write (a channel writer's WRITE and the
+     * notification SEND behind it: one system call, not two); frames of other threads meanwhile join them, in
+     * order. Nests; every cork needs its uncork.
+     */
+    @Override
+    public void cork() {
+        synchronized (sendLock) {
+            corked++;
+        }
+    }
+
+    @Override
+    public void uncork() {
+        synchronized (sendLock) {
+            if (corked > 0 && --corked == 0) {
+                flushCork();
+            }
+        }
+    }
+
+    /** Under sendLock: writes what the cork holds, in one gathering write. */
+    private void flushCork() {
+        if (corkBuffers == 0) {
+            return;
+        }
+        ByteBuffer[] iov = corkIov;
+        // a failed write is the I/O thread's to report (it meets the same closed socket and fails the connection)
+        io.write(iov, corkBuffers, corkCopyMask);
+        for (int i = 0; i < corkBuffers; i++) {
+            iov[i] = null;
+        }
+        corkBuffers = 0;
+        corkFrames = 0;
+        corkCopyMask = 0;
     }
 
     /** Writes one byte to the peer's sleeper on that bell (non-blocking: a full socket is a pending wake-up). */
@@ -258,8 +310,13 @@ public final class ShmConnection extends AbstractConnection {
                             RegionImpl local, int localOffset, int carried) {
         int hl = type == FrameDescriptor.TYPE_WRITE ? FrameDescriptor.WRITE_HEADER_LENGTH
             : FrameDescriptor.HEADER_LENGTH;
+        if (corked > 0) {
+            writeCorked(type, flags, seq, rkey, imm, remoteOffset, dataLength, local, localOffset, carried, hl);
+            return;
+        }
         ByteBuffer h = header;
         h.clear();
+        putOwedAck(h);
         FrameBuffers.header(h, type, flags, hl + carried, seq);
         if (type == FrameDescriptor.TYPE_WRITE) {
             h.putInt(rkey).putInt(imm).putLong(remoteOffset).putInt(dataLength).putInt(0);
@@ -275,6 +332,35 @@ public final class ShmConnection extends AbstractConnection {
         io.write(h, payload);
     }
 
+    /** Under sendLock, corked: adds the frame to what the cork holds. */
+    private void writeCorked(int type, int flags, long seq, int rkey, int imm, long remoteOffset, int dataLength,
+                             RegionImpl local, int localOffset, int carried, int hl) {
+        if (corkFrames == CORK_FRAMES) {
+            flushCork();
+        }
+        int slot = corkFrames++;
+        ByteBuffer h = corkHeaders[slot];
+        if (h == null) {
+            h = ByteBuffer.allocateDirect(header.capacity()).order(ByteOrder.LITTLE_ENDIAN);
+            corkHeaders[slot] = h;
+            corkViews[slot] = new RegionViews();
+        }
+        h.clear();
+        putOwedAck(h);
+        FrameBuffers.header(h, type, flags, hl + carried, seq);
+        if (type == FrameDescriptor.TYPE_WRITE) {
+            h.putInt(rkey).putInt(imm).putLong(remoteOffset).putInt(dataLength).putInt(0);
+        }
+        corkCopyMask |= 1 << corkBuffers;
+        corkIov[corkBuffers++] = h.flip();
+        if (carried > 0) {
+            ByteBuffer payload = corkViews[slot].view(local);
+            payload.position(localOffset).limit(localOffset + carried);
+            corkIov[corkBuffers++] = payload;
+        }
+        framesOut++;
+    }
+
     /**
      * Sends a control frame of the established connection (ACK, PING) in order with the requests. Any thread;
      * nothing once the connection is down.
@@ -287,11 +373,60 @@ public final class ShmConnection extends AbstractConnection {
             if (!isOpen()) {
                 return;
             }
+            flushCork(); // in order behind the frames a cork holds
             ByteBuffer h = header;
             h.clear();
+            if (type == FrameDescriptor.TYPE_ACK && seq >= ackOwed) {
+                ackOwed = 0; // this one covers it
+            }
+            putOwedAck(h);
             FrameBuffers.header(h, type, 0, FrameDescriptor.HEADER_LENGTH, seq);
             framesOut++;
             io.write(h.flip(), null);
+        }
+    }
+
+    /**
+     * A thread that read the socket itself (leader/follower input) handled requests the peer wants acknowledged:
+     * the ACK goes out ahead of the next frame this side writes (the reply the application is about to send, in
+     * the same system call), or by {@link #payAck} when that thread comes back to read, or when the I/O thread
+     * takes the input back; not at once, which would cost the peer a wake-up for the ACK alone just before the
+     * reply. Any thread.
+     *
+     * @param seq the highest request handled
+     */
+    void oweAck(long seq) {
+        synchronized (sendLock) {
+            if (seq > ackOwed) {
+                ackOwed = seq;
+            }
+        }
+    }
+
+    /** Sends the owed ACK now, if any ({@link #oweAck}). Any thread. */
+    void payAck() {
+        if (ackOwed == 0) {
+            return;
+        }
+        synchronized (sendLock) {
+            if (ackOwed == 0 || !isOpen()) {
+                return;
+            }
+            flushCork();
+            ByteBuffer h = header;
+            h.clear();
+            putOwedAck(h);
+            io.write(h.flip(), null);
+        }
+    }
+
+    /** Under sendLock: puts the owed ACK frame, if any, where the next frame's header starts. */
+    private void putOwedAck(ByteBuffer h) {
+        long owed = ackOwed;
+        if (owed != 0) {
+            FrameBuffers.header(h, FrameDescriptor.TYPE_ACK, 0, FrameDescriptor.HEADER_LENGTH, owed);
+            ackOwed = 0;
+            framesOut++;
         }
     }
 
@@ -302,6 +437,8 @@ public final class ShmConnection extends AbstractConnection {
      */
     void sendFrame(ByteBuffer frame) {
         synchronized (sendLock) {
+            flushCork();
+            payAck();
             framesOut++;
             io.write(frame, null);
         }
@@ -391,6 +528,11 @@ public final class ShmConnection extends AbstractConnection {
     @Override
     protected InputFollower.Input followableInput() {
         return queueInput;
+    }
+
+    /** @return write system calls on this connection's socket so far, by any thread (tests, diagnostics) */
+    public long socketWrites() {
+        return io.socketWrites();
     }
 
     /** @return reads of this connection's socket that a waiting thread made itself (leader/follower input) */

@@ -219,7 +219,19 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
 
     @Override
     protected void writeAck(ShmConnection c, long seq) {
-        c.sendControl(FrameDescriptor.TYPE_ACK, seq);
+        if (io.onIoThread()) {
+            c.sendControl(FrameDescriptor.TYPE_ACK, seq);
+        } else {
+            c.oweAck(seq); // a thread reading the socket itself: the ACK rides on its reply (or goes when it returns)
+        }
+    }
+
+    /** Sends the ACK a thread that read the socket itself still owes, if any. Any thread. */
+    void payOwedAck() {
+        ShmConnection c = connection();
+        if (c != null) {
+            c.payAck();
+        }
     }
 
     @Override

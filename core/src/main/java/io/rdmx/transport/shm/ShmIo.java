@@ -24,6 +24,24 @@ interface ShmIo {
     boolean write(ByteBuffer header, ByteBuffer payload);
 
     /**
+     * Writes several frames' buffers in one gathering write, behind every frame written before, as
+     * {@link #write(ByteBuffer, ByteBuffer)} does for one.
+     *
+     * @param bufs the buffers, in order, each from its position to its limit
+     * @param n how many of them
+     * @param copyMask bit i set: buffer i is the caller's to reuse at once (a header; copied if not written now);
+     *                 clear: a region's memory, unchanged until the peer acknowledged it (not copied)
+     * @return false if the socket is closed or closing (nothing was written)
+     */
+    default boolean write(ByteBuffer[] bufs, int n, int copyMask) {
+        boolean ok = true;
+        for (int i = 0; i < n && ok; i++) {
+            ok = write(bufs[i], null);
+        }
+        return ok;
+    }
+
+    /**
      * Stops or resumes reading from the socket (back pressure while no receive is posted). I/O thread.
      *
      * @param on true to read
@@ -37,8 +55,13 @@ interface ShmIo {
      */
     void execute(Runnable task);
 
-    /** @return true on the I/O thread that owns this socket */
+    /** @return true on the I/O thread that owns this socket, or on a follower reading it ({@link #follow}) */
     boolean inIoThread();
+
+    /** @return true on the node's I/O thread itself (a follower reading the socket is not) */
+    default boolean onIoThread() {
+        return inIoThread();
+    }
 
     /**
      * Closes the socket once what was written before is out, giving the peer a moment to read it (closing a
@@ -84,6 +107,11 @@ interface ShmIo {
      * @return bytes read and handled
      */
     default int releaseInput() {
+        return 0;
+    }
+
+    /** @return write system calls made on the socket so far (tests, diagnostics) */
+    default long socketWrites() {
         return 0;
     }
 

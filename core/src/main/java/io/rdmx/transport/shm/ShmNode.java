@@ -822,6 +822,8 @@ class ShmNode extends AbstractNode {
         private volatile Selector followSelector;
         /** Set by a follower that read the end of the stream: the socket is not followed any more. */
         private volatile boolean ended;
+        /** Write system calls on the socket (posting threads and the I/O thread); written under outLock. */
+        private volatile long socketWrites;
         /** Reads a follower made that brought data; written under readLock. */
         private volatile long followed;
 
@@ -912,6 +914,7 @@ class ShmNode extends AbstractNode {
                 return -1;
             }
             try {
+                handler.payOwedAck(); // what the last reader handled: its reply, if any, carried the ACK already
                 if (hold.hold()) {
                     held.add(this); // the I/O thread may sleep with no deadline for it: the give-back wakes it
                     try {
@@ -966,6 +969,7 @@ class ShmNode extends AbstractNode {
                 return 0; // a follower came back just now: look again at once
             }
             try {
+                handler.payOwedAck();
                 held.remove(this);
                 if (wantRead && !closed) {
                     key.interestOpsOr(SelectionKey.OP_READ);
@@ -994,6 +998,7 @@ class ShmNode extends AbstractNode {
             int n = 0;
             try {
                 n = readInline();
+                handler.payOwedAck();
             } catch (IOException e) {
                 n = 0; // readInline hands the failure to the I/O thread
             } finally {
@@ -1002,6 +1007,11 @@ class ShmNode extends AbstractNode {
                 selector.wakeup();
             }
             return Math.max(0, n);
+        }
+
+        @Override
+        public long socketWrites() {
+            return socketWrites;
         }
 
         @Override
@@ -1091,6 +1101,7 @@ class ShmNode extends AbstractNode {
                 }
                 if (outbox.isEmpty()) {
                     try {
+                        socketWrites++;
                         if (payload == null) {
                             ch.write(header);
                         } else {
@@ -1126,6 +1137,39 @@ class ShmNode extends AbstractNode {
             }
         }
 
+        @Override
+        public boolean write(ByteBuffer[] bufs, int n, int copyMask) {
+            synchronized (outLock) {
+                if (closing) {
+                    return false;
+                }
+                if (outbox.isEmpty()) {
+                    try {
+                        socketWrites++;
+                        ch.write(bufs, 0, n);
+                    } catch (IOException e) {
+                        closing = true;
+                        execute(() -> handler.ioFailed(e));
+                        return false;
+                    }
+                }
+                // what the socket did not take waits for the I/O thread, as in write(header, payload): the
+                // caller's reused buffers (copyMask) copied, the regions' memory not
+                boolean wasEmpty = outbox.isEmpty();
+                for (int i = 0; i < n; i++) {
+                    ByteBuffer b = bufs[i];
+                    if (b.hasRemaining()) {
+                        outbox.addLast((copyMask & (1 << i)) != 0 ? ByteBuffer.allocate(b.remaining()).put(b).flip()
+                            : b.slice());
+                    }
+                }
+                if (wasEmpty && !outbox.isEmpty()) {
+                    wantWrite();
+                }
+                return true;
+            }
+        }
+
         private void wantWrite() {
             SelectionKey k = key;
             if (k == null) {
@@ -1152,6 +1196,7 @@ class ShmNode extends AbstractNode {
                 try {
                     while (!outbox.isEmpty()) {
                         ByteBuffer b = outbox.peekFirst();
+                        socketWrites++;
                         ch.write(b);
                         if (b.hasRemaining()) {
                             return;
@@ -1213,6 +1258,11 @@ class ShmNode extends AbstractNode {
         @Override
         public boolean inIoThread() {
             return Thread.currentThread() == thread || readLock.isHeldByCurrentThread();
+        }
+
+        @Override
+        public boolean onIoThread() {
+            return Thread.currentThread() == thread;
         }
 
         @Override
