@@ -74,6 +74,8 @@ class ShmNode extends AbstractNode {
     /** Default of {@link #FOLLOW_GRACE_PROP}. */
     static final long FOLLOW_GRACE_DEFAULT_MICROS = ShmFabric.FOLLOW_GRACE_DEFAULT_MICROS;
     private static final Logger LOG = LoggerFactory.getLogger(ShmNode.class);
+    /** A follower's wait that ended sooner than this found its input there already ({@code Link.readFirst}). */
+    private static final long READY_AT_ONCE_NANOS = 3_000;
     /** How long a closing socket waits for the peer to read its last frames and close. */
     static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
@@ -822,6 +824,12 @@ class ShmNode extends AbstractNode {
         private volatile Selector followSelector;
         /** Set by a follower that read the end of the stream: the socket is not followed any more. */
         private volatile boolean ended;
+        /**
+         * Whether the next follower reads before it waits: true while input tends to be there already when one
+         * comes (a stream), false while it tends to come later (a ping-pong: the read would find nothing, and the
+         * wait and a second read follow anyway). Used by the thread that has the input ({@link InputHold#take}).
+         */
+        private boolean readFirst = true;
         /** Write system calls on the socket (posting threads and the I/O thread); written under outLock. */
         private volatile long socketWrites;
         /** Reads a follower made that brought data; written under readLock. */
@@ -923,16 +931,24 @@ class ShmNode extends AbstractNode {
                         return -1;
                     }
                 }
-                int n = readInline();
-                if (n != 0 || nanos <= 0) {
-                    return n; // nanos <= 0: a spinning waiter's look at the socket, no wait
+                if (readFirst || nanos <= 0) {
+                    int n = readInline();
+                    if (n != 0 || nanos <= 0) {
+                        return n; // nanos <= 0: a spinning waiter's look at the socket, no wait
+                    }
+                    readFirst = false; // nothing there: the next follower waits first (one system call less)
                 }
                 Selector s = followSelector();
                 if (s == null) {
                     return -1;
                 }
+                long start = System.nanoTime();
                 s.select(Math.max(1, (nanos + 999_999) / 1_000_000));
-                s.selectedKeys().clear();
+                if (!s.selectedKeys().isEmpty()) {
+                    s.selectedKeys().clear();
+                    // ready at once: input comes faster than it is read (a stream), so read before waiting
+                    readFirst = System.nanoTime() - start < READY_AT_ONCE_NANOS;
+                }
                 return readInline();
             } catch (IOException | ClosedSelectorException e) {
                 return -1;
