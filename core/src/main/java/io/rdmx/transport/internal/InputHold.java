@@ -12,7 +12,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * gives it back}, so the next follower (a reader between two records) neither stops nor wakes the I/O thread.
  * Before it sleeps, the I/O thread {@link #poll polls} every held input: one given back longer than the grace ago
  * (or whose socket closed, or whose handler wants no input) it takes back ({@link #beginTakeBack}, then it watches
- * the socket again); for one a follower reads now, it asks that follower to wake it when it gives the input back.
+ * the socket again); one a follower reads now it polls again after a grace while followers keep coming and going
+ * (so a busy connection wakes the I/O thread once per grace, not per message), and once the same follower still
+ * has it (it waits for input), it asks that follower to wake it when it gives the input back.
  *
  * <p>No lost wake-up (jcstress {@code InputHoldWakeTest}): the I/O thread stores {@code wakeOnRelease} and then
  * reads {@code owned}; a follower clears {@code owned} and then reads {@code wakeOnRelease}; all volatile, so
@@ -32,6 +34,8 @@ public final class InputHold {
     private volatile long releasedAt;
     /** Set when the follower that gives the input back next must wake the I/O thread. */
     private volatile boolean wakeOnRelease;
+    /** I/O thread only: {@link #releasedAt} at its last {@link #poll}. */
+    private long seenRelease;
 
     /** Creates the hold of one socket: the I/O thread reads it. */
     public InputHold() {
@@ -106,12 +110,21 @@ public final class InputHold {
      */
     public long poll(long now, long graceNanos, boolean keep) {
         if (owned.get()) {
+            long released = releasedAt;
+            if (released != seenRelease && keep) {
+                // followers came and went since the last poll (a busy connection): look again after a grace
+                // rather than have the next give-back wake this thread (a wake-up per message, or nearly)
+                seenRelease = released;
+                return graceNanos;
+            }
             wakeOnRelease = true;
             if (owned.get()) {
-                return NO_DEADLINE; // it gives the input back later, and then wakes the I/O thread
+                return NO_DEADLINE; // a follower waits for input: it gives it back later, and then wakes the I/O thread
             }
         }
-        long idle = now - releasedAt;
+        long released = releasedAt;
+        seenRelease = released;
+        long idle = now - released;
         return keep && idle < graceNanos ? graceNanos - idle : TAKE_BACK;
     }
 
