@@ -68,7 +68,28 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     private final java.util.concurrent.locks.ReentrantLock duty = new java.util.concurrent.locks.ReentrantLock();
     /** Nanos between flush scans (half the flush interval), and when the last one ran (under {@link #duty}). */
     private final long scanNanos;
+    /**
+     * System property: the longest sleep, in milliseconds, of a channel engine's network thread when it has nothing
+     * to do (no writer has data waiting for a flush scan, or the flush interval is 0); it wakes at once for a
+     * completion, a commit that leaves data unposted, or a deferred failure. Default 50, 1 to 60000. Read when an
+     * engine opens.
+     */
+    public static final String IDLE_WAIT_PROP = "rdmx.channel.idleWaitMillis";
+    /** Default of {@link #IDLE_WAIT_PROP}. */
+    public static final long IDLE_WAIT_DEFAULT_MILLIS = 50;
+    /** {@link #IDLE_WAIT_PROP}, in nanoseconds. */
+    private final long idleWaitNanos;
     private long lastScan = System.nanoTime();
+    /**
+     * Whether the network thread stops scanning while no writer has unposted data ({@link EngineIdle}): with a
+     * network thread, a flush interval, and a node queue that can be kicked.
+     */
+    private final boolean idleWatch;
+    private final EngineIdle idle = new EngineIdle();
+    private final java.util.concurrent.atomic.AtomicLong kicks = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.function.BooleanSupplier unposted = this::anyUnposted;
+    /** Under {@link #duty}: whether the last {@link #housekeeping} ran a flush scan. */
+    private boolean scanned;
     private final Thread acceptor;
     private final java.util.concurrent.LinkedBlockingQueue<PeerChannel> accepted =
         new java.util.concurrent.LinkedBlockingQueue<>();
@@ -100,6 +121,9 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         }
         this.scanNanos = config.flushInterval().isZero() ? Long.MAX_VALUE
             : Math.max(config.flushInterval().toNanos() / 2, 50_000);
+        this.idleWaitNanos = TimeUnit.MILLISECONDS.toNanos(idleWaitMillis());
+        this.idleWatch = config.engineThread() && !config.flushInterval().isZero()
+            && node.completionQueue() instanceof CompletionQueueImpl;
         if (config.engineThread()) {
             this.network = new Thread(this::run, "rdmx-channel-" + node.name());
             this.network.setDaemon(true);
@@ -336,15 +360,24 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         if (node.completionQueue() instanceof CompletionQueueImpl q) {
             q.neverFollow(Thread.currentThread()); // see neverFollow: on shm it would cost a wake-up per completion
         }
-        long waitNanos = config.flushInterval().isZero() ? TimeUnit.MILLISECONDS.toNanos(50) : scanNanos;
+        long waitNanos = config.flushInterval().isZero() ? idleWaitNanos : scanNanos;
         while (running) {
             try {
                 node.completionQueue().await(onCompletion, 256, waitNanos, TimeUnit.NANOSECONDS);
+                idle.awake();
                 duty.lock();
                 try {
                     housekeeping();
                 } finally {
                     duty.unlock();
+                }
+                if (idleWatch) {
+                    // right after a scan, if no writer committed anything for a whole scan interval and none has
+                    // data waiting: sleep until a completion, or a writer's commit that leaves data unposted
+                    // (EngineIdle), instead of scanning every half flush interval for nothing. A busy writer keeps
+                    // the scans (and costs no kicks); woken, the thread scans again within the interval
+                    waitNanos = scanned && !startFailures && !anyActive() && idle.goIdle(unposted) ? idleWaitNanos
+                        : scanNanos;
                 }
             } catch (RdmxException e) {
                 nodeClosed(e);
@@ -391,6 +424,75 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
      */
     void deferFailures() {
         startFailures = true;
+        kickIfIdle();
+    }
+
+    /**
+     * A writer whose commit left unposted data where there was none, or any thread with work for the duty cycle:
+     * wakes the network thread if it sleeps with no scan due ({@link EngineIdle}). A full fence and a volatile
+     * read; a system call only when the thread is idle.
+     */
+    void kickIfIdle() {
+        if (idleWatch && idle.wakeIfIdle()) {
+            kicks.incrementAndGet();
+            ((CompletionQueueImpl) node.completionQueue()).kick();
+        }
+    }
+
+    /** @return how often a writer or a deferred failure woke the idle network thread (tests, diagnostics) */
+    long idleKicks() {
+        return kicks.get();
+    }
+
+    /**
+     * @return {@link #IDLE_WAIT_PROP}
+     * @throws IllegalArgumentException naming the property and the value if it is not a number from 1 to 60000
+     */
+    static long idleWaitMillis() {
+        String v = System.getProperty(IDLE_WAIT_PROP, Long.toString(IDLE_WAIT_DEFAULT_MILLIS)).trim();
+        long ms;
+        try {
+            ms = Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            ms = -1;
+        }
+        if (ms < 1 || ms > 60_000) {
+            throw new IllegalArgumentException(IDLE_WAIT_PROP + "=" + v + " must be a number of milliseconds from 1 "
+                + "to 60000");
+        }
+        return ms;
+    }
+
+    /** @return true if this engine's network thread stops scanning while no writer has unposted data */
+    boolean idleWatch() {
+        return idleWatch;
+    }
+
+    /** @return true while the network thread sleeps with no scan due (tests) */
+    boolean networkIdle() {
+        return idle.idle();
+    }
+
+    /** Network thread, right after a scan: whether a writer committed since the scan before, or has unposted data. */
+    private boolean anyActive() {
+        for (PeerChannel p : peers.values()) {
+            RingSet r = p.rings();
+            if (r != null && r.anyActive()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Network thread: whether some writer has committed data not yet posted (a scan would have work). */
+    private boolean anyUnposted() {
+        for (PeerChannel p : peers.values()) {
+            RingSet r = p.rings();
+            if (r != null && r.anyUnposted()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -407,11 +509,13 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             n++;
         }
         long now = System.nanoTime();
+        scanned = false;
         if (now - lastScan >= scanNanos) {
             lastScan = now;
             for (PeerChannel p : peers.values()) {
                 p.scan();
             }
+            scanned = true;
             n++;
         }
         return n;
@@ -494,6 +598,9 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             }
         }
         running = false;
+        if (network != null && node.completionQueue() instanceof CompletionQueueImpl q) {
+            q.kick(); // the network thread may sleep up to the idle wait: it sees running=false now
+        }
         for (PeerChannel p : peers.values()) {
             p.fail(new ConnectionClosedException(p.name(), "channel engine of node '" + node.name()
                 + "' closed its channel to '" + p.name() + "'", null));

@@ -62,6 +62,8 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private long records;
     private long bytes;
     private long scanHead = -1;
+    /** Whether the head moved between the last two scans (the thread that scans only). */
+    private boolean scanMoved = true;
     private final Sleeper sleeper = new Sleeper(this);
     /** Writer thread: the flag value it parks with once known ({@link #parkValue()}), else 0. */
     private long parkValue;
@@ -335,11 +337,21 @@ public final class ChannelWriter implements Notifier.Notifiable {
      * @throws IllegalStateException if nothing is claimed
      */
     public void commit() {
+        long before = ring.headAcquire();
         int len = ring.commit();
         // single-writer counters, read racily by metrics snapshots
         records++;
         bytes += len;
         gate.committed();
+        if (before == gate.postedEnd()) {
+            // this commit left unposted data where there was none: an idle network thread must scan again
+            peer.engine().kickIfIdle();
+        }
+    }
+
+    /** @return true if committed data is not posted yet (a scan would flush it) */
+    boolean hasUnposted() {
+        return ring.headAcquire() > gate.postedEnd();
     }
 
     /**
@@ -594,7 +606,13 @@ public final class ChannelWriter implements Notifier.Notifiable {
         if (h > gate.postedEnd() && h == scanHead) {
             flush(); // posts now if the window has room, else when a WRITE in flight completes
         }
+        scanMoved = h != scanHead;
         scanHead = h;
+    }
+
+    /** @return true if the writer committed between the last two scans (the thread that scans) */
+    boolean movedAtLastScan() {
+        return scanMoved;
     }
 
     void wake() {

@@ -201,6 +201,32 @@ final class RingSet {
         }
     }
 
+    /** @return true if a writer to this peer has committed data not yet posted (network thread, {@link EngineIdle}) */
+    boolean anyUnposted() {
+        ChannelWriter[] o = out;
+        if (o != null) {
+            for (ChannelWriter w : o) {
+                if (w.hasUnposted()) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** @return true if a writer to this peer committed between the last two scans or has unposted data */
+    boolean anyActive() {
+        ChannelWriter[] o = out;
+        if (o != null) {
+            for (ChannelWriter w : o) {
+                if (w.movedAtLastScan() || w.hasUnposted()) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     /** Wakes every blocked writer (the peer went down). */
     void wakeWriters() {
         ChannelWriter[] o = out;

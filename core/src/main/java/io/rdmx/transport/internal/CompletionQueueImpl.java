@@ -48,6 +48,8 @@ public final class CompletionQueueImpl implements CompletionQueue {
     private final Sleeper sleeper = new Sleeper(this);
     /** Leader/follower: the waiter reads the node's single connection's input itself. */
     private final InputFollower follower = new InputFollower();
+    /** Set by {@link #kick}: the waiter returns at its next look. */
+    private volatile boolean kicked;
     /** The input a waiter may read itself now (null: none, or several connections), or null: never. */
     private volatile Supplier<InputFollower.Input> inputs;
     /** A waiter that never reads the input itself (a channel engine's network thread), or null. */
@@ -178,6 +180,10 @@ public final class CompletionQueueImpl implements CompletionQueue {
                 if (closed) {
                     throw new RdmxException("completion queue of node '" + owner + "' is closed");
                 }
+                if (kicked) {
+                    kicked = false;
+                    return 0;
+                }
                 if (spins > 0) {
                     spins--;
                     if ((spins & 31) == 0 && spinLook()) {
@@ -221,6 +227,10 @@ public final class CompletionQueueImpl implements CompletionQueue {
                 if (closed) {
                     throw new RdmxException("completion queue of node '" + owner + "' is closed");
                 }
+                if (kicked) {
+                    kicked = false;
+                    return 0;
+                }
                 sleeper.sleep(deadline - System.nanoTime());
                 if (Thread.interrupted()) {
                     throw new InterruptedException("await on completion queue of node '" + owner + "'");
@@ -252,6 +262,16 @@ public final class CompletionQueueImpl implements CompletionQueue {
         follower.begin(in);
         VarHandle.fullFence();
         return poll(handler, max);
+    }
+
+    /**
+     * Ends the current {@link #await} now (or the next one at once) with whatever is there, 0 completions if none:
+     * a channel engine's writer wakes the engine's idle network thread this way ({@code EngineIdle}). Any thread.
+     */
+    public void kick() {
+        kicked = true;
+        sleeper.wake();
+        follower.wake();
     }
 
     @Override
