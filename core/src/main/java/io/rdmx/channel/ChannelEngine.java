@@ -449,18 +449,8 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
      * @throws IllegalArgumentException naming the property and the value if it is not a number from 1 to 60000
      */
     static long idleWaitMillis() {
-        String v = System.getProperty(IDLE_WAIT_PROP, Long.toString(IDLE_WAIT_DEFAULT_MILLIS)).trim();
-        long ms;
-        try {
-            ms = Long.parseLong(v);
-        } catch (NumberFormatException e) {
-            ms = -1;
-        }
-        if (ms < 1 || ms > 60_000) {
-            throw new IllegalArgumentException(IDLE_WAIT_PROP + "=" + v + " must be a number of milliseconds from 1 "
-                + "to 60000");
-        }
-        return ms;
+        return io.rdmx.transport.internal.SystemProperties.longInRange(IDLE_WAIT_PROP, IDLE_WAIT_DEFAULT_MILLIS, 1,
+            60_000, "milliseconds");
     }
 
     /** @return true if this engine's network thread stops scanning while no writer has unposted data */

@@ -144,18 +144,8 @@ class ShmNode extends AbstractNode {
      * @throws IllegalArgumentException naming the property and the value if it is not a number from 0 to 60,000,000
      */
     static long followGrace() {
-        String v = System.getProperty(FOLLOW_GRACE_PROP, Long.toString(FOLLOW_GRACE_DEFAULT_MICROS)).trim();
-        long micros;
-        try {
-            micros = Long.parseLong(v);
-        } catch (NumberFormatException e) {
-            micros = -1;
-        }
-        if (micros < 0 || micros > 60_000_000L) {
-            throw new IllegalArgumentException(FOLLOW_GRACE_PROP + "=" + v
-                + " must be a number of microseconds from 0 to 60000000");
-        }
-        return micros;
+        return io.rdmx.transport.internal.SystemProperties.longInRange(FOLLOW_GRACE_PROP, FOLLOW_GRACE_DEFAULT_MICROS,
+            0, 60_000_000L, "microseconds");
     }
 
     /**
@@ -1112,44 +1102,17 @@ class ShmNode extends AbstractNode {
         @Override
         public boolean write(ByteBuffer header, ByteBuffer payload) {
             synchronized (outLock) {
-                if (closing) {
-                    return false;
+                // the header is the caller's to reuse (copied if not written now); the payload is a posted request's
+                // source in a region, unchanged until the request completes (that needs the peer's ACK of every
+                // byte): not copied
+                iov[0] = header;
+                iov[1] = payload;
+                try {
+                    return write(iov, payload == null ? 1 : 2, 1);
+                } finally {
+                    iov[0] = null;
+                    iov[1] = null;
                 }
-                if (outbox.isEmpty()) {
-                    try {
-                        socketWrites++;
-                        if (payload == null) {
-                            ch.write(header);
-                        } else {
-                            iov[0] = header;
-                            iov[1] = payload;
-                            ch.write(iov, 0, 2);
-                            iov[0] = null;
-                            iov[1] = null;
-                        }
-                    } catch (IOException e) {
-                        closing = true;
-                        execute(() -> handler.ioFailed(e));
-                        return false;
-                    }
-                    if (!header.hasRemaining() && (payload == null || !payload.hasRemaining())) {
-                        return true;
-                    }
-                }
-                // what the socket did not take waits for the I/O thread: the header is copied (the caller reuses
-                // it for its next frame), the payload is not: it is a posted request's source in a region, which
-                // stays unchanged until the request completes, and that needs the peer's ACK of every byte
-                boolean wasEmpty = outbox.isEmpty();
-                if (header.hasRemaining()) {
-                    outbox.addLast(ByteBuffer.allocate(header.remaining()).put(header).flip());
-                }
-                if (payload != null && payload.hasRemaining()) {
-                    outbox.addLast(payload.slice());
-                }
-                if (wasEmpty && !outbox.isEmpty()) {
-                    wantWrite();
-                }
-                return true;
             }
         }
 
@@ -1169,8 +1132,8 @@ class ShmNode extends AbstractNode {
                         return false;
                     }
                 }
-                // what the socket did not take waits for the I/O thread, as in write(header, payload): the
-                // caller's reused buffers (copyMask) copied, the regions' memory not
+                // what the socket did not take waits for the I/O thread: the caller's reused buffers (copyMask)
+                // copied, the regions' memory not (a posted request's source, unchanged until the peer's ACK)
                 boolean wasEmpty = outbox.isEmpty();
                 for (int i = 0; i < n; i++) {
                     ByteBuffer b = bufs[i];
