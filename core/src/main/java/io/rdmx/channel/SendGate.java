@@ -127,6 +127,17 @@ final class SendGate {
         long h = sender.committedAcquire();
         if (h >= sendAt) {
             if (h - postedEnd >= threshold) {
+                if (posted - retired >= window) {
+                    // the window is full: the completion that frees a place sends what is due (it retires, then
+                    // reads the head). The fence orders this commit before the re-read (Dekker with complete():
+                    // either this thread sees the place freed, or the completion sees this commit). Looked at
+                    // again a threshold later, not on every record: each look was a CAS and two fences
+                    VarHandle.fullFence();
+                    if (posted - retired >= window) {
+                        sendAt = h + threshold;
+                        return;
+                    }
+                }
                 trySend();
             }
             sendAt = postedEnd + threshold;

@@ -24,6 +24,8 @@ class SendGateWindowTest {
         boolean stays = true;
         final List<String> sends = new ArrayList<>();
         long count;
+        /** Looks at the gate: {@link SendGate#trySend} asks {@code open()} once per pass. */
+        long looks;
 
         @Override
         public long committedAcquire() {
@@ -32,6 +34,7 @@ class SendGateWindowTest {
 
         @Override
         public boolean open() {
+            looks++;
             return true;
         }
 
@@ -65,6 +68,27 @@ class SendGateWindowTest {
         assertEquals(50, g.sent());
         assertFalse(g.inFlight());
         assertEquals(3, g.peakInFlight());
+    }
+
+    @Test
+    void aWriterFindingTheWindowFullLooksAgainAThresholdLaterNotOnEveryRecord() {
+        Ring r = new Ring();
+        SendGate g = new SendGate(100, 1, r);
+        r.head = 100;
+        g.committed(); // [0, 100) in flight: the window of one is full
+        assertEquals(List.of("0-100"), r.sends);
+        long looks = r.looks;
+        for (int i = 1; i <= 1000; i++) {
+            r.head = 100 + i; // a 1-byte record per commit
+            g.committed();
+        }
+        // one look at each threshold the head crossed (10), where each of the 900 commits past the first
+        // threshold used to try the gate (a CAS and two fences each)
+        assertTrue(r.looks - looks <= 10, "gate tries with the window full: " + (r.looks - looks));
+        assertEquals(List.of("0-100"), r.sends, "nothing sent while the window is full");
+        g.completeOldest(); // the completion that frees the place sends everything due
+        assertEquals(List.of("0-100", "100-1100"), r.sends);
+        assertEquals(100, g.sent());
     }
 
     @Test
