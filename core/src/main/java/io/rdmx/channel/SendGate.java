@@ -121,7 +121,9 @@ final class SendGate {
      * Writer thread, after a commit: sends if the threshold is reached. Per record this is one compare with a
      * plain field of the writer thread ({@code sendAt}): the volatile {@code postedEnd} and the gate are looked
      * at only once the committed head reaches {@code sendAt}, a bound that is never above the real one
-     * ({@code postedEnd} only grows, so a send made meanwhile by another thread only makes it early).
+     * ({@code postedEnd} only grows, so a send made meanwhile by another thread only makes it early). With the
+     * window full the writer leaves the send to the completion that frees a place and moves {@code sendAt} a
+     * threshold on: one fence per threshold of data, not a pass through the gate per record.
      */
     void committed() {
         long h = sender.committedAcquire();
