@@ -87,7 +87,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     private final boolean idleWatch;
     private final EngineIdle idle = new EngineIdle();
     private final java.util.concurrent.atomic.AtomicLong kicks = new java.util.concurrent.atomic.AtomicLong();
-    private final java.util.function.BooleanSupplier unposted = () -> anyWriter(ChannelWriter::hasUnposted);
+    private final java.util.function.BooleanSupplier unposted = this::anyUnposted;
     /** Under {@link #duty}: whether the last {@link #housekeeping} ran a flush scan. */
     private boolean scanned;
     private final Thread acceptor;
@@ -376,8 +376,8 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
                     // data waiting: sleep until a completion, or a writer's commit that leaves data unposted
                     // (EngineIdle), instead of scanning every half flush interval for nothing. A busy writer keeps
                     // the scans (and costs no kicks); woken, the thread scans again within the interval
-                    boolean quiet = scanned && !startFailures && !anyWriter(ChannelWriter::movedAtLastScan);
-                    waitNanos = quiet && idle.goIdle(unposted) ? idleWaitNanos : scanNanos;
+                    waitNanos = scanned && !startFailures && !anyActive() && idle.goIdle(unposted) ? idleWaitNanos
+                        : scanNanos;
                 }
             } catch (RdmxException e) {
                 nodeClosed(e);
@@ -463,15 +463,22 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         return idle.idle();
     }
 
-    /**
-     * Network thread: whether the question holds for some writer of some peer ({@link EngineIdle}: whether a writer
-     * committed since the scan before, {@link ChannelWriter#movedAtLastScan}, or has data not yet posted, {@link
-     * ChannelWriter#hasUnposted}).
-     */
-    private boolean anyWriter(java.util.function.Predicate<ChannelWriter> test) {
+    /** Network thread, right after a scan: whether a writer committed since the scan before, or has unposted data. */
+    private boolean anyActive() {
         for (PeerChannel p : peers.values()) {
             RingSet r = p.rings();
-            if (r != null && r.anyWriter(test)) {
+            if (r != null && r.anyActive()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Network thread: whether some writer has committed data not yet posted (a scan would have work). */
+    private boolean anyUnposted() {
+        for (PeerChannel p : peers.values()) {
+            RingSet r = p.rings();
+            if (r != null && r.anyUnposted()) {
                 return true;
             }
         }

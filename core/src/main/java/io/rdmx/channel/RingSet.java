@@ -201,15 +201,25 @@ final class RingSet {
         }
     }
 
-    /**
-     * @param test a question for one writer (a non-capturing reference: nothing allocated per call)
-     * @return true if it holds for some writer to this peer (network thread, {@link EngineIdle})
-     */
-    boolean anyWriter(java.util.function.Predicate<ChannelWriter> test) {
+    /** @return true if a writer to this peer has committed data not yet posted (network thread, {@link EngineIdle}) */
+    boolean anyUnposted() {
         ChannelWriter[] o = out;
         if (o != null) {
             for (ChannelWriter w : o) {
-                if (test.test(w)) {
+                if (w.hasUnposted()) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** @return true if a writer to this peer committed between the last two scans or has unposted data */
+    boolean anyActive() {
+        ChannelWriter[] o = out;
+        if (o != null) {
+            for (ChannelWriter w : o) {
+                if (w.movedAtLastScan() || w.hasUnposted()) {
                     return true;
                 }
             }
