@@ -61,6 +61,11 @@ public record ProcStat(long cpuTicks, long contextSwitches) {
             return switches(Files.readString(status, StandardCharsets.US_ASCII));
         } catch (NoSuchFileException gone) {
             return 0; // the thread exited between listing and reading
+        } catch (IOException e) {
+            if (Files.notExists(status.getParent())) {
+                return 0; // exited while being read: the read fails with ESRCH ("No such process")
+            }
+            throw e;
         }
     }
 

@@ -21,7 +21,7 @@ public final class ShuffleRunner {
     /** The outcome of one timed pass (after a warm-up pass in the same processes). */
     public record Run(String transport, int processes, int workers, int threshold, long rowsPerProcess,
                       double seconds, long blocked, double cpuSeconds, long contextSwitches, long gcCount,
-                      long gcMillis) {
+                      long gcMillis, double firstPassSeconds) {
         /** @return rows shuffled (both stages, all processes) */
         public long rows() {
             return 2L * processes * rowsPerProcess;
@@ -30,6 +30,16 @@ public final class ShuffleRunner {
         /** @return rows shuffled per second (both stages) */
         public double rowsPerSecond() {
             return rows() / seconds;
+        }
+
+        /**
+         * @param first the first full pass's wall time
+         * @return this run with the wall time of the first full pass (after the small warm-up pass only: what a
+         *         short job sees while the JIT is still compiling)
+         */
+        public Run withFirstPass(double first) {
+            return new Run(transport, processes, workers, threshold, rowsPerProcess, seconds, blocked, cpuSeconds,
+                contextSwitches, gcCount, gcMillis, first);
         }
 
         /** @return CPU nanoseconds (all processes, user + system) per row shuffled */
@@ -41,12 +51,17 @@ public final class ShuffleRunner {
     /** Timed passes per configuration; the run reported is the median by wall time. */
     static final int REPEATS = 3;
     /**
-     * Full-size passes run, verified and dropped before the timed ones (after the warm-up pass of warmRows): after
-     * that warm-up alone (1M rows) the first full pass at P=4 W=2 still took 2-3x the third (200-360 ms against
-     * 80-110 at 1M rows per process, on either transport: C2 still compiling the row path). Passes are started
-     * by this process one at a time, so two never overlap in a worker's rings.
+     * Full-size passes run, verified and dropped before the timed ones (after the warm-up pass of warmRows). One
+     * was not enough: at P=4 W=2, 5M rows per process, passes after the first took (s) sockets 0.92 0.79 0.68 0.67
+     * 0.59 0.65 0.69 0.62 0.58, tcp 1.01 0.90 0.86 0.80 0.76 0.71 0.70 0.66 0.60, shm 0.53 0.44 0.40 0.43 0.41
+     * 0.43 0.43 0.38 0.43 (2026-11-24): C2 still compiling the row and transport paths for eight passes on tcp, whose
+     * path is the longest (JFR: compilations of 0.1-1.2 s each, ChannelWriter.scan, SendGate.trySend, the peer
+     * channel's completion handler, up to 15 s after start with four JVMs and eight workers on two cores). So eight,
+     * on every transport alike ({@code -Drdmx.bench.shuffle.untimed} to change it); the first full pass is still
+     * reported ({@link Run#firstPassSeconds}). Passes are started by this process one at a time, so two never
+     * overlap in a worker's rings.
      */
-    static final int UNTIMED_PASSES = 1;
+    static final int UNTIMED_PASSES = Integer.getInteger("rdmx.bench.shuffle.untimed", 8);
 
     private ShuffleRunner() {
     }
@@ -124,14 +139,22 @@ public final class ShuffleRunner {
                 }
             }
             List<Run> passes = new ArrayList<>();
+            double first = 0;
             for (int pass = 0; pass < UNTIMED_PASSES + REPEATS; pass++) {
                 Run r = timedPass(transport, processes, workers, rows, threshold, procs, outs, ins, log);
+                if (Boolean.getBoolean("rdmx.bench.shuffle.printPasses")) {
+                    System.out.printf(Locale.ROOT, "  pass %d: %.3f s, %.1f cpu ns/row, %d switches%n", pass,
+                        r.seconds(), r.cpuNanosPerRow(), r.contextSwitches());
+                }
+                if (pass == 0) {
+                    first = r.seconds();
+                }
                 if (pass >= UNTIMED_PASSES) {
                     passes.add(r);
                 }
             }
             passes.sort(java.util.Comparator.comparingDouble(Run::seconds));
-            Run median = passes.get(passes.size() / 2);
+            Run median = passes.get(passes.size() / 2).withFirstPass(first);
             for (Writer w : ins) {
                 w.write("EXIT\n");
                 w.flush();
@@ -237,6 +260,6 @@ public final class ShuffleRunner {
                 + want[2]);
         }
         return new Run(transport, processes, workers, threshold, rows, seconds, blocked, used.cpuSeconds(),
-            used.contextSwitches(), gcCount, gcMillis);
+            used.contextSwitches(), gcCount, gcMillis, seconds);
     }
 }

@@ -64,4 +64,47 @@ class ProcStatTest {
         assertTrue(after.contextSwitches() - before.contextSwitches() >= 20,
             "20 sleeps of another thread, counted " + after.minus(before).contextSwitches() + " switches");
     }
+
+    /**
+     * Threads of the sampled process come and go while it is sampled (a benchmark's children start and end
+     * threads): a thread that exits between the listing of {@code task/} and the read of its {@code status} is
+     * counted as gone, whether the read fails with "no such file" or with "No such process" (ESRCH).
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aThreadExitingWhileSampledIsSkippedNotAFailure() throws Exception {
+        assumeTrue(Files.isDirectory(Paths.get("/proc/self/task")), "needs Linux /proc");
+        long pid = ProcessHandle.current().pid();
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicLong churned = new java.util.concurrent.atomic.AtomicLong();
+        Thread churn = new Thread(() -> {
+            while (!stop.get()) {
+                Thread[] ts = new Thread[8];
+                for (int i = 0; i < ts.length; i++) {
+                    ts[i] = new Thread(churned::incrementAndGet);
+                    ts[i].start();
+                }
+                for (Thread t : ts) {
+                    try {
+                        t.join();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }
+        });
+        churn.start();
+        try {
+            long samples = 0;
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+            while (System.nanoTime() - end < 0) {
+                assertTrue(ProcStat.of(pid).contextSwitches() > 0);
+                samples++;
+            }
+            assertTrue(samples > 0 && churned.get() > 0, samples + " samples, " + churned.get() + " threads");
+        } finally {
+            stop.set(true);
+            churn.join();
+        }
+    }
 }
