@@ -51,6 +51,16 @@ class TcpInlineDeliveryTest {
 
     /** Streams records to a reader that is parked when they come; returns the two engines. */
     private ChannelEngine[] stream(int records) throws Exception {
+        return send(records, false);
+    }
+
+    /**
+     * Sends records to a reader that is blocked before the first is sent; in lock step, one at a time, each only
+     * once the reader is blocked again and the one before was read: with follower reads on, the reader then
+     * normally waits in its own select on the peer's socket, holding the input, so the I/O thread leaves the socket
+     * to it. Sets {@link #received}; returns the two engines.
+     */
+    private ChannelEngine[] send(int records, boolean lockStep) throws Exception {
         ChannelEngine a = engine("writer");
         ChannelEngine b = engine("reader");
         PeerChannel p = a.connect(b.node().address(), Duration.ofSeconds(10));
@@ -75,7 +85,19 @@ class TcpInlineDeliveryTest {
         ByteBuffer payload = ByteBuffer.allocate(100);
         for (int i = 0; i < records; i++) {
             w.write(1, payload, 10, TimeUnit.SECONDS);
-            if (i % 10 == 9) {
+            if (lockStep) {
+                w.flush();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (got.get() <= i && failed.get() == null && System.nanoTime() - deadline < 0) {
+                    Thread.onSpinWait();
+                }
+                assertEquals(null, failed.get());
+                assertEquals(i + 1, got.get(), "record " + i + " did not reach the reader");
+                if (i + 1 < records) {
+                    io.rdmx.transport.testsuite.Blocking.awaitBlockedIn(reader, "ChannelReader.read",
+                        Duration.ofSeconds(10));
+                }
+            } else if (i % 10 == 9) {
                 w.flush();
             }
         }
@@ -106,61 +128,19 @@ class TcpInlineDeliveryTest {
         assertTrue(e[1].queuedCompletions() > 0, "the reader's notifications did not go through the queue");
     }
 
-    /**
-     * Sends {@code rounds} records one at a time, each only once the reader is blocked: with follower reads on,
-     * normally in its own select on the peer's socket, holding the input, so the I/O thread leaves the socket to
-     * it. Returns the reader's connection.
-     */
-    private io.rdmx.transport.shm.ShmConnection lockStep(int rounds) throws Exception {
-        ChannelEngine a = engine("writer");
-        ChannelEngine b = engine("reader");
-        PeerChannel p = a.connect(b.node().address(), Duration.ofSeconds(10));
-        PeerChannel q = b.accept(Duration.ofSeconds(10));
-        ChannelWriter w = p.writer(0, 0);
-        ChannelReader r = b.reader(0);
-        AtomicLong got = new AtomicLong();
-        AtomicReference<Throwable> failed = new AtomicReference<>();
-        Thread reader = new Thread(() -> {
-            try {
-                while (got.get() < rounds) {
-                    got.addAndGet(r.read((s, buf, o, l, src) -> { }, 1024, 20, TimeUnit.SECONDS));
-                }
-            } catch (Throwable t) {
-                failed.set(t);
-            }
-        }, "test-reader");
-        reader.start();
-        ByteBuffer payload = ByteBuffer.allocate(100);
-        for (int i = 0; i < rounds; i++) {
-            io.rdmx.transport.testsuite.Blocking.awaitBlockedIn(reader, "ChannelReader.read", Duration.ofSeconds(10));
-            w.write(1, payload, 10, TimeUnit.SECONDS);
-            w.flush();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (got.get() <= i && failed.get() == null && System.nanoTime() - deadline < 0) {
-                Thread.onSpinWait();
-            }
-            assertEquals(null, failed.get());
-            assertEquals(i + 1, got.get(), "record " + i + " did not reach the reader");
-        }
-        reader.join(TimeUnit.SECONDS.toMillis(30));
-        assertFalse(reader.isAlive(), "reader still waiting");
-        assertTrue(p.isOpen() && q.isOpen());
-        return (io.rdmx.transport.shm.ShmConnection) q.connection();
-    }
-
     @Test
     void theBlockedReaderReadsTheSocketItselfUnlessFollowerReadsAreOff() throws Exception {
         // a reader waiting in its own select owns the input: the I/O thread skips the socket and the reader reads
         // it. A round can still go to the I/O thread (its timer held the read lock at that moment, or it took the
         // input back just as the reader came to wait, which then sleeps instead): hence 20 rounds, not a stream
         // that the I/O thread may read in one go before the reader runs
-        long followed = lockStep(20).followerReads();
+        send(20, true);
+        long followed = ((io.rdmx.transport.shm.ShmConnection) received.connection()).followerReads();
         assertTrue(followed > 0, "the reader never read its peer's socket itself");
         String before = System.getProperty(TcpFabric.FOLLOWER_READS_PROP);
         System.setProperty(TcpFabric.FOLLOWER_READS_PROP, "false");
-        io.rdmx.transport.shm.ShmConnection off;
         try {
-            off = lockStep(20);
+            send(20, true);
         } finally {
             if (before == null) {
                 System.clearProperty(TcpFabric.FOLLOWER_READS_PROP);
@@ -168,7 +148,7 @@ class TcpInlineDeliveryTest {
                 System.setProperty(TcpFabric.FOLLOWER_READS_PROP, before);
             }
         }
-        assertEquals(0, off.followerReads(), "a reader read the socket with " + TcpFabric.FOLLOWER_READS_PROP
-            + "=false");
+        assertEquals(0, ((io.rdmx.transport.shm.ShmConnection) received.connection()).followerReads(),
+            "a reader read the socket with " + TcpFabric.FOLLOWER_READS_PROP + "=false");
     }
 }
