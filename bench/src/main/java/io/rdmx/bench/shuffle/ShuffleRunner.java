@@ -48,6 +48,10 @@ public final class ShuffleRunner {
         }
     }
 
+    /** Untimed full passes per configuration (default 8). */
+    static final String UNTIMED_PROP = "rdmx.bench.shuffle.untimed";
+    /** Print every pass's wall time, CPU per row and switches (default false). */
+    static final String PRINT_PASSES_PROP = "rdmx.bench.shuffle.printPasses";
     /** Timed passes per configuration; the run reported is the median by wall time. */
     static final int REPEATS = 3;
     /**
@@ -57,11 +61,31 @@ public final class ShuffleRunner {
      * 0.43 0.43 0.38 0.43 (2026-11-24): C2 still compiling the row and transport paths for eight passes on tcp, whose
      * path is the longest (JFR: compilations of 0.1-1.2 s each, ChannelWriter.scan, SendGate.trySend, the peer
      * channel's completion handler, up to 15 s after start with four JVMs and eight workers on two cores). So eight,
-     * on every transport alike ({@code -Drdmx.bench.shuffle.untimed} to change it); the first full pass is still
-     * reported ({@link Run#firstPassSeconds}). Passes are started by this process one at a time, so two never
-     * overlap in a worker's rings.
+     * on every transport alike ({@link #UNTIMED_PROP} to change it); the first full pass is still reported
+     * ({@link Run#firstPassSeconds}). Passes are started by this process one at a time, so two never overlap in a
+     * worker's rings.
      */
-    static final int UNTIMED_PASSES = Integer.getInteger("rdmx.bench.shuffle.untimed", 8);
+    static final int UNTIMED_PASSES = untimedPasses(System.getProperty(UNTIMED_PROP));
+
+    /**
+     * @param value the property's value, or null
+     * @return the untimed passes it asks for (8 if null)
+     * @throws IllegalArgumentException if it is not a whole number from 0 to 100
+     */
+    static int untimedPasses(String value) {
+        if (value == null) {
+            return 8;
+        }
+        try {
+            int n = Integer.parseInt(value.trim());
+            if (n >= 0 && n <= 100) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // the message below
+        }
+        throw new IllegalArgumentException(UNTIMED_PROP + "=" + value + " must be a whole number from 0 to 100");
+    }
 
     private ShuffleRunner() {
     }
@@ -142,7 +166,7 @@ public final class ShuffleRunner {
             double first = 0;
             for (int pass = 0; pass < UNTIMED_PASSES + REPEATS; pass++) {
                 Run r = timedPass(transport, processes, workers, rows, threshold, procs, outs, ins, log);
-                if (Boolean.getBoolean("rdmx.bench.shuffle.printPasses")) {
+                if (Boolean.getBoolean(PRINT_PASSES_PROP)) {
                     System.out.printf(Locale.ROOT, "  pass %d: %.3f s, %.1f cpu ns/row, %d switches%n", pass,
                         r.seconds(), r.cpuNanosPerRow(), r.contextSwitches());
                 }
