@@ -129,6 +129,25 @@ public final class ChannelWriter implements Notifier.Notifiable {
         return ring;
     }
 
+    /**
+     * Holds what is posted to this writer's peer from now until {@link #uncork} (this writer's WRITEs and those of
+     * the other writers to the same peer), to hand it to the medium together: one system call on a socket
+     * ({@link io.rdmx.transport.Connection#cork}). Nests; every cork needs its uncork, in a finally block, and
+     * nothing may wait in between. A thread that flushes several rings to one peer calls it around the flushes.
+     */
+    public void cork() {
+        if (shared == null) {
+            peer.connection().cork(); // a mapped ring posts nothing to hold
+        }
+    }
+
+    /** Ends a {@link #cork}: at the last one, what it held goes out now. */
+    public void uncork() {
+        if (shared == null) {
+            peer.connection().uncork();
+        }
+    }
+
     /** @return the receiving node */
     public String peerName() {
         return peer.name();

@@ -309,6 +309,16 @@ final class RingShuffleTransport implements ShuffleTransport {
             }
 
             @Override
+            public void cork() {
+                w.cork();
+            }
+
+            @Override
+            public void uncork() {
+                w.uncork();
+            }
+
+            @Override
             public void wakeOnSpace(int worker) {
                 w.wakeOnCredit(worker < 0 ? null : engine.reader(worker));
             }

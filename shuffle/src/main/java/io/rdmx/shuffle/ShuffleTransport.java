@@ -45,6 +45,19 @@ public interface ShuffleTransport extends AutoCloseable {
         void flush();
 
         /**
+         * Optional: holds what is sent to this outbox's process from now until {@link #uncork}, the sends of the
+         * other outboxes to that process included, so that a worker's flush of all of them leaves in one system
+         * call on a socket. Nests; every cork needs its uncork, and nothing may wait in between. Default: nothing
+         * is held.
+         */
+        default void cork() {
+        }
+
+        /** Ends a {@link #cork}: at the last one, what it held goes out now. */
+        default void uncork() {
+        }
+
+        /**
          * Makes space in this outbox wake the given worker's {@link ShuffleTransport#read}, until disarmed.
          *
          * @param localWorker the worker to wake, or -1 to disarm

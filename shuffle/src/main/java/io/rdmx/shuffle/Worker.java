@@ -710,18 +710,30 @@ public final class Worker {
     }
 
     private int flush0() throws ConnectionClosedException {
-        int rc = OK;
-        if (openPacks > 0) {
-            for (int g = 0; g < total; g++) {
-                if (packLen[g] > 0 && !emit(g)) {
-                    rc = pressured(g);
+        // the outboxes of one process share its connection: one cork each, so that what this flush sends to a
+        // process (its workers' rings) leaves in one system call on a socket, not one per ring
+        int workers = localOut.length;
+        for (int g = 0; g < total; g += workers) {
+            outboxes[g].cork();
+        }
+        try {
+            int rc = OK;
+            if (openPacks > 0) {
+                for (int g = 0; g < total; g++) {
+                    if (packLen[g] > 0 && !emit(g)) {
+                        rc = pressured(g);
+                    }
                 }
             }
+            for (ShuffleTransport.Outbox ob : outboxes) {
+                ob.flush();
+            }
+            return rc;
+        } finally {
+            for (int g = 0; g < total; g += workers) {
+                outboxes[g].uncork();
+            }
         }
-        for (ShuffleTransport.Outbox ob : outboxes) {
-            ob.flush();
-        }
-        return rc;
     }
 
     /**

@@ -60,7 +60,7 @@ public final class ShmConnection extends AbstractConnection {
     private volatile long ackOwed;
     private final RegionViews views = new RegionViews();
     /** Frames a corked connection holds at most ({@link #cork}); one more writes those held first. */
-    private static final int CORK_FRAMES = 4;
+    private static final int CORK_FRAMES = 16;
     /** Cork depth ({@link #cork}), and what the cork holds: headers copied into slots, payload views per slot. */
     private int corked;
     private int corkFrames;
