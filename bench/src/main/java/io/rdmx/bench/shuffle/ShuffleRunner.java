@@ -164,8 +164,9 @@ public final class ShuffleRunner {
             }
             List<Run> passes = new ArrayList<>();
             double first = 0;
+            long[] want = SyntheticPlan.expected(processes, rows); // once: every pass must deliver the same
             for (int pass = 0; pass < UNTIMED_PASSES + REPEATS; pass++) {
-                Run r = timedPass(transport, processes, workers, rows, threshold, procs, outs, ins, log);
+                Run r = timedPass(transport, processes, workers, rows, threshold, want, procs, outs, ins, log);
                 if (Boolean.getBoolean(PRINT_PASSES_PROP)) {
                     System.out.printf(Locale.ROOT, "  pass %d: %.3f s, %.1f cpu ns/row, %d switches%n", pass,
                         r.seconds(), r.cpuNanosPerRow(), r.contextSwitches());
@@ -194,8 +195,11 @@ public final class ShuffleRunner {
         }
     }
 
-    /** One timed pass in the running processes: RUN, every RESULT, verified; CPU and switches from /proc. */
-    private static Run timedPass(String transport, int processes, int workers, long rows, int threshold,
+    /**
+     * One timed pass in the running processes: RUN, every RESULT, verified against {@code want} (count and both
+     * checksums); CPU and switches from /proc.
+     */
+    private static Run timedPass(String transport, int processes, int workers, long rows, int threshold, long[] want,
                                  List<Process> procs, List<BufferedReader> outs, List<Writer> ins, PrintStream log)
         throws Exception {
         ProcStat before = new ProcStat(0, 0);
@@ -276,7 +280,6 @@ public final class ShuffleRunner {
             gcCount += Long.parseLong(f[7]);
             gcMillis += Long.parseLong(f[8]);
         }
-        long[] want = SyntheticPlan.expected(processes, rows);
         if (c1 != want[0] || c2 != want[0] || s1 != want[1] || s2 != want[2]) {
             throw new IllegalStateException("exactly-once verification FAILED for " + transport + " P="
                 + processes + " W=" + workers + ": stage 1 count " + c1 + " checksum " + s1 + ", stage 2 count "

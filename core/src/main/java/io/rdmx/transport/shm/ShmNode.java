@@ -98,6 +98,8 @@ class ShmNode extends AbstractNode {
     private final long followGraceNanos;
     private final long tickNanos;
     private Selector selector;
+    /** The I/O thread's handler of a ready key (one object, not one per select). */
+    private final java.util.function.Consumer<SelectionKey> onReady = this::ready;
     private ServerSocketChannel server;
     /** Listens on {@link ShmFabric#BELL_FILE}: peers open bells there ({@link #dialBell}). */
     private ServerSocketChannel bellServer;
@@ -406,9 +408,9 @@ class ShmNode extends AbstractNode {
                 long wait = Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos + 999_999));
                 loops++;
                 if (tasks.isEmpty()) {
-                    selector.select(this::ready, wait);
+                    selector.select(onReady, wait);
                 } else {
-                    selector.selectNow(this::ready);
+                    selector.selectNow(onReady);
                 }
                 runTasks();
                 long now = System.nanoTime();
@@ -788,6 +790,8 @@ class ShmNode extends AbstractNode {
         private final Object outLock = new Object();
         private final ArrayDeque<ByteBuffer> outbox = new ArrayDeque<>();
         private final ByteBuffer[] iov = new ByteBuffer[2];
+        /** I/O thread, under outLock: the head of {@link #outbox}, written in one gathering write. */
+        private final ByteBuffer[] backlog = new ByteBuffer[32];
         /** Guarded by outLock: no frame is written after it is set. */
         private boolean closing;
         private volatile boolean closed;
@@ -1174,13 +1178,29 @@ class ShmNode extends AbstractNode {
             synchronized (outLock) {
                 try {
                     while (!outbox.isEmpty()) {
-                        ByteBuffer b = outbox.peekFirst();
-                        socketWrites++;
-                        ch.write(b);
-                        if (b.hasRemaining()) {
-                            return;
+                        // the head of the backlog in one system call (a cork's frames: up to 32 buffers), not one each
+                        int n = 0;
+                        long want = 0;
+                        for (ByteBuffer b : outbox) {
+                            backlog[n++] = b;
+                            want += b.remaining();
+                            if (n == backlog.length) {
+                                break;
+                            }
                         }
-                        outbox.pollFirst();
+                        socketWrites++;
+                        long written;
+                        try {
+                            written = ch.write(backlog, 0, n);
+                        } finally {
+                            java.util.Arrays.fill(backlog, 0, n, null);
+                        }
+                        while (!outbox.isEmpty() && !outbox.peekFirst().hasRemaining()) {
+                            outbox.pollFirst();
+                        }
+                        if (written < want) {
+                            return; // the socket is full: OP_WRITE stays on
+                        }
                     }
                 } catch (IOException e) {
                     closing = true;
