@@ -141,6 +141,11 @@ public final class ChannelWriter implements Notifier.Notifiable {
         }
     }
 
+    /** @return whether {@link #cork} holds anything (false on a mapped ring: it posts nothing) */
+    public boolean corks() {
+        return shared == null;
+    }
+
     /** Ends a {@link #cork}: at the last one, what it held goes out now. */
     public void uncork() {
         if (shared == null) {

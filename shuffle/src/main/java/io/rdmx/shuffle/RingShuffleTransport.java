@@ -314,6 +314,11 @@ final class RingShuffleTransport implements ShuffleTransport {
             }
 
             @Override
+            public boolean corks() {
+                return w.corks();
+            }
+
+            @Override
             public void uncork() {
                 w.uncork();
             }

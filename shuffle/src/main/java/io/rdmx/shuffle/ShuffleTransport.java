@@ -53,6 +53,11 @@ public interface ShuffleTransport extends AutoCloseable {
         default void cork() {
         }
 
+        /** @return whether {@link #cork} holds anything here (false: the worker does not call it) */
+        default boolean corks() {
+            return false;
+        }
+
         /** Ends a {@link #cork}: at the last one, what it held goes out now. */
         default void uncork() {
         }

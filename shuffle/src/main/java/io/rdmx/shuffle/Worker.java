@@ -108,6 +108,8 @@ public final class Worker {
     private final int global;
     private final int total;
     private final ShuffleTransport.Outbox[] outboxes;
+    /** The first outbox of each other process whose connection a cork holds ({@link #flush0}); none on shm. */
+    private final int[] corked;
     private final RingBuffer[] localIn;
     private final Consumed[] byId = new Consumed[Exchange.MAX_ID + 1];
     /** Per exchange: the next worker of an interrupted broadcast or end-of-stream. */
@@ -176,6 +178,8 @@ public final class Worker {
             maxPayload = Math.min(maxPayload, outboxes[g].maxPayload());
             largest = Math.max(largest, outboxes[g].maxPayload());
         }
+        this.corked = java.util.stream.IntStream.range(0, cfg.processes())
+            .map(r -> r * cfg.workers()).filter(g -> outboxes[g].corks()).toArray();
         this.localIn = new RingBuffer[cfg.workers()];
         this.localOut = new RingBuffer[cfg.workers()];
         for (int s = 0; s < cfg.workers(); s++) {
@@ -712,8 +716,7 @@ public final class Worker {
     private int flush0() throws ConnectionClosedException {
         // the outboxes of one process share its connection: one cork each, so that what this flush sends to a
         // process (its workers' rings) leaves in one system call on a socket, not one per ring
-        int workers = localOut.length;
-        for (int g = 0; g < total; g += workers) {
+        for (int g : corked) {
             outboxes[g].cork();
         }
         try {
@@ -730,7 +733,7 @@ public final class Worker {
             }
             return rc;
         } finally {
-            for (int g = 0; g < total; g += workers) {
+            for (int g : corked) {
                 outboxes[g].uncork();
             }
         }

@@ -49,6 +49,11 @@ class CorkedFlushTest {
                 public void uncork() {
                     log.add("uncork " + to);
                 }
+
+                @Override
+                public boolean corks() {
+                    return true;
+                }
             };
         }
 
