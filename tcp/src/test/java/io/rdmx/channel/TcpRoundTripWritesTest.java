@@ -24,11 +24,16 @@ import org.junit.jupiter.api.Timeout;
  * A ping-pong over tcp ring channels (the channel's default SEND notifications, readers reading the socket
  * themselves) costs each side one write system call per message: the WRITE and the notification SEND behind it go
  * out together ({@link io.rdmx.transport.Connection#cork}), and the ACK of the message a reader just read rides on
- * its reply instead of going out alone before it. It used to be three: WRITE, SEND, ACK.
+ * its reply instead of going out alone before it. It used to be three: WRITE, SEND, ACK. And a thread that
+ * flushes several rings to one peer inside {@link ChannelWriter#cork} (the shuffle worker's flush: one ring per
+ * worker of the peer) makes one write system call for all of them, not one per ring, every record still arriving at
+ * its own reader.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TcpRoundTripWritesTest {
     private static final AtomicInteger SEQ = new AtomicInteger();
+    /** Rings to the peer in the corked-flush test: one per worker there, as a shuffle worker's. */
+    private static final int WORKERS = 4;
     private final List<AutoCloseable> open = new ArrayList<>();
 
     @AfterEach
@@ -39,9 +44,15 @@ class TcpRoundTripWritesTest {
     }
 
     private ChannelEngine engine(String role) throws Exception {
+        return engine(role, 1);
+    }
+
+    /** An engine of {@code workers} workers; with several, a 16 KiB threshold: nothing is posted before a flush. */
+    private ChannelEngine engine(String role, int workers) throws Exception {
         Node n = new TcpFabric().open(NodeOptions.builder().name(role + "-" + SEQ.incrementAndGet()).build());
         open.add(n);
-        ChannelEngine e = ChannelEngine.open(n, ChannelConfig.builder(1).build());
+        ChannelEngine e = ChannelEngine.open(n, (workers == 1 ? ChannelConfig.builder(1)
+            : ChannelConfig.builder(workers).batchThreshold(16 << 10)).build());
         open.add(e);
         return e;
     }
@@ -109,5 +120,71 @@ class TcpRoundTripWritesTest {
         // descheduled past the grace on a loaded machine); three before (WRITE, SEND, ACK)
         assertTrue(writesA <= rounds * 3 / 2, "the pinging side made " + writesA + " writes for " + rounds + " pings");
         assertTrue(writesB <= rounds * 3 / 2, "the echoing side made " + writesB + " writes for " + rounds + " pongs");
+    }
+
+    /** Commits one record in each of the sender's rings to the peer's workers, flushes them all; the writes made. */
+    private static long flushAll(ChannelWriter[] to, ShmConnection c, int round, boolean corked) {
+        for (int w = 0; w < WORKERS; w++) {
+            int at = to[w].tryClaim(1, 8);
+            assertEquals(true, at >= 0, "ring to worker " + w + " has no room in round " + round);
+            to[w].buffer().putLong(at, round * 100L + w);
+            to[w].commit();
+        }
+        long before = c.socketWrites();
+        if (corked) {
+            to[0].cork();
+        }
+        try {
+            for (ChannelWriter w : to) {
+                w.flush();
+            }
+        } finally {
+            if (corked) {
+                to[0].uncork();
+            }
+        }
+        return c.socketWrites() - before;
+    }
+
+    private static void expectRound(ChannelReader[] at, int round) throws Exception {
+        for (int w = 0; w < WORKERS; w++) {
+            long[] got = {-1};
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (at[w].read((s, buf, o, l, src) -> got[0] = buf.getLong(o), 1, 100, TimeUnit.MILLISECONDS) == 0) {
+                assertEquals(true, System.nanoTime() < deadline, "worker " + w + " got nothing in round " + round);
+            }
+            assertEquals(round * 100L + w, got[0], "worker " + w + " in round " + round);
+        }
+    }
+
+    @Test
+    void flushingEveryRingToOnePeerInsideOneCorkIsOneWriteSystemCall() throws Exception {
+        ChannelEngine a = engine("sender", WORKERS);
+        ChannelEngine b = engine("receiver", WORKERS);
+        PeerChannel ab = a.connect(b.node().address(), Duration.ofSeconds(10));
+        b.accept(Duration.ofSeconds(10));
+        ChannelWriter[] to = new ChannelWriter[WORKERS];
+        ChannelReader[] at = new ChannelReader[WORKERS];
+        for (int w = 0; w < WORKERS; w++) {
+            to[w] = ab.writer(0, w);
+            at[w] = b.reader(w);
+        }
+        ShmConnection c = (ShmConnection) ab.connection();
+        int rounds = 50;
+        long corked = 0;
+        long uncorked = 0;
+        for (int r = 0; r < rounds; r++) {
+            uncorked += flushAll(to, c, 2 * r, false);
+            expectRound(at, 2 * r);
+            corked += flushAll(to, c, 2 * r + 1, true);
+            expectRound(at, 2 * r + 1);
+        }
+        // one per corked flush; slack for the few control frames the I/O thread writes meanwhile (the ACK of a
+        // credit, a keep-alive)
+        assertTrue(corked >= rounds && corked <= rounds + rounds / 5, "writes of " + rounds + " corked flushes of "
+            + WORKERS + " rings each: " + corked);
+        // without the cork each ring's WRITE is a system call of its own (the I/O thread may join two that were
+        // handed to it): what the cork saved
+        assertTrue(uncorked >= 3L * rounds, "writes of " + rounds + " flushes without a cork: " + uncorked);
     }
 }
