@@ -280,6 +280,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
         long deadline = start + unit.toNanos(timeout);
         int spins = peer.engine().config().spinsBeforePark();
         boolean agent = !peer.engine().config().engineThread();
+        int lookMask = ChannelReader.inputLookMask(shared == null); // credits come on the socket unless mapped
         peer.engine().metricWriterBlocked();
         try {
             // Spinning and parking share one loop, and it ends on the clock, not on a spin counter: a loop that
@@ -309,7 +310,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
                 InputFollower.Input sole = agent ? null : peer.engine().solePeer();
                 if (spins > 0) {
                     spins--;
-                    if (sole != null && (spins & ChannelReader.SPINS_PER_INPUT_LOOK) == 0 && sole.awaitInput(0) > 0) {
+                    if (sole != null && (spins & lookMask) == 0 && sole.awaitInput(0) > 0) {
                         continue;
                     }
                     Thread.onSpinWait();

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.internal.CompletionQueueImpl;
 import io.rdmx.transport.tcp.NettyTcp;
 import io.rdmx.transport.tcp.TcpFabric;
 import java.nio.ByteBuffer;
@@ -32,6 +33,12 @@ class TcpInlineDeliveryTest {
     private PeerChannel received;
     /** Open the nodes on Netty with direct I/O off. */
     private boolean nettyWithoutDirectIo;
+    /**
+     * Open the nodes with the completion queue's waiter off the socket ({@link CompletionQueueImpl#FOLLOWER_READS_PROP}
+     * false): a spinning reader or writer is then the only thread besides the I/O thread that reads it (while the
+     * engine's network thread waits on the queue it holds the socket's input, and a spinner's look finds it taken).
+     */
+    private boolean spinnerOnly;
 
     @AfterEach
     void tearDown() throws Exception {
@@ -41,10 +48,27 @@ class TcpInlineDeliveryTest {
     }
 
     private ChannelEngine engine(String role) throws Exception {
+        return engine(role, ChannelConfig.builder(1).build());
+    }
+
+    private ChannelEngine engine(String role, ChannelConfig config) throws Exception {
         NodeOptions o = NodeOptions.builder().name(role + "-" + SEQ.incrementAndGet()).build();
-        Node n = nettyWithoutDirectIo ? NettyTcp.open(o, false) : new TcpFabric().open(o);
+        Node n;
+        String before = System.getProperty(CompletionQueueImpl.FOLLOWER_READS_PROP);
+        if (spinnerOnly) {
+            System.setProperty(CompletionQueueImpl.FOLLOWER_READS_PROP, "false");
+        }
+        try {
+            n = nettyWithoutDirectIo ? NettyTcp.open(o, false) : new TcpFabric().open(o);
+        } finally {
+            if (before == null) {
+                System.clearProperty(CompletionQueueImpl.FOLLOWER_READS_PROP);
+            } else {
+                System.setProperty(CompletionQueueImpl.FOLLOWER_READS_PROP, before);
+            }
+        }
         open.add(n);
-        ChannelEngine e = ChannelEngine.open(n, ChannelConfig.builder(1).build());
+        ChannelEngine e = ChannelEngine.open(n, config);
         open.add(e);
         return e;
     }
@@ -126,6 +150,77 @@ class TcpInlineDeliveryTest {
         nettyWithoutDirectIo = true;
         ChannelEngine[] e = stream(2000);
         assertTrue(e[1].queuedCompletions() > 0, "the reader's notifications did not go through the queue");
+    }
+
+    /** Spins of the spinning cases: then the reader or writer parks until its timeout. */
+    private static final int SPINS = 256;
+    /**
+     * Waits tried in the spinning cases, the first that looks often enough passes: while the I/O thread reads the
+     * socket (it handles the acknowledgements of what the writer sent, say) a spinner's look finds it busy, and
+     * 256 spins that only find it busy last a few microseconds.
+     */
+    private static final int ATTEMPTS = 4;
+
+    /**
+     * Everything a tcp peer sends comes through its socket, so a spin that does not read the socket cannot see it
+     * (each look skipped adds to every message's latency). Nothing is sent here: the reader spins {@link #SPINS}
+     * times, then parks until its timeout. One look per 32 spins, as beside mapped rings, would make
+     * {@code SPINS / 32} looks plus the few of the parked wait, in every attempt.
+     */
+    @Test
+    void aSpinningReaderOfATcpPeerReadsTheSocketOnEverySpin() throws Exception {
+        spinnerOnly = true;
+        ChannelEngine a = engine("writer");
+        ChannelEngine b = engine("reader", ChannelConfig.builder(1).spinsBeforePark(SPINS).build());
+        a.connect(b.node().address(), Duration.ofSeconds(10));
+        io.rdmx.transport.shm.ShmConnection c =
+            (io.rdmx.transport.shm.ShmConnection) b.accept(Duration.ofSeconds(10)).connection();
+        ChannelReader r = b.reader(0);
+        long looks = 0;
+        for (int i = 0; i < ATTEMPTS && looks < SPINS / 2; i++) {
+            long before = c.followerLooks();
+            assertEquals(0, r.read((s, buf, o, l, src) -> { }, 1, 100, TimeUnit.MILLISECONDS));
+            looks = c.followerLooks() - before;
+        }
+        assertTrue(looks >= SPINS / 2, looks + " reads of the socket in " + SPINS + " spins and a parked wait");
+    }
+
+    /** The same for a writer waiting for credits, which come through the socket too. */
+    @Test
+    void aSpinningWriterToATcpPeerReadsTheSocketOnEverySpin() throws Exception {
+        spinnerOnly = true;
+        ChannelEngine a = engine("writer", ChannelConfig.builder(1).ringCapacity(4096).batchThreshold(1)
+            .spinsBeforePark(SPINS).build());
+        ChannelEngine b = engine("reader", ChannelConfig.builder(1).ringCapacity(4096).build());
+        PeerChannel p = a.connect(b.node().address(), Duration.ofSeconds(10));
+        b.accept(Duration.ofSeconds(10));
+        io.rdmx.transport.shm.ShmConnection c = (io.rdmx.transport.shm.ShmConnection) p.connection();
+        ChannelWriter w = p.writer(0, 0);
+        ByteBuffer payload = ByteBuffer.allocate(1000);
+        // nobody reads: the ring fills, then the writer spins and parks for credits that never come
+        io.rdmx.transport.RdmxTimeoutException full = null;
+        long before = 0;
+        for (int i = 0; i < 16 && full == null; i++) {
+            before = c.followerLooks();
+            try {
+                w.write(1, payload.clear(), 100, TimeUnit.MILLISECONDS);
+            } catch (io.rdmx.transport.RdmxTimeoutException e) {
+                full = e;
+            }
+        }
+        assertTrue(full != null, "a 4 KiB ring took 16 records of 1000 bytes with no reader");
+        long looks = c.followerLooks() - before;
+        for (int i = 1; i < ATTEMPTS && looks < SPINS / 2; i++) {
+            before = c.followerLooks();
+            try {
+                w.write(1, payload.clear(), 100, TimeUnit.MILLISECONDS);
+            } catch (io.rdmx.transport.RdmxTimeoutException e) {
+                // still full, as it must be
+            }
+            looks = c.followerLooks() - before;
+        }
+        assertTrue(looks >= SPINS / 2, looks + " reads of the socket in " + SPINS + " spins and a parked wait");
+        assertTrue(p.isOpen(), "the writer's peer failed on a timeout");
     }
 
     @Test

@@ -332,6 +332,12 @@ public final class ChannelBench {
                             "us"));
                         String switches = f.length > 5 && r.samples() > 0 ? String.format(Locale.ROOT,
                             ", %.2f ctxsw/round trip", Long.parseLong(f[5]) / (double) r.samples()) : "";
+                        if (f.length > 6 && r.samples() > 0) {
+                            double cpuUs = Long.parseLong(f[6]) * 1e6 / ProcStat.TICKS_PER_SECOND / r.samples();
+                            switches += String.format(Locale.ROOT, ", %.1f CPU us/round trip", cpuUs);
+                            report.add(new Report.Result("round trip " + label(size) + " CPU", c.variant(), cpuUs, 0,
+                                "us"));
+                        }
                         System.out.printf(Locale.ROOT, "  round trip %-7s p50 %9.2f us  p99 %9.2f us  (%d samples%s)%n",
                             label(size), r.p50(), r.p99(), r.samples(), switches);
                         break;

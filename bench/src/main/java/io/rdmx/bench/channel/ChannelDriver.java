@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>
  * STREAM size records nanos cpuTicks contextSwitches   (cpu and switches: this process plus the peer, from /proc)
- * RTT size samples p50Nanos p99Nanos contextSwitches   (switches: both processes, over the measured samples)
+ * RTT size samples p50Nanos p99Nanos contextSwitches cpuTicks   (both processes, over the measured samples)
  * DONE
  * </pre>
  *
@@ -142,7 +142,8 @@ public final class ChannelDriver {
         ProcStat used = both().minus(before);
         Arrays.sort(t, 0, n);
         long p99 = t[(int) Math.min(n - 1, n * 99L / 100)];
-        System.out.printf(Locale.ROOT, "RTT %d %d %d %d %d%n", size, n, t[n / 2], p99, used.contextSwitches());
+        System.out.printf(Locale.ROOT, "RTT %d %d %d %d %d %d%n", size, n, t[n / 2], p99, used.contextSwitches(),
+            used.cpuTicks());
         System.out.flush();
     }
 }

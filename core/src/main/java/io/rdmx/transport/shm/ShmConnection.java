@@ -541,6 +541,14 @@ public final class ShmConnection extends AbstractConnection {
     }
 
     /**
+     * @return reads of this connection's socket by waiting or spinning threads, those that found nothing included
+     *         (tests, diagnostics)
+     */
+    public long followerLooks() {
+        return io.followerLooks();
+    }
+
+    /**
      * @return how often a waiting thread that gave this connection's input back woke the node's I/O thread (tests,
      *         diagnostics): once per grace at most while waiters keep coming back ({@link ShmFabric#FOLLOW_GRACE_PROP})
      */

@@ -100,6 +100,11 @@ interface ShmIo {
         return 0;
     }
 
+    /** @return reads of the socket by followers, those that found nothing included (tests, diagnostics) */
+    default long followerLooks() {
+        return 0;
+    }
+
     /**
      * A thread about to sleep without reading the socket: hands input that followers hold back to the I/O thread
      * now (after reading what is there). Any thread but the I/O thread.

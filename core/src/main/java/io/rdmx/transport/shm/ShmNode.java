@@ -76,6 +76,8 @@ class ShmNode extends AbstractNode {
     private static final Logger LOG = LoggerFactory.getLogger(ShmNode.class);
     /** A follower's wait that ended sooner than this found its input there already ({@code Link.readFirst}). */
     private static final long READY_AT_ONCE_NANOS = 3_000;
+    /** A follower's selector action: the follower reads its one socket after any wake-up anyway. */
+    private static final java.util.function.Consumer<SelectionKey> IGNORE_KEY = k -> { };
     /** How long a closing socket waits for the peer to read its last frames and close. */
     static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
@@ -828,6 +830,11 @@ class ShmNode extends AbstractNode {
         private volatile long socketWrites;
         /** Reads a follower made that brought data; written under readLock. */
         private volatile long followed;
+        /**
+         * Reads of the socket by followers, empty ones included; written under readLock, plain (a spinning reader
+         * makes one per spin), so read by the thread that made them or after it (tests, diagnostics).
+         */
+        private long looked;
 
         Link(SocketChannel ch, boolean active, String dialed, CompletableFuture<AbstractConnection> future) {
             this.ch = ch;
@@ -937,9 +944,8 @@ class ShmNode extends AbstractNode {
                     return -1;
                 }
                 long start = System.nanoTime();
-                s.select(Math.max(1, (nanos + 999_999) / 1_000_000));
-                if (!s.selectedKeys().isEmpty()) {
-                    s.selectedKeys().clear();
+                // with an action the ready key is not added to the selected-key set: no allocation per wait
+                if (s.select(IGNORE_KEY, Math.max(1, (nanos + 999_999) / 1_000_000)) > 0) {
                     // ready at once: input comes faster than it is read (a stream), so read before waiting
                     readFirst = System.nanoTime() - start < READY_AT_ONCE_NANOS;
                 }
@@ -1038,6 +1044,7 @@ class ShmNode extends AbstractNode {
                 if (closed) {
                     return -1;
                 }
+                looked++;
                 int n = handler.readFrom(ch, System.nanoTime());
                 if (n < 0) {
                     ended = true; // no more following: the I/O thread closes it and fails the connection
@@ -1072,6 +1079,11 @@ class ShmNode extends AbstractNode {
         @Override
         public long followerReads() {
             return followed;
+        }
+
+        @Override
+        public long followerLooks() {
+            return looked;
         }
 
         @Override
