@@ -54,7 +54,8 @@ public final class ChannelReader {
     static final int SPINS_PER_INPUT_LOOK = 31;
 
     /**
-     * Which spins of a spinning reader or writer read its sole peer's socket: {@code (spins & mask) == 0}.
+     * Which spins of a spinning reader read its sole peer's socket: {@code (spins & mask) == 0}. (A spinning writer
+     * waits for credits, which come a quarter ring at a time: it looks once per 32 spins.)
      *
      * @param socketOnly whether everything the spinner waits for comes through the socket (no mapped ring): a
      *                   spin that does not read the socket then cannot see it, and the time between looks is

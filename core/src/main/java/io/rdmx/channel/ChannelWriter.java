@@ -280,7 +280,6 @@ public final class ChannelWriter implements Notifier.Notifiable {
         long deadline = start + unit.toNanos(timeout);
         int spins = peer.engine().config().spinsBeforePark();
         boolean agent = !peer.engine().config().engineThread();
-        int lookMask = ChannelReader.inputLookMask(shared == null); // credits come on the socket unless mapped
         peer.engine().metricWriterBlocked();
         try {
             // Spinning and parking share one loop, and it ends on the clock, not on a spin counter: a loop that
@@ -305,12 +304,13 @@ public final class ChannelWriter implements Notifier.Notifiable {
                     }
                 }
                 // the engine's sole peer's socket (leader/follower input): a spinning writer reads it itself now
-                // and then (credits come on it), and before it sleeps hands it back to the I/O thread if waiting
-                // threads hold it (they keep it for a moment after they return, and this one will not read it)
+                // and then (credits come on it, a quarter ring at a time rather than with every message), and
+                // before it sleeps hands it back to the I/O thread if waiting threads hold it (they keep it for a
+                // moment after they return, and this one will not read it)
                 InputFollower.Input sole = agent ? null : peer.engine().solePeer();
                 if (spins > 0) {
                     spins--;
-                    if (sole != null && (spins & lookMask) == 0 && sole.awaitInput(0) > 0) {
+                    if (sole != null && (spins & ChannelReader.SPINS_PER_INPUT_LOOK) == 0 && sole.awaitInput(0) > 0) {
                         continue;
                     }
                     Thread.onSpinWait();

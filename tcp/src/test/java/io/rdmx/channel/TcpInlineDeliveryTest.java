@@ -35,8 +35,8 @@ class TcpInlineDeliveryTest {
     private boolean nettyWithoutDirectIo;
     /**
      * Open the nodes with the completion queue's waiter off the socket ({@link CompletionQueueImpl#FOLLOWER_READS_PROP}
-     * false): a spinning reader or writer is then the only thread besides the I/O thread that reads it (while the
-     * engine's network thread waits on the queue it holds the socket's input, and a spinner's look finds it taken).
+     * false): a spinning reader is then the only thread besides the I/O thread that reads it (while the engine's
+     * network thread waits on the queue it holds the socket's input, and a spinner's look finds it taken).
      */
     private boolean spinnerOnly;
 
@@ -152,12 +152,12 @@ class TcpInlineDeliveryTest {
         assertTrue(e[1].queuedCompletions() > 0, "the reader's notifications did not go through the queue");
     }
 
-    /** Spins of the spinning cases: then the reader or writer parks until its timeout. */
+    /** Spins of the spinning case: then the reader parks until its timeout. */
     private static final int SPINS = 256;
     /**
-     * Waits tried in the spinning cases, the first that looks often enough passes: while the I/O thread reads the
-     * socket (it handles the acknowledgements of what the writer sent, say) a spinner's look finds it busy, and
-     * 256 spins that only find it busy last a few microseconds.
+     * Waits tried in the spinning case, the first that looks often enough passes: while the I/O thread reads the
+     * socket (handling what came at connect, say) a spinner's look finds it busy, and 256 spins that only find it
+     * busy last a few microseconds.
      */
     private static final int ATTEMPTS = 4;
 
@@ -183,44 +183,6 @@ class TcpInlineDeliveryTest {
             looks = c.followerLooks() - before;
         }
         assertTrue(looks >= SPINS / 2, looks + " reads of the socket in " + SPINS + " spins and a parked wait");
-    }
-
-    /** The same for a writer waiting for credits, which come through the socket too. */
-    @Test
-    void aSpinningWriterToATcpPeerReadsTheSocketOnEverySpin() throws Exception {
-        spinnerOnly = true;
-        ChannelEngine a = engine("writer", ChannelConfig.builder(1).ringCapacity(4096).batchThreshold(1)
-            .spinsBeforePark(SPINS).build());
-        ChannelEngine b = engine("reader", ChannelConfig.builder(1).ringCapacity(4096).build());
-        PeerChannel p = a.connect(b.node().address(), Duration.ofSeconds(10));
-        b.accept(Duration.ofSeconds(10));
-        io.rdmx.transport.shm.ShmConnection c = (io.rdmx.transport.shm.ShmConnection) p.connection();
-        ChannelWriter w = p.writer(0, 0);
-        ByteBuffer payload = ByteBuffer.allocate(1000);
-        // nobody reads: the ring fills, then the writer spins and parks for credits that never come
-        io.rdmx.transport.RdmxTimeoutException full = null;
-        long before = 0;
-        for (int i = 0; i < 16 && full == null; i++) {
-            before = c.followerLooks();
-            try {
-                w.write(1, payload.clear(), 100, TimeUnit.MILLISECONDS);
-            } catch (io.rdmx.transport.RdmxTimeoutException e) {
-                full = e;
-            }
-        }
-        assertTrue(full != null, "a 4 KiB ring took 16 records of 1000 bytes with no reader");
-        long looks = c.followerLooks() - before;
-        for (int i = 1; i < ATTEMPTS && looks < SPINS / 2; i++) {
-            before = c.followerLooks();
-            try {
-                w.write(1, payload.clear(), 100, TimeUnit.MILLISECONDS);
-            } catch (io.rdmx.transport.RdmxTimeoutException e) {
-                // still full, as it must be
-            }
-            looks = c.followerLooks() - before;
-        }
-        assertTrue(looks >= SPINS / 2, looks + " reads of the socket in " + SPINS + " spins and a parked wait");
-        assertTrue(p.isOpen(), "the writer's peer failed on a timeout");
     }
 
     @Test
