@@ -68,8 +68,8 @@ public final class ChannelBench {
     private record Flow(double msgs, double mibs, double cpuPerGiB, double switchesPerMiB) {
     }
 
-    /** One round-trip measurement, microseconds. */
-    private record Rtt(int samples, double p50, double p99) {
+    /** One round-trip measurement, microseconds; cpu: both processes' CPU per round trip (NaN if not given). */
+    private record Rtt(int samples, double p50, double p99, double cpu) {
     }
 
     /** System property: comma-separated variant prefixes to run (e.g. {@code shm/park,nio/blocking}); all if unset. */
@@ -78,6 +78,11 @@ public final class ChannelBench {
     static final String JAVA_PROP = "rdmx.bench.channel.java";
     /** System property: comma-separated record sizes to measure (e.g. {@code 32,65536}); all if unset. */
     static final String SIZES_PROP = "rdmx.bench.channel.sizes";
+    /**
+     * System property: rounds over all cases (default 1). Each round runs every case once, in order, so the cases
+     * alternate; each figure is then the median over the rounds, with half the min-max range as its error.
+     */
+    static final String ROUNDS_PROP = "rdmx.bench.channel.rounds";
     private final int[] onlySizes = onlySizes();
     private final boolean quick;
     private final long measureMillis;
@@ -87,6 +92,10 @@ public final class ChannelBench {
     private final Report report;
     private final Map<String, Flow> flows = new LinkedHashMap<>();
     private final Map<String, Rtt> rtts = new LinkedHashMap<>();
+    /** Every round's measurements, by variant/size, before the medians go to {@link #flows} and {@link #rtts}. */
+    private final Map<String, List<Flow>> flowRounds = new LinkedHashMap<>();
+    private final Map<String, List<Rtt>> rttRounds = new LinkedHashMap<>();
+    private final int rounds = Integer.getInteger(ROUNDS_PROP, 1);
     private final Map<String, Boolean> baselines = new LinkedHashMap<>();
     private final List<String> failed = new ArrayList<>();
     private int caseNo;
@@ -145,11 +154,24 @@ public final class ChannelBench {
         }
         System.out.println("rdmx bench channel" + (quick ? " --quick" : "") + ": " + cases.size()
             + " cases of two processes, sizes " + Arrays.toString(SIZES) + ", " + measureMillis + " ms per size");
+        if (rounds < 1 || rounds > 20) {
+            throw new IllegalArgumentException(ROUNDS_PROP + "=" + rounds + " must be 1 to 20");
+        }
+        if (rounds > 1) {
+            report.context("rounds", rounds + " over all cases, alternating; figures are medians over the rounds, "
+                + "error = half the min-max range");
+        }
         String loadBefore = loadAverage();
         memcpy();
-        for (Case c : cases) {
-            run(c);
+        for (int r = 1; r <= rounds; r++) {
+            if (rounds > 1) {
+                System.out.println("round " + r + " of " + rounds);
+            }
+            for (Case c : cases) {
+                run(c);
+            }
         }
+        medians();
         String loadAfter = loadAverage();
         report.context("loadAverageAtStart", loadBefore).context("loadAverageAtEnd", loadAfter);
         System.out.println("load average (1, 5, 15 min) at start " + loadBefore + ", at end " + loadAfter);
@@ -245,7 +267,8 @@ public final class ChannelBench {
                 if (round == 1) {
                     double s = (System.nanoTime() - start) / 1e9;
                     // one thread busy the whole time: CPU = wall time, no context switches counted here
-                    flow(MEMCPY, size, copies, s, s, Double.NaN);
+                    flowRounds.computeIfAbsent(MEMCPY + "/" + size, k -> new ArrayList<>())
+                        .add(flow(MEMCPY, size, copies, s, s, Double.NaN));
                 }
             }
         }
@@ -316,6 +339,7 @@ public final class ChannelBench {
                         double s = Long.parseLong(f[3]) / 1e9;
                         Flow fl = flow(c.variant(), size, Long.parseLong(f[2]), s,
                             Long.parseLong(f[4]) / (double) ProcStat.TICKS_PER_SECOND, Long.parseLong(f[5]));
+                        flowRounds.computeIfAbsent(c.variant() + "/" + size, k -> new ArrayList<>()).add(fl);
                         System.out.printf(Locale.ROOT, "  stream %-7s %12.0f msgs/s %10.1f MiB/s %9.2f CPU s/GiB"
                             + " %9.2f ctxsw/MiB%n", label(size), fl.msgs(), fl.mibs(), fl.cpuPerGiB(),
                             fl.switchesPerMiB());
@@ -323,20 +347,15 @@ public final class ChannelBench {
                     }
                     case "RTT": {
                         int size = Integer.parseInt(f[1]);
-                        Rtt r = new Rtt(Integer.parseInt(f[2]), Long.parseLong(f[3]) / 1e3,
-                            Long.parseLong(f[4]) / 1e3);
-                        rtts.put(c.variant() + "/" + size, r);
-                        report.add(new Report.Result("round trip " + label(size) + " p50", c.variant(), r.p50(), 0,
-                            "us"));
-                        report.add(new Report.Result("round trip " + label(size) + " p99", c.variant(), r.p99(), 0,
-                            "us"));
+                        int samples = Integer.parseInt(f[2]);
+                        double cpuUs = f.length > 6 && samples > 0
+                            ? Long.parseLong(f[6]) * 1e6 / ProcStat.TICKS_PER_SECOND / samples : Double.NaN;
+                        Rtt r = new Rtt(samples, Long.parseLong(f[3]) / 1e3, Long.parseLong(f[4]) / 1e3, cpuUs);
+                        rttRounds.computeIfAbsent(c.variant() + "/" + size, k -> new ArrayList<>()).add(r);
                         String switches = f.length > 5 && r.samples() > 0 ? String.format(Locale.ROOT,
                             ", %.2f ctxsw/round trip", Long.parseLong(f[5]) / (double) r.samples()) : "";
-                        if (f.length > 6 && r.samples() > 0) {
-                            double cpuUs = Long.parseLong(f[6]) * 1e6 / ProcStat.TICKS_PER_SECOND / r.samples();
+                        if (!Double.isNaN(cpuUs)) {
                             switches += String.format(Locale.ROOT, ", %.1f CPU us/round trip", cpuUs);
-                            report.add(new Report.Result("round trip " + label(size) + " CPU", c.variant(), cpuUs, 0,
-                                "us"));
                         }
                         System.out.printf(Locale.ROOT, "  round trip %-7s p50 %9.2f us  p99 %9.2f us  (%d samples%s)%n",
                             label(size), r.p50(), r.p99(), r.samples(), switches);
@@ -403,19 +422,55 @@ public final class ChannelBench {
         }
     }
 
-    private Flow flow(String variant, int size, long records, double seconds, double cpuSeconds, double switches) {
+    private static Flow flow(String variant, int size, long records, double seconds, double cpuSeconds,
+                             double switches) {
         double bytes = records * (double) size;
-        Flow f = new Flow(records / seconds, bytes / seconds / (1 << 20), cpuSeconds / (bytes / (1 << 30)),
+        return new Flow(records / seconds, bytes / seconds / (1 << 20), cpuSeconds / (bytes / (1 << 30)),
             switches / (bytes / (1 << 20)));
-        flows.put(variant + "/" + size, f);
-        String name = "stream " + label(size);
-        report.add(new Report.Result(name, variant, f.msgs(), 0, "msgs/s"));
-        report.add(new Report.Result(name, variant, f.mibs(), 0, "MiB/s"));
-        report.add(new Report.Result(name, variant, f.cpuPerGiB(), 0, "CPU s/GiB"));
-        if (!Double.isNaN(switches)) {
-            report.add(new Report.Result(name, variant, f.switchesPerMiB(), 0, "ctxsw/MiB"));
+    }
+
+    /**
+     * After every round: each variant/size's figure is its median round (by messages/s, by round-trip p50), and
+     * its error half the min-max range of that measure over the rounds (0 with one round).
+     */
+    private void medians() {
+        for (Map.Entry<String, List<Flow>> e : flowRounds.entrySet()) {
+            List<Flow> l = new ArrayList<>(e.getValue());
+            l.sort(Comparator.comparingDouble(Flow::msgs));
+            Flow f = l.get(l.size() / 2);
+            double msgsErr = (l.get(l.size() - 1).msgs() - l.get(0).msgs()) / 2;
+            double mibsErr = (l.get(l.size() - 1).mibs() - l.get(0).mibs()) / 2;
+            String key = e.getKey();
+            String variant = key.substring(0, key.lastIndexOf('/'));
+            String name = "stream " + label(Integer.parseInt(key.substring(key.lastIndexOf('/') + 1)));
+            flows.put(key, f);
+            report.add(new Report.Result(name, variant, f.msgs(), msgsErr, "msgs/s"));
+            report.add(new Report.Result(name, variant, f.mibs(), mibsErr, "MiB/s"));
+            report.add(new Report.Result(name, variant, f.cpuPerGiB(), 0, "CPU s/GiB"));
+            if (!Double.isNaN(f.switchesPerMiB())) {
+                report.add(new Report.Result(name, variant, f.switchesPerMiB(), 0, "ctxsw/MiB"));
+            }
         }
-        return f;
+        for (Map.Entry<String, List<Rtt>> e : rttRounds.entrySet()) {
+            List<Rtt> l = new ArrayList<>(e.getValue());
+            l.sort(Comparator.comparingDouble(Rtt::p50));
+            Rtt r = l.get(l.size() / 2);
+            String key = e.getKey();
+            String variant = key.substring(0, key.lastIndexOf('/'));
+            String name = "round trip " + label(Integer.parseInt(key.substring(key.lastIndexOf('/') + 1)));
+            rtts.put(key, r);
+            report.add(new Report.Result(name + " p50", variant, r.p50(), (l.get(l.size() - 1).p50() - l.get(0).p50())
+                / 2, "us"));
+            report.add(new Report.Result(name + " p99", variant, r.p99(), 0, "us"));
+            if (!Double.isNaN(r.cpu())) {
+                report.add(new Report.Result(name + " CPU", variant, r.cpu(), 0, "us"));
+            }
+            if (rounds > 1) {
+                System.out.printf(Locale.ROOT, "%-20s %-7s p50 over %d rounds: median %.2f us, %.2f-%.2f%n", variant,
+                    name.substring("round trip ".length()), l.size(), r.p50(), l.get(0).p50(),
+                    l.get(l.size() - 1).p50());
+            }
+        }
     }
 
     // ------------------------------------------------------------------ tables, comparisons, chart
