@@ -335,6 +335,46 @@ class ShuffleApiTest {
         }
     }
 
+    /**
+     * The shuffle runs its channels without the channel's timed flush (its engines' network threads do not wake to
+     * scan while workers write), so a worker's own {@link Worker#poll} must send what it offered: one int offered
+     * over tcp to the other process reaches it while the sender only polls (no flush, no end-of-stream). Were the
+     * poll not to flush, the row would wait in the sender's pack forever and the receiver's deadline would fail.
+     */
+    @Test
+    void aRowOfferedAndThenOnlyPolledReachesTheOtherProcessWithoutTheChannelsTimedFlush() throws Exception {
+        ShuffleConfig one = ShuffleConfig.builder(0, 2, 1).provider("tcp").members(Cluster.freePorts(2)).build();
+        assertTrue(RingShuffleTransport.channelConfig(one, "tcp").flushInterval().isZero(),
+            "the channel's timed flush is off in the shuffle");
+        assertTrue(RingShuffleTransport.channelConfig(one, "shm").flushInterval().isZero());
+        java.util.concurrent.atomic.AtomicBoolean arrived = new java.util.concurrent.atomic.AtomicBoolean();
+        try (Cluster c = new Cluster("tcp", 2, 1, b -> b)) {
+            List<Long> got = everyWorker(c, s -> s.intExchange(17, Routing.gather(0)), (ex, w) -> {
+                long[] sum = {0};
+                w.consumeInts(ex, v -> {
+                    sum[0] += v;
+                    arrived.set(true);
+                    return true;
+                });
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                if (w.globalIndex() == 1) {
+                    offered(w, () -> w.offerInt(ex, 4242));
+                }
+                while (!arrived.get()) {
+                    w.poll();
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("worker " + w.globalIndex() + ": the row offered by worker 1"
+                            + " did not reach worker 0 while both polled");
+                    }
+                    Thread.onSpinWait();
+                }
+                finishAndDrain(w, ex);
+                return sum[0];
+            });
+            assertEquals(List.of(4242L, 0L), got);
+        }
+    }
+
     @Test
     void rowsOfAnExchangeNobodyConsumesYetWaitInTheInboxWithoutBlockingOthers() throws Exception {
         try (Cluster c = new Cluster("shm", 1, 2, b -> b)) {
