@@ -45,6 +45,8 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     public static final Duration FIRST_BACKOFF = Duration.ofMillis(10);
     /** Longest pause between connect attempts (the pause doubles up to it). */
     public static final Duration MAX_BACKOFF = Duration.ofMillis(200);
+    /** One wait of the acceptor in {@link Node#accept}: long, since {@link #close} interrupts it. */
+    private static final Duration ACCEPT_WAIT = Duration.ofSeconds(30);
     /**
      * Without a network thread ({@link ChannelConfig#engineThread()} false): the longest a blocked reader, writer
      * or handshake sleeps between two runs of {@link #doWork()}.
@@ -91,6 +93,13 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     /** Under {@link #duty}: whether the last {@link #housekeeping} ran a flush scan. */
     private boolean scanned;
     private final Thread acceptor;
+    /**
+     * Guards {@link #acceptWaiting}: {@link #close} interrupts the acceptor only while it waits in
+     * {@link Node#accept}, and the acceptor clears a late interrupt before it does anything else.
+     */
+    private final Object acceptLock = new Object();
+    /** Guarded by {@link #acceptLock}: the acceptor is inside {@link Node#accept}. */
+    private boolean acceptWaiting;
     private final java.util.concurrent.LinkedBlockingQueue<PeerChannel> accepted =
         new java.util.concurrent.LinkedBlockingQueue<>();
     private final ObjectName mbean;
@@ -294,11 +303,17 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         return p.awaitReady(Duration.ofNanos(Math.max(left, node.options().handshakeTimeout().toNanos())));
     }
 
+    /**
+     * The acceptor: takes the node's incoming connections until {@link #close} (which interrupts the wait, so a
+     * close never waits for it) or the node closes.
+     */
     private void acceptLoop() {
         while (running) {
             try {
-                Connection c = node.accept(Duration.ofMillis(200));
-                accepted.offer(peerFor(c));
+                Connection c = acceptOne();
+                if (c != null) {
+                    accepted.offer(peerFor(c));
+                }
             } catch (io.rdmx.transport.RdmxTimeoutException e) {
                 continue;
             } catch (RdmxException e) {
@@ -309,6 +324,44 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
                 }
             } catch (InterruptedException e) {
                 return;
+            }
+        }
+    }
+
+    /**
+     * One wait in {@link Node#accept}, interrupted by {@link #close} only while in it: the flag is cleared
+     * before the acceptor goes on, so a late interrupt never reaches a handshake's I/O.
+     *
+     * @return the connection, or null when closing
+     */
+    private Connection acceptOne() throws RdmxException, InterruptedException {
+        synchronized (acceptLock) {
+            if (!running) {
+                return null;
+            }
+            acceptWaiting = true;
+        }
+        Connection c;
+        try {
+            c = node.accept(ACCEPT_WAIT);
+        } finally {
+            synchronized (acceptLock) {
+                acceptWaiting = false;
+                Thread.interrupted(); // close's interrupt, if it came as accept returned
+            }
+        }
+        if (!running) {
+            c.close(); // came as the engine closed: the peer sees its connection end
+            return null;
+        }
+        return c;
+    }
+
+    /** Close: ends the acceptor's wait now (it would otherwise last until the next connection or timeout). */
+    private void stopAcceptor() {
+        synchronized (acceptLock) {
+            if (acceptWaiting) {
+                acceptor.interrupt();
             }
         }
     }
@@ -588,6 +641,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             }
         }
         running = false;
+        stopAcceptor();
         if (network != null && node.completionQueue() instanceof CompletionQueueImpl q) {
             q.kick(); // the network thread may sleep up to the idle wait: it sees running=false now
         }

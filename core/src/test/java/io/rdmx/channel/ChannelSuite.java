@@ -816,6 +816,18 @@ public abstract class ChannelSuite {
     }
 
     @Test
+    void closeEndsTheAcceptorsWaitForConnectionsAtOnce() throws Exception {
+        Pair p = new Pair(1, 1, c -> c);
+        String name = "rdmx-accept-" + p.nodeB.name();
+        Thread acceptor = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(name))
+            .findFirst().orElseThrow(() -> new AssertionError("no thread " + name));
+        p.b.close();
+        // close waits for the acceptor a few seconds at most; its wait for a connection lasts far longer
+        assertFalse(acceptor.isAlive(), name + " still waits for connections after the engine closed: "
+            + java.util.Arrays.toString(acceptor.getStackTrace()));
+    }
+
+    @Test
     void connectWaitsForAPeerNodeThatStartsLater(@TempDir Path scratch) throws Exception {
         ChannelEngine a = ChannelEngine.open(open("a"), ChannelConfig.builder(1).build());
         closeables.add(a);
