@@ -12,11 +12,24 @@ import java.util.concurrent.atomic.AtomicLong;
  * read is answered with an error naming the block and the reason; the server goes on serving.
  */
 public final class BlockServer implements AutoCloseable {
+    /** The smallest answer buffer a handler thread keeps (it grows, in powers of two, to the largest answer). */
+    private static final int MIN_ANSWER_BUFFER = 64 << 10;
+
     private final RpcServer server;
+    /**
+     * Each handler thread's answer buffer, reused for every answer it sends (the RPC server has sent an answer
+     * before its thread returns: {@link io.rdmx.rpc.RpcHandler#handle}). Direct, so a block is read from its file
+     * straight into it, without the JDK's copy through a temporary direct buffer; and no heap array of the
+     * answer's size per request (a block of half a region or more is a humongous object for G1). At most
+     * chunk bytes + header per handler thread, freed with the thread.
+     */
+    private final ThreadLocal<ByteBuffer> answers = new ThreadLocal<>();
+    private final int maxAnswer;
     private final AtomicLong bytesServed = new AtomicLong();
     private final AtomicLong requestsServed = new AtomicLong();
 
     private BlockServer(ChannelEngine engine, BlockSource source, int chunkBytes, int threads) {
+        this.maxAnswer = chunkBytes + FetchProtocol.ANSWER_HEADER;
         RpcConfig rpc = RpcConfig.builder().handlerThreads(threads)
             .maxMessageBytes(chunkBytes + FetchProtocol.ANSWER_HEADER).build();
         this.server = RpcServer.builder(engine).config(rpc)
@@ -33,7 +46,7 @@ public final class BlockServer implements AutoCloseable {
                 long size = source.size(shuffleId, mapId, reduceId);
                 // at or past the end (the reader asked for every chunk its estimate covers): the size alone
                 int n = (int) Math.max(0, Math.min(FetchProtocol.length(req), size - offset));
-                ByteBuffer answer = ByteBuffer.allocate(FetchProtocol.ANSWER_HEADER + n);
+                ByteBuffer answer = answerBuffer(FetchProtocol.ANSWER_HEADER + n);
                 answer.putLong(size);
                 if (n > 0) {
                     source.read(shuffleId, mapId, reduceId, offset, answer);
@@ -47,6 +60,21 @@ public final class BlockServer implements AutoCloseable {
                     + ")");
             })
             .build();
+    }
+
+    /**
+     * @param length the answer's length (at most chunk bytes + header)
+     * @return this thread's answer buffer, cleared, its limit at {@code length}
+     */
+    private ByteBuffer answerBuffer(int length) {
+        ByteBuffer b = answers.get();
+        if (b == null || b.capacity() < length) {
+            int cap = Math.min(maxAnswer, Math.max(MIN_ANSWER_BUFFER, Integer.highestOneBit(length - 1) << 1));
+            b = ByteBuffer.allocateDirect(Math.max(cap, length));
+            answers.set(b);
+        }
+        b.clear().limit(length);
+        return b;
     }
 
     /**
