@@ -816,7 +816,7 @@ public abstract class ChannelSuite {
     }
 
     @Test
-    void closeEndsTheAcceptorsWaitForConnectionsAtOnce() throws Exception {
+    void closeEndsTheAcceptorsWaitForConnections() throws Exception {
         Pair p = new Pair(1, 1, c -> c);
         String name = "rdmx-accept-" + p.nodeB.name();
         Thread acceptor = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(name))
