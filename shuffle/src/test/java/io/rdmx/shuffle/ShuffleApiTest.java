@@ -356,7 +356,7 @@ class ShuffleApiTest {
                     arrived.set(true);
                     return true;
                 });
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                long deadline = System.nanoTime() + DEADLINE_NANOS;
                 if (w.globalIndex() == 1) {
                     offered(w, () -> w.offerInt(ex, 4242));
                 }
