@@ -468,6 +468,19 @@ public abstract class ChannelSuite {
         assertEquals(ChannelWriter.CLOSED, w.tryClaim(1, 8));
     }
 
+    @Test
+    void closingAnEngineRightAfterItsNodeDiedThrowsNothing() throws Exception {
+        for (int i = 0; i < 10; i++) {
+            Pair p = new Pair(1, 1, c -> c);
+            ChannelWriter w = p.ab.writer(0, 0);
+            w.write(1, ByteBuffer.allocate(64), 5, TimeUnit.SECONDS); // unflushed: close would flush it
+            kill(p.nodeA); // releases a's regions; a's engine may not have seen its peer go down yet
+            p.a.close();
+            assertFalse(p.ab.isOpen());
+            p.b.close();
+        }
+    }
+
     private static ByteBuffer le(int v) {
         return ByteBuffer.allocate(8).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(0, v);
     }

@@ -121,6 +121,9 @@ public abstract class AbstractConnection implements Connection {
     private int postValidated(Opcode op, long wrId, RegionImpl local, int localOffset, int length,
                               RemoteRegion remote, long remoteOffset, int imm, boolean signaled)
         throws ConnectionClosedException {
+        if (!local.live()) {
+            checkOpen(); // a node's close closes its connections, then releases their regions: say which it was
+        }
         local.checkLocal(localOffset, length);
         int max = node.options().maxTransferSize();
         if (length > max) {

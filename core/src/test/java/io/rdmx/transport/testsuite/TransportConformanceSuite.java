@@ -793,6 +793,16 @@ public abstract class TransportConformanceSuite {
     }
 
     @Test
+    void aPostAfterItsNodeClosedReportsTheClosedConnectionNotTheRegionTheCloseReleased() throws Exception {
+        Region src = filled(client, 64, 24);
+        client.close(); // closes c2s, then releases src (a leak report): a post now must say the connection is closed
+        ConnectionClosedException e = assertThrows(ConnectionClosedException.class,
+            () -> c2s.post(WorkRequest.send(src, 0, 8)));
+        assertTrue(e.getMessage().contains(server.name()), e.getMessage());
+        assertEquals(server.name(), e.peer());
+    }
+
+    @Test
     void leakedRegionsAreReportedWhenTheNodeCloses() throws Exception {
         Node n = open("leaky", b -> b);
         n.register(64, Access.ALL);
