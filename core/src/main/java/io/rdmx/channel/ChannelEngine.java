@@ -312,7 +312,14 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             try {
                 Connection c = acceptOne();
                 if (c != null) {
-                    accepted.offer(peerFor(c));
+                    PeerChannel p;
+                    try {
+                        p = peerFor(c);
+                    } catch (RdmxException e) {
+                        c.close(); // the engine closed after accept returned it: the peer sees it end
+                        throw e;
+                    }
+                    accepted.offer(p);
                 }
             } catch (io.rdmx.transport.RdmxTimeoutException e) {
                 continue;
@@ -658,6 +665,9 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             Thread.currentThread().interrupt();
         }
         for (PeerChannel p : peers.values()) {
+            // a peer the acceptor took in as this close began was not in the loop above (fail is idempotent)
+            p.fail(new ConnectionClosedException(p.name(), "channel engine of node '" + node.name()
+                + "' closed its channel to '" + p.name() + "'", null));
             p.release();
         }
         for (ChannelReader r : readers) {
