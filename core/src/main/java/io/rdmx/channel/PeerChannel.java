@@ -13,6 +13,7 @@ import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The channels between this node and one peer, over their one connection: a control region for the handshake and
@@ -47,6 +48,8 @@ public final class PeerChannel {
     /** Completions handled inline (written one thread at a time; read racily by tests). */
     private volatile long inlineCompletions;
     private volatile boolean open = true;
+    /** Set by the one {@link #fail} that takes the peer down (several threads may try at once). */
+    private final AtomicBoolean failing = new AtomicBoolean();
     private volatile ConnectionClosedException failure;
     private Region extraRecvs;
     /** The rings, from the peer's HELLO on (set by the handshake on the completion thread). */
@@ -513,7 +516,7 @@ public final class PeerChannel {
      * @param cause why
      */
     void fail(Throwable cause) {
-        if (!open) {
+        if (!open || !failing.compareAndSet(false, true)) {
             return;
         }
         RdmxException refusal = handshake.refusal();
@@ -531,15 +534,33 @@ public final class PeerChannel {
         connection.close();
     }
 
-    /** Releases the regions; called when the engine closes. */
+    /**
+     * Releases the regions; called when the engine closes. The connection is closed first, so a thread that
+     * still posts from them is told the connection is closed, not that a region is gone.
+     */
     void release() {
+        connection.close();
         RingSet r = rings;
         if (r != null) {
             r.release();
         }
         for (Region reg : new Region[] {control, extraRecvs}) {
-            if (reg != null && reg.refCnt() > 0) {
+            releaseQuietly(reg);
+        }
+    }
+
+    /**
+     * Releases a region unless it was released already: the node's own close may force-release it at the same
+     * time (its "release of released region" is then no error of this engine).
+     *
+     * @param reg the region, or null
+     */
+    static void releaseQuietly(Region reg) {
+        if (reg != null && reg.refCnt() > 0) {
+            try {
                 reg.release();
+            } catch (IllegalStateException raced) {
+                // the node's close released it between the check and the release
             }
         }
     }

@@ -221,12 +221,14 @@ final class PeerHandshake {
         if (!peer.isOpen() || set == null || !set.connected()) {
             return;
         }
-        int at = BYE_SLOT * NotificationDescriptor.MESSAGE_SLOT;
-        int len = ControlMessages.bye(sendView, at);
         try {
+            int at = BYE_SLOT * NotificationDescriptor.MESSAGE_SLOT;
+            int len = ControlMessages.bye(sendView, at);
             peer.postHandshake(at, len, WrIdDescriptor.BYE);
         } catch (RdmxException e) {
             peer.fail(e);
+        } catch (IllegalStateException e) {
+            peer.fail(e); // the node closed under the engine and freed the control region (verbs)
         }
     }
 

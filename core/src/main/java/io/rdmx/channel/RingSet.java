@@ -245,8 +245,6 @@ final class RingSet {
                 w.closeSleeper();
             }
         }
-        if (pair.refCnt() > 0) {
-            pair.release();
-        }
+        PeerChannel.releaseQuietly(pair);
     }
 }

@@ -121,10 +121,12 @@ public abstract class AbstractConnection implements Connection {
     private int postValidated(Opcode op, long wrId, RegionImpl local, int localOffset, int length,
                               RemoteRegion remote, long remoteOffset, int imm, boolean signaled)
         throws ConnectionClosedException {
-        if (!local.live()) {
+        try {
+            local.checkLocal(localOffset, length);
+        } catch (IllegalStateException released) {
             checkOpen(); // a node's close closes its connections, then releases their regions: say which it was
+            throw released;
         }
-        local.checkLocal(localOffset, length);
         int max = node.options().maxTransferSize();
         if (length > max) {
             throw new IllegalArgumentException(op + " length=" + length + " exceeds maxTransferSize=" + max);

@@ -315,6 +315,9 @@ public abstract class AbstractNode implements Node {
             AbstractConnection prev = connections.putIfAbsent(c.peerName(), c);
             if (prev == null) {
                 connectionsChanged();
+                if (closed) {
+                    c.close(); // a handshake that ended as the node closed: close() may not have seen it
+                }
                 return true;
             }
             if (prev.isOpen()) {
