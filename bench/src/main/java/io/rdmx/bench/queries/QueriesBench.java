@@ -12,7 +12,9 @@ import java.util.Map;
 /**
  * {@code rdmx bench queries}: the DAIS 2016 paper's application benchmark (its Fig. 5). The three queries over a
  * generated TPC-C database run as SPMD plans in P processes of W workers, on rdmx (shm) and on the sockets
- * middleware, in the same run; each configuration runs every query in the same processes, first
+ * middleware, in the same run, side by side: both transports' processes are up at once and every run of a query
+ * runs on each in turn (the order alternating), so the machine's slow phases fall on both. Each configuration runs
+ * every query in the same processes, first
  * {@link #WARM_UP_RUNS} times untimed, then timed at least 4 times (3 with {@code --quick}; the paper ran 5 and
  * averaged the last 4) and until its timed runs add up to {@link #TIMED_SECONDS} (at most {@link #MAX_TIMED_RUNS}
  * runs), so a query of a few milliseconds is measured as many times as its scheduling noise needs. Every answer
@@ -69,11 +71,9 @@ public final class QueriesBench {
             .context("minTimedRuns", timed).context("timedSeconds", TIMED_SECONDS)
             .context("maxTimedRuns", MAX_TIMED_RUNS).context("warmUpRuns", WARM_UP_RUNS);
         Map<String, double[]> secs = new LinkedHashMap<>();
-        measure(report, secs, "shm", 1, 1, warehouses, timed, expected);
+        measure(report, secs, List.of("shm"), 1, 1, warehouses, timed, expected);
         for (int[] pw : configs) {
-            for (String t : transports) {
-                measure(report, secs, t, pw[0], pw[1], warehouses, timed, expected);
-            }
+            measure(report, secs, transports, pw[0], pw[1], warehouses, timed, expected);
         }
         double[] one = secs.get("shm/1/1");
         System.out.println();
@@ -97,57 +97,83 @@ public final class QueriesBench {
         report.finish(System.out, results);
     }
 
-    private static void measure(Report report, Map<String, double[]> secs, String transport, int p, int w,
+    /**
+     * Measures one configuration on every transport given, side by side: the processes of all transports are up
+     * at once (idle ones sleep), and every run of a query runs on each transport in turn, in an order that
+     * alternates from run to run, so a slow phase of the machine falls on both rather than on one.
+     */
+    private static void measure(Report report, Map<String, double[]> secs, List<String> transports, int p, int w,
                                 int warehouses, int minTimed, String[] expected) throws Exception {
-        double[] median = new double[4];
-        try (QueriesRunner r = new QueriesRunner(transport, p, w, warehouses)) {
-            double[] cpu = new double[4];
-            long[] cs = new long[4];
-            List<List<Double>> took = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
-                new ArrayList<>());
-            double[] sum = new double[4];
+        int k = transports.size();
+        List<QueriesRunner> runners = new ArrayList<>();
+        try {
+            for (String t : transports) {
+                runners.add(new QueriesRunner(t, p, w, warehouses));
+            }
+            double[][] cpu = new double[k][4];
+            long[][] cs = new long[k][4];
+            List<List<List<Double>>> took = new ArrayList<>();
+            for (int i = 0; i < k; i++) {
+                took.add(List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>()));
+            }
+            double[] sum = new double[4]; // of the slowest transport's runs
             int run = 0;
             for (; run < WARM_UP_RUNS; run++) {
                 for (int q = 1; q <= 3; q++) {
-                    r.run(q, run, expected[q]);
+                    for (int i = 0; i < k; i++) {
+                        runners.get((i + run) % k).run(q, run, expected[q]);
+                    }
                 }
             }
             for (boolean more = true; more; run++) {
                 more = false;
                 for (int q = 1; q <= 3; q++) {
-                    int n = took.get(q).size();
+                    int n = took.get(0).get(q).size();
                     if (n >= minTimed && (sum[q] >= TIMED_SECONDS || n >= MAX_TIMED_RUNS)) {
                         continue;
                     }
-                    QueriesRunner.Timing t = r.run(q, run, expected[q]);
-                    took.get(q).add(t.seconds());
-                    sum[q] += t.seconds();
-                    cpu[q] += t.cpuSeconds();
-                    cs[q] += t.contextSwitches();
+                    double slowest = 0;
+                    for (int j = 0; j < k; j++) {
+                        int i = (j + run) % k;
+                        QueriesRunner.Timing t = runners.get(i).run(q, run, expected[q]);
+                        took.get(i).get(q).add(t.seconds());
+                        cpu[i][q] += t.cpuSeconds();
+                        cs[i][q] += t.contextSwitches();
+                        slowest = Math.max(slowest, t.seconds());
+                    }
+                    sum[q] += slowest;
                     more = true;
                 }
             }
-            for (int q = 1; q <= 3; q++) {
-                List<Double> all = took.get(q);
-                Collections.sort(all);
-                int n = all.size();
-                median[q] = n % 2 == 1 ? all.get(n / 2) : (all.get(n / 2 - 1) + all.get(n / 2)) / 2;
-                double min = all.get(0);
-                double max = all.get(n - 1);
-                System.out.printf(Locale.ROOT, "  %-8s P=%d W=%d Q%d %8.4f s (median of %d; %.4f-%.4f)  cpu %6.3f s"
-                    + "  %,7d context switches per run  (answers ok)%n", transport, p, w, q, median[q], n, min, max,
-                    cpu[q] / n, cs[q] / n);
-                // error: half the spread of the timed runs
-                report.add(new Report.Result("Q" + q + " P=" + p + " W=" + w, transport, median[q], (max - min) / 2,
-                    "s"));
-                report.add(new Report.Result("Q" + q + " P=" + p + " W=" + w + " cpu", transport, cpu[q] / n, 0,
-                    "cpu s"));
-                report.add(new Report.Result("Q" + q + " P=" + p + " W=" + w + " context switches", transport,
-                    (double) cs[q] / n, 0, "switches"));
-                report.add(new Report.Result("Q" + q + " P=" + p + " W=" + w + " timed runs", transport, n, 0,
-                    "runs"));
+            for (int i = 0; i < k; i++) {
+                String transport = transports.get(i);
+                double[] median = new double[4];
+                for (int q = 1; q <= 3; q++) {
+                    List<Double> all = took.get(i).get(q);
+                    Collections.sort(all);
+                    int n = all.size();
+                    median[q] = n % 2 == 1 ? all.get(n / 2) : (all.get(n / 2 - 1) + all.get(n / 2)) / 2;
+                    double min = all.get(0);
+                    double max = all.get(n - 1);
+                    System.out.printf(Locale.ROOT, "  %-8s P=%d W=%d Q%d %8.4f s (median of %d; %.4f-%.4f)  cpu"
+                        + " %6.3f s  %,7d context switches per run  (answers ok)%n", transport, p, w, q, median[q], n,
+                        min, max, cpu[i][q] / n, cs[i][q] / n);
+                    // error: half the spread of the timed runs
+                    report.add(new Report.Result("Q" + q + " P=" + p + " W=" + w, transport, median[q],
+                        (max - min) / 2, "s"));
+                    report.add(new Report.Result("Q" + q + " P=" + p + " W=" + w + " cpu", transport, cpu[i][q] / n,
+                        0, "cpu s"));
+                    report.add(new Report.Result("Q" + q + " P=" + p + " W=" + w + " context switches", transport,
+                        (double) cs[i][q] / n, 0, "switches"));
+                    report.add(new Report.Result("Q" + q + " P=" + p + " W=" + w + " timed runs", transport, n, 0,
+                        "runs"));
+                }
+                secs.put(transport + "/" + p + "/" + w, median);
+            }
+        } finally {
+            for (QueriesRunner r : runners) {
+                r.close();
             }
         }
-        secs.put(transport + "/" + p + "/" + w, median);
     }
 }
