@@ -13,7 +13,7 @@ import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
 import java.util.ArrayDeque;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * What every provider's connection shares: request validation, the receive queue, the state machine
@@ -30,8 +30,8 @@ public abstract class AbstractConnection implements Connection {
     private final String peerAddress;
     private volatile List<RemoteRegion> remoteRegions;
     private final ArrayDeque<Recv> recvs = new ArrayDeque<>();
-    private final AtomicBoolean down = new AtomicBoolean();
-    private volatile Throwable closeCause;
+    /** Null while the connection is open; set once, by the first {@link #fail}: down and its cause in one step. */
+    private final AtomicReference<Throwable> closeCause = new AtomicReference<>();
     /** Serializes the calls of {@link #inline}; never held while a provider lock is taken first. */
     private final Object inlineLock = new Object();
     private volatile InlineCompletionHandler inline;
@@ -72,22 +72,22 @@ public abstract class AbstractConnection implements Connection {
 
     @Override
     public boolean isOpen() {
-        return !down.get();
+        return closeCause.get() == null;
     }
 
     @Override
     public Throwable closeCause() {
-        return closeCause;
+        return closeCause.get();
     }
 
     /**
      * @throws ConnectionClosedException naming the peer if the connection is down
      */
     protected void checkOpen() throws ConnectionClosedException {
-        if (down.get()) {
-            Throwable c = closeCause;
+        Throwable c = closeCause.get();
+        if (c != null) {
             throw new ConnectionClosedException(peerName, "connection from '" + node.name() + "' to peer '"
-                + peerName + "' is closed" + (c == null ? "" : ": " + c.getMessage()), c);
+                + peerName + "' is closed" + (c.getMessage() == null ? "" : ": " + c.getMessage()), c);
         }
     }
 
@@ -160,7 +160,7 @@ public abstract class AbstractConnection implements Connection {
             recvs.addLast(new Recv(wrId, local, localOffset, length));
         }
         onRecvPosted();
-        if (down.get()) {
+        if (closeCause.get() != null) {
             flushRecvs();
         }
         return Post.OK;
@@ -237,7 +237,7 @@ public abstract class AbstractConnection implements Connection {
      * @return the input, or null (the waiter sleeps as usual)
      */
     public InputFollower.Input queueInput() {
-        return inline == null && closeCause == null ? followableInput() : null;
+        return inline == null && closeCause.get() == null ? followableInput() : null;
     }
 
     /**
@@ -303,7 +303,7 @@ public abstract class AbstractConnection implements Connection {
 
     /** @return the detail of a flushed request: names the peer and the cause */
     protected String flushDetail() {
-        Throwable c = closeCause;
+        Throwable c = closeCause.get();
         return "connection to peer '" + peerName + "' went down" + (c == null ? "" : ": " + c.getMessage());
     }
 
@@ -321,10 +321,11 @@ public abstract class AbstractConnection implements Connection {
      * @param cause why; its message should name the peer
      */
     public void fail(Throwable cause) {
-        if (!down.compareAndSet(false, true)) {
+        Throwable c = cause != null ? cause : new ConnectionClosedException(peerName, "connection between '"
+            + node.name() + "' and peer '" + peerName + "' went down", null);
+        if (!closeCause.compareAndSet(null, c)) {
             return;
         }
-        closeCause = cause;
         node.removeConnection(this);
         try {
             closeTransport(cause);

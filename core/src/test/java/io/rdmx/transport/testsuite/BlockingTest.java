@@ -59,6 +59,8 @@ class BlockingTest {
     void aThreadParkedElsewhereDoesNotCount() throws Exception {
         CountDownLatch never = new CountDownLatch(1);
         Blocking.Call<Boolean> call = Blocking.start("latch", () -> never.await(30, TimeUnit.SECONDS));
+        Blocking.awaitTrue("the thread parks in the latch",
+            () -> call.thread().getState() == Thread.State.TIMED_WAITING, WAIT);
         AssertionError e = assertThrows(AssertionError.class,
             () -> Blocking.awaitBlockedIn(call, "await", Duration.ofMillis(200)),
             "CountDownLatch.await is a JDK method, not an rdmx one");

@@ -53,7 +53,8 @@ public abstract class CompletionQueueFollowerSuite {
     }
 
     private Node open(String role) throws RdmxException {
-        Node n = fabric().open(NodeOptions.builder().name("cqf-" + role + "-" + SEQ.incrementAndGet()).build());
+        Node n = fabric().open(NodeOptions.builder().name("cqf-" + role + "-" + ProcessHandle.current().pid()
+            + "-" + SEQ.incrementAndGet()).build());
         nodes.add(n);
         return n;
     }
