@@ -715,12 +715,17 @@ class ShuffleApiTest {
             });
             com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
             pump(w, ex, 1_000_000); // warm-up
-            long before = mx.getCurrentThreadAllocatedBytes();
-            int rows = 2_000_000;
-            pump(w, ex, rows);
-            long allocated = mx.getCurrentThreadAllocatedBytes() - before;
-            assertTrue(allocated < rows / 100, "allocated " + allocated + " bytes for " + rows + " rows");
-            assertEquals(3_000_000L * (3_000_000L - 1) / 2, sum[0], "every row delivered once");
+            // the least of five rounds: on a loaded machine the JIT may finish compiling the path during one (code
+            // not yet compiled by C2 allocates what escape analysis removes); an allocation per row shows in all
+            int rows = 1_000_000;
+            long least = Long.MAX_VALUE;
+            for (int round = 0; round < 5; round++) {
+                long before = mx.getCurrentThreadAllocatedBytes();
+                pump(w, ex, rows);
+                least = Math.min(least, mx.getCurrentThreadAllocatedBytes() - before);
+            }
+            assertTrue(least < rows / 100, "allocated " + least + " bytes for " + rows + " rows in the best round");
+            assertEquals(6_000_000L * (6_000_000L - 1) / 2, sum[0], "every row delivered once");
         }
     }
 
