@@ -623,7 +623,11 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
         for (PeerChannel p : peers.values()) {
-            p.flushAll();
+            try {
+                p.flushAll();
+            } catch (RuntimeException e) {
+                p.fail(e); // whatever went wrong with one peer, the close goes on for the others and ends
+            }
         }
         while (System.nanoTime() < deadline && !peers.values().stream().allMatch(PeerChannel::quiet)) {
             closeStep();
@@ -635,7 +639,11 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             }
         }
         for (PeerChannel p : peers.values()) {
-            p.sayGoodbye();
+            try {
+                p.sayGoodbye();
+            } catch (RuntimeException e) {
+                p.fail(e);
+            }
         }
         long byeDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
         while (System.nanoTime() < byeDeadline && !peers.values().stream().allMatch(PeerChannel::goodbyeDone)) {
@@ -668,7 +676,11 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             // a peer the acceptor took in as this close began was not in the loop above (fail is idempotent)
             p.fail(new ConnectionClosedException(p.name(), "channel engine of node '" + node.name()
                 + "' closed its channel to '" + p.name() + "'", null));
-            p.release();
+            try {
+                p.release();
+            } catch (RuntimeException e) {
+                LOG.warn("node '{}': releasing the channel to '{}': {}", node.name(), p.name(), e.toString());
+            }
         }
         for (ChannelReader r : readers) {
             r.wake();
