@@ -614,7 +614,8 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     /**
      * Delivers what writers committed (up to 2 s: data, then its notifications), tells every peer that this is
      * a clean close (a BYE message, up to 1 s more), then stops the network thread, closes every channel and
-     * releases its memory. Logs nothing above DEBUG. Idempotent.
+     * releases its memory. Logs nothing above DEBUG (a WARN only if releasing a peer's memory throws: a bug).
+     * Idempotent.
      */
     @Override
     public void close() {

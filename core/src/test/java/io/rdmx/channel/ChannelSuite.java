@@ -471,13 +471,21 @@ public abstract class ChannelSuite {
     @Test
     void closingAnEngineRightAfterItsNodeDiedThrowsNothing() throws Exception {
         for (int i = 0; i < 10; i++) {
-            Pair p = new Pair(1, 1, c -> c);
-            ChannelWriter w = p.ab.writer(0, 0);
+            Node nodeA = open("a");
+            Node nodeB = open("b");
+            // a's engine has no network thread: nothing notices the death before its close does
+            ChannelEngine a = ChannelEngine.open(nodeA, ChannelConfig.builder(1).engineThread(false).build());
+            closeables.add(a);
+            ChannelEngine b = ChannelEngine.open(nodeB, ChannelConfig.builder(1).build());
+            closeables.add(b);
+            PeerChannel ab = a.connect(nodeB.address(), WAIT);
+            b.accept(WAIT);
+            ChannelWriter w = ab.writer(0, 0);
             w.write(1, ByteBuffer.allocate(64), 5, TimeUnit.SECONDS); // unflushed: close would flush it
-            kill(p.nodeA); // releases a's regions; a's engine may not have seen its peer go down yet
-            p.a.close();
-            assertFalse(p.ab.isOpen());
-            p.b.close();
+            kill(nodeA); // releases a's regions
+            a.close();
+            assertFalse(ab.isOpen());
+            b.close();
         }
     }
 

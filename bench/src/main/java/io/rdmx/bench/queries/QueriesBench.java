@@ -31,7 +31,7 @@ public final class QueriesBench {
     static final int WARM_UP_RUNS = 3;
 
     /**
-     * Timed runs continue until a query's add up to this many seconds. Q3 takes 11-25 ms at SF 30: with 4 runs,
+     * Timed runs continue until a query's add up to this many seconds. Q3 takes 6-25 ms at SF 30: with 4 runs,
      * one run slowed by the scheduler (4 processes on 2 cores) moved its mean by half (2026-11-24: 11.1-30.5 ms
      * at P=4 W=1), more than the difference between the transports.
      */

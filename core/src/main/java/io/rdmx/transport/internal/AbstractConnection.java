@@ -304,7 +304,8 @@ public abstract class AbstractConnection implements Connection {
     /** @return the detail of a flushed request: names the peer and the cause */
     protected String flushDetail() {
         Throwable c = closeCause.get();
-        return "connection to peer '" + peerName + "' went down" + (c == null ? "" : ": " + c.getMessage());
+        return "connection to peer '" + peerName + "' went down"
+            + (c == null || c.getMessage() == null ? "" : ": " + c.getMessage());
     }
 
     private void flushRecvs() {
@@ -328,7 +329,7 @@ public abstract class AbstractConnection implements Connection {
         }
         node.removeConnection(this);
         try {
-            closeTransport(cause);
+            closeTransport(c);
         } finally {
             flushSendQueue();
             flushRecvs();

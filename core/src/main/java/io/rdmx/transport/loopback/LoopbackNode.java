@@ -68,6 +68,10 @@ public final class LoopbackNode extends AbstractNode {
                     + "' refused: accept backlog full (acceptBacklog=" + target.options().acceptBacklog() + ")");
             }
             addConnection(mine);
+            if (!mine.isOpen()) { // the target closed as we connected (its close closed theirs, and so mine)
+                throw new ConnectionClosedException(target.name(), "connect from '" + name() + "' to '"
+                    + target.name() + "' failed: the peer closed", mine.closeCause());
+            }
             return mine;
         }
     }

@@ -796,6 +796,7 @@ public abstract class TransportConformanceSuite {
     void aPostAfterItsNodeClosedReportsTheClosedConnectionNotTheRegionTheCloseReleased() throws Exception {
         Region src = filled(client, 64, 24);
         client.close(); // closes c2s, then releases src (a leak report): a post now must say the connection is closed
+        assertEquals(0, src.refCnt(), "the node's close released the region");
         ConnectionClosedException e = assertThrows(ConnectionClosedException.class,
             () -> c2s.post(WorkRequest.send(src, 0, 8)));
         assertTrue(e.getMessage().contains(server.name()), e.getMessage());
