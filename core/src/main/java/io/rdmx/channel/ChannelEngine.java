@@ -662,8 +662,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             q.kick(); // the network thread may sleep up to the idle wait: it sees running=false now
         }
         for (PeerChannel p : peers.values()) {
-            p.fail(new ConnectionClosedException(p.name(), "channel engine of node '" + node.name()
-                + "' closed its channel to '" + p.name() + "'", null));
+            p.fail(closedHere(p));
         }
         try {
             if (network != null) {
@@ -675,8 +674,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         }
         for (PeerChannel p : peers.values()) {
             // a peer the acceptor took in as this close began was not in the loop above (fail is idempotent)
-            p.fail(new ConnectionClosedException(p.name(), "channel engine of node '" + node.name()
-                + "' closed its channel to '" + p.name() + "'", null));
+            p.fail(closedHere(p));
             try {
                 p.release();
             } catch (RuntimeException e) {
@@ -695,6 +693,12 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             }
         }
         release(node);
+    }
+
+    /** @return why a peer's channel ended when this engine closed */
+    private ConnectionClosedException closedHere(PeerChannel p) {
+        return new ConnectionClosedException(p.name(), "channel engine of node '" + node.name()
+            + "' closed its channel to '" + p.name() + "'", null);
     }
 
     /** Closing without a network thread: the closing thread runs the duty cycle (the BYE and flushes complete). */

@@ -213,7 +213,9 @@ final class PeerHandshake {
 
     /**
      * Engine closing: tells a ready peer that this side closes on purpose (a BYE after everything sent), so
-     * neither side takes the end of the connection for a failure. Any thread; see {@link #goodbyeDone()}.
+     * neither side takes the end of the connection for a failure. Any thread; see {@link #goodbyeDone()}. Throws
+     * {@link IllegalStateException} if the node freed the control region under the engine (verbs, after the node
+     * died): the engine's close fails the peer then.
      */
     void sayGoodbye() {
         closedCleanly = true;
@@ -221,14 +223,12 @@ final class PeerHandshake {
         if (!peer.isOpen() || set == null || !set.connected()) {
             return;
         }
+        int at = BYE_SLOT * NotificationDescriptor.MESSAGE_SLOT;
+        int len = ControlMessages.bye(sendView, at);
         try {
-            int at = BYE_SLOT * NotificationDescriptor.MESSAGE_SLOT;
-            int len = ControlMessages.bye(sendView, at);
             peer.postHandshake(at, len, WrIdDescriptor.BYE);
         } catch (RdmxException e) {
             peer.fail(e);
-        } catch (IllegalStateException e) {
-            peer.fail(e); // the node closed under the engine and freed the control region (verbs)
         }
     }
 
