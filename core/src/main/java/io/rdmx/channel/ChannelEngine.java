@@ -339,7 +339,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
      * One wait in {@link Node#accept}, interrupted by {@link #close} only while in it: the flag is cleared
      * before the acceptor goes on, so a late interrupt never reaches a handshake's I/O.
      *
-     * @return the connection, or null when closing
+     * @return the connection, or null when the engine is closing
      */
     private Connection acceptOne() throws RdmxException, InterruptedException {
         synchronized (acceptLock) {
@@ -357,11 +357,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
                 Thread.interrupted(); // close's interrupt, if it came as accept returned
             }
         }
-        if (!running) {
-            c.close(); // came as the engine closed: the peer sees its connection end
-            return null;
-        }
-        return c;
+        return c; // if the engine closed meanwhile, peerFor refuses it and acceptLoop closes it
     }
 
     /** Close: ends the acceptor's wait now (it would otherwise last until the next connection or timeout). */
