@@ -120,7 +120,8 @@ public final class ChannelBench {
                 + "SHARED driver thread and clients on BusySpinIdleStrategy; spin-invoker: INVOKER driver run by the "
                 + "receiver's polling loop, clients BusySpin; backoff: SHARED driver and clients on "
                 + "BackoffIdleStrategy")
-            .context("cpu", "utime+stime of /proc/<pid>/stat, both processes, measured round only")
+            .context("cpu", "each process's CPU-time clock (clock_gettime, ns; /proc/<pid>/stat ticks where "
+                + "it cannot be read), both processes, measured round only")
             .context("contextSwitches", "voluntary+nonvoluntary of /proc/<pid>/task/*/status, both processes");
     }
 
@@ -338,7 +339,7 @@ public final class ChannelBench {
                         int size = Integer.parseInt(f[1]);
                         double s = Long.parseLong(f[3]) / 1e9;
                         Flow fl = flow(c.variant(), size, Long.parseLong(f[2]), s,
-                            Long.parseLong(f[4]) / (double) ProcStat.TICKS_PER_SECOND, Long.parseLong(f[5]));
+                            Long.parseLong(f[4]) / 1e9, Long.parseLong(f[5]));
                         flowRounds.computeIfAbsent(c.variant() + "/" + size, k -> new ArrayList<>()).add(fl);
                         System.out.printf(Locale.ROOT, "  stream %-7s %12.0f msgs/s %10.1f MiB/s %9.2f CPU s/GiB"
                             + " %9.2f ctxsw/MiB%n", label(size), fl.msgs(), fl.mibs(), fl.cpuPerGiB(),
@@ -349,7 +350,7 @@ public final class ChannelBench {
                         int size = Integer.parseInt(f[1]);
                         int samples = Integer.parseInt(f[2]);
                         double cpuUs = f.length > 6 && samples > 0
-                            ? Long.parseLong(f[6]) * 1e6 / ProcStat.TICKS_PER_SECOND / samples : Double.NaN;
+                            ? Long.parseLong(f[6]) / 1e3 / samples : Double.NaN;
                         Rtt r = new Rtt(samples, Long.parseLong(f[3]) / 1e3, Long.parseLong(f[4]) / 1e3, cpuUs);
                         rttRounds.computeIfAbsent(c.variant() + "/" + size, k -> new ArrayList<>()).add(r);
                         String switches = f.length > 5 && r.samples() > 0 ? String.format(Locale.ROOT,

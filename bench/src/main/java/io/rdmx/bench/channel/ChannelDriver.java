@@ -9,8 +9,8 @@ import java.util.concurrent.TimeUnit;
  * records of each size and times round trips, and prints one line per measurement for {@link ChannelBench}:
  *
  * <pre>
- * STREAM size records nanos cpuTicks contextSwitches   (cpu and switches: this process plus the peer, from /proc)
- * RTT size samples p50Nanos p99Nanos contextSwitches cpuTicks   (both processes, over the measured samples)
+ * STREAM size records nanos cpuNanos contextSwitches   (cpu and switches: this process plus the peer, {@link ProcStat})
+ * RTT size samples p50Nanos p99Nanos contextSwitches cpuNanos   (both processes, over the measured samples)
  * DONE
  * </pre>
  *
@@ -112,7 +112,7 @@ public final class ChannelDriver {
             }
             if (round == 1) {
                 ProcStat used = both().minus(before);
-                System.out.printf(Locale.ROOT, "STREAM %d %d %d %d %d%n", size, sent, nanos, used.cpuTicks(),
+                System.out.printf(Locale.ROOT, "STREAM %d %d %d %d %d%n", size, sent, nanos, used.cpuNanos(),
                     used.contextSwitches());
                 System.out.flush();
             }
@@ -143,7 +143,7 @@ public final class ChannelDriver {
         Arrays.sort(t, 0, n);
         long p99 = t[(int) Math.min(n - 1, n * 99L / 100)];
         System.out.printf(Locale.ROOT, "RTT %d %d %d %d %d %d%n", size, n, t[n / 2], p99, used.contextSwitches(),
-            used.cpuTicks());
+            used.cpuNanos());
         System.out.flush();
     }
 }

@@ -12,17 +12,18 @@ import java.nio.file.Paths;
 /**
  * CPU time and context switches of a whole process, read from {@code /proc} (Linux).
  *
- * <p>CPU: {@code utime + stime} of {@code /proc/<pid>/stat} (fields 14 and 15), which cover every thread of the
- * process, dead ones included, in clock ticks. Context switches: {@code voluntary_ctxt_switches +
+ * <p>CPU: the process's CPU-time clock in nanoseconds ({@link ProcessCpuClock}: every thread of the process, dead
+ * ones included); where that clock cannot be read, {@code utime + stime} of {@code /proc/<pid>/stat} (fields 14
+ * and 15), the same time in clock ticks of 10 ms. Context switches: {@code voluntary_ctxt_switches +
  * nonvoluntary_ctxt_switches} summed over {@code /proc/<pid>/task/<tid>/status}, because
  * {@code /proc/<pid>/status} counts the thread-group leader only (in a JVM the launcher's primordial thread,
  * which sits in {@code pthread_join} and switches almost never); threads that exit between two samples drop out
  * of the sum, which the benchmark's processes avoid by starting no threads while measuring.
  *
- * @param cpuTicks user plus system CPU time, clock ticks
+ * @param cpuNanos user plus system CPU time, nanoseconds
  * @param contextSwitches voluntary plus involuntary context switches of the live threads
  */
-public record ProcStat(long cpuTicks, long contextSwitches) {
+public record ProcStat(long cpuNanos, long contextSwitches) {
     /** Clock ticks per second of {@code /proc/<pid>/stat} ({@code getconf CLK_TCK}); 100 on Linux builds. */
     public static final int TICKS_PER_SECOND = 100;
 
@@ -33,14 +34,18 @@ public record ProcStat(long cpuTicks, long contextSwitches) {
     public static ProcStat of(long pid) {
         Path dir = Paths.get("/proc", Long.toString(pid));
         try {
-            long ticks = cpuTicks(Files.readString(dir.resolve("stat"), StandardCharsets.US_ASCII));
+            long nanos = ProcessCpuClock.nanos(pid);
+            if (nanos < 0) {
+                nanos = cpuTicks(Files.readString(dir.resolve("stat"), StandardCharsets.US_ASCII))
+                    * (1_000_000_000L / TICKS_PER_SECOND);
+            }
             long switches = 0;
             try (DirectoryStream<Path> tasks = Files.newDirectoryStream(dir.resolve("task"))) {
                 for (Path t : tasks) {
                     switches += switches(t.resolve("status"));
                 }
             }
-            return new ProcStat(ticks, switches);
+            return new ProcStat(nanos, switches);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read /proc/" + pid, e);
         }
@@ -88,7 +93,7 @@ public record ProcStat(long cpuTicks, long contextSwitches) {
      * @return the counters between the two samples
      */
     public ProcStat minus(ProcStat earlier) {
-        return new ProcStat(cpuTicks - earlier.cpuTicks, contextSwitches - earlier.contextSwitches);
+        return new ProcStat(cpuNanos - earlier.cpuNanos, contextSwitches - earlier.contextSwitches);
     }
 
     /**
@@ -96,11 +101,11 @@ public record ProcStat(long cpuTicks, long contextSwitches) {
      * @return the sum of the two
      */
     public ProcStat plus(ProcStat other) {
-        return new ProcStat(cpuTicks + other.cpuTicks, contextSwitches + other.contextSwitches);
+        return new ProcStat(cpuNanos + other.cpuNanos, contextSwitches + other.contextSwitches);
     }
 
     /** @return CPU seconds */
     public double cpuSeconds() {
-        return cpuTicks / (double) TICKS_PER_SECOND;
+        return cpuNanos / 1e9;
     }
 }

@@ -189,8 +189,7 @@ public final class RpcBench {
                         begin.put(f[1], new ProcStat[] {c, s});
                     } else {
                         ProcStat[] b = begin.get(f[1]);
-                        double cpu = (double) (c.cpuTicks() - b[0].cpuTicks() + s.cpuTicks() - b[1].cpuTicks())
-                            / ProcStat.TICKS_PER_SECOND;
+                        double cpu = (c.cpuNanos() - b[0].cpuNanos() + s.cpuNanos() - b[1].cpuNanos()) / 1e9;
                         long ctx = c.contextSwitches() - b[0].contextSwitches() + s.contextSwitches()
                             - b[1].contextSwitches();
                         double n = f[1].startsWith("tput") ? (double) THREADS * perThread

@@ -51,8 +51,8 @@ public final class ShuffleBench {
             .context("warmUpRowsPerProcess", warm)
             .context("untimedFullPasses", ShuffleRunner.UNTIMED_PASSES).context("bufferSize", buffer)
             .context("batchThreshold", threshold)
-            .context("stages", 2).context("cpuAndSwitches", "/proc/<pid>/stat and task/*/status of every process, "
-                + "timed pass only");
+            .context("stages", 2).context("cpuAndSwitches", "CPU-time clock (clock_gettime, ns) and /proc "
+                + "task/*/status of every process, timed pass only");
         allocation(quick, report);
         System.out.printf(Locale.ROOT, "%n  %-4s %-3s %-8s %8s %14s %12s %10s %6s %8s %11s%n", "P", "W",
             "transport", "wall s", "rows/s", "cpu ns/row", "ctx sw", "GCs", "blocked", "1st pass s");
@@ -74,7 +74,7 @@ public final class ShuffleBench {
             }
         }
         // the plan's own work without communication: one process, one worker, every row stays in the process;
-        // 8x the rows, so that the CPU time (/proc, in 10 ms ticks) resolves a few ns per row
+        // 8x the rows, as when the CPU time came in 10 ms ticks of /proc: a longer pass, steadier figures
         ShuffleRunner.Run floor = ShuffleRunner.run("shm", 1, 1, 8 * rows, buffer, threshold, warm, null);
         print(floor);
         System.out.println("  (P=1 W=1: the plan's own CPU per row with no communication, the floor the"

@@ -20,8 +20,8 @@ public class Switches {
     private static final long PID = ProcessHandle.current().pid();
     /** Context switches of the process during the iteration. */
     public long contextSwitches;
-    /** CPU time of the process during the iteration, in clock ticks. */
-    public long cpuTicks;
+    /** CPU time of the process during the iteration, in nanoseconds. */
+    public long cpuNanos;
     /** Round trips made during the iteration (the benchmark counts them). */
     public long roundTrips;
     private ProcStat start;
@@ -31,7 +31,7 @@ public class Switches {
     public void begin() {
         roundTrips = 0;
         contextSwitches = 0;
-        cpuTicks = 0;
+        cpuNanos = 0;
         start = ProcStat.of(PID);
     }
 
@@ -40,6 +40,6 @@ public class Switches {
     public void end() {
         ProcStat d = ProcStat.of(PID).minus(start);
         contextSwitches = d.contextSwitches();
-        cpuTicks = d.cpuTicks();
+        cpuNanos = d.cpuNanos();
     }
 }

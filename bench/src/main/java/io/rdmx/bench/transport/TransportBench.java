@@ -44,7 +44,7 @@ public final class TransportBench {
      */
     static double[] perRoundTrip(RunResult r) {
         var sec = r.getSecondaryResults();
-        if (!sec.containsKey("roundTrips") || !sec.containsKey("contextSwitches") || !sec.containsKey("cpuTicks")) {
+        if (!sec.containsKey("roundTrips") || !sec.containsKey("contextSwitches") || !sec.containsKey("cpuNanos")) {
             return new double[] {Double.NaN, Double.NaN};
         }
         double trips = sec.get("roundTrips").getScore();
@@ -52,7 +52,7 @@ public final class TransportBench {
             return new double[] {Double.NaN, Double.NaN};
         }
         return new double[] {sec.get("contextSwitches").getScore() / trips,
-            sec.get("cpuTicks").getScore() * 1e6 / io.rdmx.bench.channel.ProcStat.TICKS_PER_SECOND / trips};
+            sec.get("cpuNanos").getScore() / 1e3 / trips};
     }
 
     /**

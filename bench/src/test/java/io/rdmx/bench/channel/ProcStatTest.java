@@ -19,6 +19,36 @@ class ProcStatTest {
         assertEquals(12, ProcStat.cpuTicks(stat));
     }
 
+    /**
+     * The CPU of a thread that burned a few milliseconds (less than a clock tick of {@code /proc/<pid>/stat}) and
+     * exited before the second sample is in the difference: the process clock sums dead threads too, to the
+     * nanosecond. Ticks would count it as 0 or 10 ms.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void countsTheCpuOfAThreadThatExitedToTheNanosecond() throws Exception {
+        assumeTrue(ProcessCpuClock.available(), "needs the process CPU clock (Linux, 64-bit, JNA)");
+        long pid = ProcessHandle.current().pid();
+        java.lang.management.ThreadMXBean tmx = java.lang.management.ManagementFactory.getThreadMXBean();
+        assumeTrue(tmx.isCurrentThreadCpuTimeSupported(), "needs thread CPU time");
+        long[] burned = new long[1];
+        ProcStat before = ProcStat.of(pid);
+        Thread burner = new Thread(() -> {
+            long start = tmx.getCurrentThreadCpuTime();
+            long x = 0;
+            while (tmx.getCurrentThreadCpuTime() - start < 3_000_000) { // 3 ms of CPU
+                x += Long.numberOfTrailingZeros(x + System.nanoTime());
+            }
+            burned[0] = tmx.getCurrentThreadCpuTime() - start + (x == 42 ? 1 : 0);
+        });
+        burner.start();
+        burner.join();
+        ProcStat after = ProcStat.of(pid);
+        long used = after.minus(before).cpuNanos();
+        assertTrue(used >= burned[0], "the process used " + used + " ns, the exited thread alone " + burned[0]);
+        assertTrue(used % 10_000_000 != 0, "a whole number of 10 ms ticks: " + used + " ns");
+    }
+
     @Test
     void switchesAreVoluntaryPlusInvoluntary() {
         String status = "Name:\tjava\nState:\tS (sleeping)\nvoluntary_ctxt_switches:\t30\n"
@@ -60,7 +90,7 @@ class ProcStatTest {
         ProcStat after = ProcStat.of(pid);
         sampled.countDown();
         sleeper.join();
-        assertTrue(after.cpuTicks() >= before.cpuTicks(), "CPU time went backwards: " + before + " " + after);
+        assertTrue(after.cpuNanos() >= before.cpuNanos(), "CPU time went backwards: " + before + " " + after);
         assertTrue(after.contextSwitches() - before.contextSwitches() >= 20,
             "20 sleeps of another thread, counted " + after.minus(before).contextSwitches() + " switches");
     }
