@@ -55,6 +55,8 @@ final class RingShuffleTransport implements ShuffleTransport {
     private final Adapter[] adapters;
     /** With no peer (one process): each worker's thread, parked in {@link #read} until {@link #wakeup}. */
     private final java.util.concurrent.atomic.AtomicReferenceArray<Thread> parked;
+    /** Set by {@link #close}: a worker of one process parked in {@link #read} (or polling) then fails. */
+    private volatile boolean closed;
 
     /** Adapts the channel's record handler to a dispatch, without allocating per call. */
     private static final class Adapter implements RecordHandler {
@@ -355,8 +357,11 @@ final class RingShuffleTransport implements ShuffleTransport {
     }
 
     @Override
-    public int poll(int localWorker, RingBuffer.Handler d, int limit) {
+    public int poll(int localWorker, RingBuffer.Handler d, int limit) throws RdmxException {
         if (engineList.length == 0) {
+            if (closed) {
+                throw closedException();
+            }
             // known before the worker says it waits, so a wakeup after that always finds the thread to unpark
             parked.lazySet(localWorker, Thread.currentThread());
             return 0;
@@ -365,7 +370,8 @@ final class RingShuffleTransport implements ShuffleTransport {
         a.target = d;
         int n = 0;
         for (ChannelEngine e : engineList) {
-            n += e.reader(localWorker).poll(a, limit - n);
+            // reports a lost peer as read does: a worker that only polls learns of it too
+            n += e.reader(localWorker).readNow(a, limit - n);
             if (n >= limit) {
                 break;
             }
@@ -383,6 +389,9 @@ final class RingShuffleTransport implements ShuffleTransport {
             LockSupport.parkNanos(this, timeoutNanos);
             if (Thread.interrupted()) {
                 throw new InterruptedException("worker " + localWorker + " interrupted while waiting");
+            }
+            if (closed) {
+                throw closedException();
             }
             return 0;
         }
@@ -424,8 +433,19 @@ final class RingShuffleTransport implements ShuffleTransport {
         return n;
     }
 
+    private RdmxException closedException() {
+        return new RdmxException("the shuffle service of rank " + cfg.rank() + " is closed");
+    }
+
     @Override
     public void close() {
+        closed = true;
+        for (int w = 0; w < parked.length(); w++) {
+            Thread t = parked.get(w);
+            if (t != null) {
+                LockSupport.unpark(t); // one process: nothing else wakes a worker parked in read
+            }
+        }
         for (ChannelEngine e : engines.values()) {
             e.close();
         }

@@ -58,7 +58,21 @@ public final class ShuffleService implements AutoCloseable {
      * @throws RdmxException if the service cannot be joined
      */
     public static ShuffleService open(ShuffleConfig cfg) throws RdmxException {
-        return new ShuffleService(cfg, RingShuffleTransport.open(cfg));
+        return build(cfg, RingShuffleTransport.open(cfg));
+    }
+
+    /** The service over a joined transport; the transport is closed if the service cannot be built. */
+    private static ShuffleService build(ShuffleConfig cfg, ShuffleTransport t) {
+        try {
+            return new ShuffleService(cfg, t);
+        } catch (RuntimeException | Error e) {
+            try {
+                t.close(); // leaves no node, engine, region or port behind (the peers see this rank leave)
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
     }
 
     /**
@@ -71,7 +85,7 @@ public final class ShuffleService implements AutoCloseable {
      * @throws RdmxException if the service cannot be joined
      */
     public static ShuffleService open(ShuffleConfig cfg, ShuffleTransport.Factory factory) throws RdmxException {
-        return new ShuffleService(cfg, factory.open(cfg));
+        return build(cfg, factory.open(cfg));
     }
 
     /** @return the configuration */

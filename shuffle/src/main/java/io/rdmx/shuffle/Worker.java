@@ -112,6 +112,11 @@ public final class Worker {
     private final int[] corked;
     private final RingBuffer[] localIn;
     private final Consumed[] byId = new Consumed[Exchange.MAX_ID + 1];
+    /**
+     * Exchanges this worker released before they were done and has not consumed again: their records are
+     * dropped, not set aside for a consumer that will not come (they would fill the inbox for good).
+     */
+    private final boolean[] released = new boolean[Exchange.MAX_ID + 1];
     /** Per exchange: the next worker of an interrupted broadcast or end-of-stream. */
     private final int[] cursor = new int[Exchange.MAX_ID + 1];
     private final long idleNanos;
@@ -269,6 +274,7 @@ public final class Worker {
         }
         Consumed c = new Consumed(ex, kind, handler, total);
         byId[ex.id()] = c;
+        released[ex.id()] = false;
         active.add(c);
     }
 
@@ -332,15 +338,42 @@ public final class Worker {
      * Forgets this worker's consumer of a finished exchange. An exchange id may be declared again only once
      * every worker of every process has released it (rows of a new incarnation must not meet an old consumer).
      *
+     * <p>Released before it was {@link #done} (a query abandoned), the exchange's rows that this worker has set
+     * aside, or that reach it until it consumes the id again, are dropped; so are rows it offered to the exchange
+     * and has not sent yet (a partly filled pack). Rows of an abandoned exchange may still be in flight when its
+     * id is declared again: do not reuse such an id.
+     *
      * @param ex the exchange
      */
     public void release(Exchange<?> ex) {
-        Consumed c = byId[ex.id()];
+        int id = ex.id();
+        Consumed c = byId[id];
+        boolean abandoned = c != null && !done(ex);
         if (c != null) {
             active.remove(c);
         }
-        byId[ex.id()] = null;
-        cursor[ex.id()] = 0;
+        byId[id] = null;
+        released[id] = abandoned;
+        cursor[id] = 0;
+        for (int p = head; p < tail && abandoned; ) {
+            int stream = inbox.getInt(p);
+            if (stream != DELIVERED && (stream & Exchange.MAX_ID) == id) {
+                inbox.putInt(p, DELIVERED);
+                inboxRecords--;
+            }
+            p += INBOX_HEADER + align4(inbox.getInt(p + 4));
+        }
+        if (inboxRecords == 0) {
+            head = 0;
+            tail = 0;
+        }
+        for (int g = 0; g < packLen.length; g++) {
+            if (packLen[g] > 0 && packStream[g] == id) {
+                packLen[g] = 0;
+                packStream[g] = -1;
+                openPacks--;
+            }
+        }
     }
 
     /**
@@ -565,9 +598,23 @@ public final class Worker {
         if (at < 0) {
             return pressured(g);
         }
-        writer.write(packs[g], at);
+        try {
+            writer.write(packs[g], at);
+        } catch (RuntimeException | Error e) {
+            unreserve(g, ex.width()); // the row is not offered: its slot would go out with whatever it held
+            throw e;
+        }
         rowsSent++;
         return OK;
+    }
+
+    /** Gives back the slot {@link #reserve} returned last for {@code g}. */
+    private void unreserve(int g, int width) {
+        packLen[g] -= width;
+        if (packLen[g] == 0) {
+            packStream[g] = -1;
+            openPacks--;
+        }
     }
 
     private int broadcastFixed(Exchange<?> ex, long value, int width, Handlers.RowWriter writer)
@@ -613,6 +660,9 @@ public final class Worker {
     }
 
     private <T> int offer0(Exchange<T> ex, T row) throws ConnectionClosedException {
+        if (row == null) {
+            throw new IllegalArgumentException("offer of row=null on " + ex + " (a row must be an object)");
+        }
         if (ex.width() != 0) {
             throw new IllegalArgumentException("offer of an object row on " + ex + ": width=" + ex.width()
                 + " (use offerInt, offerLong or offerRow)");
@@ -853,16 +903,30 @@ public final class Worker {
         try {
             return transport.read(local, dispatch, room, nanos);
         } catch (ConnectionClosedException e) {
-            int rank = svc.config().rankOf(e.peer());
-            if (rank < 0) {
-                failure = e;
-                throw e;
-            }
-            gone[rank] = e;
-            anyGone = true;
-            checkGone();
-            return 0;
+            return lost(e);
         }
+    }
+
+    /** {@link #readTransport} without blocking. */
+    private int pollTransport(int room) throws RdmxException {
+        try {
+            return transport.poll(local, dispatch, room);
+        } catch (ConnectionClosedException e) {
+            return lost(e);
+        }
+    }
+
+    /** A rank was lost: a failure now if some consumer still waits on it, else later if one does. */
+    private int lost(ConnectionClosedException e) throws ConnectionClosedException {
+        int rank = svc.config().rankOf(e.peer());
+        if (rank < 0) {
+            failure = e;
+            throw e;
+        }
+        gone[rank] = e;
+        anyGone = true;
+        checkGone();
+        return 0;
     }
 
     /** Throws the loss of a rank some active consumer still waits on. */
@@ -912,7 +976,7 @@ public final class Worker {
         }
         int room = room();
         if (room > 0) {
-            n += transport.poll(local, dispatch, room);
+            n += pollTransport(room);
         }
         return n;
     }
@@ -971,7 +1035,7 @@ public final class Worker {
     private int deliver(int stream, ByteBuffer buf, int off, int len) {
         Consumed c = byId[stream & Exchange.MAX_ID];
         if (c == null) {
-            return 0;
+            return released[stream & Exchange.MAX_ID] ? len : 0; // released: dropped; not consumed yet: set aside
         }
         if ((stream & 0x8000) != 0) {
             int from = len == 4 ? buf.getInt(off) : -1;
@@ -1074,7 +1138,7 @@ public final class Worker {
             int size = INBOX_HEADER + align4(len);
             if (stream != DELIVERED) {
                 int done = inbox.getInt(p + 8);
-                boolean consumed = byId[stream & Exchange.MAX_ID] != null;
+                boolean consumed = byId[stream & Exchange.MAX_ID] != null || released[stream & Exchange.MAX_ID];
                 int taken = deliver(stream, inbox, p + INBOX_HEADER + done, len - done);
                 if (taken > 0) {
                     n++;
@@ -1117,8 +1181,21 @@ public final class Worker {
         return n;
     }
 
+    /**
+     * A handler that polls would read the ring whose record it is handling from where that read began: the
+     * record again, or records moved under it. Handlers may offer rows (a full buffer is waited for without
+     * delivering); delivery is the worker's loop's.
+     */
+    private void notInAHandler(String call) {
+        if (depth > 0) {
+            throw new IllegalStateException("worker " + global + ": " + call + "() inside a row handler (a handler "
+                + "may offer rows; return false to stop delivery instead)");
+        }
+    }
+
     /** {@link #poll} without the flush: delivers the inbox, then what the rings hold. */
     private int receive() throws RdmxException {
+        notInAHandler("poll");
         if (failure != null) {
             throw failure;
         }
@@ -1150,6 +1227,7 @@ public final class Worker {
      * @throws InterruptedException if interrupted
      */
     public int await(long timeout, TimeUnit unit) throws RdmxException, InterruptedException {
+        notInAHandler("await");
         if (failure != null) {
             throw failure;
         }

@@ -681,6 +681,183 @@ class ShuffleApiTest {
         }
     }
 
+    /**
+     * A consumer that only polls (the loop of {@link ShuffleService}'s javadoc) learns that a rank it waits for
+     * was lost: its poll throws naming the rank's node. Before, only a blocking read reported a loss, so this
+     * loop polled forever.
+     */
+    @Test
+    void aConsumerThatOnlyPollsIsToldOfALostRankNamingIt() throws Exception {
+        try (Cluster c = new Cluster("tcp", 2, 1, b -> b)) {
+            ShuffleService s0 = c.services.get(0);
+            Exchange<RowView> ex = s0.intExchange(9, Routing.gather(0));
+            Worker w = s0.worker(0);
+            w.consumeInts(ex, v -> true);
+            offered(w, () -> w.offerFinish(ex));
+            c.services.get(1).close(); // rank 1 never ended its stream
+            long deadline = System.nanoTime() + DEADLINE_NANOS;
+            RdmxException lost = null;
+            while (lost == null && !w.done(ex)) {
+                try {
+                    w.poll();
+                } catch (RdmxException e) {
+                    lost = e;
+                }
+                assertTrue(System.nanoTime() < deadline, "polls never saw the loss");
+            }
+            assertInstanceOf(ConnectionClosedException.class, lost);
+            String peer = s0.config().nodeName(1);
+            assertTrue(lost.getMessage().contains(peer), lost.getMessage());
+            assertTrue(!w.done(ex));
+        }
+    }
+
+    /**
+     * A handler that polls would read the record it is handling again (rows delivered twice): the poll is refused
+     * with a clear error, and the rows are delivered once.
+     */
+    @Test
+    void pollInsideARowHandlerIsRefusedAndNoRowArrivesTwice() throws Exception {
+        try (Cluster c = new Cluster("shm", 1, 2, b -> b)) {
+            ShuffleService s = c.services.get(0);
+            Exchange<RowView> ex = s.intExchange(17, Routing.gather(0));
+            Worker w0 = s.worker(0);
+            Worker w1 = s.worker(1);
+            List<Integer> got = new ArrayList<>();
+            List<String> refused = new ArrayList<>();
+            w0.consumeInts(ex, v -> {
+                if (v == 0) {
+                    try {
+                        w0.poll();
+                    } catch (IllegalStateException e) {
+                        refused.add(e.getMessage());
+                    } catch (RdmxException e) {
+                        throw new AssertionError(e);
+                    }
+                }
+                got.add(v);
+                return true;
+            });
+            for (int i = 0; i < 10; i++) {
+                assertEquals(Worker.OK, w1.offerInt(ex, i));
+            }
+            assertEquals(Worker.OK, w1.offerFinish(ex));
+            finishAndDrain(w0, ex);
+            assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), got);
+            assertEquals(10, w0.rowsReceived(ex));
+            assertEquals(1, refused.size());
+            assertTrue(refused.get(0).contains("poll() inside a row handler"), refused.get(0));
+        }
+    }
+
+    /**
+     * A worker that abandons an exchange (releases it before it is done) while rows of it are set aside: they are
+     * dropped, and so are rows of it that come later, instead of holding inbox space for good; another exchange
+     * goes on.
+     */
+    @Test
+    void anAbandonedExchangesRowsAreDroppedNotKeptInTheInbox() throws Exception {
+        try (Cluster c = new Cluster("shm", 1, 2, b -> b)) {
+            ShuffleService s = c.services.get(0);
+            Exchange<RowView> abandoned = s.intExchange(18, Routing.gather(0));
+            Exchange<RowView> other = s.intExchange(19, Routing.gather(0));
+            Worker w0 = s.worker(0);
+            Worker w1 = s.worker(1);
+            w0.consumeInts(abandoned, v -> false); // refuses: what arrives is set aside
+            long[] otherSum = {0};
+            w0.consumeInts(other, v -> {
+                otherSum[0] += v;
+                return true;
+            });
+            for (int i = 0; i < 1000; i++) {
+                assertEquals(Worker.OK, w1.offerInt(abandoned, i));
+            }
+            w1.flush();
+            w0.poll();
+            assertTrue(w0.stashedBytes() > 0, "nothing was set aside");
+            w0.release(abandoned);
+            assertEquals(0, w0.stashedBytes());
+            for (int i = 0; i < 1000; i++) {
+                assertEquals(Worker.OK, w1.offerInt(abandoned, i)); // still in flight after the release
+            }
+            for (int i = 0; i < 1000; i++) {
+                assertEquals(Worker.OK, w1.offerInt(other, 1));
+            }
+            assertEquals(Worker.OK, w1.offerFinish(abandoned));
+            assertEquals(Worker.OK, w1.offerFinish(other));
+            finishAndDrain(w0, other);
+            assertEquals(1000, otherSum[0]);
+            assertEquals(0, w0.stashedBytes());
+        }
+    }
+
+    /**
+     * One process has no channel engine to close: closing the service wakes its worker parked in a long
+     * {@link Worker#await}, which fails naming the closed service instead of sleeping out the hour.
+     */
+    @Test
+    void closingASingleProcessServiceWakesItsParkedWorker() throws Exception {
+        try (Cluster c = new Cluster("shm", 1, 2, b -> b)) {
+            ShuffleService s = c.services.get(0);
+            Exchange<RowView> ex = s.intExchange(20, Routing.gather(0));
+            Worker w0 = s.worker(0);
+            w0.consumeInts(ex, v -> true);
+            io.rdmx.transport.testsuite.Blocking.Call<Integer> waiter = io.rdmx.transport.testsuite.Blocking.start(
+                "worker-0", () -> w0.await(1, TimeUnit.HOURS));
+            io.rdmx.transport.testsuite.Blocking.awaitBlockedIn(waiter, "read", java.time.Duration.ofSeconds(10));
+            s.close();
+            Throwable e = waiter.failure(java.time.Duration.ofSeconds(10));
+            assertInstanceOf(RdmxException.class, e);
+            assertTrue(e.getMessage().contains("closed"), e.getMessage());
+            assertThrows(RdmxException.class, w0::poll);
+        }
+    }
+
+    /** A service that cannot be built over a joined transport closes that transport (nothing is left behind). */
+    @Test
+    void aServiceThatCannotBeBuiltClosesItsTransport() {
+        boolean[] closed = {false};
+        ShuffleConfig cfg = ShuffleConfig.builder(0, 2, 1).build(); // a worker asks for its outbox to rank 1
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> ShuffleService.open(cfg,
+            x -> (ShuffleTransport) java.lang.reflect.Proxy.newProxyInstance(ShuffleTransport.class.getClassLoader(),
+                new Class<?>[] {ShuffleTransport.class}, (proxy, m, args) -> {
+                    if (m.getName().equals("close")) {
+                        closed[0] = true;
+                        return null;
+                    }
+                    throw new IllegalStateException("no " + m.getName() + " here");
+                })));
+        assertTrue(e.getMessage().startsWith("no "), e.getMessage());
+        assertTrue(closed[0], "the transport was left open");
+    }
+
+    /**
+     * A null object row is refused naming it (it went out as the bytes left in the buffer), and a row writer that
+     * throws offers no row (its slot went out with what it held before).
+     */
+    @Test
+    void aNullRowOrAThrowingRowWriterOffersNothing() throws Exception {
+        try (Cluster c = new Cluster("shm", 1, 1, b -> b)) {
+            ShuffleService s = c.services.get(0);
+            Worker w = s.worker(0);
+            Exchange<Integer> objects = s.exchange(21, Routing.gather(0), RowSerializer.INT);
+            assertMessage("row=null", () -> w.offer(objects, null));
+            Exchange<RowView> fixed = s.fixedExchange(22, 8, Routing.gather(0));
+            long[] rows = {0};
+            w.consumeRows(fixed, r -> {
+                rows[0]++;
+                return true;
+            });
+            assertThrows(ArithmeticException.class, () -> w.offerRow(fixed, 1, (b, at) -> {
+                throw new ArithmeticException("the writer failed");
+            }));
+            assertEquals(Worker.OK, w.offerRow(fixed, 2, (b, at) -> b.putLong(at, 2)));
+            finishAndDrain(w, fixed);
+            assertEquals(1, rows[0]);
+            assertEquals(1, w.rowsReceived(fixed));
+        }
+    }
+
     @Test
     void partitionCoversTheRangeWithoutDivision() {
         for (int n : new int[] {1, 2, 3, 7, 8, 64, 1000}) {
