@@ -226,14 +226,21 @@ public final class RpcClient implements AutoCloseable {
             return true;
         }
 
-        /** Reader thread: the call's reader decodes its response; its failure fails the call, naming the server. */
+        /**
+         * Reader thread: the call's reader decodes its response; its failure, an {@link Error} included, fails the
+         * call, naming the server (the call was taken from the table: nothing else would ever complete it, and
+         * its caller would wait past its timeout).
+         */
         private void decode(Pending p, ByteBuffer body) {
             Object v;
             try {
                 v = p.reader.read(body);
-            } catch (Exception | LinkageError e) {
+            } catch (Throwable e) {
                 p.completeExceptionally(new RpcException("call id=" + p.callId + ": the response from server '"
                     + server + "' could not be decoded: " + e, e));
+                if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
+                    throw (VirtualMachineError) e;
+                }
                 return;
             }
             p.complete(v);

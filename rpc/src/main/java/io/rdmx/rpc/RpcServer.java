@@ -305,6 +305,12 @@ public final class RpcServer implements AutoCloseable {
                 LOG.warn("rpc server '{}': reading requests failed: {}", name, e.getMessage());
             } catch (InterruptedException e) {
                 return;
+            } catch (RuntimeException | Error e) {
+                if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
+                    throw e;
+                }
+                // a reader thread that ended here would leave the server up and every call timing out
+                LOG.error("rpc server '{}': unexpected failure while reading requests; reading on", name, e);
             }
         }
     }
@@ -440,11 +446,9 @@ public final class RpcServer implements AutoCloseable {
         ByteBuffer answer;
         try {
             answer = h.handle(call);
-        } catch (Exception e) {
+        } catch (Throwable e) {
             LOG.debug("rpc server '{}': handler of method={} threw {}", name, call.method(), e.toString());
-            if (call.tryClaimAnswer()) {
-                answerError(call, e.getClass().getName(), e.getMessage());
-            }
+            answerThrown(call, e);
             return;
         }
         if (call.tryClaimAnswer()) {
@@ -456,12 +460,24 @@ public final class RpcServer implements AutoCloseable {
     private void runAsync(RpcCall call, RpcAsyncHandler h) {
         try {
             h.handle(call);
-        } catch (Exception e) {
+        } catch (Throwable e) {
             LOG.debug("rpc server '{}': asynchronous handler of method={} threw {}", name, call.method(),
                 e.toString());
-            if (call.tryClaimAnswer()) {
-                answerError(call, e.getClass().getName(), e.getMessage());
-            }
+            answerThrown(call, e);
+        }
+    }
+
+    /**
+     * A handler threw: the caller gets it as a {@link RemoteRpcException} naming its class, an {@link Error}
+     * included (an {@code AssertionError} left the caller waiting out its timeout, and on the reader thread
+     * stopped the server reading). Only an error of the JVM itself (out of memory) goes on up, once answered.
+     */
+    private void answerThrown(RpcCall call, Throwable e) {
+        if (call.tryClaimAnswer()) {
+            answerError(call, e.getClass().getName(), e.getMessage());
+        }
+        if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
+            throw (VirtualMachineError) e;
         }
     }
 

@@ -59,6 +59,10 @@ public abstract class RpcSuite {
     static final int BAD_BODY = 9;
     /** Asynchronous, on the reader thread: blocks the server's reader until {@link #release} (fills rings). */
     static final int BLOCK_READER = 10;
+    /** Throws an {@link AssertionError} on a handler thread. */
+    static final int ERROR = 11;
+    /** Asynchronous, on the reader thread: throws an {@link AssertionError} there. */
+    static final int ERROR_ON_READER = 12;
     /** 64 KiB rings: the largest record is about 24 KiB, so bodies above that are fragmented. */
     static final int RING = 64 << 10;
     private static final AtomicInteger SEQ = new AtomicInteger();
@@ -157,6 +161,12 @@ public abstract class RpcSuite {
             })
             .handleAsync(BODY_ECHO, call -> call.respond(bodyOf(call.request())))
             .handleAsync(BAD_BODY, call -> call.respond(failingBody(call.request().getInt(0))))
+            .handle(ERROR, call -> {
+                throw new AssertionError("handler assert " + call.request().getInt(0));
+            })
+            .handleAsyncOnReader(ERROR_ON_READER, call -> {
+                throw new AssertionError("reader assert " + call.request().getInt(0));
+            })
             .handleAsyncOnReader(BLOCK_READER, call -> {
                 if (!release.await(60, TimeUnit.SECONDS)) {
                     throw new IllegalStateException("never released");
@@ -337,6 +347,52 @@ public abstract class RpcSuite {
             assertArrayEquals(body(size, 3), c.call(s.address(), ECHO, ByteBuffer.wrap(body(size, 3)), WAIT));
         }
         assertEquals(0, c.outstanding());
+    }
+
+    /**
+     * A response reader that throws an {@link Error}: that call fails naming the server, the error its cause, and
+     * the client reads on (the error escaped the reading thread, and a call taken from the table was never
+     * completed: a caller parked behind it waited with no bound).
+     */
+    @Test
+    void aResponseReaderThatThrowsAnErrorFailsThatCallOnly() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        for (int size : new int[] {10, 3 * RING}) {
+            RpcException e = assertThrows(RpcException.class, () -> c.call(s.address(), ECHO,
+                bodyOf(ByteBuffer.wrap(body(size, 2))), b -> {
+                    throw new AssertionError("cannot decode " + b.remaining());
+                }, WAIT));
+            assertTrue(e.getMessage().contains(s.name()) && e.getMessage().contains("cannot decode " + size),
+                e.getMessage());
+            assertInstanceOf(AssertionError.class, e.getCause());
+            assertArrayEquals(body(size, 3), c.call(s.address(), ECHO, ByteBuffer.wrap(body(size, 3)), WAIT));
+        }
+        assertEquals(0, c.outstanding());
+    }
+
+    /**
+     * A handler that throws an {@link Error}, on a handler thread or on the server's reader thread: the caller
+     * gets it as a remote exception naming its class, within its timeout, and the server serves on (the error
+     * was not answered, and on the reader thread it ended the server's reading).
+     */
+    @Test
+    void aHandlerThatThrowsAnErrorAnswersItAndTheServerServesOn() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        Duration shortWait = Duration.ofSeconds(5);
+        RemoteRpcException e = assertThrows(RemoteRpcException.class,
+            () -> c.call(s.address(), ERROR, intBody(7), shortWait));
+        assertEquals("java.lang.AssertionError", e.className());
+        assertEquals("handler assert 7", e.remoteMessage());
+        RemoteRpcException onReader = assertThrows(RemoteRpcException.class,
+            () -> c.call(s.address(), ERROR_ON_READER, intBody(8), shortWait));
+        assertEquals("java.lang.AssertionError", onReader.className());
+        assertEquals("reader assert 8", onReader.remoteMessage());
+        for (int i = 0; i < 3; i++) {
+            assertArrayEquals(body(100, i), c.call(s.address(), ECHO, ByteBuffer.wrap(body(100, i)), shortWait));
+        }
+        assertEquals(0, c.timedOut());
     }
 
     @Test
