@@ -118,6 +118,13 @@ public final class BlockFetcher implements AutoCloseable {
     }
 
     /**
+     * A chunk the server turned away because its handler queue was full: the consumer asks again after a pause
+     * (a busy executor is not a lost one; reporting it lost would make Spark recompute its map outputs).
+     */
+    private record Retry(InFlight state, int index, int attempt) {
+    }
+
+    /**
      * The chunks of one admitted block. Chunk answers complete on transport threads, so its fields are guarded by
      * its monitor (one short section per chunk answer); {@code counted} is the consumer's.
      */
@@ -136,6 +143,10 @@ public final class BlockFetcher implements AutoCloseable {
         boolean moreAsked;
         /** Bytes counted against the bound for it. Consumer thread. */
         long counted;
+        /** When it was admitted: a busy server is asked again until the request timeout has passed since. */
+        final long admittedNanos = System.nanoTime();
+        /** Busy answers so far (they lengthen the pause before the next attempt). */
+        int busyAnswers;
 
         InFlight(Block block, int requested) {
             this.block = block;
@@ -158,41 +169,56 @@ public final class BlockFetcher implements AutoCloseable {
                 if (finished) {
                     return;
                 }
-                Failed f = check(block, off, len, bytes, err);
-                if (f == null && size >= 0 && FetchProtocol.answerSize(bytes) != size) {
-                    f = new Failed(block, "executor " + block.executorId() + " at " + block.address()
-                        + " changed the size of " + block.name() + " from " + size + " to "
-                        + FetchProtocol.answerSize(bytes), null);
-                }
-                if (f != null) {
-                    finished = true;
-                    failing = true;
-                    publish = f;
+                if (err != null && busy(err) && !failing
+                    && System.nanoTime() - admittedNanos < timeout.toNanos()) {
+                    publish = new Retry(this, index, ++busyAnswers); // asked again by the consumer
                 } else {
-                    if (size < 0) {
-                        size = FetchProtocol.answerSize(bytes);
-                    }
-                    int needed = needed();
-                    if (index < needed) {
-                        if (parts.length < needed) {
-                            parts = Arrays.copyOf(parts, needed);
-                        }
-                        parts[index] = payload(bytes);
-                        have++;
-                    }
-                    if (have == needed) {
-                        finished = true;
-                        publish = new Fetched(block, List.of(Arrays.copyOf(parts, needed)));
-                    } else if (needed > requested && !moreAsked) {
-                        moreAsked = true;
-                        publish = new More(this);
-                    }
+                    publish = takeAnswer(this, index, off, len, bytes, err);
                 }
             }
             if (publish != null) {
                 arrived.add(publish);
             }
         }
+    }
+
+    /**
+     * Takes an answer (or failure) of one chunk of {@code st}, under its monitor.
+     *
+     * @return what to hand to the consumer: the whole block, a failure, a request for more chunks, or null
+     */
+    private Object takeAnswer(InFlight st, int index, long off, int len, byte[] bytes, Throwable err) {
+        Failed f = check(st.block, off, len, bytes, err);
+        if (f == null && st.size >= 0 && FetchProtocol.answerSize(bytes) != st.size) {
+            f = new Failed(st.block, "executor " + st.block.executorId() + " at " + st.block.address()
+                + " changed the size of " + st.block.name() + " from " + st.size + " to "
+                + FetchProtocol.answerSize(bytes), null);
+        }
+        if (f != null) {
+            st.finished = true;
+            failing = true;
+            return f;
+        }
+        if (st.size < 0) {
+            st.size = FetchProtocol.answerSize(bytes);
+        }
+        int needed = st.needed();
+        if (index < needed) {
+            if (st.parts.length < needed) {
+                st.parts = Arrays.copyOf(st.parts, needed);
+            }
+            st.parts[index] = payload(bytes);
+            st.have++;
+        }
+        if (st.have == needed) {
+            st.finished = true;
+            return new Fetched(st.block, List.of(Arrays.copyOf(st.parts, needed)));
+        }
+        if (needed > st.requested && !st.moreAsked) {
+            st.moreAsked = true;
+            return new More(st);
+        }
+        return null;
     }
 
     private final Caller caller;
@@ -215,6 +241,7 @@ public final class BlockFetcher implements AutoCloseable {
     private long bytesFetched;
     private long maxBytesSeen;
     private int maxReqsSeen;
+    private int retries;
 
     /**
      * Starts fetching: the first blocks within the bounds are requested at once.
@@ -272,6 +299,22 @@ public final class BlockFetcher implements AutoCloseable {
             call(st.block, off, chunkBytes).whenComplete((bytes, err) -> st.answered(index, off, chunkBytes, bytes,
                 err));
         }
+    }
+
+    /**
+     * A chunk turned away busy: asks again after a pause that doubles with each busy answer of the block (1 ms
+     * up to 64 ms), so that a server whose queue is full drains it. Consumer thread.
+     */
+    private void retry(Retry r) throws InterruptedException {
+        Thread.sleep(Math.min(64, 1L << Math.min(6, r.attempt() - 1)));
+        retries++;
+        send(r.state(), r.index(), r.index() + 1);
+    }
+
+    /** @return true if the failure is the RPC server's answer that its handler queue is full */
+    static boolean busy(Throwable err) {
+        Throwable c = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+        return c instanceof io.rdmx.rpc.RemoteRpcException r && io.rdmx.rpc.RpcConfig.BUSY_CLASS.equals(r.className());
     }
 
     private CompletableFuture<byte[]> call(Block b, long off, int len) {
@@ -359,6 +402,12 @@ public final class BlockFetcher implements AutoCloseable {
                 sendMore(more.state());
                 continue;
             }
+            if (o instanceof Retry r) {
+                long t1 = System.nanoTime();
+                retry(r);
+                fetchWaitNanos += System.nanoTime() - t1;
+                continue;
+            }
             break;
         }
         if (o == null) {
@@ -395,6 +444,11 @@ public final class BlockFetcher implements AutoCloseable {
     /** @return the most bytes that were in flight at once */
     public long maxBytesSeen() {
         return maxBytesSeen;
+    }
+
+    /** @return chunks asked again because their server answered busy */
+    public int retries() {
+        return retries;
     }
 
     /** @return the most requests that were outstanding at once (counted when sent) */

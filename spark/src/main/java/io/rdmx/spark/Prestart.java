@@ -75,6 +75,28 @@ final class Prestart<T extends AutoCloseable> {
         }
     }
 
+    /**
+     * {@link #take}, once: null instead of a refusal when it was taken (or abandoned) before, so a caller whose
+     * first take failed (interrupted, timed out) opens its own resource rather than failing for good.
+     *
+     * @param wait the longest wait
+     * @return the open resource, now the caller's; null if it was taken or abandoned before
+     * @throws ExecutionException if opening failed (its cause)
+     * @throws TimeoutException if it did not open within {@code wait}
+     * @throws InterruptedException if the caller was interrupted
+     */
+    T takeUnlessTaken(Duration wait) throws ExecutionException, TimeoutException, InterruptedException {
+        return claimed.get() ? null : takeOrNullIfRaced(wait);
+    }
+
+    private T takeOrNullIfRaced(Duration wait) throws ExecutionException, TimeoutException, InterruptedException {
+        try {
+            return take(wait);
+        } catch (IllegalStateException e) {
+            return null; // another caller claimed it between the look and the take
+        }
+    }
+
     /** Closes the resource once it is open, unless it was taken. Idempotent. */
     void abandon() {
         if (claimed.compareAndSet(false, true)) {

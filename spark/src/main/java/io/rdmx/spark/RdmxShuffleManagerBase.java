@@ -84,7 +84,11 @@ public abstract class RdmxShuffleManagerBase {
         }
         RdmxEndpoints e;
         try {
-            e = prestart.take(rdmxConf.peerTimeout());
+            // once: after a take that failed (an interrupted first task) the servers are opened here instead
+            e = prestart.takeUnlessTaken(rdmxConf.peerTimeout());
+            if (e == null) {
+                return null;
+            }
         } catch (ExecutionException | TimeoutException ex) {
             LOG.warn("rdmx shuffle: the servers opened ahead are not ready ({}); opening them now", ex.toString());
             return null;

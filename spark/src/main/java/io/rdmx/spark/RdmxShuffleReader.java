@@ -114,6 +114,9 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
         private Iterator<Tuple2<Object, Object>> current;
         private DeserializationStream currentStream;
         private BlockFetcher.Block currentRemote;
+        /** The local block being read (when {@link #currentRemote} is null), and its map index. */
+        private ShuffleBlockId currentLocal;
+        private int currentLocalMapIndex;
         private boolean done;
         private boolean merged;
 
@@ -173,7 +176,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
             if (fetcher == null) {
                 start();
             }
-            while (current == null || !current.hasNext()) {
+            while (current == null || !guardedHasNext(current, this::failure)) {
                 closeCurrent();
                 if (!openNext()) {
                     done = true;
@@ -200,6 +203,8 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                         "reading local block " + id + " failed: " + e, e);
                 }
                 currentRemote = null;
+                currentLocal = id;
+                currentLocalMapIndex = mapIndex;
                 return true;
             }
             if (!fetcher.hasNext()) {
@@ -240,19 +245,31 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
             if (!hasNext()) {
                 throw new NoSuchElementException("no more shuffle records");
             }
-            Tuple2<Object, Object> r;
-            try {
-                r = current.next();
-            } catch (RuntimeException e) {
-                BlockFetcher.Block b = currentRemote;
-                if (b != null && (e.getCause() instanceof IOException || e instanceof IllegalStateException)) {
-                    throw fetchFailed(managers.get(b.executorId()), b.shuffleId(), b.mapId(), b.mapIndex(),
-                        b.reduceId(), "corrupt block " + b.name() + " from executor " + b.executorId() + ": " + e, e);
-                }
-                throw e;
-            }
+            Tuple2<Object, Object> r = guardedNext(current, this::failure);
             metrics.incRecordsRead(1);
             return r;
+        }
+
+        /**
+         * A block that cannot be read or decoded (a corrupt stream: Spark's serializers decode in
+         * {@code hasNext}, and Scala throws {@link IOException} undeclared) fails the fetch of that block, so that
+         * Spark recomputes its map output, as Spark's own reader does; anything else goes on up as it is.
+         */
+        private RuntimeException failure(Exception e) {
+            if (!isCorruption(e)) {
+                return e instanceof RuntimeException ? (RuntimeException) e : sneaky(e);
+            }
+            BlockFetcher.Block b = currentRemote;
+            if (b != null) {
+                return fetchFailed(managers.get(b.executorId()), b.shuffleId(), b.mapId(), b.mapIndex(),
+                    b.reduceId(), "corrupt block " + b.name() + " from executor " + b.executorId() + ": " + e, e);
+            }
+            ShuffleBlockId id = currentLocal;
+            if (id == null) {
+                return e instanceof RuntimeException ? (RuntimeException) e : sneaky(e);
+            }
+            return fetchFailed(SparkEnv.get().blockManager().blockManagerId(), id.shuffleId(), id.mapId(),
+                currentLocalMapIndex, id.reduceId(), "corrupt local block " + id + ": " + e, e);
         }
 
         private void closeCurrent() {
@@ -281,6 +298,42 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 context.taskMetrics().mergeShuffleReadMetrics();
             }
         }
+    }
+
+    /**
+     * @param it a block's records
+     * @param onFailure turns what reading them threw into what the task throws
+     * @return {@code it.hasNext()}
+     */
+    static <T> boolean guardedHasNext(Iterator<T> it, java.util.function.Function<Exception, RuntimeException>
+        onFailure) {
+        try {
+            return it.hasNext();
+        } catch (Exception e) {
+            throw onFailure.apply(e);
+        }
+    }
+
+    /**
+     * @param it a block's records
+     * @param onFailure turns what reading them threw into what the task throws
+     * @return {@code it.next()}
+     */
+    static <T> T guardedNext(Iterator<T> it, java.util.function.Function<Exception, RuntimeException> onFailure) {
+        try {
+            return it.next();
+        } catch (Exception e) {
+            throw onFailure.apply(e);
+        }
+    }
+
+    /**
+     * @param e what reading a block threw
+     * @return true if it says the block's bytes are bad (an I/O error or a decoder's state error), as Spark's
+     *         reader takes it: a fetch failure
+     */
+    static boolean isCorruption(Throwable e) {
+        return e instanceof IOException || e.getCause() instanceof IOException || e instanceof IllegalStateException;
     }
 
     private static RuntimeException fetchFailed(BlockManagerId bm, int shuffleId, long mapId, int mapIndex,

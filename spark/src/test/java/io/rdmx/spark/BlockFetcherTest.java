@@ -159,6 +159,58 @@ class BlockFetcherTest {
         }
     }
 
+    /**
+     * A server whose handler queue is full answers "busy": the fetcher asks again after a pause and every block
+     * arrives whole. Reported as a failure, a busy (but live) executor would make Spark recompute its outputs.
+     */
+    @Test
+    void aBusyServerIsAskedAgainNotReportedLost() throws Exception {
+        Map<String, byte[]> expected = new HashMap<>();
+        List<BlockFetcher.Block> blocks = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            expected.put(FetchProtocol.blockName(0, i, 1), source.put(0, i, 1, 2 * CHUNK + i, i));
+            blocks.add(block(i, 1, 2 * CHUNK + i));
+        }
+        Counting real = new Counting();
+        AtomicInteger busy = new AtomicInteger();
+        BlockFetcher.Caller turnedAway = (address, request, timeout) -> {
+            // every other request of the first twenty is turned away, as a server with a full queue answers
+            if (real.calls.get() + busy.get() < 20 && (real.calls.get() + busy.get()) % 2 == 0) {
+                busy.incrementAndGet();
+                return CompletableFuture.failedFuture(new RemoteRpcException("blocks-s", RpcConfig.BUSY_CLASS,
+                    "server 'blocks-s' is busy"));
+            }
+            return real.call(address, request, timeout);
+        };
+        try (BlockFetcher f = new BlockFetcher(turnedAway, blocks, 1 << 20, 4, CHUNK, TIMEOUT)) {
+            Map<String, byte[]> got = new HashMap<>();
+            while (f.hasNext()) {
+                BlockFetcher.Fetched b = f.next();
+                got.put(b.block().name(), b.stream().readAllBytes());
+            }
+            assertEquals(expected.keySet(), got.keySet());
+            for (String k : expected.keySet()) {
+                assertArrayEquals(expected.get(k), got.get(k), k);
+            }
+            assertTrue(busy.get() >= 5, "busy answers: " + busy.get());
+            assertEquals(busy.get(), f.retries());
+        }
+    }
+
+    /** A server that stays busy past the request timeout fails the fetch naming it (no endless asking). */
+    @Test
+    void aServerBusyPastTheTimeoutFailsTheFetchNamingIt() {
+        source.put(0, 1, 1, 100, 1);
+        BlockFetcher.Caller alwaysBusy = (address, request, timeout) -> CompletableFuture.failedFuture(
+            new RemoteRpcException("blocks-s", RpcConfig.BUSY_CLASS, "server 'blocks-s' is busy"));
+        try (BlockFetcher f = new BlockFetcher(alwaysBusy, List.of(block(1, 1, 100)), 1 << 20, 4, CHUNK,
+            Duration.ofMillis(300))) {
+            BlockFetchException e = assertThrows(BlockFetchException.class, f::next);
+            assertTrue(e.getMessage().contains("exec-1") && e.getMessage().contains("busy"), e.getMessage());
+            assertTrue(f.retries() > 0, "never asked again");
+        }
+    }
+
     @Test
     void requestsInFlightStayWithinTheBound() throws Exception {
         List<BlockFetcher.Block> blocks = new ArrayList<>();

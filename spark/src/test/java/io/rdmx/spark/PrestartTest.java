@@ -90,6 +90,26 @@ class PrestartTest {
         assertEquals(1, r.closes.get(), "closed once however often it is abandoned");
     }
 
+    /**
+     * The manager's take: a first take that was interrupted (the executor's first task killed while it waited)
+     * claims the resource; the next task's take gets null and opens its own servers, instead of a refusal that
+     * failed every later task of the executor.
+     */
+    @Test
+    void aTakeAfterAnInterruptedTakeIsNullNotARefusal() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        Res r = new Res();
+        Prestart<Res> p = Prestart.start("servers", () -> {
+            release.await();
+            return r;
+        });
+        Thread.currentThread().interrupt();
+        assertThrows(InterruptedException.class, () -> p.takeUnlessTaken(WAIT));
+        assertEquals(null, p.takeUnlessTaken(WAIT));
+        release.countDown();
+        assertTrue(r.closed.await(WAIT.toMillis(), TimeUnit.MILLISECONDS), "the unclaimed resource was not closed");
+    }
+
     @Test
     void aResourceThatOpensAfterATimedOutTakeIsClosed() throws Exception {
         CountDownLatch release = new CountDownLatch(1);

@@ -1,0 +1,99 @@
+package io.rdmx.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import org.junit.jupiter.api.Test;
+import scala.collection.AbstractIterator;
+
+/**
+ * How the reader takes a block it cannot decode. Spark's deserialization streams decode in {@code hasNext} and
+ * throw {@link IOException} undeclared (Scala): such a failure, from {@code hasNext} as from {@code next}, must
+ * reach the reader's handler (which raises Spark's FetchFailedException, so Spark recomputes the map output)
+ * rather than fail the task as a plain error that every retry meets again.
+ */
+class RdmxShuffleReaderTest {
+    /** A corrupt stream: fails in hasNext, as a Kryo or Java deserialization stream over bad bytes does. */
+    private static final class Corrupt extends AbstractIterator<Object> {
+        private final boolean inNext;
+
+        Corrupt(boolean inNext) {
+            this.inNext = inNext;
+        }
+
+        @Override
+        public boolean hasNext() {
+            if (!inNext) {
+                throw sneaky(new IOException("Stream is corrupted"));
+            }
+            return true;
+        }
+
+        @Override
+        public Object next() {
+            throw sneaky(new IOException("Stream is corrupted"));
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
+        throw (T) t;
+    }
+
+    private static final class Failed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Failed(Exception cause) {
+            super(cause);
+        }
+    }
+
+    @Test
+    void aBlockThatFailsToDecodeInHasNextReachesTheHandler() {
+        Failed f = assertThrows(Failed.class, () -> RdmxShuffleReader.guardedHasNext(new Corrupt(false), Failed::new));
+        assertTrue(f.getCause() instanceof IOException, String.valueOf(f.getCause()));
+        assertTrue(RdmxShuffleReader.isCorruption(f.getCause()));
+    }
+
+    @Test
+    void aBlockThatFailsToDecodeInNextReachesTheHandler() {
+        Corrupt c = new Corrupt(true);
+        assertTrue(RdmxShuffleReader.guardedHasNext(c, Failed::new));
+        Failed f = assertThrows(Failed.class, () -> RdmxShuffleReader.guardedNext(c, Failed::new));
+        assertTrue(f.getCause() instanceof IOException, String.valueOf(f.getCause()));
+    }
+
+    @Test
+    void readableRecordsPassUntouched() {
+        scala.collection.Iterator<Integer> it = scala.jdk.javaapi.CollectionConverters.asScala(
+            java.util.List.of(1, 2).iterator());
+        assertTrue(RdmxShuffleReader.guardedHasNext(it, Failed::new));
+        assertEquals(1, RdmxShuffleReader.guardedNext(it, Failed::new));
+        assertEquals(2, RdmxShuffleReader.guardedNext(it, Failed::new));
+        assertFalse(RdmxShuffleReader.guardedHasNext(it, Failed::new));
+    }
+
+    @Test
+    void onlyBadBytesCountAsCorruption() {
+        assertTrue(RdmxShuffleReader.isCorruption(new IOException("truncated")));
+        assertTrue(RdmxShuffleReader.isCorruption(new RuntimeException(new IOException("wrapped"))));
+        assertFalse(RdmxShuffleReader.isCorruption(new ArithmeticException("the job's own bug")));
+        RuntimeException own = new UnsupportedOperationException("x");
+        assertSame(own, assertThrows(UnsupportedOperationException.class,
+            () -> RdmxShuffleReader.guardedNext(new AbstractIterator<Object>() {
+                @Override
+                public boolean hasNext() {
+                    return true;
+                }
+
+                @Override
+                public Object next() {
+                    throw own;
+                }
+            }, e -> (RuntimeException) e)));
+    }
+}
