@@ -17,7 +17,16 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RESULTS="$ROOT/bench/results"
 WORK="$(mktemp -d /tmp/rdmx-softroce.XXXXXX)"
-trap 'rm -rf "$WORK"' EXIT
+# the VM's outputs are kept in target/softroce-logs (the last run's), so a failure can be read after the run
+LOGS="$ROOT/target/softroce-logs"
+trap 'rm -rf "$LOGS"; mkdir -p "$LOGS"; cp "$WORK"/*.txt "$LOGS"/ 2>/dev/null; rm -rf "$WORK"' EXIT
+# RDMX_SOFTROCE_SELECT (for developers): JUnit selectors (for example
+# "--select-method=io.rdmx.verbs.VerbsChannelTest#aHandlerThatThrowsGetsItsRecordAgainAndTheRingIsReadOn")
+# run instead of the verbs suites, and nothing else (no two-JVM runs, no perftest)
+SELECT="${RDMX_SOFTROCE_SELECT:---select-class=io.rdmx.verbs.VerbsConformanceTest \
+  --select-class=io.rdmx.verbs.VerbsChannelTest --select-class=io.rdmx.verbs.VerbsUnitTest \
+  --select-class=io.rdmx.verbs.RegistrationCacheTest --select-class=io.rdmx.verbs.PeerHangTest \
+  --select-class=io.rdmx.verbs.VerbsSetupTest}"
 BW_SIZE=65536
 BW_N=2000
 LAT_SIZE=64
@@ -82,11 +91,9 @@ timeout 120 "$JAVA" $JOPTS -cp "$CP" io.rdmx.cli.Rdmx doctor --provider verbs > 
 echo \$? > doctor_after.rc
 step "verbs suites (one JVM)"
 timeout 420 "$JAVA" $JOPTS -cp "$CP" org.junit.platform.console.ConsoleLauncher execute --disable-banner \
-  --disable-ansi-colors --details=tree --reports-dir="$WORK/junit" \
-  --select-class=io.rdmx.verbs.VerbsConformanceTest --select-class=io.rdmx.verbs.VerbsChannelTest \
-  --select-class=io.rdmx.verbs.VerbsUnitTest --select-class=io.rdmx.verbs.RegistrationCacheTest \
-  --select-class=io.rdmx.verbs.PeerHangTest --select-class=io.rdmx.verbs.VerbsSetupTest > junit.txt 2>&1
+  --disable-ansi-colors --details=tree --reports-dir="$WORK/junit" $SELECT > junit.txt 2>&1
 echo \$? > junit.rc
+if [ -n "${RDMX_SOFTROCE_SELECT:-}" ]; then step "done (selected tests only)"; echo ok > done.txt; exit 0; fi
 timeout 120 "$JAVA" $JOPTS -cp "$CP" io.rdmx.verbs.Smoke 10.9.9.1 7471 > smoke.txt 2>&1
 step "two-JVM ring channel"
 rm -f channel.addr
@@ -143,8 +150,14 @@ if ! timeout 840 vng --disable-kvm --run "$KERNEL" --user root --cpus 2 --memory
 fi
 fail=0
 grep -q rxe0 "$WORK/devices.txt" || { echo "softroce: rxe0 missing"; cat "$WORK/devices.txt"; exit 1; }
+if [ -n "${RDMX_SOFTROCE_SELECT:-}" ]; then
+  echo "softroce: selected tests (junit.rc=$(cat "$WORK/junit.rc")), output in $LOGS/junit.txt:"
+  grep -E "✘|=>|tests (successful|failed|skipped)" "$WORK/junit.txt" | head -60
+  [ "$(cat "$WORK/junit.rc")" = 0 ]; exit $?
+fi
 if [ "$(cat "$WORK/junit.rc")" != 0 ]; then
-  echo "softroce: verbs test suites FAILED:"; grep -E "✘|=>|tests (successful|failed|skipped)" "$WORK/junit.txt" | head -60
+  echo "softroce: verbs test suites FAILED (the whole output: $LOGS/junit.txt):"
+  grep -E "✘|=>|tests (successful|failed|skipped)" "$WORK/junit.txt" | head -60
   fail=1
 else
   echo "softroce: verbs suites on rxe0: $(grep -E 'tests successful' "$WORK/junit.txt" | tr -s ' []' ' '),"\
@@ -172,7 +185,7 @@ if [ "$(cat "$WORK/shuffle_0.rc" 2>/dev/null)" = 0 ] && [ "$(cat "$WORK/shuffle_
     && grep -q "SHUFFLE OK" "$WORK/shuffle_0.txt"; then
   echo "softroce: $(grep 'SHUFFLE OK' "$WORK/shuffle_0.txt")"
 else
-  echo "softroce: two-JVM shuffle over verbs FAILED:"; tail -20 "$WORK/shuffle_0.txt" "$WORK/shuffle_1.txt"
+  echo "softroce: two-JVM shuffle over verbs FAILED:"; tail -n 20 "$WORK/shuffle_0.txt" "$WORK/shuffle_1.txt"
   fail=1
 fi
 if [ "$(cat "$WORK/queries.rc" 2>/dev/null)" = 0 ] && grep -q "QUERIES OK" "$WORK/queries.txt"; then
@@ -192,7 +205,7 @@ grep -q "VERBS SMOKE OK" "$WORK/smoke.txt" || { echo "softroce: FFM smoke test f
 if [ "$(cat "$WORK/channel_client.rc" 2>/dev/null)" = 0 ] && [ "$(cat "$WORK/channel_server.rc" 2>/dev/null)" = 0 ]; then
   echo "softroce: $(grep 'CHANNEL OK' "$WORK/channel_client.txt")"
 else
-  echo "softroce: two-JVM ring channel over rxe0 FAILED:"; tail -20 "$WORK/channel_client.txt" "$WORK/channel_server.txt"
+  echo "softroce: two-JVM ring channel over rxe0 FAILED:"; tail -n 20 "$WORK/channel_client.txt" "$WORK/channel_server.txt"
   fail=1
 fi
 # median of the rounds that produced a number (perftest prints "inf" when a round's clock misbehaves)

@@ -136,9 +136,13 @@ public final class ChannelReader {
         int n = 0;
         IncomingRing r;
         while (n < limit && (r = ready.poll()) != null) {
-            n += r.read(handler, limit - n);
-            if (ready.doneReading(r)) {
-                wake();
+            try {
+                n += r.read(handler, limit - n);
+            } finally {
+                // also when the handler threw: a ring left marked as being read would never be read again
+                if (ready.doneReading(r)) {
+                    wake();
+                }
             }
         }
         IncomingRing[] m = mapped;
@@ -154,6 +158,23 @@ public final class ChannelReader {
             engine.metricRecordsRead(n);
         }
         return n;
+    }
+
+    /**
+     * Reads what is there without blocking, and reports what {@link #read} reports: {@link #poll} that also says
+     * when a peer was lost or the engine closed. Costs two volatile reads more than {@link #poll} when nothing
+     * arrived and nothing failed.
+     *
+     * @param handler receives each record
+     * @param limit the most records
+     * @return records read; 0 if there were none
+     * @throws ConnectionClosedException once per failed peer, when nothing else is left to read (names the
+     *                                   peer); the next call goes on with the other peers
+     * @throws RdmxException if the engine is closed
+     */
+    public int readNow(RecordHandler handler, int limit) throws RdmxException {
+        int n = poll(handler, limit);
+        return n > 0 ? n : checkFailure(handler, limit);
     }
 
     /**

@@ -102,6 +102,14 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
         int n;
         try {
             n = ring.read(this, limit);
+        } catch (IllegalStateException e) {
+            RingSet rs = peer.rings();
+            if (rs == null || rs.live()) {
+                throw e; // the handler's own, or a corrupt ring: not the released memory
+            }
+            // the node closed and released the ring's memory under the reader (verbs: the arena's accesses now
+            // throw): nothing more can be read here; the reader reports the closure (its peers fail with it)
+            return 0;
         } finally {
             handler = null;
         }

@@ -237,6 +237,14 @@ final class RingSet {
         }
     }
 
+    /**
+     * @return false once the pair region was released (the engine's close, or the node's: its memory may be gone,
+     *         on verbs an FFM arena whose every access then throws)
+     */
+    boolean live() {
+        return pair.refCnt() > 0;
+    }
+
     /** Engine closing: closes the writers' sleepers and releases the pair region. */
     void release() {
         ChannelWriter[] o = out;

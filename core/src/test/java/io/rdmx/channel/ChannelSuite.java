@@ -489,6 +489,98 @@ public abstract class ChannelSuite {
         }
     }
 
+    /**
+     * A reader and a writer whose own node closed under them (the records that arrived were not all read): the
+     * reader hands out only whole, correct records and then reports the closure as an {@link RdmxException};
+     * the writer refuses further records. Neither reaches the region memory the node's close released (on verbs
+     * an FFM arena: a read there threw {@code IllegalStateException: Already closed}). Node b runs its engine
+     * without a network thread, so nothing notices the close before the reader does.
+     */
+    @Test
+    void aReaderAndWriterWhoseNodeClosedReportTheClosureNotTheReleasedMemory() throws Exception {
+        Node nodeA = open("a");
+        Node nodeB = open("b");
+        ChannelEngine a = ChannelEngine.open(nodeA, ChannelConfig.builder(1).build());
+        closeables.add(a);
+        ChannelEngine b = ChannelEngine.open(nodeB, ChannelConfig.builder(1).engineThread(false).build());
+        closeables.add(b);
+        PeerChannel ba = b.connect(nodeA.address(), WAIT); // b's connect runs its own duty cycle
+        PeerChannel ab = a.accept(WAIT);
+        ChannelWriter w = ab.writer(0, 0);
+        int records = 16;
+        for (int i = 0; i < records; i++) {
+            w.write(0, le(i), 5, TimeUnit.SECONDS);
+        }
+        w.flush();
+        ChannelReader r = b.reader(0);
+        int[] next = {0};
+        RecordHandler inOrder = (s, buf, o, l, src) -> {
+            assertEquals(8, l);
+            assertEquals(next[0], buf.getInt(o), "record " + next[0]);
+            next[0]++;
+        };
+        assertEquals(1, r.read(inOrder, 1, 10, TimeUnit.SECONDS)); // the rest has arrived or is arriving
+        ChannelWriter back = ba.writer(0, 0);
+        back.write(0, le(1), 5, TimeUnit.SECONDS); // staged in b's region, not flushed
+        nodeB.close(); // releases b's regions, the rings the reader reads included
+        RdmxException end = null;
+        for (int i = 0; i <= records && end == null; i++) {
+            try {
+                if (r.read(inOrder, records, 5, TimeUnit.SECONDS) == 0) {
+                    break;
+                }
+            } catch (RdmxException e) {
+                end = e;
+            }
+        }
+        assertTrue(end != null, "the reader of a closed node read " + next[0] + " records and no closure");
+        assertTrue(next[0] <= records, String.valueOf(next[0]));
+        assertThrows(RdmxException.class, () -> r.read(inOrder, records, 1, TimeUnit.SECONDS));
+        assertEquals(ChannelWriter.CLOSED, back.tryClaim(0, 8));
+        assertThrows(RdmxException.class, () -> back.write(0, le(2), 1, TimeUnit.SECONDS));
+    }
+
+    /**
+     * A record handler that throws: the exception reaches the reader's caller, the record it was handling is
+     * handed over again by the next read, and the ring is read on as before (it was left marked as being read,
+     * so nothing of it was ever delivered again).
+     */
+    @Test
+    void aHandlerThatThrowsGetsItsRecordAgainAndTheRingIsReadOn() throws Exception {
+        Pair p = new Pair(1, 1, c -> c.mapped(false)); // the rings a completion queues for the reader
+        ChannelWriter w = p.ab.writer(0, 0);
+        for (int i = 0; i < 10; i++) {
+            w.write(0, le(i), 5, TimeUnit.SECONDS);
+        }
+        w.flush();
+        ChannelReader r = p.b.reader(0);
+        List<Integer> got = new ArrayList<>();
+        boolean[] thrown = {false};
+        RecordHandler h = (s, buf, o, l, src) -> {
+            int v = buf.getInt(o);
+            if (v == 3 && !thrown[0]) {
+                thrown[0] = true;
+                throw new IllegalArgumentException("the handler refuses record 3");
+            }
+            got.add(v);
+        };
+        IllegalArgumentException e = null;
+        while (e == null && got.size() < 10) {
+            try {
+                assertTrue(r.read(h, 64, 10, TimeUnit.SECONDS) > 0, "starved at " + got);
+            } catch (IllegalArgumentException x) {
+                e = x;
+            }
+        }
+        assertTrue(e != null && e.getMessage().contains("record 3"), String.valueOf(e));
+        w.write(0, le(10), 5, TimeUnit.SECONDS);
+        w.flush();
+        while (got.size() < 11) {
+            assertTrue(r.read(h, 64, 10, TimeUnit.SECONDS) > 0, "starved after the throw at " + got);
+        }
+        assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10), got);
+    }
+
     private static ByteBuffer le(int v) {
         return ByteBuffer.allocate(8).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(0, v);
     }
