@@ -77,6 +77,14 @@ final class RdmxInvoker implements RpcInvocationHandler {
     private byte[] prefix;
     private RdmxClients.Shared shared;
     private Object tcpProxy;
+    /**
+     * Hadoop's TCP client of this proxy's socket factory, held for the proxy's life, so that a call sent over
+     * rdmx and its retry over TCP carry one client id (the server's RetryCache knows a retried call by client id
+     * and call id: with two ids a retried create or delete ran twice); null where it could not be taken.
+     */
+    private final Client tcpClient;
+    /** That client's id, or null (the shared rdmx client's own id is sent then). */
+    private final byte[] clientId;
 
     RdmxInvoker(Class<?> protocol, long clientVersion, Client.ConnectionId connId, Configuration conf,
         SocketFactory factory, AtomicBoolean fallbackToSimpleAuth, AlignmentContext alignmentContext) {
@@ -107,6 +115,12 @@ final class RdmxInvoker implements RpcInvocationHandler {
             why = "an AlignmentContext (observer reads)";
         }
         this.tcpOnly = why;
+        this.tcpClient = why == null ? RdmxIpcBridge.holdTcpClient(conf, factory) : null;
+        this.clientId = tcpClient != null ? RdmxIpcBridge.clientId(tcpClient) : null;
+        if (why == null && clientId == null) {
+            LOG.warn("{} proxy to {}: Hadoop's TCP client id cannot be read; a call retried over TCP after rdmx "
+                + "carries another client id (the server's RetryCache will not know it)", protocolName, server);
+        }
         if (why != null) {
             LOG.info("{} proxy to {}: over Hadoop's TCP client: {}", protocolName, server, why);
         }
@@ -182,7 +196,8 @@ final class RdmxInvoker implements RpcInvocationHandler {
         }
         int callId = idRetry[0];
         RpcRequestHeaderProto header = ProtoUtil.makeRpcRequestHeader(RPC.RpcKind.RPC_PROTOCOL_BUFFER,
-            RpcRequestHeaderProto.OperationProto.RPC_FINAL_PACKET, callId, idRetry[1], s.clientId);
+            RpcRequestHeaderProto.OperationProto.RPC_FINAL_PACKET, callId, idRetry[1],
+            clientId != null ? clientId : s.clientId);
         RequestHeaderProto reqHeader = RequestHeaderProto.newBuilder().setMethodName(method.getName())
             .setDeclaringClassProtocolName(protocolName).setClientProtocolVersion(clientVersion).build();
         RpcBody body;
@@ -375,6 +390,9 @@ final class RdmxInvoker implements RpcInvocationHandler {
             }
             if (s != null) {
                 RdmxClients.release(s);
+            }
+            if (tcpClient != null) {
+                RdmxIpcBridge.releaseTcpClient(tcpClient);
             }
         }
     }

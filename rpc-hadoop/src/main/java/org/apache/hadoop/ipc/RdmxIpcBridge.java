@@ -20,6 +20,54 @@ import org.apache.hadoop.thirdparty.protobuf.Message;
  * writes a response the way the server's responder frames it (without the 4-byte length).
  */
 public final class RdmxIpcBridge {
+    /**
+     * Takes Hadoop's TCP client for a socket factory from the cache {@code ProtobufRpcEngine2}'s proxies take
+     * theirs from (its private {@code CLIENTS}), counted: while it is held, every TCP proxy of that factory uses
+     * this very client and so its client id. Give it back with {@link #releaseTcpClient}.
+     *
+     * @param conf the configuration
+     * @param factory the proxies' socket factory
+     * @return the client, or null if this Hadoop's classes are not as expected (reflection failed)
+     */
+    public static Client holdTcpClient(Configuration conf, javax.net.SocketFactory factory) {
+        try {
+            java.lang.reflect.Field f = ProtobufRpcEngine2.class.getDeclaredField("CLIENTS");
+            f.setAccessible(true);
+            return ((ClientCache) f.get(null)).getClient(conf, factory, RpcWritable.Buffer.class);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /**
+     * @param client a client from {@link #holdTcpClient}
+     * @return its 16-byte client id (what its calls carry in their headers), or null if it cannot be read
+     */
+    public static byte[] clientId(Client client) {
+        try {
+            java.lang.reflect.Field f = Client.class.getDeclaredField("clientId");
+            f.setAccessible(true);
+            return ((byte[]) f.get(client)).clone();
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Gives back a client from {@link #holdTcpClient} (the cache stops it once nobody holds it).
+     *
+     * @param client the client
+     */
+    public static void releaseTcpClient(Client client) {
+        try {
+            java.lang.reflect.Field f = ProtobufRpcEngine2.class.getDeclaredField("CLIENTS");
+            f.setAccessible(true);
+            ((ClientCache) f.get(null)).stopClient(client);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            // the client stays in the cache: what a proxy that was never stopped leaves too
+        }
+    }
+
     private RdmxIpcBridge() {
     }
 

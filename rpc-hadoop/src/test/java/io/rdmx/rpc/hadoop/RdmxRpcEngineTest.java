@@ -409,6 +409,31 @@ class RdmxRpcEngineTest {
         assertEquals(0, s.rdmxCalls());
     }
 
+    /**
+     * A call over rdmx and a call over Hadoop's TCP client carry the same client id (the TCP one), as two TCP
+     * proxies of one socket factory do: a call that went over rdmx and is retried over TCP (its listener lost)
+     * is then known to the server's RetryCache, which keys on client id and call id. With the shared rdmx
+     * client's own id, a retried create or delete ran twice.
+     */
+    @Test
+    void aCallOverRdmxAndOneOverTcpCarryTheSameClientId() throws Exception {
+        Recording overRdmx = new Recording();
+        RdmxServer s1 = rdmxServer(conf, overRdmx);
+        Recording overTcp = new Recording();
+        RdmxServer s2 = rdmxServer(conf, overTcp);
+        s2.closeRdmxListenerKeepingTheAdvertisement();
+        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        proxy(s1, conf).ping(null, TestRpcBase.newEmptyRequest());
+        proxy(s2, conf).ping(null, TestRpcBase.newEmptyRequest()); // after a bounded dial (2 s here)
+        assertEquals(1, RdmxRpcEngine.clientCallsOverRdmx() - rdmx);
+        assertEquals(1, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+        assertNotNull(overRdmx.clientId);
+        assertEquals(16, overRdmx.clientId.length);
+        assertEquals(java.util.HexFormat.of().formatHex(overTcp.clientId),
+            java.util.HexFormat.of().formatHex(overRdmx.clientId));
+    }
+
     @Test
     void anAlignmentContextMeansTcp() throws Exception {
         RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
