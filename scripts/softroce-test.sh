@@ -90,7 +90,8 @@ step "rdmx doctor on rxe0 (verbs must be usable)"
 timeout 120 "$JAVA" $JOPTS -cp "$CP" io.rdmx.cli.Rdmx doctor --provider verbs > doctor_after.txt 2>&1
 echo \$? > doctor_after.rc
 step "verbs suites (one JVM)"
-timeout 420 "$JAVA" $JOPTS -cp "$CP" org.junit.platform.console.ConsoleLauncher execute --disable-banner \
+# past the bound the JVM gets SIGQUIT first (its threads' stacks go to junit.txt: a hang shows where), then KILL
+timeout -k 20 -s QUIT 420 "$JAVA" $JOPTS -cp "$CP" org.junit.platform.console.ConsoleLauncher execute --disable-banner \
   --disable-ansi-colors --details=tree --reports-dir="$WORK/junit" $SELECT > junit.txt 2>&1
 echo \$? > junit.rc
 if [ -n "${RDMX_SOFTROCE_SELECT:-}" ]; then step "done (selected tests only)"; echo ok > done.txt; exit 0; fi

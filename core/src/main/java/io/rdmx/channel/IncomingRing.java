@@ -108,7 +108,9 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
                 throw e; // the handler's own, or a corrupt ring: not the released memory
             }
             // the node closed and released the ring's memory under the reader (verbs: the arena's accesses now
-            // throw): nothing more can be read here; the reader reports the closure (its peers fail with it)
+            // throw): nothing more can be read here, and nothing is left to read (else the reader's queue would
+            // hand this ring back at once, for ever); the reader reports the closure (its peers fail with it)
+            ring.tailRelease(ring.headAcquire());
             return 0;
         } finally {
             handler = null;
