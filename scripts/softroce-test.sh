@@ -19,7 +19,9 @@ RESULTS="$ROOT/bench/results"
 WORK="$(mktemp -d /tmp/rdmx-softroce.XXXXXX)"
 # the VM's outputs are kept in target/softroce-logs (the last run's), so a failure can be read after the run
 LOGS="$ROOT/target/softroce-logs"
-trap 'rm -rf "$LOGS"; mkdir -p "$LOGS"; cp "$WORK"/*.txt "$LOGS"/ 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'rc=$?; rm -rf "$LOGS" || true; mkdir -p "$LOGS" || true
+  cp "$WORK"/*.txt "$WORK"/*.log "$LOGS"/ 2>/dev/null || true; cp -r "$WORK/junit" "$LOGS"/ 2>/dev/null || true
+  rm -rf "$WORK"; exit $rc' EXIT
 # RDMX_SOFTROCE_SELECT (for developers): JUnit selectors (for example
 # "--select-method=io.rdmx.verbs.VerbsChannelTest#aHandlerThatThrowsGetsItsRecordAgainAndTheRingIsReadOn")
 # run instead of the verbs suites, and nothing else (no two-JVM runs, no perftest)

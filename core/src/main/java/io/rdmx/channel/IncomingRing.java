@@ -30,6 +30,8 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
     private RecordHandler handler;
     /** Reader thread: the writer's end of stream was read; anything after it is the peer's error. */
     private boolean ended;
+    /** Reader thread: what the read threw came from the handler (not from the ring or its memory). */
+    private boolean handlerThrew;
 
     IncomingRing(PeerChannel peer, int index, int peerWorker, int localWorker, ByteBuffer memory, ChannelConfig cfg,
                  SharedRing shared) {
@@ -102,15 +104,24 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
         int n;
         try {
             n = ring.read(this, limit);
-        } catch (IllegalStateException e) {
-            RingSet rs = peer.rings();
-            if (rs == null || rs.live()) {
-                throw e; // the handler's own, or a corrupt ring: not the released memory
+        } catch (RuntimeException | Error e) {
+            if (handlerThrew || !(e instanceof IllegalStateException)) {
+                handlerThrew = false;
+                throw e; // the handler's: its caller sees it, and the record it was handling comes again
             }
-            // the node closed and released the ring's memory under the reader (verbs: the arena's accesses now
-            // throw): nothing more can be read here, and nothing is left to read (else the reader's queue would
-            // hand this ring back at once, for ever); the reader reports the closure (its peers fail with it)
+            // the ring itself: nothing more can be read from it, and nothing is left to read (the reader's queue
+            // would hand it back at once, for ever)
             ring.tailRelease(ring.headAcquire());
+            RingSet rs = peer.rings();
+            if (rs != null && !rs.live()) {
+                // the node closed and released the ring's memory under the reader (verbs: the arena's accesses
+                // now throw); the reader reports the closure (its peers fail with it)
+                return 0;
+            }
+            // a corrupt ring (a header no writer of ours writes): the peer broke the protocol and fails, named,
+            // as for an impossible position; its other rings and the other peers go on
+            peer.fail(new RdmxException("peer '" + peer.name() + "' worker " + peerWorker + ": " + e.getMessage()
+                + " (ring=" + index + ")"));
             return 0;
         } finally {
             handler = null;
@@ -147,7 +158,12 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
             afterEnd("a record");
             return;
         }
-        handler.onRecord(streamId, buffer, offset, length, this);
+        try {
+            handler.onRecord(streamId, buffer, offset, length, this);
+        } catch (RuntimeException | Error e) {
+            handlerThrew = true;
+            throw e;
+        }
     }
 
     @Override
@@ -157,7 +173,12 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
             return;
         }
         ended = true;
-        handler.onEndOfStream(this);
+        try {
+            handler.onEndOfStream(this);
+        } catch (RuntimeException | Error e) {
+            handlerThrew = true;
+            throw e;
+        }
     }
 
     /** A broken peer wrote past its writer's end of stream: fails it (the record is not delivered). */

@@ -45,6 +45,33 @@ class PeerChannelFuzzTest {
     @FuzzTest
     @Timeout(value = 10, unit = TimeUnit.SECONDS)
     void peer(byte[] input) throws RdmxException {
+        run(input, null);
+    }
+
+    /**
+     * A peer that writes a record header no writer writes (the fuzz seed "corrupt-record"): that peer fails,
+     * named, with the ring's complaint, and the reader does not throw. Before, every read of that reader threw
+     * the ring's {@code IllegalStateException} again (its queue handed the ring back each time) and the peer stayed.
+     */
+    @org.junit.jupiter.api.Test
+    @Timeout(value = 10, unit = TimeUnit.SECONDS)
+    void aCorruptRecordFailsItsPeerNamingItAndNoReadThrows() throws RdmxException {
+        byte[] seed = ChannelFuzzSeeds.peerSeeds().get("corrupt-record");
+        boolean[] checked = {false};
+        run(seed, (p, engine) -> {
+            assertTrue(!p.isOpen(), "the peer that wrote a corrupt record is still open");
+            String m = p.failure().getMessage();
+            assertTrue(m.contains("'" + p.name() + "'") && m.contains("corrupt ring at position="), m);
+            for (int w = 0; w < engine.config().workers(); w++) {
+                engine.reader(w).poll(ChannelFuzzSupport::checkRecord, 1024); // nothing left to throw
+            }
+            checked[0] = true;
+        });
+        assertTrue(checked[0]);
+    }
+
+    private void run(byte[] input, java.util.function.BiConsumer<PeerChannel, ChannelEngine> atEnd)
+        throws RdmxException {
         if (input.length == 0) {
             return;
         }
@@ -79,6 +106,9 @@ class PeerChannelFuzzTest {
                 ConnectionClosedException f = p.failure();
                 assertTrue(f.getMessage() != null && f.getMessage().contains("'" + cfg.peerName() + "'"),
                     () -> "failure does not name the peer: " + f.getMessage());
+            }
+            if (atEnd != null) {
+                atEnd.accept(p, engine);
             }
         } finally {
             if (p.isOpen()) {

@@ -334,6 +334,12 @@ public final class RpcServer implements AutoCloseable {
             st.assembler.onFrame(buf, off, len, st);
         } catch (RpcProtocolException e) {
             refuse(st, e);
+        } catch (RuntimeException e) {
+            // not the frame's fault as far as the checks go, but thrown again it would come back with the same
+            // record for ever: that client is refused (the others go on) and the cause logged whole
+            LOG.error("rpc server '{}': unexpected failure handling a frame from client '{}'", name, peer, e);
+            refuse(st, new RpcProtocolException(peer, "unexpected failure handling a frame from peer '" + peer
+                + "': " + e));
         }
     }
 

@@ -359,11 +359,13 @@ final class RingShuffleTransport implements ShuffleTransport {
     @Override
     public int poll(int localWorker, RingBuffer.Handler d, int limit) throws RdmxException {
         if (engineList.length == 0) {
+            // known before the worker says it waits, so a wakeup after that always finds the thread to unpark;
+            // a volatile store, then the look at closed: close() stores closed, then looks at parked, so either
+            // this sees closed or close() sees this thread (and unparks it)
+            parked.set(localWorker, Thread.currentThread());
             if (closed) {
                 throw closedException();
             }
-            // known before the worker says it waits, so a wakeup after that always finds the thread to unpark
-            parked.lazySet(localWorker, Thread.currentThread());
             return 0;
         }
         Adapter a = adapters[localWorker];

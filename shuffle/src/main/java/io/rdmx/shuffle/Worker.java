@@ -346,14 +346,15 @@ public final class Worker {
      * @param ex the exchange
      */
     public void release(Exchange<?> ex) {
+        notInAHandler("release");
         int id = ex.id();
         Consumed c = byId[id];
         boolean abandoned = c != null && !done(ex);
         if (c != null) {
             active.remove(c);
+            released[id] = abandoned; // a second release (no consumer left) keeps what the first decided
         }
         byId[id] = null;
-        released[id] = abandoned;
         cursor[id] = 0;
         for (int p = head; p < tail && abandoned; ) {
             int stream = inbox.getInt(p);
@@ -627,7 +628,13 @@ public final class Worker {
                 return pressured(g);
             }
             if (writer != null) {
-                writer.write(packs[g], at);
+                try {
+                    writer.write(packs[g], at);
+                } catch (RuntimeException | Error e) {
+                    unreserve(g, width); // not offered to g: offering the row again resumes here
+                    cursor[id] = g;
+                    throw e;
+                }
             } else if (width == 4) {
                 packs[g].putInt(at, (int) value);
             } else {
@@ -1189,7 +1196,7 @@ public final class Worker {
     private void notInAHandler(String call) {
         if (depth > 0) {
             throw new IllegalStateException("worker " + global + ": " + call + "() inside a row handler (a handler "
-                + "may offer rows; return false to stop delivery instead)");
+                + "may offer rows; return false to stop delivery instead, and " + call + " after the poll)");
         }
     }
 

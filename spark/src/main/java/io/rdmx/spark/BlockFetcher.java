@@ -121,7 +121,7 @@ public final class BlockFetcher implements AutoCloseable {
      * A chunk the server turned away because its handler queue was full: the consumer asks again after a pause
      * (a busy executor is not a lost one; reporting it lost would make Spark recompute its map outputs).
      */
-    private record Retry(InFlight state, int index, int attempt) {
+    private record Retry(InFlight state, int index, long due) {
     }
 
     /**
@@ -145,8 +145,8 @@ public final class BlockFetcher implements AutoCloseable {
         long counted;
         /** When it was admitted: a busy server is asked again until the request timeout has passed since. */
         final long admittedNanos = System.nanoTime();
-        /** Busy answers so far (they lengthen the pause before the next attempt). */
-        int busyAnswers;
+        /** Busy answers so far per chunk (they lengthen the pause before that chunk's next attempt). */
+        int[] busyAnswers = new int[0];
 
         InFlight(Block block, int requested) {
             this.block = block;
@@ -171,7 +171,13 @@ public final class BlockFetcher implements AutoCloseable {
                 }
                 if (err != null && busy(err) && !failing
                     && System.nanoTime() - admittedNanos < timeout.toNanos()) {
-                    publish = new Retry(this, index, ++busyAnswers); // asked again by the consumer
+                    if (busyAnswers.length <= index) {
+                        busyAnswers = Arrays.copyOf(busyAnswers, index + 1);
+                    }
+                    // asked again by the consumer after a pause that doubles with each busy answer of this chunk
+                    // (1 ms up to 64 ms), while it waits for other blocks
+                    long pauseMs = Math.min(64, 1L << Math.min(6, busyAnswers[index]++));
+                    publish = new Retry(this, index, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMs));
                 } else {
                     publish = takeAnswer(this, index, off, len, bytes, err);
                 }
@@ -226,6 +232,9 @@ public final class BlockFetcher implements AutoCloseable {
     /** Admitted and not yet taken, in admission order. Consumer thread. */
     private final Map<Block, InFlight> admitted = new LinkedHashMap<>();
     private final LinkedBlockingQueue<Object> arrived = new LinkedBlockingQueue<>();
+    /** Chunks turned away busy, by when to ask again. Consumer thread. */
+    private final java.util.PriorityQueue<Retry> delayed =
+        new java.util.PriorityQueue<>(java.util.Comparator.comparingLong(Retry::due));
     private final AtomicInteger reqsInFlight = new AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
     /** Set once any request failed: nothing more is sent (the consumer throws at its next take). */
@@ -302,13 +311,24 @@ public final class BlockFetcher implements AutoCloseable {
     }
 
     /**
-     * A chunk turned away busy: asks again after a pause that doubles with each busy answer of the block (1 ms
-     * up to 64 ms), so that a server whose queue is full drains it. Consumer thread.
+     * Asks again for the chunks turned away busy whose pause is over (not for a chunk whose block is finished, or
+     * lies past the block's size). Consumer thread.
      */
-    private void retry(Retry r) throws InterruptedException {
-        Thread.sleep(Math.min(64, 1L << Math.min(6, r.attempt() - 1)));
-        retries++;
-        send(r.state(), r.index(), r.index() + 1);
+    private void sendDueRetries() {
+        long now = System.nanoTime();
+        Retry r;
+        while ((r = delayed.peek()) != null && r.due() - now <= 0) {
+            delayed.poll();
+            InFlight st = r.state();
+            boolean skip;
+            synchronized (st) {
+                skip = st.finished || st.size >= 0 && r.index() >= st.needed();
+            }
+            if (!skip && !failing && !closed.get()) {
+                retries++;
+                send(st, r.index(), r.index() + 1);
+            }
+        }
     }
 
     /** @return true if the failure is the RPC server's answer that its handler queue is full */
@@ -394,18 +414,28 @@ public final class BlockFetcher implements AutoCloseable {
         }
         fill();
         Object o;
+        long deadline = System.nanoTime() + timeout.plus(GRACE).toNanos();
         while (true) {
+            sendDueRetries();
             long t0 = System.nanoTime();
-            o = arrived.poll(timeout.plus(GRACE).toNanos(), TimeUnit.NANOSECONDS);
+            long wait = deadline - t0;
+            Retry first = delayed.peek();
+            if (first != null) {
+                wait = Math.min(wait, first.due() - t0); // wake for the next retry that comes due
+            }
+            o = wait > 0 ? arrived.poll(wait, TimeUnit.NANOSECONDS) : arrived.poll();
             fetchWaitNanos += System.nanoTime() - t0;
+            if (o == null && !delayed.isEmpty() && System.nanoTime() - deadline < 0) {
+                continue; // a retry came due
+            }
             if (o instanceof More more) {
                 sendMore(more.state());
+                deadline = System.nanoTime() + timeout.plus(GRACE).toNanos();
                 continue;
             }
             if (o instanceof Retry r) {
-                long t1 = System.nanoTime();
-                retry(r);
-                fetchWaitNanos += System.nanoTime() - t1;
+                delayed.add(r);
+                deadline = System.nanoTime() + timeout.plus(GRACE).toNanos();
                 continue;
             }
             break;
@@ -462,6 +492,7 @@ public final class BlockFetcher implements AutoCloseable {
         if (closed.compareAndSet(false, true)) {
             pending.clear();
             arrived.clear();
+            delayed.clear();
         }
     }
 }
