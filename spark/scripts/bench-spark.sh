@@ -2,7 +2,7 @@
 # scripts/rdmx bench spark [--quick]: the OSU HiBD SortBy and GroupBy benchmarks on (int, long) pairs, Spark's
 # default shuffle against io.rdmx.spark.RdmxShuffleManager in the same run, in local-cluster mode (two executor
 # JVMs of 1 core and 1 GiB) of the pyspark 4.2.0 distribution (installed by pyspark-home.sh). 20M pairs (2M with
-# --quick), 2 rounds in which the two managers alternate who goes first. Each spark-submit runs under
+# --quick), 2 rounds (RDMX_SPARK_ROUNDS) in which the two managers alternate who goes first. Each spark-submit runs under
 # /usr/bin/time (CPU seconds and context switches of driver and executors); the job's listener reports wall
 # times, shuffle stage times, fetch wait and executor CPU. Then `benchmarks.jar spark-report` writes
 # bench/results/spark.json and spark.svg. Expects the build (scripts/rdmx builds it first).
@@ -12,7 +12,9 @@ cd "$ROOT"
 . "$ROOT/scripts/env.sh"
 QUICK=""
 PAIRS=20000000
-ROUNDS=2
+# rounds in which the two managers alternate who goes first (each figure is the median over them)
+ROUNDS="${RDMX_SPARK_ROUNDS:-2}"
+case "$ROUNDS" in ''|*[!0-9]*|0) echo "bench spark: RDMX_SPARK_ROUNDS=$ROUNDS must be a whole number >= 1" >&2; exit 2 ;; esac
 PARTITIONS=8
 for a in "$@"; do
   case "$a" in

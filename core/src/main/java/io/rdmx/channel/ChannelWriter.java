@@ -374,6 +374,14 @@ public final class ChannelWriter implements Notifier.Notifiable {
         }
     }
 
+    /**
+     * Gives the open claim up: nothing of it is published, and the next claim may start. For a writer whose
+     * filling of a claimed record failed (a serializer that threw). No effect without an open claim.
+     */
+    public void abort() {
+        ring.abort();
+    }
+
     /** @return true if committed data is not posted yet (a scan would flush it) */
     boolean hasUnposted() {
         return ring.headAcquire() > gate.postedEnd();

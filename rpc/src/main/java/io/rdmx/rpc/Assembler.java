@@ -92,6 +92,11 @@ final class Assembler {
         return partial.size();
     }
 
+    /** @return bytes held by partial messages (tests) */
+    long held() {
+        return held;
+    }
+
     /** Drops every partial message (the peer is gone). */
     void clear() {
         partial.clear();
@@ -114,6 +119,15 @@ final class Assembler {
         }
         int flags = b.get(at + RpcFrameDescriptor.FLAGS_OFFSET);
         int kind = flags & RpcFrameDescriptor.KIND_MASK;
+        if ((flags & RpcFrameDescriptor.FLAG_ABORT) != 0) {
+            // the sender gave the message up (timed out or interrupted between fragments): what is held of it
+            // goes, or it would count against this peer's partial messages for the connection's life
+            Partial p = partial.remove(b.getLong(at + RpcFrameDescriptor.CALL_ID_OFFSET));
+            if (p != null && p.buf != null) {
+                held -= p.buf.length;
+            }
+            return;
+        }
         boolean last = (flags & RpcFrameDescriptor.FLAG_LAST) != 0;
         int method = b.getInt(at + RpcFrameDescriptor.METHOD_OFFSET);
         long callId = b.getLong(at + RpcFrameDescriptor.CALL_ID_OFFSET);

@@ -41,6 +41,28 @@ final class FrameSender {
         int max = w.maxPayload() - header;
         int total = body.remaining();
         int base = body.position();
+        if (total <= max) {
+            // one frame: it goes out whole or not at all (nothing allocated on this, the common, path)
+            sendFragments(w, lock, kind, method, callId, hi, lo, body, deadline, header, max, total, base, null);
+            return;
+        }
+        int[] sent = {0};
+        try {
+            sendFragments(w, lock, kind, method, callId, hi, lo, body, deadline, header, max, total, base, sent);
+        } catch (ConnectionClosedException e) {
+            throw e; // the peer is gone: it drops what it held of the message with the connection
+        } catch (RdmxException | InterruptedException | RuntimeException e) {
+            if (sent[0] > 0 && sent[0] < total) {
+                abandon(w, lock, new long[] {kind, method, callId, hi, lo, total, sent[0]});
+            }
+            throw e;
+        }
+    }
+
+    /** The fragments of a message; {@code sent[0]} (if given): its bytes that went out so far. */
+    private static void sendFragments(ChannelWriter w, ReentrantLock lock, int kind, int method, long callId, long hi,
+                                      long lo, ByteBuffer body, long deadline, int header, int max, int total,
+                                      int base, int[] sent) throws RdmxException, InterruptedException {
         int off = 0;
         do {
             int n = Math.min(max, total - off);
@@ -50,6 +72,7 @@ final class FrameSender {
                     + " (lock not free in time)");
             }
             try {
+                sendAborts(w);
                 int at = w.claim(RpcFrameDescriptor.STREAM_ID, header + n, Math.max(0, deadline - System.nanoTime()),
                     TimeUnit.NANOSECONDS);
                 ByteBuffer b = w.buffer();
@@ -65,7 +88,72 @@ final class FrameSender {
                 lock.unlock();
             }
             off += n;
+            if (sent != null) {
+                sent[0] = off;
+            }
         } while (off < total);
+    }
+
+    /**
+     * The ABORT frames owed on each writer: a message given up after some of its fragments went out, whose ABORT
+     * found no ring space (or the lock taken) then. The next sender on that writer writes them before its own
+     * frame. Any thread; entries go once written, or with the writer's connection.
+     */
+    private static final java.util.concurrent.ConcurrentHashMap<ChannelWriter,
+        java.util.concurrent.ConcurrentLinkedQueue<long[]>> OWED = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * A message was given up (its deadline passed, its thread was interrupted) after some of its fragments went
+     * out: the receiver holds them until the connection ends unless told. Writes an ABORT frame at once if the lock
+     * and ring space are free, else leaves it owed to the next sender on this writer.
+     *
+     * @param abort kind, method, call id, client id (2 longs), message length, bytes sent
+     */
+    private static void abandon(ChannelWriter w, ReentrantLock lock, long[] abort) {
+        if (lock.tryLock()) {
+            try {
+                if (writeAbort(w, abort)) {
+                    return;
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+        OWED.computeIfAbsent(w, k -> new java.util.concurrent.ConcurrentLinkedQueue<>()).add(abort);
+    }
+
+    /** Under the writer's lock: writes the ABORT frames owed on it, as far as ring space goes now. */
+    private static void sendAborts(ChannelWriter w) {
+        if (OWED.isEmpty()) {
+            return;
+        }
+        java.util.concurrent.ConcurrentLinkedQueue<long[]> q = OWED.get(w);
+        if (q == null) {
+            return;
+        }
+        long[] a;
+        while ((a = q.peek()) != null && writeAbort(w, a)) {
+            q.poll();
+        }
+        if (q.isEmpty()) {
+            OWED.remove(w, q);
+        }
+    }
+
+    /** Under the writer's lock: one ABORT frame, without waiting; false if the ring has no space for it now. */
+    private static boolean writeAbort(ChannelWriter w, long[] a) {
+        int kind = (int) a[0];
+        int header = RpcFrameDescriptor.headerLength(kind);
+        int at = w.tryClaim(RpcFrameDescriptor.STREAM_ID, header);
+        if (at < 0) {
+            return at == ChannelWriter.CLOSED; // a closed writer owes nothing any more
+        }
+        ByteBuffer b = w.buffer();
+        RpcFrameDescriptor.putHeader(b, at, kind, false, (int) a[1], a[2], (int) a[5], (int) a[6], a[3], a[4]);
+        b.put(at + RpcFrameDescriptor.FLAGS_OFFSET, (byte) (kind | RpcFrameDescriptor.FLAG_ABORT));
+        w.commit();
+        w.flush();
+        return true;
     }
 
     /** A body writer failed (or wrote the wrong number of bytes); if its frame was claimed, it went out zeroed. */

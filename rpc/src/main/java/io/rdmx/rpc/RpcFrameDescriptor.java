@@ -31,7 +31,8 @@ import java.nio.charset.StandardCharsets;
  *  +---------------------------------------------------------------+
  *
  *  flags: bits 0-1 kind (1 REQUEST, 2 RESPONSE, 3 ERROR), bit 2 LAST (the fragment ends the message),
- *         bits 3-7 zero
+ *         bit 3 ABORT (no fragment bytes: the sender gave the message up after some of its fragments, at
+ *         the offset it reached; the receiver drops what it holds of it), bits 4-7 zero
  * </pre>
  *
  * An ERROR body is the remote exception: a 16-bit class name length, the class name (UTF-8), then the message
@@ -74,6 +75,8 @@ public final class RpcFrameDescriptor {
     public static final int KIND_MASK = 3;
     /** Flag: the last fragment of its message. */
     public static final int FLAG_LAST = 4;
+    /** Flag: the message is given up; the frame carries no fragment bytes. */
+    public static final int FLAG_ABORT = 8;
     /** The longest class name an ERROR body carries. */
     public static final int MAX_CLASS_NAME = 1024;
 
@@ -124,7 +127,8 @@ public final class RpcFrameDescriptor {
         }
         int flags = b.get(at + FLAGS_OFFSET) & 0xff;
         int kind = flags & KIND_MASK;
-        if ((flags & ~(KIND_MASK | FLAG_LAST)) != 0 || kind == 0) {
+        if ((flags & ~(KIND_MASK | FLAG_LAST | FLAG_ABORT)) != 0 || kind == 0
+            || (flags & (FLAG_LAST | FLAG_ABORT)) == (FLAG_LAST | FLAG_ABORT)) {
             return "flags=0x" + Integer.toHexString(flags);
         }
         if (requests != (kind == KIND_REQUEST)) {
@@ -146,6 +150,9 @@ public final class RpcFrameDescriptor {
         }
         if (offset < 0 || (long) offset + fragment > total) {
             return "fragment offset=" + offset + " + length=" + fragment + " beyond message length=" + total;
+        }
+        if ((flags & FLAG_ABORT) != 0) {
+            return fragment == 0 ? null : "ABORT frame with fragment length=" + fragment;
         }
         boolean last = (flags & FLAG_LAST) != 0;
         if (last != ((long) offset + fragment == total)) {

@@ -109,6 +109,30 @@ class AssemblerTest {
         assertTrue(kind.getMessage().contains("kind=REQUEST where responses are expected"), kind.getMessage());
     }
 
+    /** An ABORT frame drops what is held of its message; one with fragment bytes, or also LAST, is malformed. */
+    @Test
+    void anAbortDropsThePartialMessageAndIsCheckedLikeAnyFrame() throws Exception {
+        Assembler a = new Assembler("peer-x", 1000, true);
+        byte[] b = new byte[100];
+        int r = RpcFrameDescriptor.KIND_REQUEST;
+        feed(a, frame(r, false, 1, 100, 0, b, 0, 10));
+        assertEquals(1, a.partials());
+        assertTrue(a.held() > 0);
+        ByteBuffer abort = frame(r, false, 1, 100, 10, b, 0, 0);
+        abort.put(8 + RpcFrameDescriptor.FLAGS_OFFSET, (byte) (r | RpcFrameDescriptor.FLAG_ABORT));
+        feed(a, abort);
+        assertEquals(0, a.partials());
+        assertEquals(0, a.held());
+        feed(a, abort.duplicate().order(ByteOrder.LITTLE_ENDIAN)); // again, or for a message not held: nothing
+        ByteBuffer withBytes = frame(r, false, 2, 100, 0, b, 0, 10);
+        withBytes.put(8 + RpcFrameDescriptor.FLAGS_OFFSET, (byte) (r | RpcFrameDescriptor.FLAG_ABORT));
+        assertEquals("ABORT frame with fragment length=10", RpcFrameDescriptor.validate(withBytes, 8, 40 + 10, true));
+        ByteBuffer alsoLast = frame(r, true, 3, 0, 0, b, 0, 0);
+        alsoLast.put(8 + RpcFrameDescriptor.FLAGS_OFFSET,
+            (byte) (r | RpcFrameDescriptor.FLAG_LAST | RpcFrameDescriptor.FLAG_ABORT));
+        assertEquals("flags=0xd", RpcFrameDescriptor.validate(alsoLast, 8, 40, true));
+    }
+
     @Test
     void validateNamesEachBadField() {
         ByteBuffer f = frame(RpcFrameDescriptor.KIND_RESPONSE, true, 1, 4, 0, new byte[4], 0, 4);

@@ -426,6 +426,30 @@ public abstract class RpcSuite {
         assertEquals(0, blocker.get(WAIT.toSeconds(), TimeUnit.SECONDS).length);
     }
 
+    /**
+     * A request given up halfway (its deadline passed while the server's reader was held, some fragments sent):
+     * the client sends an ABORT for it, and the server drops what it held of it. Before, each such message held
+     * up to its length on the server for the connection's life, and two of them here made the server refuse every
+     * later multi-fragment message of this client ("partial messages ... twice maxMessageBytes").
+     */
+    @Test
+    void aRequestGivenUpHalfwayIsDroppedByTheServer() throws Exception {
+        RpcConfig small = RpcConfig.builder().maxMessageBytes(300_000).build();
+        RpcServer s = server(small);
+        RpcClient c = client(small);
+        for (int i = 0; i < 2; i++) {
+            release = new CountDownLatch(1);
+            CompletableFuture<byte[]> blocker = c.callAsync(s.address(), BLOCK_READER, intBody(i), WAIT);
+            assertThrows(RpcTimeoutException.class, () -> c.call(s.address(), ECHO,
+                ByteBuffer.wrap(body(4 * RING, 1)), Duration.ofMillis(300)));
+            release.countDown();
+            assertEquals(0, blocker.get(WAIT.toSeconds(), TimeUnit.SECONDS).length);
+        }
+        byte[] big = body(100_000, 5);
+        assertArrayEquals(big, c.call(s.address(), ECHO, ByteBuffer.wrap(big), WAIT));
+        assertEquals(0, s.protocolErrors());
+    }
+
     @Test
     void manyThreadsManyOutstandingCallsAreMatchedByCallId() throws Exception {
         RpcServer s = server(RpcConfig.builder().handlerThreads(4).build());

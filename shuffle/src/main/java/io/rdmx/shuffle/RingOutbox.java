@@ -41,6 +41,11 @@ public abstract class RingOutbox implements ShuffleTransport.Outbox {
     }
 
     @Override
+    public void abort() {
+        ring.abort();
+    }
+
+    @Override
     public void wakeOnSpace(int worker) {
         // the reading side wakes a blocked writer after each read
     }

@@ -328,6 +328,11 @@ final class RingShuffleTransport implements ShuffleTransport {
             }
 
             @Override
+            public void abort() {
+                w.abort();
+            }
+
+            @Override
             public void flush() {
                 if (w.unsent() > 0) {
                     w.flush();

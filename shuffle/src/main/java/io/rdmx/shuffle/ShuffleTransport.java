@@ -41,6 +41,9 @@ public interface ShuffleTransport extends AutoCloseable {
         /** Publishes the claim. */
         void commit();
 
+        /** Gives the open claim up (nothing published): its filling failed. */
+        void abort();
+
         /** Sends what is committed. */
         void flush();
 

@@ -687,7 +687,14 @@ public final class Worker {
         }
         int id = ex.id();
         for (int g = cursor[id]; g < total; g++) {
-            if (!put(g, ex.dataStream(), len, row, ser)) {
+            boolean put;
+            try {
+                put = put(g, ex.dataStream(), len, row, ser);
+            } catch (RuntimeException | Error e) {
+                cursor[id] = g; // offered again, the row resumes at the destination whose serialization threw
+                throw e;
+            }
+            if (!put) {
                 cursor[id] = g;
                 return pressured(g);
             }
@@ -711,8 +718,11 @@ public final class Worker {
         if (at < 0) {
             return false;
         }
-        if (row != null) {
+        try {
             ser.write(row, ob.buffer(), at);
+        } catch (RuntimeException | Error e) {
+            ob.abort(); // nothing sent: else every later offer to this destination met the claim left open
+            throw e;
         }
         ob.commit();
         return true;

@@ -866,6 +866,45 @@ class ShuffleApiTest {
     }
 
     /**
+     * A row whose serializer throws is not sent, and later rows to that destination go (the claim it opened was
+     * left open: every later offer there failed "a claim is already open").
+     */
+    @Test
+    void aRowWhoseSerializerThrowsIsNotSentAndLaterRowsGo() throws Exception {
+        try (Cluster c = new Cluster("shm", 1, 1, b -> b)) {
+            ShuffleService s = c.services.get(0);
+            Worker w = s.worker(0);
+            RowSerializer<Integer> refuses13 = new RowSerializer<>() {
+                @Override
+                public int size(Integer row) {
+                    return 4;
+                }
+
+                @Override
+                public void write(Integer row, java.nio.ByteBuffer buf, int offset) {
+                    if (row == 13) {
+                        throw new ArithmeticException("cannot write row 13");
+                    }
+                    buf.putInt(offset, row);
+                }
+
+                @Override
+                public Integer read(java.nio.ByteBuffer buf, int offset, int length) {
+                    return buf.getInt(offset);
+                }
+            };
+            Exchange<Integer> ex = s.exchange(24, Routing.gather(0), refuses13);
+            List<Integer> got = new ArrayList<>();
+            w.consume(ex, got::add);
+            assertEquals(Worker.OK, w.offer(ex, 12));
+            assertThrows(ArithmeticException.class, () -> w.offer(ex, 13));
+            assertEquals(Worker.OK, w.offer(ex, 14));
+            finishAndDrain(w, ex);
+            assertEquals(List.of(12, 14), got);
+        }
+    }
+
+    /**
      * A broadcast row whose writer throws at the second destination: offered again, it resumes there, so each
      * worker gets the row once (not the first one twice and the second the slot's old bytes).
      */
