@@ -20,6 +20,18 @@ final class FrameSender {
     }
 
     /**
+     * A writer's lock, and the ABORT frames owed on that writer: a message given up after some of its fragments
+     * went out, whose ABORT found no ring space (or the lock taken) then. Every frame sent under the lock writes
+     * the owed ones first. Lives (and dies) with the connection object that holds the writer.
+     */
+    static final class Lane extends ReentrantLock {
+        private static final long serialVersionUID = 1L;
+        /** Owed ABORT frames: kind, method, call id, client id (2 longs), message length, bytes sent. */
+        final transient java.util.concurrent.ConcurrentLinkedQueue<long[]> owed =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    }
+
+    /**
      * Sends a message, blocking (up to the deadline) for the lock and for ring space.
      *
      * @param w the writer
@@ -35,7 +47,7 @@ final class FrameSender {
      * @throws RdmxTimeoutException if the lock or ring space did not come in time
      * @throws InterruptedException if interrupted
      */
-    static void send(ChannelWriter w, ReentrantLock lock, int kind, int method, long callId, long hi, long lo,
+    static void send(ChannelWriter w, Lane lock, int kind, int method, long callId, long hi, long lo,
                      ByteBuffer body, long deadline) throws RdmxException, InterruptedException {
         int header = RpcFrameDescriptor.headerLength(kind);
         int max = w.maxPayload() - header;
@@ -60,7 +72,7 @@ final class FrameSender {
     }
 
     /** The fragments of a message; {@code sent[0]} (if given): its bytes that went out so far. */
-    private static void sendFragments(ChannelWriter w, ReentrantLock lock, int kind, int method, long callId, long hi,
+    private static void sendFragments(ChannelWriter w, Lane lock, int kind, int method, long callId, long hi,
                                       long lo, ByteBuffer body, long deadline, int header, int max, int total,
                                       int base, int[] sent) throws RdmxException, InterruptedException {
         int off = 0;
@@ -72,13 +84,18 @@ final class FrameSender {
                     + " (lock not free in time)");
             }
             try {
-                sendAborts(w);
+                sendAborts(w, lock);
                 int at = w.claim(RpcFrameDescriptor.STREAM_ID, header + n, Math.max(0, deadline - System.nanoTime()),
                     TimeUnit.NANOSECONDS);
                 ByteBuffer b = w.buffer();
-                RpcFrameDescriptor.putHeader(b, at, kind, last, method, callId, total, off, hi, lo);
-                if (n > 0) {
-                    b.put(at + header, body, base + off, n);
+                try {
+                    RpcFrameDescriptor.putHeader(b, at, kind, last, method, callId, total, off, hi, lo);
+                    if (n > 0) {
+                        b.put(at + header, body, base + off, n);
+                    }
+                } catch (RuntimeException e) {
+                    w.abort(); // nothing of this fragment goes out, and the writer takes claims again
+                    throw e;
                 }
                 w.commit();
                 if (last) {
@@ -95,48 +112,31 @@ final class FrameSender {
     }
 
     /**
-     * The ABORT frames owed on each writer: a message given up after some of its fragments went out, whose ABORT
-     * found no ring space (or the lock taken) then. The next sender on that writer writes them before its own
-     * frame. Any thread; entries go once written, or with the writer's connection.
-     */
-    private static final java.util.concurrent.ConcurrentHashMap<ChannelWriter,
-        java.util.concurrent.ConcurrentLinkedQueue<long[]>> OWED = new java.util.concurrent.ConcurrentHashMap<>();
-
-    /**
      * A message was given up (its deadline passed, its thread was interrupted) after some of its fragments went
-     * out: the receiver holds them until the connection ends unless told. Writes an ABORT frame at once if the lock
-     * and ring space are free, else leaves it owed to the next sender on this writer.
+     * out: the receiver holds them until the connection ends unless told. Owes an ABORT frame on the writer's lane,
+     * written at once if the lock and ring space are free, else by the next frame sent on that writer.
      *
      * @param abort kind, method, call id, client id (2 longs), message length, bytes sent
      */
-    private static void abandon(ChannelWriter w, ReentrantLock lock, long[] abort) {
+    private static void abandon(ChannelWriter w, Lane lock, long[] abort) {
+        lock.owed.add(abort);
         if (lock.tryLock()) {
             try {
-                if (writeAbort(w, abort)) {
-                    return;
-                }
+                sendAborts(w, lock);
             } finally {
                 lock.unlock();
             }
         }
-        OWED.computeIfAbsent(w, k -> new java.util.concurrent.ConcurrentLinkedQueue<>()).add(abort);
     }
 
-    /** Under the writer's lock: writes the ABORT frames owed on it, as far as ring space goes now. */
-    private static void sendAborts(ChannelWriter w) {
-        if (OWED.isEmpty()) {
-            return;
-        }
-        java.util.concurrent.ConcurrentLinkedQueue<long[]> q = OWED.get(w);
-        if (q == null) {
-            return;
-        }
+    /**
+     * Under the writer's lock, before any frame: writes the ABORT frames owed on it, in order, as far as ring space
+     * goes now (the rest stay owed to the next frame). One volatile read when none is owed.
+     */
+    private static void sendAborts(ChannelWriter w, Lane lock) {
         long[] a;
-        while ((a = q.peek()) != null && writeAbort(w, a)) {
-            q.poll();
-        }
-        if (q.isEmpty()) {
-            OWED.remove(w, q);
+        while ((a = lock.owed.peek()) != null && writeAbort(w, a)) {
+            lock.owed.poll();
         }
     }
 
@@ -186,7 +186,7 @@ final class FrameSender {
      * @throws RdmxTimeoutException if the lock or ring space did not come in time
      * @throws InterruptedException if interrupted
      */
-    static void send(ChannelWriter w, ReentrantLock lock, int kind, int method, long callId, long hi, long lo,
+    static void send(ChannelWriter w, Lane lock, int kind, int method, long callId, long hi, long lo,
                      RpcBody body, long deadline) throws RdmxException, InterruptedException {
         int header = RpcFrameDescriptor.headerLength(kind);
         int n = body.length();
@@ -200,6 +200,7 @@ final class FrameSender {
         }
         BodyFailed failed;
         try {
+            sendAborts(w, lock);
             int at = w.claim(RpcFrameDescriptor.STREAM_ID, header + n, Math.max(0, deadline - System.nanoTime()),
                 TimeUnit.NANOSECONDS);
             ByteBuffer b = w.buffer();
@@ -255,7 +256,7 @@ final class FrameSender {
     /**
      * Sends a one-fragment message whose body the calling thread writes straight into the ring, if the lock is free
      * and the ring has space now: for the reader thread, which must not block on one peer (no array of the body's
-     * size, no copy, where {@link #materialize} then {@link #trySendNow(ChannelWriter, ReentrantLock, int, int, long,
+     * size, no copy, where {@link #materialize} then {@link #trySendNow(ChannelWriter, Lane, int, int, long,
      * ByteBuffer)} would make both).
      *
      * @param w the writer
@@ -267,7 +268,7 @@ final class FrameSender {
      * @return true if sent, false if nothing was written (lock busy, no space now)
      * @throws BodyFailed if the body writer failed (its frame went out zero-filled)
      */
-    static boolean trySendNow(ChannelWriter w, ReentrantLock lock, int kind, int method, long callId, RpcBody body) {
+    static boolean trySendNow(ChannelWriter w, Lane lock, int kind, int method, long callId, RpcBody body) {
         int header = RpcFrameDescriptor.headerLength(kind);
         int n = body.length();
         if (!lock.tryLock()) {
@@ -275,6 +276,7 @@ final class FrameSender {
         }
         BodyFailed failed;
         try {
+            sendAborts(w, lock);
             int at = w.tryClaim(RpcFrameDescriptor.STREAM_ID, header + n);
             if (at < 0) {
                 return false;
@@ -308,7 +310,7 @@ final class FrameSender {
      * @param body the body, at most {@link ChannelWriter#maxPayload()} minus the header
      * @return true if sent
      */
-    static boolean trySendNow(ChannelWriter w, ReentrantLock lock, int kind, int method, long callId,
+    static boolean trySendNow(ChannelWriter w, Lane lock, int kind, int method, long callId,
                               ByteBuffer body) {
         int header = RpcFrameDescriptor.headerLength(kind);
         int n = body.remaining();
@@ -316,6 +318,7 @@ final class FrameSender {
             return false;
         }
         try {
+            sendAborts(w, lock);
             int at = w.tryClaim(RpcFrameDescriptor.STREAM_ID, header + n);
             if (at < 0) {
                 return false;

@@ -24,7 +24,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -118,7 +117,7 @@ public final class RpcClient implements AutoCloseable {
     /** The channel to one server address and the lock of its writer. */
     private final class ServerConn {
         final String address;
-        final ReentrantLock lock = new ReentrantLock();
+        final FrameSender.Lane lock = new FrameSender.Lane();
         volatile Link link;
 
         ServerConn(String address) {

@@ -78,7 +78,7 @@ public final class RpcServer implements AutoCloseable {
     static final class PeerSlot {
         final PeerChannel peer;
         final ChannelWriter writer;
-        final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
+        final FrameSender.Lane lock = new FrameSender.Lane();
 
         PeerSlot(PeerChannel peer) {
             this.peer = peer;
