@@ -1321,7 +1321,9 @@ public final class Worker {
                 throw new RdmxTimeoutException("worker " + global + (dst >= 0 ? " could not send to worker " + dst
                     + " (its buffer stayed full)" : " received nothing") + " for "
                     + TimeUnit.NANOSECONDS.toSeconds(idleNanos) + " s and has no local work left (inbox "
-                    + (tail - head) + " of " + inboxCap + " bytes)");
+                    + (tail - head) + " of " + inboxCap + " bytes" + (dst >= 0 && room() == 0
+                    ? "; full of rows its handlers could not pass on: workers waiting on each other's full inboxes"
+                    + " deadlock, raise inboxBytes" : "") + ")");
             }
         }
     }
