@@ -331,9 +331,14 @@ public final class BlockFetcher implements AutoCloseable {
         }
     }
 
+    /** @return what a request's future failed with, without the {@link CompletionException} around it */
+    private static Throwable unwrap(Throwable err) {
+        return err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+    }
+
     /** @return true if the failure is the RPC server's answer that its handler queue is full */
     static boolean busy(Throwable err) {
-        Throwable c = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+        Throwable c = unwrap(err);
         return c instanceof io.rdmx.rpc.RemoteRpcException r && io.rdmx.rpc.RpcConfig.BUSY_CLASS.equals(r.className());
     }
 
@@ -358,7 +363,7 @@ public final class BlockFetcher implements AutoCloseable {
     /** @return null if the answer is good, else the failure to hand over */
     private Failed check(Block b, long off, int len, byte[] bytes, Throwable err) {
         if (err != null) {
-            Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+            Throwable cause = unwrap(err);
             return new Failed(b, "fetching " + b.name() + " from executor " + b.executorId() + " at " + b.address()
                 + " failed: " + cause, cause);
         }

@@ -31,12 +31,17 @@ public final class RdmxIpcBridge {
      */
     public static Client holdTcpClient(Configuration conf, javax.net.SocketFactory factory) {
         try {
-            java.lang.reflect.Field f = ProtobufRpcEngine2.class.getDeclaredField("CLIENTS");
-            f.setAccessible(true);
-            return ((ClientCache) f.get(null)).getClient(conf, factory, RpcWritable.Buffer.class);
+            return clientCache().getClient(conf, factory, RpcWritable.Buffer.class);
         } catch (ReflectiveOperationException | RuntimeException e) {
             return null;
         }
+    }
+
+    /** @return ProtobufRpcEngine2's private cache of TCP clients (the one its proxies take theirs from) */
+    private static ClientCache clientCache() throws ReflectiveOperationException {
+        java.lang.reflect.Field f = ProtobufRpcEngine2.class.getDeclaredField("CLIENTS");
+        f.setAccessible(true);
+        return (ClientCache) f.get(null);
     }
 
     /**
@@ -60,9 +65,7 @@ public final class RdmxIpcBridge {
      */
     public static void releaseTcpClient(Client client) {
         try {
-            java.lang.reflect.Field f = ProtobufRpcEngine2.class.getDeclaredField("CLIENTS");
-            f.setAccessible(true);
-            ((ClientCache) f.get(null)).stopClient(client);
+            clientCache().stopClient(client);
         } catch (ReflectiveOperationException | RuntimeException e) {
             // the client stays in the cache: what a proxy that was never stopped leaves too
         }
