@@ -5,7 +5,6 @@ import io.rdmx.channel.ChannelEngine;
 import io.rdmx.channel.ChannelWriter;
 import io.rdmx.channel.PeerChannel;
 import io.rdmx.channel.RecordHandler;
-import io.rdmx.channel.RingBuffer;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Fabrics;
@@ -59,13 +58,26 @@ final class RingShuffleTransport implements ShuffleTransport {
     private volatile boolean closed;
 
     /** Adapts the channel's record handler to a dispatch, without allocating per call. */
-    private static final class Adapter implements RecordHandler {
-        RingBuffer.Handler target;
+    private final class Adapter implements RecordHandler {
+        Receiver target;
+        /** The source of the last record (one ring's records come in a row) and its global worker index. */
+        private io.rdmx.channel.RecordSource last;
+        private int lastWorker;
 
         @Override
         public void onRecord(int streamId, ByteBuffer buffer, int offset, int length,
                              io.rdmx.channel.RecordSource source) {
-            target.onRecord(streamId, buffer, offset, length);
+            if (source != last) {
+                int rank = cfg.rankOf(source.peerName());
+                int w = source.peerWorker();
+                if (rank < 0 || w < 0 || w >= cfg.workers()) {
+                    throw new IllegalStateException("record from peer '" + source.peerName() + "' worker=" + w
+                        + ": not a worker of this shuffle's " + cfg.processes() + " x " + cfg.workers());
+                }
+                lastWorker = rank * cfg.workers() + w;
+                last = source;
+            }
+            target.onRecord(lastWorker, streamId, buffer, offset, length);
         }
     }
 
@@ -362,7 +374,7 @@ final class RingShuffleTransport implements ShuffleTransport {
     }
 
     @Override
-    public int poll(int localWorker, RingBuffer.Handler d, int limit) throws RdmxException {
+    public int poll(int localWorker, Receiver d, int limit) throws RdmxException {
         if (engineList.length == 0) {
             // known before the worker says it waits, so a wakeup after that always finds the thread to unpark;
             // a volatile store, then the look at closed: close() stores closed, then looks at parked, so either
@@ -387,7 +399,7 @@ final class RingShuffleTransport implements ShuffleTransport {
     }
 
     @Override
-    public int read(int localWorker, RingBuffer.Handler d, int limit, long timeoutNanos)
+    public int read(int localWorker, Receiver d, int limit, long timeoutNanos)
         throws RdmxException, InterruptedException {
         int n = poll(localWorker, d, limit);
         if (engineList.length == 0) {

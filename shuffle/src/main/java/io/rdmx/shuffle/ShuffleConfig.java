@@ -34,10 +34,12 @@ public final class ShuffleConfig {
     private final int batchThreshold;
     private final int packBytes;
     private final int inboxBytes;
+    private final int windowBytes;
     private final Duration connectTimeout;
     private final Duration idleTimeout;
 
-    private ShuffleConfig(Builder b, List<String> members, int batchThreshold, int packBytes, int inboxBytes) {
+    private ShuffleConfig(Builder b, List<String> members, int batchThreshold, int packBytes, int inboxBytes,
+                          int windowBytes) {
         this.provider = b.provider;
         this.job = b.job;
         this.rank = b.rank;
@@ -48,6 +50,7 @@ public final class ShuffleConfig {
         this.batchThreshold = batchThreshold;
         this.packBytes = packBytes;
         this.inboxBytes = inboxBytes;
+        this.windowBytes = windowBytes;
         this.connectTimeout = b.connectTimeout;
         this.idleTimeout = b.idleTimeout;
     }
@@ -133,6 +136,14 @@ public final class ShuffleConfig {
     /** @return the most bytes a worker sets aside (received rows its handlers could not take yet) */
     public int inboxBytes() {
         return inboxBytes;
+    }
+
+    /**
+     * @return the most bytes of one exchange a worker sends another worker before that worker credits them back
+     *         (it credits what its handlers took, or dropped); see {@link Builder#windowBytes}
+     */
+    public int windowBytes() {
+        return windowBytes;
     }
 
     /** @return bound on joining the service */
@@ -225,6 +236,29 @@ public final class ShuffleConfig {
         }
     }
 
+    /** The default window, in packs (with their headers). */
+    static final int WINDOW_PACKS = Integer.getInteger("rdmx.shuffle.windowPacks", 8);
+
+    /**
+     * The smallest inbox with which stages that feed each other cannot deadlock, for two exchanges with rows in
+     * flight and the default window (two packs): half of it (the other half holds what is credited back when set
+     * aside) takes a window of each exchange from every worker and one more record of any size (a worker reads on
+     * only while a whole record fits).
+     *
+     * @param total all workers of all processes
+     * @param pack bytes of fixed-width rows packed into one record
+     * @param bufferSize the buffer size (bounds a record)
+     * @return bytes, at most 2^30
+     */
+    static int guaranteedInbox(int total, int pack, int bufferSize) {
+        return guaranteedInbox(total, pack, bufferSize, WINDOW_PACKS);
+    }
+
+    static int guaranteedInbox(int total, int pack, int bufferSize, int windowPacks) {
+        long half = 2L * total * windowPacks * (pack + Worker.INBOX_HEADER) + bufferSize + Worker.INBOX_HEADER;
+        return (int) Math.min(1 << 30, 2 * half);
+    }
+
     /** Builder. */
     public static final class Builder {
         private String provider = "shm";
@@ -237,6 +271,7 @@ public final class ShuffleConfig {
         private int batchThreshold;
         private int packBytes;
         private int inboxBytes;
+        private int windowBytes;
         private Duration connectTimeout = Duration.ofSeconds(60);
         private Duration idleTimeout = Duration.ofSeconds(120);
 
@@ -315,11 +350,30 @@ public final class ShuffleConfig {
         /**
          * @param v the most bytes a worker sets aside for rows its handlers did not take yet (back-pressure:
          *          when it is full the worker stops reading and its senders' buffers fill; default: 1 MiB, at least
-         *          two buffers)
+         *          two buffers and what two exchanges' windows need; see {@link #windowBytes})
          * @return this
          */
         public Builder inboxBytes(int v) {
             this.inboxBytes = v;
+            return this;
+        }
+
+        /**
+         * Per-exchange flow control. A worker sends another worker at most this many bytes of one exchange (each
+         * record counted with its inbox header, {@value Worker#INBOX_HEADER} bytes; a larger record goes alone)
+         * that the receiver has not credited back. The receiver credits what its handlers took, and what it sets
+         * aside while half its inbox has room. So the rows of an exchange whose handler refuses (a stage waiting on
+         * the next one) fill at most a window per sender in the other half, and cannot stop the receiver reading
+         * the rows of other exchanges: stages that feed each other do not deadlock while {@code inboxBytes / 2 >=
+         * exchanges with rows in flight x all workers x windowBytes + one buffer} (records no larger than the
+         * window), which the defaults meet for two exchanges.
+         *
+         * @param v bytes, at least 64 (default: (inboxBytes / 2 - one buffer) / (2 x all workers), at least two
+         *          packs with their headers)
+         * @return this
+         */
+        public Builder windowBytes(int v) {
+            this.windowBytes = v;
             return this;
         }
 
@@ -407,12 +461,19 @@ public final class ShuffleConfig {
                 throw new IllegalArgumentException("packBytes=" + pack + " out of range [8, bufferSize/8="
                     + bufferSize / 8 + "]");
             }
-            int inbox = inboxBytes == 0 ? Math.max(1 << 20, 2 * bufferSize) : inboxBytes;
+            int total = processes * workers;
+            int inbox = inboxBytes == 0 ? Math.max(Math.max(1 << 20, 2 * bufferSize),
+                guaranteedInbox(total, pack, bufferSize)) : inboxBytes;
             if (inbox < 2 * bufferSize || inbox > (1 << 30)) {
                 throw new IllegalArgumentException("inboxBytes=" + inbox + " out of range [2 * bufferSize="
                     + 2 * bufferSize + ", 2^30]");
             }
-            return new ShuffleConfig(this, m, threshold, pack, inbox);
+            int window = windowBytes == 0 ? Math.max(WINDOW_PACKS * (pack + Worker.INBOX_HEADER),
+                (inbox / 2 - (bufferSize + Worker.INBOX_HEADER)) / (2 * total)) : windowBytes;
+            if (window < 64 || window > (1 << 30)) {
+                throw new IllegalArgumentException("windowBytes=" + window + " out of range [64, 2^30]");
+            }
+            return new ShuffleConfig(this, m, threshold, pack, inbox, window);
         }
     }
 }

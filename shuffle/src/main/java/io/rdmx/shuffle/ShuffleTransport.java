@@ -1,6 +1,5 @@
 package io.rdmx.shuffle;
 
-import io.rdmx.channel.RingBuffer;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
 import java.nio.ByteBuffer;
@@ -73,6 +72,19 @@ public interface ShuffleTransport extends AutoCloseable {
         void wakeOnSpace(int localWorker);
     }
 
+    /** Receives records, each with the worker that sent it. */
+    @FunctionalInterface
+    interface Receiver {
+        /**
+         * @param sourceWorker the sending worker's global index (rank * workers + its local index)
+         * @param stream the record's stream id
+         * @param buffer holds the payload (valid during the call only)
+         * @param offset the payload's index
+         * @param length the payload's length
+         */
+        void onRecord(int sourceWorker, int stream, ByteBuffer buffer, int offset, int length);
+    }
+
     /**
      * @param localWorker the sending worker
      * @param rank the receiving process
@@ -90,7 +102,7 @@ public interface ShuffleTransport extends AutoCloseable {
      * @return records read
      * @throws RdmxException if a peer failed (names it)
      */
-    int poll(int localWorker, RingBuffer.Handler d, int limit) throws RdmxException;
+    int poll(int localWorker, Receiver d, int limit) throws RdmxException;
 
     /**
      * Reads, blocking until records arrive, {@link #wakeup} is called, or the timeout.
@@ -103,7 +115,7 @@ public interface ShuffleTransport extends AutoCloseable {
      * @throws RdmxException if a peer failed (names it)
      * @throws InterruptedException if interrupted
      */
-    int read(int localWorker, RingBuffer.Handler d, int limit, long timeoutNanos)
+    int read(int localWorker, Receiver d, int limit, long timeoutNanos)
         throws RdmxException, InterruptedException;
 
     /**

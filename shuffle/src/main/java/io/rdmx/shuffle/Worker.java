@@ -69,7 +69,18 @@ public final class Worker {
     private static final int KIND_LONG = 2;
     private static final int KIND_ROW = 3;
     private static final int KIND_BATCH = 4;
-    private static final int INBOX_HEADER = 12;
+    /**
+     * An inbox record's header: stream, length, bytes delivered, sending worker, and the bytes its sender counted
+     * against its window (this header and the payload padded to 4, {@link #charge}).
+     */
+    static final int INBOX_HEADER = 20;
+    /**
+     * A credit's stream carries the end-of-stream bit with a payload of {@link #CREDIT_LENGTH} bytes (an
+     * end-of-stream has 4): the bytes credited back (int), then {@link #CREDIT_MARK}.
+     */
+    private static final int CONTROL = 0x8000;
+    private static final int CREDIT_LENGTH = 8;
+    private static final int CREDIT_MARK = 0x43524454; // "CRDT"
     private static final int DELIVERED = -1;
     /** An end-of-stream record's payload: the global index of the worker that sends it. */
     private static final RowSerializer<Integer> EOS_SOURCE = RowSerializer.INT;
@@ -85,6 +96,10 @@ public final class Worker {
         final Handlers.BatchHandler batches;
         /** End-of-stream marks received, and from which workers. */
         int eos;
+        /** Records of it in the inbox: while there are, what arrives of it goes there too (its order kept). */
+        int staged;
+        /** The inbox pass in which its handler refused: its later records wait, those of others go on. */
+        int refusedPass;
         final boolean[] eosFrom;
         long received;
 
@@ -129,7 +144,7 @@ public final class Worker {
     private final int packCap;
     private int openPacks;
 
-    /** Received records set aside: [stream][length][bytes taken][payload, padded to 4]. */
+    /** Received records set aside: [stream][length][bytes taken][source][charge][payload, padded to 4]. */
     private final ByteBuffer inbox;
     /** The inbox's size in bytes. */
     private final int inboxCap;
@@ -137,6 +152,29 @@ public final class Worker {
     private int head;
     private int tail;
     private int inboxRecords;
+    /** Counts {@link #deliverInbox} passes ({@link Consumed#refusedPass}). */
+    private int inboxPass;
+
+    /** See {@link ShuffleConfig.Builder#windowBytes}. */
+    private final int window;
+    /** Sent: per (exchange, receiving worker) the bytes it has not credited back. */
+    private final ExchangeCounts uncredited;
+    /** Received: per (exchange, sending worker) the bytes taken and not credited back yet. */
+    private final ExchangeCounts taken;
+    /** Credits to send: (sending worker &lt;&lt; 16 | exchange id), each once. */
+    private int[] owed = new int[8];
+    private int owedCount;
+    /** Set when an offer's record did not fit its exchange's window (not a full buffer): wait for a credit. */
+    private boolean windowHit;
+    /**
+     * Inbox bytes credited back when they were set aside, not when delivered: at most half the inbox. Records
+     * set aside while delivery pauses (a blocking send waits, a handler runs) or behind a refusal go back to
+     * their senders at once while this half has room, so two workers blocked sending to each other go on as
+     * long as their inboxes have room; past it, the windows bound what each exchange holds in the other half.
+     */
+    private int eagerBytes;
+    private boolean pressuredByWindow;
+    private int pressuredExchange = -1;
 
     private volatile boolean waiting;
     /**
@@ -161,7 +199,11 @@ public final class Worker {
     private final java.util.ArrayList<Consumed> active = new java.util.ArrayList<>();
     private long rowsSent;
 
-    private final RingBuffer.Handler dispatch = this::dispatch;
+    private final ShuffleTransport.Receiver dispatch = this::dispatch;
+    /** The in-process ring being read: {@link #localDispatch} passes its writer on. */
+    private int localSource;
+    private final RingBuffer.Handler localDispatch = (stream, buf, off, len) ->
+        dispatch(localSource, stream, buf, off, len);
 
     Worker(ShuffleService svc, ShuffleTransport transport, int local, RingBuffer[][] localRings) {
         this.svc = svc;
@@ -207,6 +249,17 @@ public final class Worker {
         this.inbox = ByteBuffer.allocateDirect(inboxCap).order(ByteOrder.LITTLE_ENDIAN);
         // the largest record a peer may send (the same configuration everywhere), with its inbox header
         this.maxRecord = INBOX_HEADER + align4(Math.max(largest, cfg.bufferSize() / 4));
+        this.window = cfg.windowBytes();
+        this.uncredited = new ExchangeCounts(total);
+        this.taken = new ExchangeCounts(total);
+    }
+
+    /**
+     * @param len a record's payload length
+     * @return what it counts against its exchange's window: the inbox space it takes if set aside
+     */
+    static int charge(int len) {
+        return INBOX_HEADER + align4(len);
     }
 
     private static int align4(int n) {
@@ -273,6 +326,12 @@ public final class Worker {
             throw new IllegalStateException("worker " + global + " already consumes exchange " + ex.id());
         }
         Consumed c = new Consumed(ex, kind, handler, total);
+        for (int p = head; p < tail; p = next(p)) {
+            int s = inbox.getInt(p);
+            if (s != DELIVERED && (s & Exchange.MAX_ID) == ex.id()) {
+                c.staged++;
+            }
+        }
         byId[ex.id()] = c;
         released[ex.id()] = false;
         active.add(c);
@@ -361,8 +420,23 @@ public final class Worker {
             if (stream != DELIVERED && (stream & Exchange.MAX_ID) == id) {
                 inbox.putInt(p, DELIVERED);
                 inboxRecords--;
+                untake(p, id); // dropped: its sender gets the space back
             }
             p += INBOX_HEADER + align4(inbox.getInt(p + 4));
+        }
+        // what is left below the credit threshold goes back now: the exchange's counts end at zero on both sides
+        for (int s = 0; s < total; s++) {
+            if (taken.get(id, s) > 0) {
+                owe(s, id);
+            }
+        }
+        if (owedCount > 0) {
+            try {
+                sendCredits();
+            } catch (ConnectionClosedException e) {
+                failure = e; // the next poll, offer or blocking call reports it
+            }
+            flush();
         }
         if (inboxRecords == 0) {
             head = 0;
@@ -396,20 +470,7 @@ public final class Worker {
             return true;
         }
         Consumed c = byId[ex.id()];
-        if (c == null || c.eos < total) {
-            return false;
-        }
-        return inboxRecords == 0 || !inInbox(ex.id());
-    }
-
-    private boolean inInbox(int id) {
-        for (int p = head; p < tail; p = next(p)) {
-            int s = inbox.getInt(p);
-            if (s != DELIVERED && (s & Exchange.MAX_ID) == id) {
-                return true;
-            }
-        }
-        return false;
+        return c != null && c.eos == total && c.staged == 0;
     }
 
     private int next(int p) {
@@ -428,6 +489,8 @@ public final class Worker {
 
     private int pressured(int dst) {
         pressuredDst = dst;
+        pressuredByWindow = windowHit;
+        windowHit = false;
         backPressured++;
         int w = localWorker(dst);
         if (w >= 0) {
@@ -456,16 +519,36 @@ public final class Worker {
         return localOut[w].tailAcquire() != spaceTail;
     }
 
-    /** Emits the pack for a destination as one record; false if its buffer is full. */
+    /**
+     * Whether a record of {@code stream} may go to {@code g} now: its exchange's bytes that worker has not
+     * credited back stay within the window with it (a record larger than the window goes alone, when nothing is
+     * uncredited; see {@link ShuffleConfig.Builder#windowBytes}). If not, the offer waits for a credit.
+     */
+    private boolean windowOpen(int g, int stream, int len) {
+        int id = stream & Exchange.MAX_ID;
+        long held = uncredited.get(id, g);
+        if (held == 0 || held + charge(len) <= window) {
+            return true;
+        }
+        windowHit = true;
+        pressuredExchange = id;
+        return false;
+    }
+
+    /** Emits the pack for a destination as one record; false if its buffer (or its exchange's window) is full. */
     private boolean emit(int g) throws ConnectionClosedException {
         int len = packLen[g];
         ShuffleTransport.Outbox ob = outboxes[g];
+        if (!windowOpen(g, packStream[g], len)) {
+            return false;
+        }
         int at = ob.tryClaim(packStream[g], len);
         if (at < 0) {
             return false;
         }
         ob.buffer().put(at, packs[g], 0, len);
         ob.commit();
+        uncredited.add(packStream[g] & Exchange.MAX_ID, g, charge(len));
         packLen[g] = 0;
         packStream[g] = -1;
         openPacks--;
@@ -714,6 +797,9 @@ public final class Worker {
             throw new IllegalArgumentException("worker " + global + ": row of length=" + len + " exceeds the "
                 + "largest record " + ob.maxPayload() + " (raise bufferSize)");
         }
+        if (!windowOpen(g, stream, len)) {
+            return false;
+        }
         int at = ob.tryClaim(stream, len);
         if (at < 0) {
             return false;
@@ -725,6 +811,7 @@ public final class Worker {
             throw e;
         }
         ob.commit();
+        uncredited.add(stream & Exchange.MAX_ID, g, charge(len));
         return true;
     }
 
@@ -787,6 +874,9 @@ public final class Worker {
             outboxes[g].cork();
         }
         try {
+            if (owedCount > 0) {
+                sendCredits();
+            }
             int rc = OK;
             if (openPacks > 0) {
                 for (int g = 0; g < total; g++) {
@@ -862,11 +952,16 @@ public final class Worker {
      * delivering them), so two workers sending to each other cannot deadlock while their inboxes have room.
      */
     private void awaitSpace(long deadline) throws RdmxException, InterruptedException {
-        int dst = pressuredDst;
+        // waiting for a credit: any record read may be it (no wake-up on space to arm)
+        int dst = pressuredByWindow ? -1 : pressuredDst;
         if (System.nanoTime() > deadline) {
-            throw new RdmxTimeoutException("worker " + global + ": the buffer to worker " + dst + " stayed full for "
+            throw new RdmxTimeoutException("worker " + global + ": " + blockedOn(pressuredDst, pressuredByWindow,
+                pressuredExchange) + " for "
                 + TimeUnit.NANOSECONDS.toSeconds(idleNanos) + " s (inbox " + (tail - head) + " of "
                 + inboxCap + " bytes, inboxBytes)");
+        }
+        if (owedCount > 0) {
+            sendCredits();
         }
         for (ShuffleTransport.Outbox ob : outboxes) {
             ob.flush();
@@ -980,12 +1075,14 @@ public final class Worker {
 
     private int readAll() throws RdmxException {
         int n = 0;
+        int base = global - local;
         for (int s = 0; s < localIn.length; s++) {
             int room = room();
             if (room == 0) {
                 return n;
             }
-            int k = localIn[s].read(dispatch, room);
+            localSource = base + s;
+            int k = localIn[s].read(localDispatch, room);
             if (k > 0 && s != local) {
                 svc.worker(s).wakeIfWaitingForSpace(local);
             }
@@ -998,19 +1095,108 @@ public final class Worker {
         return n;
     }
 
-    private void dispatch(int stream, ByteBuffer buf, int off, int len) {
-        if (inboxRecords == 0 && depth == 0) {
-            int taken = deliver(stream, buf, off, len);
-            if (taken == len) {
+    /**
+     * A record read from a ring: a credit is counted at once; a record is delivered unless records of its exchange
+     * wait in the inbox (or nobody consumes it yet, or a handler runs), and what is not delivered is set aside.
+     */
+    private void dispatch(int source, int stream, ByteBuffer buf, int off, int len) {
+        int id = stream & Exchange.MAX_ID;
+        if ((stream & CONTROL) != 0 && len == CREDIT_LENGTH) {
+            credited(source, id, buf.getInt(off), buf.getInt(off + 4));
+            return;
+        }
+        Consumed c = byId[id];
+        if (depth == 0 && (c != null ? c.staged == 0 : released[id])) {
+            int done = deliver(stream, buf, off, len);
+            if (done == len) {
+                took(source, id, charge(len));
                 return;
             }
-            stage(stream, buf, off + taken, len - taken);
+            stage(source, stream, buf, off + done, len - done, charge(len));
         } else {
-            stage(stream, buf, off, len);
+            stage(source, stream, buf, off, len, charge(len));
         }
     }
 
-    private void stage(int stream, ByteBuffer buf, int off, int len) {
+    /** A credit from a worker this one sent rows to: those bytes of that exchange are its to send again. */
+    private void credited(int source, int id, int bytes, int mark) {
+        long owing = uncredited.get(id, source);
+        if (mark != CREDIT_MARK || bytes <= 0 || bytes > owing) {
+            throw new IllegalStateException("worker " + global + ": credit from worker " + source + " for exchange "
+                + id + " of bytes=" + bytes + " (mark=0x" + Integer.toHexString(mark) + "), but it holds " + owing
+                + " uncredited bytes of it");
+        }
+        uncredited.add(id, source, -bytes);
+    }
+
+    /**
+     * A record (or what was set aside of it) was delivered or dropped: its bytes go back to its sender, once half
+     * a window of them gathered (or at once for an exchange nobody consumes or that has ended: nothing more of it
+     * may come to round a credit up).
+     */
+    private void took(int source, int id, int bytes) {
+        long n = taken.add(id, source, bytes);
+        Consumed c = byId[id];
+        if (n >= window / 2 || c == null || c.eos == total) {
+            owe(source, id);
+        }
+    }
+
+    private void owe(int source, int id) {
+        int e = source << 16 | id;
+        for (int i = 0; i < owedCount; i++) {
+            if (owed[i] == e) {
+                return;
+            }
+        }
+        if (owedCount == owed.length) {
+            owed = java.util.Arrays.copyOf(owed, 2 * owedCount);
+        }
+        owed[owedCount++] = e;
+    }
+
+    /** The inbox record at {@code p}, of exchange {@code id}, is done with: credits it, unless that was done. */
+    private void untake(int p, int id) {
+        int charge = inbox.getInt(p + 16);
+        if (charge < 0) {
+            eagerBytes += charge;
+        } else {
+            took(inbox.getInt(p + 12), id, charge);
+        }
+    }
+
+    /** Writes the credits owed (a credit whose buffer is full stays owed); the next flush sends them. */
+    private void sendCredits() throws ConnectionClosedException {
+        int kept = 0;
+        for (int i = 0; i < owedCount; i++) {
+            int e = owed[i];
+            int source = e >>> 16;
+            int id = e & 0xFFFF;
+            long bytes = taken.get(id, source);
+            if (bytes == 0) {
+                continue;
+            }
+            ShuffleTransport.Outbox ob = outboxes[source];
+            int at;
+            try {
+                at = ob.tryClaim(id | CONTROL, CREDIT_LENGTH);
+            } catch (ConnectionClosedException gone) {
+                taken.add(id, source, -bytes); // a rank that left (or was lost) needs no credit; a loss is seen
+                continue;                        // where it matters: the reads and offers of that rank
+            }
+            if (at < 0) {
+                owed[kept++] = e;
+                continue;
+            }
+            ob.buffer().putInt(at, (int) bytes);
+            ob.buffer().putInt(at + 4, CREDIT_MARK);
+            ob.commit();
+            taken.add(id, source, -bytes);
+        }
+        owedCount = kept;
+    }
+
+    private void stage(int source, int stream, ByteBuffer buf, int off, int len, int charge) {
         int need = INBOX_HEADER + align4(len);
         if (tail + need > inboxCap) {
             compact();
@@ -1022,9 +1208,21 @@ public final class Worker {
         inbox.putInt(tail, stream);
         inbox.putInt(tail + 4, len);
         inbox.putInt(tail + 8, 0);
+        inbox.putInt(tail + 12, source);
+        if (eagerBytes + charge <= inboxCap / 2) {
+            eagerBytes += charge;
+            took(source, stream & Exchange.MAX_ID, charge);
+            inbox.putInt(tail + 16, -charge); // credited already
+        } else {
+            inbox.putInt(tail + 16, charge);
+        }
         inbox.put(tail + INBOX_HEADER, buf, off, len);
         tail += need;
         inboxRecords++;
+        Consumed c = byId[stream & Exchange.MAX_ID];
+        if (c != null) {
+            c.staged++;
+        }
     }
 
     /** Moves the records not yet delivered to the start of the inbox. */
@@ -1062,7 +1260,14 @@ public final class Worker {
                     + " ended it yet");
             }
             c.eosFrom[from] = true;
-            c.eos++;
+            if (++c.eos == total) {
+                // nothing more of it comes: what every sender is owed below the credit threshold goes back now
+                for (int s = 0; s < total; s++) {
+                    if (taken.get(c.exchange.id(), s) > 0) {
+                        owe(s, c.exchange.id());
+                    }
+                }
+            }
             return len;
         }
         depth++;
@@ -1146,30 +1351,42 @@ public final class Worker {
         return length / width;
     }
 
-    /** Delivers the inbox in arrival order (records nobody consumes yet are skipped); stops at a refusal. */
+    /**
+     * Delivers the inbox, each exchange's records in arrival order: records nobody consumes yet are skipped, and
+     * once a handler refuses, the later records of its exchange wait while those of the others go on (an exchange
+     * whose consumer waits on another one cannot hold that one's rows back).
+     */
     private int deliverInbox() {
         int n = 0;
+        int pass = ++inboxPass;
         for (int p = head; p < tail && depth == 0; ) {
             int stream = inbox.getInt(p);
             int len = inbox.getInt(p + 4);
             int size = INBOX_HEADER + align4(len);
             if (stream != DELIVERED) {
-                int done = inbox.getInt(p + 8);
-                boolean consumed = byId[stream & Exchange.MAX_ID] != null || released[stream & Exchange.MAX_ID];
-                int taken = deliver(stream, inbox, p + INBOX_HEADER + done, len - done);
-                if (taken > 0) {
-                    n++;
-                }
-                if (!consumed) {
-                    p += size; // nobody consumes it yet: later records go first
+                int id = stream & Exchange.MAX_ID;
+                Consumed c = byId[id];
+                if (c == null && !released[id] || c != null && c.refusedPass == pass) {
+                    p += size; // nobody consumes it yet, or its handler refused in this pass: later records go first
                     continue;
                 }
-                if (done + taken < len) {
-                    inbox.putInt(p + 8, done + taken);
-                    break; // refused: keep the order of what follows
+                int done = inbox.getInt(p + 8);
+                int k = deliver(stream, inbox, p + INBOX_HEADER + done, len - done);
+                if (k > 0) {
+                    n++;
+                }
+                if (done + k < len) {
+                    inbox.putInt(p + 8, done + k);
+                    c.refusedPass = pass; // c is there: a released exchange's records are dropped whole
+                    p += size;
+                    continue;
                 }
                 inbox.putInt(p, DELIVERED);
                 inboxRecords--;
+                if (c != null) {
+                    c.staged--;
+                }
+                untake(p, id);
             }
             if (p == head) {
                 head = p + size;
@@ -1220,7 +1437,11 @@ public final class Worker {
             checkGone();
         }
         int n = inboxRecords > 0 ? deliverInbox() : 0;
-        return n + readAll();
+        n += readAll();
+        if (owedCount > 0) {
+            sendCredits();
+        }
+        return n;
     }
 
     /**
@@ -1249,7 +1470,7 @@ public final class Worker {
             throw failure;
         }
         flush();
-        int dst = pressuredDst;
+        int dst = pressuredByWindow ? -1 : pressuredDst; // waiting for a credit: any record read may be it
         pressuredDst = -1;
         ShuffleTransport.Outbox ob = dst >= 0 ? outboxes[dst] : null;
         long nanos = unit.toNanos(timeout);
@@ -1314,18 +1535,26 @@ public final class Worker {
                 return;
             }
             int dst = pressuredDst;
+            boolean byWindow = pressuredByWindow;
+            int exchange = pressuredExchange;
             flushedAt = System.nanoTime(); // await flushes first
             if (await(100, TimeUnit.MILLISECONDS) > 0) {
                 idleSince = System.nanoTime();
             } else if (System.nanoTime() - idleSince > idleNanos) {
-                throw new RdmxTimeoutException("worker " + global + (dst >= 0 ? " could not send to worker " + dst
-                    + " (its buffer stayed full)" : " received nothing") + " for "
+                throw new RdmxTimeoutException("worker " + global + (dst >= 0 ? " could not send: "
+                    + blockedOn(dst, byWindow, exchange) : " received nothing") + " for "
                     + TimeUnit.NANOSECONDS.toSeconds(idleNanos) + " s and has no local work left (inbox "
                     + (tail - head) + " of " + inboxCap + " bytes" + (dst >= 0 && room() == 0
                     ? "; full of rows its handlers could not pass on: workers waiting on each other's full inboxes"
                     + " deadlock, raise inboxBytes" : "") + ")");
             }
         }
+    }
+
+    /** @return what the last back-pressured offer waits for, for a message */
+    private String blockedOn(int dst, boolean byWindow, int exchange) {
+        return byWindow ? "worker " + dst + " credited back none of the rows of exchange " + exchange
+            + " it holds (windowBytes=" + window + ")" : "the buffer to worker " + dst + " stayed full";
     }
 
     /** @return bytes currently set aside in the inbox (received and not yet taken by a handler) */

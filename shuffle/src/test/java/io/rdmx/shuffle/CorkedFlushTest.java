@@ -58,12 +58,12 @@ class CorkedFlushTest {
         }
 
         @Override
-        public int poll(int localWorker, RingBuffer.Handler d, int limit) {
+        public int poll(int localWorker, Receiver d, int limit) {
             return 0;
         }
 
         @Override
-        public int read(int localWorker, RingBuffer.Handler d, int limit, long timeoutNanos) {
+        public int read(int localWorker, Receiver d, int limit, long timeoutNanos) {
             return 0;
         }
 

@@ -243,7 +243,9 @@ class ShuffleApiTest {
     @Test
     void aRefusingHandlerFillsTheBoundedInboxThenBackPressuresTheSender() throws Exception {
         int inbox = 8192;
-        try (Cluster c = new Cluster("shm", 1, 2, b -> b.bufferSize(4096).inboxBytes(inbox))) {
+        // windows far larger than the inbox: the inbox bound, not the per-exchange window, stops the sender here
+        // (and worker 1, which never polls, reads no credits)
+        try (Cluster c = new Cluster("shm", 1, 2, b -> b.bufferSize(4096).inboxBytes(inbox).windowBytes(1 << 30))) {
             ShuffleService s = c.services.get(0);
             Exchange<RowView> ex = s.intExchange(6, Routing.gather(0));
             Worker w0 = s.worker(0);
@@ -411,13 +413,15 @@ class ShuffleApiTest {
     /**
      * The inbox compacts in place (overlapping ranges): two delivered records at its front are squeezed out so a
      * record that would run past its end fits, and the records moved keep their bytes and order. Packs of 32 ints
-     * (128 bytes, a full pack with 1 KiB buffers) take 140 bytes in the inbox; fourteen of them fit in 2090 bytes
-     * only once the 136 bytes of the two delivered records before them are reclaimed (each record moves by 136
-     * bytes, less than its own 140).
+     * (128 bytes, a full pack with 1 KiB buffers) take 148 bytes in the inbox; fourteen of them fit in 2208 bytes
+     * only once the 144 bytes of the two delivered records before them are reclaimed (each record moves by 144
+     * bytes, less than its own 148), and the worker reads on while the largest record fits (276 bytes, so 2208 is
+     * the least that reads the fourteenth). Windows larger than the inbox: the sender (which never polls, so it
+     * reads no credits) is not stopped.
      */
     @Test
     void theInboxCompactsInPlaceKeepingTheRecordsItMoves() throws Exception {
-        try (Cluster c = new Cluster("shm", 1, 2, b -> b.bufferSize(1024).inboxBytes(2090))) {
+        try (Cluster c = new Cluster("shm", 1, 2, b -> b.bufferSize(1024).inboxBytes(2208).windowBytes(1 << 20))) {
             ShuffleService s = c.services.get(0);
             Exchange<RowView> late = s.intExchange(9, Routing.gather(0));
             Exchange<RowView> first = s.intExchange(10, Routing.gather(0));
@@ -425,8 +429,8 @@ class ShuffleApiTest {
             Worker w1 = s.worker(1);
             boolean[] accepting = {false};
             w0.consumeInts(first, v -> accepting[0]);
-            for (int r = 0; r < 2; r++) { // two records of 14 ints: 68 bytes each in the inbox
-                for (int i = 0; i < 14; i++) {
+            for (int r = 0; r < 2; r++) { // two records of 13 ints: 72 bytes each in the inbox
+                for (int i = 0; i < 13; i++) {
                     assertEquals(Worker.OK, w1.offerInt(first, i));
                 }
                 assertEquals(Worker.OK, w1.flush());
@@ -439,10 +443,10 @@ class ShuffleApiTest {
             }
             assertEquals(Worker.OK, w1.flush());
             assertTrue(w0.poll() > 0); // the first records refused, everything after them set aside
-            assertEquals(136 + 140, w0.stashedBytes());
+            assertEquals(144 + 148, w0.stashedBytes());
             accepting[0] = true;
-            w0.poll(); // delivers the two records at the front: 136 bytes free before the late one
-            assertEquals(140, w0.stashedBytes());
+            w0.poll(); // delivers the two records at the front: 144 bytes free before the late one
+            assertEquals(148, w0.stashedBytes());
             for (int r = 1; r < records; r++) {
                 for (int i = 0; i < perRecord; i++) {
                     assertEquals(Worker.OK, w1.offerInt(late, next++));
@@ -450,7 +454,7 @@ class ShuffleApiTest {
                 assertEquals(Worker.OK, w1.flush());
                 assertTrue(w0.poll() > 0, "record " + r + " read");
             }
-            assertEquals(records * 140L, w0.stashedBytes()); // more than 2090 - 136: the inbox was compacted
+            assertEquals(records * 148L, w0.stashedBytes()); // more than 2208 - 144: the inbox was compacted
             int[] expect = {0};
             w0.consumeInts(late, v -> {
                 assertEquals(expect[0], v, "rows moved by the compaction keep their order and value");

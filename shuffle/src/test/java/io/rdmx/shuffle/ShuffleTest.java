@@ -186,8 +186,11 @@ class ShuffleTest {
                 return 0;
             });
             for (ShuffleService s : c.services) {
-                // 2 local workers x (2 remote rows + 2 remote end-of-stream marks)
-                assertEquals(8, s.networkRecords(), "only rows for the other process cross the network");
+                // 2 local workers x (2 remote rows + 2 remote end-of-stream marks), and up to 2 credits each back to
+                // the remote senders (written when the exchange ended; a later flush sends them); rows and marks for
+                // the local workers over the network would add 8 more
+                long n = s.networkRecords();
+                assertTrue(n >= 8 && n <= 12, "only rows for the other process (and credits) cross the network: " + n);
             }
         }
     }

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rdmx.channel.RingBuffer;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -50,12 +49,12 @@ class WakeOnSpaceTest {
         }
 
         @Override
-        public int poll(int localWorker, RingBuffer.Handler d, int limit) {
+        public int poll(int localWorker, Receiver d, int limit) {
             return 0;
         }
 
         @Override
-        public int read(int localWorker, RingBuffer.Handler d, int limit, long timeoutNanos)
+        public int read(int localWorker, Receiver d, int limit, long timeoutNanos)
             throws InterruptedException {
             blockedReads.incrementAndGet(localWorker);
             entered.release();

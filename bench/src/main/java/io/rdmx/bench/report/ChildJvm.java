@@ -34,9 +34,11 @@ public final class ChildJvm {
         cmd.add(same ? ProcessHandle.current().info().command().orElse("java") : java);
         ProcessHandle.current().info().arguments().ifPresent(a -> {
             for (String x : a) {
-                // the JDK flags children need, rdmx's own settings (-Drdmx.futex=false, ...), a flight recording
-                if (same && (x.startsWith("--sun-misc") || x.startsWith("--enable-native"))
-                    || x.startsWith("-Drdmx.") || x.startsWith("-XX:StartFlightRecording")) {
+                // the JDK flags children need, rdmx's own settings (-Drdmx.futex=false, ...), a flight recording,
+                // a profiler agent (async-profiler's file=...%p.html gives each child its own)
+                if (same && (x.startsWith("--sun-misc") || x.startsWith("--enable-native")
+                    || x.startsWith("-agentpath:")) || x.startsWith("-Drdmx.")
+                    || x.startsWith("-XX:StartFlightRecording")) {
                     cmd.add(x);
                 }
             }

@@ -48,6 +48,10 @@ public final class NioShuffleTransport implements ShuffleTransport {
         final Sleeper sleeper = new Sleeper(this);
         volatile boolean waiting;
         volatile boolean wake;
+        /** The poll's receiver and the worker whose ring it reads now: one adapter, no allocation per read. */
+        Receiver target;
+        int source;
+        final RingBuffer.Handler adapter = (stream, buf, off, len) -> target.onRecord(source, stream, buf, off, len);
     }
 
     private final class Conn {
@@ -352,15 +356,18 @@ public final class NioShuffleTransport implements ShuffleTransport {
     }
 
     @Override
-    public int poll(int localWorker, RingBuffer.Handler d, int limit) throws RdmxException {
+    public int poll(int localWorker, Receiver d, int limit) throws RdmxException {
         int n = 0;
         boolean resume = false;
+        Waiter wt = waiters[localWorker];
+        wt.target = d;
         for (Conn c : conns) {
             if (c == null) {
                 continue;
             }
             for (int s = 0; s < cfg.workers() && n < limit; s++) {
-                int k = c.in[s][localWorker].read(d, limit - n);
+                wt.source = c.rank * cfg.workers() + s;
+                int k = c.in[s][localWorker].read(wt.adapter, limit - n);
                 n += k;
                 resume |= k > 0 && c.readPaused;
             }
@@ -376,7 +383,7 @@ public final class NioShuffleTransport implements ShuffleTransport {
     }
 
     @Override
-    public int read(int localWorker, RingBuffer.Handler d, int limit, long timeoutNanos)
+    public int read(int localWorker, Receiver d, int limit, long timeoutNanos)
         throws RdmxException, InterruptedException {
         int n = poll(localWorker, d, limit);
         if (n > 0) {
