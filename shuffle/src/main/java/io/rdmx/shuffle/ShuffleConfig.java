@@ -237,7 +237,7 @@ public final class ShuffleConfig {
     }
 
     /** The default window, in packs (with their headers). */
-    static final int WINDOW_PACKS = Integer.getInteger("rdmx.shuffle.windowPacks", 8);
+    static final int WINDOW_PACKS = 8;
 
     /**
      * The smallest inbox with which stages that feed each other cannot deadlock, for two exchanges with rows in
