@@ -52,6 +52,8 @@ final class RingShuffleTransport implements ShuffleTransport {
     private ChannelEngine[] engineList = new ChannelEngine[0];
     private final PeerChannel[] peers;
     private final Adapter[] adapters;
+    /** Each rank's node name, for the sending worker of a record. */
+    private final Map<String, Integer> rankByName = new HashMap<>();
     /** With no peer (one process): each worker's thread, parked in {@link #read} until {@link #wakeup}. */
     private final java.util.concurrent.atomic.AtomicReferenceArray<Thread> parked;
     /** Set by {@link #close}: a worker of one process parked in {@link #read} (or polling) then fails. */
@@ -68,7 +70,8 @@ final class RingShuffleTransport implements ShuffleTransport {
         public void onRecord(int streamId, ByteBuffer buffer, int offset, int length,
                              io.rdmx.channel.RecordSource source) {
             if (source != last) {
-                int rank = cfg.rankOf(source.peerName());
+                Integer r = rankByName.get(source.peerName()); // no allocation: names and ranks made once
+                int rank = r == null ? -1 : r;
                 int w = source.peerWorker();
                 if (rank < 0 || w < 0 || w >= cfg.workers()) {
                     throw new IllegalStateException("record from peer '" + source.peerName() + "' worker=" + w
@@ -86,6 +89,9 @@ final class RingShuffleTransport implements ShuffleTransport {
         this.providerOf = providerOf;
         this.peers = new PeerChannel[cfg.processes()];
         this.adapters = new Adapter[cfg.workers()];
+        for (int r = 0; r < cfg.processes(); r++) {
+            rankByName.put(cfg.nodeName(r), r);
+        }
         this.parked = new java.util.concurrent.atomic.AtomicReferenceArray<>(cfg.workers());
         for (int i = 0; i < adapters.length; i++) {
             adapters[i] = new Adapter();

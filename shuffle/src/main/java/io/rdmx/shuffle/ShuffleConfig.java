@@ -241,19 +241,28 @@ public final class ShuffleConfig {
 
     /**
      * The smallest inbox with which stages that feed each other cannot deadlock, for two exchanges with rows in
-     * flight and the default window (two packs): half of it (the other half holds what is credited back when set
-     * aside) takes a window of each exchange from every worker and one more record of any size (a worker reads on
-     * only while a whole record fits).
+     * flight and the default window ({@link #WINDOW_PACKS} packs).
      *
      * @param total all workers of all processes
      * @param pack bytes of fixed-width rows packed into one record
      * @param bufferSize the buffer size (bounds a record)
-     * @return bytes, at most 2^30
+     * @return bytes, at most 2^30 (beyond that the guarantee does not hold)
      */
     static int guaranteedInbox(int total, int pack, int bufferSize) {
         return guaranteedInbox(total, pack, bufferSize, WINDOW_PACKS);
     }
 
+    /**
+     * Half of it (the other half holds what is credited back when set aside) takes a window of each of two
+     * exchanges from every worker and one more record of any size (a worker reads on only while a whole record
+     * fits).
+     *
+     * @param total all workers of all processes
+     * @param pack bytes of fixed-width rows packed into one record
+     * @param bufferSize the buffer size (bounds a record)
+     * @param windowPacks the window, in packs with their headers
+     * @return bytes, at most 2^30
+     */
     static int guaranteedInbox(int total, int pack, int bufferSize, int windowPacks) {
         long half = 2L * total * windowPacks * (pack + Worker.INBOX_HEADER) + bufferSize + Worker.INBOX_HEADER;
         return (int) Math.min(1 << 30, 2 * half);
@@ -368,8 +377,8 @@ public final class ShuffleConfig {
          * exchanges with rows in flight x all workers x windowBytes + one buffer} (records no larger than the
          * window), which the defaults meet for two exchanges.
          *
-         * @param v bytes, at least 64 (default: (inboxBytes / 2 - one buffer) / (2 x all workers), at least two
-         *          packs with their headers)
+         * @param v bytes, at least 64 (default: (inboxBytes / 2 - one buffer) / (2 x all workers), at least
+         *          eight packs with their headers)
          * @return this
          */
         public Builder windowBytes(int v) {

@@ -152,6 +152,8 @@ public final class Worker {
     private int head;
     private int tail;
     private int inboxRecords;
+    /** Inbox bytes of records not delivered yet (the gaps delivered records leave are not counted). */
+    private int live;
     /** Counts {@link #deliverInbox} passes ({@link Consumed#refusedPass}). */
     private int inboxPass;
 
@@ -420,6 +422,7 @@ public final class Worker {
             if (stream != DELIVERED && (stream & Exchange.MAX_ID) == id) {
                 inbox.putInt(p, DELIVERED);
                 inboxRecords--;
+                live -= INBOX_HEADER + align4(inbox.getInt(p + 4));
                 untake(p, id); // dropped: its sender gets the space back
             }
             p += INBOX_HEADER + align4(inbox.getInt(p + 4));
@@ -521,13 +524,15 @@ public final class Worker {
 
     /**
      * Whether a record of {@code stream} may go to {@code g} now: its exchange's bytes that worker has not
-     * credited back stay within the window with it (a record larger than the window goes alone, when nothing is
-     * uncredited; see {@link ShuffleConfig.Builder#windowBytes}). If not, the offer waits for a credit.
+     * credited back stay within the window with it, or are under half of it (so a larger record goes too; see
+     * {@link ShuffleConfig.Builder#windowBytes}). If not, the offer waits for a credit.
      */
     private boolean windowOpen(int g, int stream, int len) {
         int id = stream & Exchange.MAX_ID;
         long held = uncredited.get(id, g);
-        if (held == 0 || held + charge(len) <= window) {
+        // under half a window anything goes: a sender stopped holds at least half, which the receiver credits
+        // once it has taken it (a larger record could otherwise wait for a credit that never comes)
+        if (held < window / 2 || held + charge(len) <= window) {
             return true;
         }
         windowHit = true;
@@ -539,10 +544,7 @@ public final class Worker {
     private boolean emit(int g) throws ConnectionClosedException {
         int len = packLen[g];
         ShuffleTransport.Outbox ob = outboxes[g];
-        if (!windowOpen(g, packStream[g], len)) {
-            return false;
-        }
-        int at = ob.tryClaim(packStream[g], len);
+        int at = ob.tryClaim(packStream[g], len); // its window admitted it when it was started
         if (at < 0) {
             return false;
         }
@@ -565,6 +567,11 @@ public final class Worker {
             len = 0;
         }
         if (len == 0) {
+            // a pack is admitted by its exchange's window when it starts (as if full): emitting it never waits on
+            // a window, so another exchange's offers to g never wait behind this one's
+            if (!windowOpen(g, stream, packCap)) {
+                return -1;
+            }
             packStream[g] = stream;
             openPacks++;
         }
@@ -957,7 +964,7 @@ public final class Worker {
         if (System.nanoTime() > deadline) {
             throw new RdmxTimeoutException("worker " + global + ": " + blockedOn(pressuredDst, pressuredByWindow,
                 pressuredExchange) + " for "
-                + TimeUnit.NANOSECONDS.toSeconds(idleNanos) + " s (inbox " + (tail - head) + " of "
+                + TimeUnit.NANOSECONDS.toSeconds(idleNanos) + " s (inbox " + live + " of "
                 + inboxCap + " bytes, inboxBytes)");
         }
         if (owedCount > 0) {
@@ -1069,7 +1076,9 @@ public final class Worker {
             head = 0;
             tail = 0;
         }
-        int free = inboxCap - (tail - head);
+        // live bytes, not the span from head to tail: records delivered behind a refused one leave gaps that a
+        // compaction (in stage) reclaims; counting them would stop every read, credits included
+        int free = inboxCap - live;
         return Math.min(256, free / maxRecord);
     }
 
@@ -1218,6 +1227,7 @@ public final class Worker {
         }
         inbox.put(tail + INBOX_HEADER, buf, off, len);
         tail += need;
+        live += need;
         inboxRecords++;
         Consumed c = byId[stream & Exchange.MAX_ID];
         if (c != null) {
@@ -1383,6 +1393,7 @@ public final class Worker {
                 }
                 inbox.putInt(p, DELIVERED);
                 inboxRecords--;
+                live -= size;
                 if (c != null) {
                     c.staged--;
                 }
@@ -1478,6 +1489,10 @@ public final class Worker {
             ob.wakeOnSpace(local);
             nanos = Math.min(nanos, TimeUnit.MILLISECONDS.toNanos(1));
         }
+        if (owedCount > 0) {
+            // a credit waits for space in a full ring: nothing arms a wake-up for that, look again soon
+            nanos = Math.min(nanos, TimeUnit.MILLISECONDS.toNanos(1));
+        }
         int spaceW = localWorker(dst);
         try {
             if (spaceW >= 0) {
@@ -1544,7 +1559,7 @@ public final class Worker {
                 throw new RdmxTimeoutException("worker " + global + (dst >= 0 ? " could not send: "
                     + blockedOn(dst, byWindow, exchange) : " received nothing") + " for "
                     + TimeUnit.NANOSECONDS.toSeconds(idleNanos) + " s and has no local work left (inbox "
-                    + (tail - head) + " of " + inboxCap + " bytes" + (dst >= 0 && room() == 0
+                    + live + " of " + inboxCap + " bytes" + (dst >= 0 && room() == 0
                     ? "; full of rows its handlers could not pass on: workers waiting on each other's full inboxes"
                     + " deadlock, raise inboxBytes" : "") + ")");
             }
@@ -1553,13 +1568,13 @@ public final class Worker {
 
     /** @return what the last back-pressured offer waits for, for a message */
     private String blockedOn(int dst, boolean byWindow, int exchange) {
-        return byWindow ? "worker " + dst + " credited back none of the rows of exchange " + exchange
+        return byWindow ? "worker " + dst + " credited back too few of the rows of exchange " + exchange
             + " it holds (windowBytes=" + window + ")" : "the buffer to worker " + dst + " stayed full";
     }
 
     /** @return bytes currently set aside in the inbox (received and not yet taken by a handler) */
     public long stashedBytes() {
-        return tail - head;
+        return live;
     }
 
     /** @return ranks this worker saw leave after they had ended every stream it consumed (not failures) */

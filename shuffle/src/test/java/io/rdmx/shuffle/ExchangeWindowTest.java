@@ -1,6 +1,7 @@
 package io.rdmx.shuffle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmx.transport.RdmxTimeoutException;
 import java.time.Duration;
@@ -12,6 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -65,6 +67,98 @@ class ExchangeWindowTest {
             assertEquals(sum, got[1], what + ": stage-1 checksum");
             assertEquals((long) total * ROWS, got[2], what + ": stage-2 rows");
             assertEquals(sum, got[3], what + ": stage-2 checksum");
+        }
+    }
+
+    /**
+     * A record larger than what is left of its window goes once the sender holds less than half a window, and is
+     * credited: a sender holding 6,020 bytes (under half the 16,384-byte window, so below the receiver's credit
+     * threshold) must not wait for a credit before a record of 14,020. Rows of 6,000 and 14,000 bytes in turn, from
+     * one worker to another; the receiver polls, the sender polls when back-pressured (credits arrive through its
+     * reads).
+     */
+    @Test
+    void aRecordLargerThanWhatIsLeftOfTheWindowIsNotStuckBelowTheCreditThreshold() throws Exception {
+        try (Cluster c = new Cluster("shm", 1, 2, b -> b.windowBytes(16_384))) {
+            ShuffleService s = c.services.get(0);
+            Exchange<byte[]> ex = s.exchange(42, Routing.gather(0), RowSerializer.BYTES);
+            Worker w0 = s.worker(0);
+            Worker w1 = s.worker(1);
+            long[] got = new long[2];
+            w0.consume(ex, row -> {
+                got[0]++;
+                got[1] += row.length;
+            });
+            int rows = 200;
+            long bytes = 0;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            for (int i = 0; i < rows; i++) {
+                byte[] row = new byte[i % 2 == 0 ? 6_000 : 14_000];
+                while (w1.offer(ex, row) != Worker.OK) {
+                    w1.poll();
+                    w0.poll();
+                    assertTrue(System.nanoTime() < deadline, "row " + i + " of " + row.length + " bytes never went");
+                }
+                bytes += row.length;
+            }
+            while (w1.offerFinish(ex) != Worker.OK) {
+                w1.poll();
+                w0.poll();
+                assertTrue(System.nanoTime() < deadline);
+            }
+            assertEquals(Worker.OK, w0.offerFinish(ex));
+            while (!w0.done(ex)) {
+                w0.poll();
+                w1.poll();
+                assertTrue(System.nanoTime() < deadline, "received " + got[0] + " of " + rows + " rows");
+            }
+            assertEquals(rows, got[0]);
+            assertEquals(bytes, got[1]);
+        }
+    }
+
+    /**
+     * An exchange whose window is closed does not hold back another exchange's rows to the same worker (they share
+     * its pack buffer): a pack is admitted by its window when it starts, so emitting it never waits on a window.
+     * Worker 1 offers rows of exchange 43 to worker 0, which reads them but consumes nothing of it yet (set aside),
+     * while worker 1 reads no credits, until the window stops it; its next offer of exchange 44 to worker 0 is
+     * taken.
+     */
+    @Test
+    void aClosedWindowDoesNotHoldBackAnotherExchangeToTheSameWorker() throws Exception {
+        try (Cluster c = new Cluster("shm", 1, 2, b -> b.windowBytes(16_384))) {
+            ShuffleService s = c.services.get(0);
+            Exchange<RowView> held = s.intExchange(43, Routing.gather(0));
+            Exchange<RowView> other = s.intExchange(44, Routing.gather(0));
+            Worker w0 = s.worker(0);
+            Worker w1 = s.worker(1);
+            int sent = 0;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (w1.offerInt(held, sent) == Worker.OK) {
+                sent++;
+                if (sent % 1024 == 0) {
+                    w1.flush();
+                    w0.poll(); // reads and sets aside: the ring never fills, only the window can stop worker 1
+                }
+                assertTrue(System.nanoTime() < deadline && sent < 1_000_000, "the window never closed: " + sent);
+            }
+            assertTrue(sent * 4L >= 8_192 && sent * 4L <= 16_384 + 4_096, "stopped after bytes=" + sent * 4L);
+            assertEquals(Worker.OK, w1.offerInt(other, 7), "exchange 44 waits behind exchange 43's closed window");
+            long[] got = new long[2];
+            w0.consumeInts(other, v -> {
+                got[0] += v;
+                return true;
+            });
+            w0.consumeInts(held, v -> {
+                got[1]++;
+                return true;
+            });
+            assertEquals(Worker.OK, w1.flush());
+            while (got[0] != 7 || got[1] != sent) {
+                w0.poll();
+                w1.poll();
+                assertTrue(System.nanoTime() < deadline, "received " + got[1] + " of " + sent);
+            }
         }
     }
 
