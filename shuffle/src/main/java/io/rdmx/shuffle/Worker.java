@@ -159,6 +159,11 @@ public final class Worker {
 
     /** See {@link ShuffleConfig.Builder#windowBytes}. */
     private final int window;
+    /**
+     * Bytes taken from a sender that make a credit: half a window, or less where the largest record is more than
+     * half of it (a sender stopped by its window holds more than window - the largest record).
+     */
+    private final int creditAt;
     /** Sent: per (exchange, receiving worker) the bytes it has not credited back. */
     private final ExchangeCounts uncredited;
     /** Received: per (exchange, sending worker) the bytes taken and not credited back yet. */
@@ -252,6 +257,7 @@ public final class Worker {
         // the largest record a peer may send (the same configuration everywhere), with its inbox header
         this.maxRecord = INBOX_HEADER + align4(Math.max(largest, cfg.bufferSize() / 4));
         this.window = cfg.windowBytes();
+        this.creditAt = Math.max(1, Math.min(window / 2, window - maxRecord));
         this.uncredited = new ExchangeCounts(total);
         this.taken = new ExchangeCounts(total);
     }
@@ -524,15 +530,15 @@ public final class Worker {
 
     /**
      * Whether a record of {@code stream} may go to {@code g} now: its exchange's bytes that worker has not
-     * credited back stay within the window with it, or are under half of it (so a larger record goes too; see
+     * credited back stay within the window with it (a record larger than the window goes alone; see
      * {@link ShuffleConfig.Builder#windowBytes}). If not, the offer waits for a credit.
      */
     private boolean windowOpen(int g, int stream, int len) {
         int id = stream & Exchange.MAX_ID;
         long held = uncredited.get(id, g);
-        // under half a window anything goes: a sender stopped holds at least half, which the receiver credits
-        // once it has taken it (a larger record could otherwise wait for a credit that never comes)
-        if (held < window / 2 || held + charge(len) <= window) {
+        // a sender stopped here holds more than window - charge >= window - the largest record >= creditAt, which
+        // the receiver credits once it has taken it: it never waits for a credit that does not come
+        if (held == 0 || held + charge(len) <= window) {
             return true;
         }
         windowHit = true;
@@ -540,7 +546,7 @@ public final class Worker {
         return false;
     }
 
-    /** Emits the pack for a destination as one record; false if its buffer (or its exchange's window) is full. */
+    /** Emits the pack for a destination as one record (its window admitted it); false if its buffer is full. */
     private boolean emit(int g) throws ConnectionClosedException {
         int len = packLen[g];
         ShuffleTransport.Outbox ob = outboxes[g];
@@ -1146,7 +1152,7 @@ public final class Worker {
     private void took(int source, int id, int bytes) {
         long n = taken.add(id, source, bytes);
         Consumed c = byId[id];
-        if (n >= window / 2 || c == null || c.eos == total) {
+        if (n >= creditAt || c == null || c.eos == total) {
             owe(source, id);
         }
     }
@@ -1211,7 +1217,7 @@ public final class Worker {
             compact();
             if (tail + need > inboxCap) {
                 throw new IllegalStateException("worker " + global + ": inbox overflow (record length=" + len
-                    + ", " + (tail - head) + " of " + inboxCap + " bytes used)");
+                    + ", " + live + " of " + inboxCap + " bytes used)");
             }
         }
         inbox.putInt(tail, stream);

@@ -71,11 +71,12 @@ class ExchangeWindowTest {
     }
 
     /**
-     * A record larger than what is left of its window goes once the sender holds less than half a window, and is
-     * credited: a sender holding 6,020 bytes (under half the 16,384-byte window, so below the receiver's credit
-     * threshold) must not wait for a credit before a record of 14,020. Rows of 6,000 and 14,000 bytes in turn, from
-     * one worker to another; the receiver polls, the sender polls when back-pressured (credits arrive through its
-     * reads).
+     * A record larger than what is left of its window is not stuck below the receiver's credit threshold: a
+     * sender holding 6,020 bytes of a 16,384-byte window waits for a credit before a record of 14,020, so the
+     * receiver must credit what it took although that is under half the window (it credits at the window less
+     * its largest record, here every record: local records reach 16,396 bytes with their header). Rows of 6,000
+     * and 14,000 bytes in turn, from one worker to another; the receiver polls, the sender polls when
+     * back-pressured (credits arrive through its reads). With credits at half a window only, row 1 never went.
      */
     @Test
     void aRecordLargerThanWhatIsLeftOfTheWindowIsNotStuckBelowTheCreditThreshold() throws Exception {
