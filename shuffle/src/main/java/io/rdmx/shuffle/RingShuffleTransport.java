@@ -245,10 +245,6 @@ final class RingShuffleTransport implements ShuffleTransport {
     /** Connects to every lower rank (the engine retries while it starts) and accepts every higher rank. */
     private void join() throws RdmxException {
         long deadline = System.nanoTime() + cfg.connectTimeout().toNanos();
-        Map<String, Integer> rankByName = new HashMap<>();
-        for (int r = 0; r < cfg.processes(); r++) {
-            rankByName.put(cfg.nodeName(r), r);
-        }
         for (int r = 0; r < cfg.rank(); r++) {
             String p = providerOf[r];
             String addr = address(p, r);

@@ -433,12 +433,7 @@ public final class Worker {
             }
             p += INBOX_HEADER + align4(inbox.getInt(p + 4));
         }
-        // what is left below the credit threshold goes back now: the exchange's counts end at zero on both sides
-        for (int s = 0; s < total; s++) {
-            if (taken.get(id, s) > 0) {
-                owe(s, id);
-            }
-        }
+        oweAll(id); // the exchange's counts end at zero on both sides
         if (owedCount > 0) {
             try {
                 sendCredits();
@@ -1157,6 +1152,15 @@ public final class Worker {
         }
     }
 
+    /** What every sender of an exchange is owed below the credit threshold goes back now. */
+    private void oweAll(int id) {
+        for (int s = 0; s < total; s++) {
+            if (taken.get(id, s) > 0) {
+                owe(s, id);
+            }
+        }
+    }
+
     private void owe(int source, int id) {
         int e = source << 16 | id;
         for (int i = 0; i < owedCount; i++) {
@@ -1277,12 +1281,7 @@ public final class Worker {
             }
             c.eosFrom[from] = true;
             if (++c.eos == total) {
-                // nothing more of it comes: what every sender is owed below the credit threshold goes back now
-                for (int s = 0; s < total; s++) {
-                    if (taken.get(c.exchange.id(), s) > 0) {
-                        owe(s, c.exchange.id());
-                    }
-                }
+                oweAll(c.exchange.id()); // nothing more of it comes
             }
             return len;
         }
