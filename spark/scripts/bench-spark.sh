@@ -6,6 +6,7 @@
 # /usr/bin/time (CPU seconds and context switches of driver and executors); the job's listener reports wall
 # times, shuffle stage times, fetch wait and executor CPU. Then `benchmarks.jar spark-report` writes
 # bench/results/spark.json and spark.svg. Expects the build (scripts/rdmx builds it first).
+# RDMX_SPARK_CONF="k=v k=v": more --conf settings for both managers' runs (spark.rdmx.* is read by rdmx's only).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -40,6 +41,7 @@ if [ -x /usr/bin/time ]; then TIME=(/usr/bin/time -f "time %e %U %S %w %c"); fi
 run() {  # run <manager> <round>
   local mgr=$1 round=$2 extra=()
   [ "$mgr" = rdmx ] && extra=(--conf spark.shuffle.manager=io.rdmx.spark.RdmxShuffleManager)
+  for kv in ${RDMX_SPARK_CONF:-}; do extra+=(--conf "$kv"); done
   echo "bench spark: round $round, $mgr shuffle, $PAIRS pairs..." >&2
   echo "load-$mgr-$round $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?)" >> "$WORK/load"
   local timing=()

@@ -544,11 +544,32 @@ public final class RpcClient implements AutoCloseable {
      * @param timeout bound on the whole call (enforced to about 10 ms)
      * @return the response body, or the call's {@link RpcException}
      */
-    @SuppressWarnings("unchecked")
     public CompletableFuture<byte[]> callAsync(String address, int method, ByteBuffer request, Duration timeout) {
+        return callAsync(address, method, request, null, timeout);
+    }
+
+    /**
+     * Calls a method without waiting, and has its response decoded by the thread reading the client's responses
+     * as it arrives: in place in the ring when it came in one record (no array of its size, no copy of it; a
+     * response larger than a ring record comes reassembled in an array). The future completes, on that thread,
+     * with what the reader returned, or fails with an {@link RpcException} naming the server if it threw. Keep
+     * the reader short: it holds up the responses of every call of this client.
+     *
+     * @param <T> the decoded type
+     * @param address the server's address
+     * @param method the method
+     * @param request the request body (its remaining bytes are sent before this returns, unless it fails first)
+     * @param reader decodes the response body, or null for the body as a {@code byte[]}
+     * @param timeout bound on the whole call (enforced to about 10 ms)
+     * @return what the reader returned, or the call's {@link RpcException}
+     */
+    @SuppressWarnings("unchecked")
+    public <T> CompletableFuture<T> callAsync(String address, int method, ByteBuffer request,
+                                              RpcResponseReader<T> reader, Duration timeout) {
         long t = timeout.toNanos();
         Pending p = new Pending(address, true, System.nanoTime() + t, t);
-        CompletableFuture<byte[]> f = (CompletableFuture<byte[]>) (CompletableFuture<?>) p;   // no reader: byte[]
+        p.reader = reader;
+        CompletableFuture<T> f = (CompletableFuture<T>) (CompletableFuture<?>) p;   // no reader: byte[]
         try {
             send(p, method, request, null);
         } catch (RpcException e) {

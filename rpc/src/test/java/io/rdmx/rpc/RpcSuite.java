@@ -296,6 +296,44 @@ public abstract class RpcSuite {
         assertEquals(0, s.protocolErrors());
     }
 
+    /**
+     * An asynchronous call with a response reader: the future completes with what the reader returned, the body
+     * read in place in the ring when it came in one record and from its reassembled array otherwise; a reader that
+     * throws fails that call only, naming the server.
+     */
+    @Test
+    void asynchronousCallsWithAResponseReaderCompleteWithWhatItReturned() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        int resp = recordBody(false);
+        for (int size : new int[] {0, 1, 1000, resp, resp + 1, 3 * RING + 17}) {
+            byte[] want = body(size, size + 7);
+            int[] capacity = new int[1];
+            byte[] got = c.callAsync(s.address(), ECHO, ByteBuffer.wrap(want), b -> {
+                capacity[0] = b.capacity();
+                byte[] a = new byte[b.remaining()];
+                b.get(a);
+                return a;
+            }, WAIT).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            assertArrayEquals(want, got, "size=" + size);
+            if (size <= resp) {
+                assertTrue(capacity[0] >= RING, "size=" + size + " read in place, buffer capacity " + capacity[0]);
+            } else {
+                assertEquals(size, capacity[0], "size=" + size + " reassembled into an array of its own");
+            }
+        }
+        ExecutionException e = assertThrows(ExecutionException.class,
+            () -> c.callAsync(s.address(), ECHO, ByteBuffer.wrap(body(10, 1)), b -> {
+                throw new IllegalStateException("cannot decode " + b.remaining());
+            }, WAIT).get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+        assertInstanceOf(RpcException.class, e.getCause());
+        assertTrue(e.getCause().getMessage().contains(s.name()) && e.getCause().getMessage().contains(
+            "cannot decode 10"), e.getCause().getMessage());
+        assertArrayEquals(body(10, 2), c.callAsync(s.address(), ECHO, ByteBuffer.wrap(body(10, 2)), WAIT)
+            .get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+        assertEquals(0, c.outstanding());
+    }
+
     @Test
     void aFailingRequestBodyFailsThatCallOnlyNamingTheServer() throws Exception {
         RpcServer s = server(cfg());

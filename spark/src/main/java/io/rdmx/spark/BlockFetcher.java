@@ -1,14 +1,11 @@
 package io.rdmx.spark;
 
-import java.io.ByteArrayInputStream;
 import java.io.InputStream;
-import java.io.SequenceInputStream;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.NoSuchElementException;
@@ -19,6 +16,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * Fetches the remote blocks of one reduce task, bounded in flight, and hands them over in the order they
@@ -34,6 +32,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * handed over stay within {@code maxBytesInFlight} and the requests outstanding within {@code maxReqsInFlight};
  * a block is admitted anyway when nothing else is in flight, so a large block never waits forever. Bytes count
  * against the bound until the consumer takes the block.
+ *
+ * <p>Answers arrive in buffers the caller lends (off the heap: {@link BlockBuffers}); the fetcher gives each back
+ * exactly once through its release hook: when the consumer is done with the block ({@link #release(Fetched)}),
+ * when the answer is not needed (late, past the block's end, of a failed block), or at {@link #close()}.
  *
  * <p>Threads: one consumer thread calls {@link #hasNext()}, {@link #next()} and {@link #close()}; it alone
  * sends requests (so no transport thread ever waits for ring space on its behalf). The transport's threads
@@ -52,9 +54,10 @@ public final class BlockFetcher implements AutoCloseable {
          * @param address the peer's block server
          * @param request a {@link FetchProtocol} request
          * @param timeout the bound of the call
-         * @return the answer's bytes
+         * @return the answer: its bytes from the buffer's position to its limit, the buffer lent to the fetcher
+         *         until it hands it to its release hook
          */
-        CompletableFuture<byte[]> call(String address, ByteBuffer request, Duration timeout);
+        CompletableFuture<ByteBuffer> call(String address, ByteBuffer request, Duration timeout);
     }
 
     /**
@@ -77,13 +80,36 @@ public final class BlockFetcher implements AutoCloseable {
     }
 
     /**
-     * A fetched block: views of the answers' payloads, not copies (each answer's bytes are read in place, behind
-     * its header).
-     *
-     * @param block which
-     * @param chunks its bytes, in order: each a heap buffer whose remaining bytes are a chunk's payload
+     * A fetched block: views of the answers' payloads, not copies (each answer read in place, behind its header).
+     * The consumer hands it to {@link #release(Fetched)} once it has read it (its buffers go back to the caller's
+     * pool: reading it after that reads someone else's block).
      */
-    public record Fetched(Block block, List<ByteBuffer> chunks) {
+    public static final class Fetched {
+        private final Block block;
+        private final List<ByteBuffer> chunks;
+        private final ByteBuffer[] answers;
+        private final AtomicBoolean released = new AtomicBoolean();
+
+        Fetched(Block block, ByteBuffer[] answers) {
+            this.block = block;
+            this.answers = answers;
+            List<ByteBuffer> c = new ArrayList<>(answers.length);
+            for (ByteBuffer a : answers) {
+                c.add(a.duplicate().position(a.position() + FetchProtocol.ANSWER_HEADER).slice());
+            }
+            this.chunks = List.copyOf(c);
+        }
+
+        /** @return which block */
+        public Block block() {
+            return block;
+        }
+
+        /** @return its bytes, in order: each buffer's remaining bytes a chunk's payload */
+        public List<ByteBuffer> chunks() {
+            return chunks;
+        }
+
         /** @return the block's exact length, bytes */
         public long length() {
             long n = 0;
@@ -95,18 +121,70 @@ public final class BlockFetcher implements AutoCloseable {
 
         /** @return the block's bytes as one stream (reads the answers in place) */
         public InputStream stream() {
-            if (chunks.size() == 1) {
-                return open(chunks.get(0));
+            return new ChunksInputStream(chunks);
+        }
+    }
+
+    /** Reads a list of buffers in order, from their own views (the buffers' positions are left alone). */
+    static final class ChunksInputStream extends InputStream {
+        private final ByteBuffer[] chunks;
+        private int at;
+
+        ChunksInputStream(List<ByteBuffer> chunks) {
+            this.chunks = new ByteBuffer[chunks.size()];
+            for (int i = 0; i < this.chunks.length; i++) {
+                this.chunks[i] = chunks.get(i).duplicate();
             }
-            List<InputStream> parts = new ArrayList<>(chunks.size());
-            for (ByteBuffer c : chunks) {
-                parts.add(open(c));
-            }
-            return new SequenceInputStream(Collections.enumeration(parts));
         }
 
-        private static InputStream open(ByteBuffer c) {
-            return new ByteArrayInputStream(c.array(), c.arrayOffset() + c.position(), c.remaining());
+        private ByteBuffer current() {
+            while (at < chunks.length && !chunks[at].hasRemaining()) {
+                at++;
+            }
+            return at < chunks.length ? chunks[at] : null;
+        }
+
+        @Override
+        public int read() {
+            ByteBuffer c = current();
+            return c == null ? -1 : c.get() & 0xFF;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+            java.util.Objects.checkFromIndexSize(off, len, b.length);
+            if (len == 0) {
+                return 0;
+            }
+            int n = 0;
+            ByteBuffer c;
+            while (n < len && (c = current()) != null) {
+                int k = Math.min(len - n, c.remaining());
+                c.get(b, off + n, k);
+                n += k;
+            }
+            return n == 0 ? -1 : n;
+        }
+
+        @Override
+        public long skip(long n) {
+            long done = 0;
+            ByteBuffer c;
+            while (done < n && (c = current()) != null) {
+                int k = (int) Math.min(n - done, c.remaining());
+                c.position(c.position() + k);
+                done += k;
+            }
+            return done;
+        }
+
+        @Override
+        public int available() {
+            long n = 0;
+            for (int i = at; i < chunks.length; i++) {
+                n += chunks[i].remaining();
+            }
+            return (int) Math.min(Integer.MAX_VALUE, n);
         }
     }
 
@@ -134,6 +212,7 @@ public final class BlockFetcher implements AutoCloseable {
         int requested;
         /** The exact size, from the first answer to arrive; -1 until then. */
         long size = -1;
+        /** The answers in, by chunk index (lent buffers: given back when the block is released or fails). */
         ByteBuffer[] parts;
         /** Chunks of the exact size in: complete when it reaches {@link #needed()}. */
         int have;
@@ -160,13 +239,15 @@ public final class BlockFetcher implements AutoCloseable {
         }
 
         /** Takes chunk {@code index}'s answer (or failure). Transport thread. */
-        void answered(int index, long off, int len, byte[] bytes, Throwable err) {
+        void answered(int index, long off, int len, ByteBuffer bytes, Throwable err) {
             if (closed.get()) {
+                giveBack(bytes);
                 return;
             }
             Object publish = null;
             synchronized (this) {
                 if (finished) {
+                    giveBack(bytes);
                     return;
                 }
                 if (err != null && busy(err) && !failing
@@ -184,6 +265,18 @@ public final class BlockFetcher implements AutoCloseable {
             }
             if (publish != null) {
                 arrived.add(publish);
+                if (closed.get()) {
+                    drainArrived(); // closed while this was being published: close() may have drained before it
+                }
+            }
+        }
+
+        /** Gives back the answers held, and takes no more. Under its monitor. */
+        void drop() {
+            finished = true;
+            for (int i = 0; i < parts.length; i++) {
+                giveBack(parts[i]);
+                parts[i] = null;
             }
         }
     }
@@ -193,7 +286,7 @@ public final class BlockFetcher implements AutoCloseable {
      *
      * @return what to hand to the consumer: the whole block, a failure, a request for more chunks, or null
      */
-    private Object takeAnswer(InFlight st, int index, long off, int len, byte[] bytes, Throwable err) {
+    private Object takeAnswer(InFlight st, int index, long off, int len, ByteBuffer bytes, Throwable err) {
         Failed f = check(st.block, off, len, bytes, err);
         if (f == null && st.size >= 0 && FetchProtocol.answerSize(bytes) != st.size) {
             f = new Failed(st.block, "executor " + st.block.executorId() + " at " + st.block.address()
@@ -201,7 +294,8 @@ public final class BlockFetcher implements AutoCloseable {
                 + FetchProtocol.answerSize(bytes), null);
         }
         if (f != null) {
-            st.finished = true;
+            giveBack(bytes);
+            st.drop();
             failing = true;
             return f;
         }
@@ -209,16 +303,20 @@ public final class BlockFetcher implements AutoCloseable {
             st.size = FetchProtocol.answerSize(bytes);
         }
         int needed = st.needed();
-        if (index < needed) {
-            if (st.parts.length < needed) {
-                st.parts = Arrays.copyOf(st.parts, needed);
-            }
-            st.parts[index] = payload(bytes);
+        if (st.parts.length < needed) {
+            st.parts = Arrays.copyOf(st.parts, needed);
+        }
+        if (index < needed && st.parts[index] == null) {
+            st.parts[index] = bytes;
             st.have++;
+        } else {
+            giveBack(bytes); // past the block's end (answered empty), or a chunk answered twice
         }
         if (st.have == needed) {
             st.finished = true;
-            return new Fetched(st.block, List.of(Arrays.copyOf(st.parts, needed)));
+            Fetched whole = new Fetched(st.block, Arrays.copyOf(st.parts, needed));
+            Arrays.fill(st.parts, null); // the Fetched gives them back now
+            return whole;
         }
         if (needed > st.requested && !st.moreAsked) {
             st.moreAsked = true;
@@ -228,6 +326,7 @@ public final class BlockFetcher implements AutoCloseable {
     }
 
     private final Caller caller;
+    private final Consumer<ByteBuffer> release;
     private final ArrayDeque<Block> pending = new ArrayDeque<>();
     /** Admitted and not yet taken, in admission order. Consumer thread. */
     private final Map<Block, InFlight> admitted = new LinkedHashMap<>();
@@ -256,15 +355,17 @@ public final class BlockFetcher implements AutoCloseable {
      * Starts fetching: the first blocks within the bounds are requested at once.
      *
      * @param caller sends requests
+     * @param release takes back the answer buffers the caller lent, each once
      * @param blocks the blocks, each of size at least 1; they are requested in this order
      * @param maxBytesInFlight bytes requested and not yet taken
      * @param maxReqsInFlight requests outstanding
      * @param chunkBytes the largest request
      * @param timeout the bound of each request
      */
-    public BlockFetcher(Caller caller, List<Block> blocks, long maxBytesInFlight, int maxReqsInFlight,
-                        int chunkBytes, Duration timeout) {
+    public BlockFetcher(Caller caller, Consumer<ByteBuffer> release, List<Block> blocks, long maxBytesInFlight,
+                        int maxReqsInFlight, int chunkBytes, Duration timeout) {
         this.caller = caller;
+        this.release = release;
         this.maxBytesInFlight = maxBytesInFlight;
         this.maxReqsInFlight = maxReqsInFlight;
         this.chunkBytes = chunkBytes;
@@ -342,9 +443,9 @@ public final class BlockFetcher implements AutoCloseable {
         return c instanceof io.rdmx.rpc.RemoteRpcException r && io.rdmx.rpc.RpcConfig.BUSY_CLASS.equals(r.className());
     }
 
-    private CompletableFuture<byte[]> call(Block b, long off, int len) {
+    private CompletableFuture<ByteBuffer> call(Block b, long off, int len) {
         reqsInFlight.incrementAndGet();
-        CompletableFuture<byte[]> f;
+        CompletableFuture<ByteBuffer> f;
         try {
             f = caller.call(b.address(), FetchProtocol.request(b.shuffleId(), b.mapId(), b.reduceId(), off, len),
                 timeout);
@@ -354,14 +455,38 @@ public final class BlockFetcher implements AutoCloseable {
         return f.whenComplete((bytes, err) -> reqsInFlight.decrementAndGet());
     }
 
-    /** @return the answer's payload, in place (no copy) */
-    private static ByteBuffer payload(byte[] answer) {
-        return ByteBuffer.wrap(answer, FetchProtocol.ANSWER_HEADER, answer.length - FetchProtocol.ANSWER_HEADER)
-            .slice();
+    /** Gives a lent answer buffer back (null: none). Any thread. */
+    private void giveBack(ByteBuffer answer) {
+        if (answer != null) {
+            release.accept(answer);
+        }
+    }
+
+    /**
+     * Gives back a block's buffers, once (later calls do nothing). Consumer thread, when it is done reading it.
+     *
+     * @param f a block {@link #next()} returned
+     */
+    public void release(Fetched f) {
+        if (f != null && f.released.compareAndSet(false, true)) {
+            for (ByteBuffer a : f.answers) {
+                giveBack(a);
+            }
+        }
+    }
+
+    /** Gives back the whole blocks queued for the consumer. */
+    private void drainArrived() {
+        Object o;
+        while ((o = arrived.poll()) != null) {
+            if (o instanceof Fetched f) {
+                release(f);
+            }
+        }
     }
 
     /** @return null if the answer is good, else the failure to hand over */
-    private Failed check(Block b, long off, int len, byte[] bytes, Throwable err) {
+    private Failed check(Block b, long off, int len, ByteBuffer bytes, Throwable err) {
         if (err != null) {
             Throwable cause = unwrap(err);
             return new Failed(b, "fetching " + b.name() + " from executor " + b.executorId() + " at " + b.address()
@@ -491,13 +616,21 @@ public final class BlockFetcher implements AutoCloseable {
         return maxReqsSeen;
     }
 
-    /** Stops: answers still to come are dropped. Idempotent. Consumer thread. */
+    /**
+     * Stops: answers still to come are given back as they arrive, those held now at once (blocks the consumer took
+     * are its to release). Idempotent. Consumer thread.
+     */
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
             pending.clear();
-            arrived.clear();
             delayed.clear();
+            for (InFlight st : admitted.values()) {
+                synchronized (st) {
+                    st.drop();
+                }
+            }
+            drainArrived();
         }
     }
 }

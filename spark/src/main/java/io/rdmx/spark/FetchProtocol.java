@@ -159,16 +159,29 @@ public final class FetchProtocol {
      * @return null when valid, else the reason as {@code name=value}
      */
     public static String validateAnswer(byte[] answer, long offset, int length) {
-        if (answer.length < ANSWER_HEADER) {
-            return "answer length=" + answer.length + " shorter than its header=" + ANSWER_HEADER;
+        return validateAnswer(ByteBuffer.wrap(answer), offset, length);
+    }
+
+    /**
+     * Checks an answer against its request.
+     *
+     * @param answer the answer, from its position to its limit (position unchanged)
+     * @param offset the request's offset
+     * @param length the request's length
+     * @return null when valid, else the reason as {@code name=value}
+     */
+    public static String validateAnswer(ByteBuffer answer, long offset, int length) {
+        int n = answer.remaining();
+        if (n < ANSWER_HEADER) {
+            return "answer length=" + n + " shorter than its header=" + ANSWER_HEADER;
         }
         long size = answerSize(answer);
         if (size < 0) {
             return "block size=" + size + " is negative";
         }
         long expected = ANSWER_HEADER + Math.max(0, Math.min(length, size - offset));
-        if (answer.length != expected) {
-            return "answer length=" + answer.length + " expected=" + expected + " (block size=" + size + ", offset="
+        if (n != expected) {
+            return "answer length=" + n + " expected=" + expected + " (block size=" + size + ", offset="
                 + offset + ", length=" + length + ")";
         }
         return null;
@@ -179,7 +192,15 @@ public final class FetchProtocol {
      * @return the block size it states
      */
     public static long answerSize(byte[] answer) {
-        return ByteBuffer.wrap(answer).getLong(0);
+        return answerSize(ByteBuffer.wrap(answer));
+    }
+
+    /**
+     * @param answer an answer, from its position (position unchanged)
+     * @return the block size it states
+     */
+    public static long answerSize(ByteBuffer answer) {
+        return answer.getLong(answer.position());
     }
 
     /**

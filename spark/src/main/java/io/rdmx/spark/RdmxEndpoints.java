@@ -4,6 +4,7 @@ import io.rdmx.channel.ChannelConfig;
 import io.rdmx.channel.ChannelEngine;
 import io.rdmx.rpc.RpcClient;
 import io.rdmx.rpc.RpcConfig;
+import io.rdmx.rpc.RpcFrameDescriptor;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.Node;
@@ -41,6 +42,9 @@ public final class RdmxEndpoints implements AutoCloseable {
     private final Map<String, Served> served = new LinkedHashMap<>();
     private final Map<String, Client> clients = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    /** Where fetch answers land (off the heap), reused by every task of the executor. */
+    private final BlockBuffers buffers;
+    private final int fetchChunkBytes;
 
     private record Served(Node node, ChannelEngine engine, BlockServer server) {
     }
@@ -51,6 +55,45 @@ public final class RdmxEndpoints implements AutoCloseable {
     private RdmxEndpoints(RdmxShuffleConf conf, String host) {
         this.conf = conf;
         this.host = host;
+        this.fetchChunkBytes = fetchChunkBytes(conf);
+        int size = fetchChunkBytes + FetchProtocol.ANSWER_HEADER;
+        // a task holds up to maxBytesInFlight plus the block it reads; keep what two tasks at that bound hold
+        long perTask = (conf.maxBytesInFlight() + size - 1) / size + 1;
+        this.buffers = new BlockBuffers(size, (int) Math.min(4096, Math.max(16, 2 * perTask)));
+    }
+
+    /**
+     * The request size of a fetch: {@code spark.rdmx.chunkBytes}, but no more than an answer that arrives in one
+     * record of the block channel's ring, so the RPC client hands it over in place and it is copied once, from
+     * the ring into an off-heap buffer ({@link BlockBuffers}); a larger answer would first be reassembled in a heap
+     * array of its size.
+     *
+     * @param conf the configuration
+     * @return bytes, at least 1
+     */
+    static int fetchChunkBytes(RdmxShuffleConf conf) {
+        int inOneRecord = channelConfig(conf).maxRecordPayload() - RpcFrameDescriptor.RESPONSE_HEADER_LENGTH
+            - FetchProtocol.ANSWER_HEADER;
+        return Math.max(1, Math.min(conf.chunkBytes(), inOneRecord));
+    }
+
+    /** @return the request size of a fetch ({@link #fetchChunkBytes(RdmxShuffleConf)}) */
+    public int fetchChunkBytes() {
+        return fetchChunkBytes;
+    }
+
+    /**
+     * Gives back the buffer of a fetch answer ({@link #call}), once.
+     *
+     * @param answer the buffer
+     */
+    public void release(ByteBuffer answer) {
+        buffers.release(answer);
+    }
+
+    /** @return the pool fetch answers land in */
+    BlockBuffers buffers() {
+        return buffers;
     }
 
     /**
@@ -207,9 +250,9 @@ public final class RdmxEndpoints implements AutoCloseable {
      * @param target {@code provider=address}
      * @param request the request
      * @param timeout its bound
-     * @return the answer
+     * @return the answer, in an off-heap buffer to {@link #release} once read
      */
-    public CompletableFuture<byte[]> call(String target, ByteBuffer request, Duration timeout) {
+    public CompletableFuture<ByteBuffer> call(String target, ByteBuffer request, Duration timeout) {
         int eq = target.indexOf('=');
         String provider = target.substring(0, eq);
         Client c;
@@ -218,7 +261,8 @@ public final class RdmxEndpoints implements AutoCloseable {
         } catch (RdmxException | RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return c.client().callAsync(target.substring(eq + 1), FetchProtocol.METHOD_FETCH, request, timeout);
+        return c.client().callAsync(target.substring(eq + 1), FetchProtocol.METHOD_FETCH, request, buffers::copyOf,
+            timeout);
     }
 
     private Client client(String provider) throws RdmxException {

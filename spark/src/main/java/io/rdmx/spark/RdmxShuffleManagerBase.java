@@ -196,8 +196,21 @@ public abstract class RdmxShuffleManagerBase {
         return executorSide().choose(hostAndAd[0], peer.executorId(), hostAndAd[1]);
     }
 
-    CompletableFuture<byte[]> call(String target, ByteBuffer request, Duration timeout) {
+    CompletableFuture<ByteBuffer> call(String target, ByteBuffer request, Duration timeout) {
         return executorSide().call(target, request, timeout);
+    }
+
+    /** Gives back a fetch answer's buffer ({@link RdmxEndpoints#release}). */
+    void release(ByteBuffer answer) {
+        RdmxEndpoints e = endpoints;
+        if (e != null) {
+            e.release(answer);
+        }
+    }
+
+    /** @return the request size of a fetch ({@link RdmxEndpoints#fetchChunkBytes}) */
+    int fetchChunkBytes() {
+        return executorSide().fetchChunkBytes();
     }
 
     void forget(String executorId) {

@@ -19,12 +19,16 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -112,6 +116,58 @@ class BlockFetcherTest {
         }
     }
 
+    /**
+     * The answer buffers lent to fetchers, as {@link RdmxEndpoints} lends them (off-heap, from a pool): each must
+     * come back exactly once.
+     */
+    static final class Lent {
+        final BlockBuffers pool = new BlockBuffers(CHUNK + FetchProtocol.ANSWER_HEADER, 64);
+        final Set<ByteBuffer> out = Collections.newSetFromMap(new IdentityHashMap<>());
+        final List<String> errors = new CopyOnWriteArrayList<>();
+
+        synchronized ByteBuffer copyOf(ByteBuffer body) {
+            ByteBuffer b = pool.copyOf(body);
+            out.add(b);
+            return b;
+        }
+
+        synchronized void release(ByteBuffer b) {
+            if (!out.remove(b)) {
+                errors.add("a buffer given back twice, or never lent: " + b);
+            }
+            pool.release(b);
+        }
+
+        synchronized int outstanding() {
+            return out.size();
+        }
+
+        /** Every buffer lent came back, once. */
+        void assertAllBack() throws InterruptedException {
+            awaitTrue("every answer buffer given back", () -> outstanding() == 0, TIMEOUT);
+            assertEquals(List.of(), errors);
+        }
+    }
+
+    private final Lent lent = new Lent();
+
+    /** Waits until the condition holds, failing the test after the timeout (answers arrive on other threads). */
+    static void awaitTrue(String what, java.util.function.BooleanSupplier condition, Duration timeout)
+        throws InterruptedException {
+        awaitTrue(what, condition, timeout, () -> "");
+    }
+
+    static void awaitTrue(String what, java.util.function.BooleanSupplier condition, Duration timeout,
+                          java.util.function.Supplier<String> state) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("not within " + timeout.toMillis() + " ms: " + what + " " + state.get());
+            }
+            TimeUnit.MILLISECONDS.sleep(1);
+        }
+    }
+
     /** Calls through the client, counting requests outstanding at once. */
     final class Counting implements BlockFetcher.Caller {
         final AtomicInteger outstanding = new AtomicInteger();
@@ -119,10 +175,10 @@ class BlockFetcherTest {
         final AtomicInteger calls = new AtomicInteger();
 
         @Override
-        public CompletableFuture<byte[]> call(String address, ByteBuffer request, Duration timeout) {
+        public CompletableFuture<ByteBuffer> call(String address, ByteBuffer request, Duration timeout) {
             calls.incrementAndGet();
             max.accumulateAndGet(outstanding.incrementAndGet(), Math::max);
-            return client.callAsync(address, FetchProtocol.METHOD_FETCH, request, timeout)
+            return client.callAsync(address, FetchProtocol.METHOD_FETCH, request, lent::copyOf, timeout)
                 .whenComplete((b, e) -> outstanding.decrementAndGet());
         }
     }
@@ -141,15 +197,18 @@ class BlockFetcherTest {
             // the tracker's sizes are estimates: some too small, some too large
             blocks.add(block(i, 2, i % 2 == 0 ? Math.max(1, sizes[i] / 3) : sizes[i] * 2L));
         }
-        try (BlockFetcher f = new BlockFetcher(new Counting(), blocks, 1 << 20, 64, CHUNK, TIMEOUT)) {
+        try (BlockFetcher f = new BlockFetcher(new Counting(), lent::release, blocks, 1 << 20, 64, CHUNK, TIMEOUT)) {
             Map<String, byte[]> got = new HashMap<>();
             long total = 0;
             while (f.hasNext()) {
                 BlockFetcher.Fetched b = f.next();
+                assertTrue(b.chunks().stream().allMatch(ByteBuffer::isDirect), "answers land off the heap");
                 byte[] bytes = b.stream().readAllBytes();
                 assertEquals(b.length(), bytes.length);
                 total += bytes.length;
                 got.put(b.block().name(), bytes);
+                f.release(b);
+                f.release(b); // a second release gives nothing back twice
             }
             assertEquals(expected.keySet(), got.keySet());
             for (String k : expected.keySet()) {
@@ -157,6 +216,8 @@ class BlockFetcherTest {
             }
             assertEquals(total, f.bytesFetched());
         }
+        lent.assertAllBack();
+        assertTrue(lent.pool.allocated() < 20, "buffers reused: " + lent.pool.allocated() + " allocated");
     }
 
     /**
@@ -182,11 +243,12 @@ class BlockFetcherTest {
             }
             return real.call(address, request, timeout);
         };
-        try (BlockFetcher f = new BlockFetcher(turnedAway, blocks, 1 << 20, 4, CHUNK, TIMEOUT)) {
+        try (BlockFetcher f = new BlockFetcher(turnedAway, lent::release, blocks, 1 << 20, 4, CHUNK, TIMEOUT)) {
             Map<String, byte[]> got = new HashMap<>();
             while (f.hasNext()) {
                 BlockFetcher.Fetched b = f.next();
                 got.put(b.block().name(), b.stream().readAllBytes());
+                f.release(b);
             }
             assertEquals(expected.keySet(), got.keySet());
             for (String k : expected.keySet()) {
@@ -195,6 +257,7 @@ class BlockFetcherTest {
             assertTrue(busy.get() >= 5, "busy answers: " + busy.get());
             assertEquals(busy.get(), f.retries());
         }
+        lent.assertAllBack();
     }
 
     /** A server that stays busy past the request timeout fails the fetch naming it (no endless asking). */
@@ -203,7 +266,8 @@ class BlockFetcherTest {
         source.put(0, 1, 1, 100, 1);
         BlockFetcher.Caller alwaysBusy = (address, request, timeout) -> CompletableFuture.failedFuture(
             new RemoteRpcException("blocks-s", RpcConfig.BUSY_CLASS, "server 'blocks-s' is busy"));
-        try (BlockFetcher f = new BlockFetcher(alwaysBusy, List.of(block(1, 1, 100)), 1 << 20, 4, CHUNK,
+        try (BlockFetcher f = new BlockFetcher(alwaysBusy, lent::release, List.of(block(1, 1, 100)), 1 << 20, 4,
+            CHUNK,
             Duration.ofMillis(300))) {
             BlockFetchException e = assertThrows(BlockFetchException.class, f::next);
             assertTrue(e.getMessage().contains("exec-1") && e.getMessage().contains("busy"), e.getMessage());
@@ -221,7 +285,7 @@ class BlockFetcherTest {
         Counting caller = new Counting();
         CountDownLatch gate = new CountDownLatch(1);
         source.gate = gate;
-        try (BlockFetcher f = new BlockFetcher(caller, blocks, 1 << 20, 3, CHUNK, TIMEOUT)) {
+        try (BlockFetcher f = new BlockFetcher(caller, lent::release, blocks, 1 << 20, 3, CHUNK, TIMEOUT)) {
             // no answer can have come back yet: exactly the bound was sent
             assertEquals(3, caller.calls.get());
             gate.countDown();
@@ -249,7 +313,7 @@ class BlockFetcherTest {
         Counting caller = new Counting();
         CountDownLatch gate = new CountDownLatch(1);
         source.gate = gate;
-        try (BlockFetcher f = new BlockFetcher(caller, blocks, 12_000, 64, CHUNK, TIMEOUT)) {
+        try (BlockFetcher f = new BlockFetcher(caller, lent::release, blocks, 12_000, 64, CHUNK, TIMEOUT)) {
             assertEquals(2, caller.calls.get(), "two 5000-byte blocks fit in 12000 bytes, a third does not");
             gate.countDown();
             long total = 0;
@@ -267,7 +331,8 @@ class BlockFetcherTest {
         Counting caller = new Counting();
         CountDownLatch gate = new CountDownLatch(1);
         source.gate = gate;
-        try (BlockFetcher f = new BlockFetcher(caller, List.of(block(1, 0, 3 * CHUNK + 17)), 1 << 20, 64, CHUNK,
+        try (BlockFetcher f = new BlockFetcher(caller, lent::release, List.of(block(1, 0, 3 * CHUNK + 17)), 1 << 20,
+            64, CHUNK,
             TIMEOUT)) {
             // no answer can have come back yet: the four chunks were asked for together, by the constructor
             assertEquals(4, caller.calls.get());
@@ -287,11 +352,12 @@ class BlockFetcherTest {
         byte[] exact = source.put(0, 2, 0, 2 * CHUNK, 2);
         Counting caller = new Counting();
         List<BlockFetcher.Block> blocks = List.of(block(1, 0, 3L * CHUNK), block(2, 0, 2L * CHUNK + 5));
-        try (BlockFetcher f = new BlockFetcher(caller, blocks, 1 << 20, 64, CHUNK, TIMEOUT)) {
+        try (BlockFetcher f = new BlockFetcher(caller, lent::release, blocks, 1 << 20, 64, CHUNK, TIMEOUT)) {
             Map<String, byte[]> got = new HashMap<>();
             while (f.hasNext()) {
                 BlockFetcher.Fetched x = f.next();
                 got.put(x.block().name(), x.stream().readAllBytes());
+                f.release(x);
             }
             assertArrayEquals(b, got.get("shuffle_0_1_0"));
             assertArrayEquals(exact, got.get("shuffle_0_2_0"));
@@ -299,13 +365,15 @@ class BlockFetcherTest {
             assertEquals(0, server.errorsReturned(), "a request past the end is not an error");
             assertEquals(CHUNK + 1 + 2 * CHUNK, f.bytesFetched());
         }
+        lent.assertAllBack(); // the answers past the end too
     }
 
     @Test
     void aBlockLargerThanItsEstimateIsCompletedByTheConsumer() throws Exception {
         byte[] b = source.put(0, 1, 0, 3 * CHUNK + 5, 1);
         Counting caller = new Counting();
-        try (BlockFetcher f = new BlockFetcher(caller, List.of(block(1, 0, CHUNK)), 1 << 20, 64, CHUNK, TIMEOUT)) {
+        try (BlockFetcher f = new BlockFetcher(caller, lent::release, List.of(block(1, 0, CHUNK)), 1 << 20, 64, CHUNK,
+            TIMEOUT)) {
             assertEquals(1, caller.calls.get());
             BlockFetcher.Fetched got = f.next();
             assertArrayEquals(b, got.stream().readAllBytes());
@@ -322,7 +390,7 @@ class BlockFetcherTest {
         CountDownLatch gate = new CountDownLatch(1);
         source.gate = gate;
         List<BlockFetcher.Block> blocks = List.of(block(1, 0, 100), block(2, 0, 4L * CHUNK));
-        try (BlockFetcher f = new BlockFetcher(caller, blocks, 1 << 20, 3, CHUNK, TIMEOUT)) {
+        try (BlockFetcher f = new BlockFetcher(caller, lent::release, blocks, 1 << 20, 3, CHUNK, TIMEOUT)) {
             assertEquals(1, caller.calls.get(), "1 + 4 requests exceed the bound of 3");
             gate.countDown();
             assertEquals("shuffle_0_1_0", f.next().block().name());
@@ -332,11 +400,42 @@ class BlockFetcherTest {
         }
     }
 
+    /**
+     * Closing a fetcher (a task that ends early, or fails) gives back every answer buffer: those of blocks queued for
+     * the consumer, those of blocks partly in, and those of answers that arrive after the close.
+     */
+    @Test
+    void closingGivesBackEveryAnswerBufferWhateverStateItsBlockIsIn() throws Exception {
+        List<BlockFetcher.Block> blocks = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            source.put(0, i, 0, 2 * CHUNK + 1 + i, i); // three chunks each
+            blocks.add(block(i, 0, 2 * CHUNK + 1 + i));
+        }
+        source.gateFromMap = 4; // blocks 0-3 arrive, 4-7 are held at the server until after the close
+        CountDownLatch gate = new CountDownLatch(1);
+        source.gate = gate;
+        Counting caller = new Counting();
+        BlockFetcher f = new BlockFetcher(caller, lent::release, blocks, 1 << 20, 64, CHUNK, TIMEOUT);
+        try {
+            BlockFetcher.Fetched first = f.next();
+            assertEquals(2 * CHUNK + 1 + first.block().mapIndex(), first.stream().readAllBytes().length);
+            awaitTrue("blocks 0-3 in", () -> lent.outstanding() >= 4 * 3, TIMEOUT, () -> "lent " + lent.outstanding()
+                + ", calls " + caller.calls + ", outstanding " + caller.outstanding + ", served "
+                + server.requestsServed());
+            f.close();              // one block taken (the consumer's to release), three queued, four held
+            f.release(first);
+        } finally {
+            gate.countDown();
+        }
+        awaitTrue("every request answered", () -> caller.outstanding.get() == 0, TIMEOUT);
+        lent.assertAllBack();
+    }
+
     @Test
     void anUnknownBlockFailsNamingBlockExecutorAndReason() throws Exception {
         source.put(0, 1, 0, 100, 1);
         List<BlockFetcher.Block> blocks = List.of(block(1, 0, 100), block(2, 0, 100));
-        try (BlockFetcher f = new BlockFetcher(new Counting(), blocks, 1 << 20, 64, CHUNK, TIMEOUT)) {
+        try (BlockFetcher f = new BlockFetcher(new Counting(), lent::release, blocks, 1 << 20, 64, CHUNK, TIMEOUT)) {
             BlockFetchException e = assertThrows(BlockFetchException.class, () -> {
                 while (f.hasNext()) {
                     f.next();
@@ -359,7 +458,7 @@ class BlockFetcherTest {
         source.gate = gate;
         List<BlockFetcher.Block> blocks = List.of(block(1, 0, 100), block(2, 0, 3 * CHUNK));
         Counting caller = new Counting();
-        try (BlockFetcher f = new BlockFetcher(caller, blocks, 1, 1, CHUNK, TIMEOUT)) {
+        try (BlockFetcher f = new BlockFetcher(caller, lent::release, blocks, 1, 1, CHUNK, TIMEOUT)) {
             assertEquals("shuffle_0_1_0", f.next().block().name());
             serverNode.close();    // the executor holding the blocks is gone
             BlockFetchException e = assertThrows(BlockFetchException.class, f::next);
@@ -378,7 +477,8 @@ class BlockFetcherTest {
     void anUnreachableAddressFailsWithinTheTimeout() throws Exception {
         List<BlockFetcher.Block> blocks = List.of(new BlockFetcher.Block("exec-9", LoopbackFabric.SCHEME + "nobody",
             0, 1, 1, 0, 10));
-        try (BlockFetcher f = new BlockFetcher(new Counting(), blocks, 1 << 20, 1, CHUNK, Duration.ofMillis(500))) {
+        try (BlockFetcher f = new BlockFetcher(new Counting(), lent::release, blocks, 1 << 20, 1, CHUNK,
+            Duration.ofMillis(500))) {
             BlockFetchException e = assertThrows(BlockFetchException.class, f::next);
             assertTrue(e.getMessage().contains("executor exec-9"), e.getMessage());
         }

@@ -55,16 +55,38 @@ class RdmxEndpointsTest {
             assertEquals(List.of("shm", "tcp"), List.copyOf(RdmxEndpoints.parse(a.advertisement()).keySet()));
             for (String target : List.of(b.choose("127.0.0.1", "a", a.advertisement()),
                 b.choose("other-host", "a", a.advertisement()))) {
-                try (BlockFetcher f = new BlockFetcher(b::call, List.of(new BlockFetcher.Block("a", target, 1, 2, 0, 3,
-                    100)), 1 << 20, 4, 4096, Duration.ofSeconds(5))) {
-                    assertArrayEquals(block, f.next().stream().readAllBytes(), target);
+                try (BlockFetcher f = new BlockFetcher(b::call, b::release, List.of(new BlockFetcher.Block("a", target,
+                    1, 2, 0, 3, 100)), 1 << 20, 4, b.fetchChunkBytes(), Duration.ofSeconds(5))) {
+                    BlockFetcher.Fetched got = f.next();
+                    assertArrayEquals(block, got.stream().readAllBytes(), target);
+                    assertTrue(got.chunks().stream().allMatch(ByteBuffer::isDirect), "answers land off the heap");
+                    f.release(got);
                 }
             }
+            // 10,000 bytes in chunks of 4096: three buffers, taken again by the second fetch, all back in the pool
+            assertEquals(3, b.buffers().allocated());
+            assertEquals(3, b.buffers().pooled());
             assertTrue(b.choose("127.0.0.1", "a", a.advertisement()).startsWith("shm="));
             assertTrue(b.choose("other-host", "a", a.advertisement()).startsWith("tcp="));
             assertEquals(2L * block.length, a.bytesServed());
             assertEquals(0, b.call("nowhere=x", ByteBuffer.allocate(1), Duration.ofSeconds(1)).handle((x, t) ->
                 t == null ? 1 : 0).get());
         }
+    }
+
+    /**
+     * A fetch asks for no more than an answer that arrives in one record of the block channel's ring (so it is
+     * copied once, from the ring into an off-heap buffer, never reassembled in a heap array).
+     */
+    @Test
+    void aFetchAsksForAtMostWhatOneRingRecordCarries() {
+        RdmxShuffleConf big = RdmxShuffleConf.from(Map.of(RdmxShuffleConf.CHUNK_BYTES_KEY, "4m",
+            RdmxShuffleConf.RING_BYTES_KEY, "65536")::get);
+        int chunk = RdmxEndpoints.fetchChunkBytes(big);
+        int record = RdmxEndpoints.channelConfig(big).maxRecordPayload();
+        assertEquals(record - io.rdmx.rpc.RpcFrameDescriptor.RESPONSE_HEADER_LENGTH - FetchProtocol.ANSWER_HEADER,
+            chunk);
+        RdmxShuffleConf small = RdmxShuffleConf.from(Map.of(RdmxShuffleConf.CHUNK_BYTES_KEY, "8192")::get);
+        assertEquals(8192, RdmxEndpoints.fetchChunkBytes(small), "a smaller chunk is kept as configured");
     }
 }

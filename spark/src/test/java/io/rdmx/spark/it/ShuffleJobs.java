@@ -90,12 +90,15 @@ public final class ShuffleJobs {
             fetchWaitMs.addAndGet(r.fetchWaitTime());
             bytesWritten.addAndGet(m.shuffleWriteMetrics().bytesWritten());
             cpuNanos.addAndGet(m.executorCpuTime());
-            long[] s = stageFetchWait.computeIfAbsent(e.stageId(), k -> new long[4]);
+            long[] s = stageFetchWait.computeIfAbsent(e.stageId(), k -> new long[7]);
             synchronized (s) {
                 s[0] += r.fetchWaitTime();
                 s[1] += m.executorCpuTime();
                 s[2] += r.remoteBytesRead();
                 s[3] += r.recordsRead() + m.shuffleWriteMetrics().recordsWritten();
+                s[4] += m.shuffleWriteMetrics().writeTime(); // ns blocked writing map output (Spark's metric)
+                s[5] += r.recordsRead();
+                s[6] += m.jvmGCTime();
             }
         }
 
@@ -329,6 +332,9 @@ public final class ShuffleJobs {
             awaitListener(metrics);
             // the jobs this operation ran (sortByKey samples its input in a job of its own)
             long shuffleStageMs = 0;
+            long readStageMs = 0; // stages that read shuffle data (the only ones whose code the manager replaces)
+            long writeNanos = 0;
+            long gcMs = 0;
             long fetchWait = 0;
             long cpu = 0;
             long remote = 0;
@@ -340,10 +346,14 @@ public final class ShuffleJobs {
                         fetchWait += f[0];
                         cpu += f[1];
                         remote += f[2];
+                        writeNanos += f[4];
+                        gcMs += f[6];
                     }
                     if (si != null && f != null && f[3] > 0 && si.submissionTime().isDefined()
                         && si.completionTime().isDefined()) {
-                        shuffleStageMs += (Long) si.completionTime().get() - (Long) si.submissionTime().get();
+                        long ms = (Long) si.completionTime().get() - (Long) si.submissionTime().get();
+                        shuffleStageMs += ms;
+                        readStageMs += f[5] > 0 ? ms : 0;
                     }
                 }
             }
@@ -361,10 +371,11 @@ public final class ShuffleJobs {
             }
             procBefore = procAfter;
             lines.add(String.format(Locale.ROOT, "bench {\"job\":\"%s\",\"pairs\":%d,\"count\":%d,\"wallMs\":%d,"
-                + "\"shuffleStageMs\":%d,\"fetchWaitMs\":%d,\"executorCpuMs\":%d,\"remoteBytes\":%d,"
-                + "\"executorProcessCpuMs\":%d,\"executorContextSwitches\":%d}",
-                job, pairs, count, wallMs, shuffleStageMs, fetchWait, cpu / 1_000_000, remote, procCpuMs,
-                procSwitches));
+                + "\"shuffleStageMs\":%d,\"readStageMs\":%d,\"fetchWaitMs\":%d,\"shuffleWriteMs\":%d,"
+                + "\"taskGcMs\":%d,\"executorCpuMs\":%d,\"remoteBytes\":%d,\"executorProcessCpuMs\":%d,"
+                + "\"executorContextSwitches\":%d}",
+                job, pairs, count, wallMs, shuffleStageMs, readStageMs, fetchWait, writeNanos / 1_000_000, gcMs,
+                cpu / 1_000_000, remote, procCpuMs, procSwitches));
         }
     }
 
