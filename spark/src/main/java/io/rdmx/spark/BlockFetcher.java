@@ -29,8 +29,8 @@ import java.util.function.Consumer;
  * block's exact size ({@link FetchProtocol}); a chunk the estimate over-counted is answered empty, and a block
  * larger than its estimate is completed by further requests, sent by the consumer when it sees that. A block is
  * handed over whole once all its chunks are in. A block is admitted only while the bytes requested but not yet
- * handed over stay within {@code maxBytesInFlight} and the requests outstanding within {@code maxReqsInFlight};
- * a block is admitted anyway when nothing else is in flight, so a large block never waits forever. Bytes count
+ * handed over (counted in whole chunks: each answer holds a buffer of a chunk) stay within
+ * {@code maxBytesInFlight} and the requests outstanding within {@code maxReqsInFlight}; a block is admitted anyway when nothing else is in flight, so a large block never waits forever. Bytes count
  * against the bound until the consumer takes the block.
  *
  * <p>Answers arrive in buffers the caller lends (off the heap: {@link BlockBuffers}); the fetcher gives each back
@@ -387,13 +387,14 @@ public final class BlockFetcher implements AutoCloseable {
             int chunks = (int) Math.min(Integer.MAX_VALUE, (b.size() + chunkBytes - 1) / chunkBytes);
             int reqs = reqsInFlight.get();
             boolean idle = reqs == 0 && bytesInFlight == 0;
-            if (!idle && (bytesInFlight + b.size() > maxBytesInFlight || (long) reqs + chunks > maxReqsInFlight)) {
+            long charge = held(b.size());
+            if (!idle && (bytesInFlight + charge > maxBytesInFlight || (long) reqs + chunks > maxReqsInFlight)) {
                 return;
             }
             pending.poll();
             InFlight st = new InFlight(b, chunks);
             admitted.put(b, st);
-            st.counted = b.size();
+            st.counted = charge;
             bytesInFlight += st.counted;
             maxBytesSeen = Math.max(maxBytesSeen, bytesInFlight);
             maxReqsSeen = Math.max(maxReqsSeen, reqs + chunks);
@@ -455,6 +456,18 @@ public final class BlockFetcher implements AutoCloseable {
         return f.whenComplete((bytes, err) -> reqsInFlight.decrementAndGet());
     }
 
+    /**
+     * What a block of this many bytes holds while it is in flight: whole chunks, since every answer lands in a
+     * buffer of a chunk (the lender's pool has one size), so a block of 2 KB holds as much as one of a chunk.
+     * Counting estimates instead let thousands of small blocks in, each holding a chunk-sized buffer.
+     *
+     * @param bytes the block's (estimated or exact) size
+     * @return bytes counted against {@code maxBytesInFlight}
+     */
+    private long held(long bytes) {
+        return Math.max(1, (bytes + chunkBytes - 1) / chunkBytes) * chunkBytes;
+    }
+
     /** Gives a lent answer buffer back (null: none). Any thread. */
     private void giveBack(ByteBuffer answer) {
         if (answer != null) {
@@ -514,9 +527,9 @@ public final class BlockFetcher implements AutoCloseable {
             st.requested = to;
             size = st.size;
         }
-        if (size > st.counted) {
-            bytesInFlight += size - st.counted;
-            st.counted = size;
+        if (held(size) > st.counted) {
+            bytesInFlight += held(size) - st.counted;
+            st.counted = held(size);
             maxBytesSeen = Math.max(maxBytesSeen, bytesInFlight);
         }
         maxReqsSeen = Math.max(maxReqsSeen, reqsInFlight.get() + to - from);

@@ -313,8 +313,10 @@ class BlockFetcherTest {
         Counting caller = new Counting();
         CountDownLatch gate = new CountDownLatch(1);
         source.gate = gate;
-        try (BlockFetcher f = new BlockFetcher(caller, lent::release, blocks, 12_000, 64, CHUNK, TIMEOUT)) {
-            assertEquals(2, caller.calls.get(), "two 5000-byte blocks fit in 12000 bytes, a third does not");
+        try (BlockFetcher f = new BlockFetcher(caller, lent::release, blocks, 2 * CHUNK + 100, 64, CHUNK,
+            TIMEOUT)) {
+            // each 5000-byte block holds a chunk-sized answer buffer: two fit in two chunks' worth, a third not
+            assertEquals(2, caller.calls.get(), "two 5000-byte blocks count a chunk each");
             gate.countDown();
             long total = 0;
             while (f.hasNext()) {
@@ -323,6 +325,36 @@ class BlockFetcherTest {
             assertEquals(20 * 5000 + 5 * CHUNK, total);
             assertTrue(f.maxBytesSeen() <= 5 * CHUNK, "maxBytesSeen=" + f.maxBytesSeen());
         }
+    }
+
+    /**
+     * Small blocks count a whole chunk each against the bytes in flight, since each answer lands in a chunk-sized
+     * buffer: counted by their sizes, a bound of 48 MiB let thousands of 2 KB blocks in, holding a chunk each.
+     */
+    @Test
+    void smallBlocksCountAWholeChunkEachSoTheBuffersTheyHoldStayWithinTheBound() throws Exception {
+        List<BlockFetcher.Block> blocks = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            source.put(0, i, 0, 100, i);
+            blocks.add(block(i, 0, 100));
+        }
+        Counting caller = new Counting();
+        CountDownLatch gate = new CountDownLatch(1);
+        source.gate = gate;
+        try (BlockFetcher f = new BlockFetcher(caller, lent::release, blocks, 3L * CHUNK, 64, CHUNK, TIMEOUT)) {
+            assertEquals(3, caller.calls.get(), "three 100-byte blocks hold three chunk buffers: the bound");
+            gate.countDown();
+            int n = 0;
+            while (f.hasNext()) {
+                BlockFetcher.Fetched b = f.next();
+                assertTrue(lent.outstanding() <= 4, "answer buffers held: " + lent.outstanding());
+                f.release(b);
+                n++;
+            }
+            assertEquals(40, n);
+            assertTrue(f.maxBytesSeen() <= 3L * CHUNK, "maxBytesSeen=" + f.maxBytesSeen());
+        }
+        lent.assertAllBack();
     }
 
     @Test
@@ -378,7 +410,7 @@ class BlockFetcherTest {
             BlockFetcher.Fetched got = f.next();
             assertArrayEquals(b, got.stream().readAllBytes());
             assertEquals(4, caller.calls.get(), "the three chunks past the estimate, once the size was known");
-            assertEquals(3 * CHUNK + 5, f.maxBytesSeen(), "counted at its exact size once known");
+            assertEquals(4 * CHUNK, f.maxBytesSeen(), "counted at its exact size (in whole chunks) once known");
         }
     }
 
