@@ -14,6 +14,7 @@ import io.rdmx.rpc.RpcPeerException;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.loopback.LoopbackFabric;
+import io.rdmx.transport.testsuite.Blocking;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -144,29 +145,12 @@ class BlockFetcherTest {
 
         /** Every buffer lent came back, once. */
         void assertAllBack() throws InterruptedException {
-            awaitTrue("every answer buffer given back", () -> outstanding() == 0, TIMEOUT);
+            Blocking.awaitTrue("every answer buffer given back", () -> outstanding() == 0, TIMEOUT);
             assertEquals(List.of(), errors);
         }
     }
 
     private final Lent lent = new Lent();
-
-    /** Waits until the condition holds, failing the test after the timeout (answers arrive on other threads). */
-    static void awaitTrue(String what, java.util.function.BooleanSupplier condition, Duration timeout)
-        throws InterruptedException {
-        awaitTrue(what, condition, timeout, () -> "");
-    }
-
-    static void awaitTrue(String what, java.util.function.BooleanSupplier condition, Duration timeout,
-                          java.util.function.Supplier<String> state) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("not within " + timeout.toMillis() + " ms: " + what + " " + state.get());
-            }
-            TimeUnit.MILLISECONDS.sleep(1);
-        }
-    }
 
     /** Calls through the client, counting requests outstanding at once. */
     final class Counting implements BlockFetcher.Caller {
@@ -451,15 +435,13 @@ class BlockFetcherTest {
         try {
             BlockFetcher.Fetched first = f.next();
             assertEquals(2 * CHUNK + 1 + first.block().mapIndex(), first.stream().readAllBytes().length);
-            awaitTrue("blocks 0-3 in", () -> lent.outstanding() >= 4 * 3, TIMEOUT, () -> "lent " + lent.outstanding()
-                + ", calls " + caller.calls + ", outstanding " + caller.outstanding + ", served "
-                + server.requestsServed());
+            Blocking.awaitTrue("blocks 0-3 in", () -> lent.outstanding() >= 4 * 3, TIMEOUT);
             f.close();              // one block taken (the consumer's to release), three queued, four held
             f.release(first);
         } finally {
             gate.countDown();
         }
-        awaitTrue("every request answered", () -> caller.outstanding.get() == 0, TIMEOUT);
+        Blocking.awaitTrue("every request answered", () -> caller.outstanding.get() == 0, TIMEOUT);
         lent.assertAllBack();
     }
 
