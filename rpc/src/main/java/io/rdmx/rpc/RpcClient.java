@@ -242,7 +242,23 @@ public final class RpcClient implements AutoCloseable {
                 }
                 return;
             }
-            p.complete(v);
+            if (!p.complete(v)) {
+                discard(p, v);
+            }
+        }
+
+        /** Reader thread: the call's future was complete already (its caller's doing): the result goes back. */
+        @SuppressWarnings("unchecked")
+        private void discard(Pending p, Object v) {
+            try {
+                ((RpcResponseReader<Object>) p.reader).discard(v);
+            } catch (RuntimeException | Error e) {
+                if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
+                    throw (VirtualMachineError) e;
+                }
+                LOG.warn("rpc client '{}': discarding the result of call id={} from server '{}' (its future was "
+                    + "complete already) failed: {}", name, p.callId, server, e.toString());
+            }
         }
 
         @Override

@@ -334,6 +334,37 @@ public abstract class RpcSuite {
         assertEquals(0, c.outstanding());
     }
 
+    /**
+     * A caller that cancels its call before the answer comes: the reader's result (which could hold a pooled
+     * buffer) goes to the reader's discard hook, once; a result the future takes never does; the client goes on.
+     */
+    @Test
+    void aResultTheCancelledFutureDidNotTakeGoesToTheReadersDiscard() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        List<byte[]> discarded = new java.util.concurrent.CopyOnWriteArrayList<>();
+        AtomicInteger reads = new AtomicInteger();
+        RpcResponseReader<byte[]> reader = RpcResponseReader.of(b -> {
+            reads.incrementAndGet();
+            byte[] a = new byte[b.remaining()];
+            b.get(a);
+            return a;
+        }, discarded::add);
+        CompletableFuture<byte[]> cancelled = c.callAsync(s.address(), LATER, ByteBuffer.wrap(body(100, 3)), reader,
+            WAIT);
+        RpcCall call = held(); // the server holds it: no answer can have come yet
+        assertTrue(cancelled.cancel(false));
+        call.respond(call.request());
+        Blocking.awaitTrue("the cancelled call's result discarded", () -> !discarded.isEmpty(), WAIT);
+        assertArrayEquals(body(100, 3), discarded.get(0));
+        assertEquals(1, reads.get());
+        assertArrayEquals(body(200, 4), c.callAsync(s.address(), ECHO, ByteBuffer.wrap(body(200, 4)), reader, WAIT)
+            .get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+        assertEquals(2, reads.get());
+        assertEquals(1, discarded.size(), "a result the future took is not discarded");
+        assertEquals(0, c.outstanding());
+    }
+
     @Test
     void aFailingRequestBodyFailsThatCallOnlyNamingTheServer() throws Exception {
         RpcServer s = server(cfg());

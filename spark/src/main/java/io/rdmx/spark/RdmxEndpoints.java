@@ -5,6 +5,7 @@ import io.rdmx.channel.ChannelEngine;
 import io.rdmx.rpc.RpcClient;
 import io.rdmx.rpc.RpcConfig;
 import io.rdmx.rpc.RpcFrameDescriptor;
+import io.rdmx.rpc.RpcResponseReader;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.Node;
@@ -44,6 +45,8 @@ public final class RdmxEndpoints implements AutoCloseable {
     private volatile boolean closed;
     /** Where fetch answers land (off the heap), reused by every task of the executor. */
     private final BlockBuffers buffers;
+    /** Copies an answer out of the ring into a pooled buffer; gives it back if the call's future did not take it. */
+    private final RpcResponseReader<ByteBuffer> answerReader;
     private final int fetchChunkBytes;
 
     private record Served(Node node, ChannelEngine engine, BlockServer server) {
@@ -60,6 +63,7 @@ public final class RdmxEndpoints implements AutoCloseable {
         // a task holds up to maxBytesInFlight plus the block it reads; keep what two tasks at that bound hold
         long perTask = (conf.maxBytesInFlight() + size - 1) / size + 1;
         this.buffers = new BlockBuffers(size, (int) Math.min(4096, Math.max(16, 2 * perTask)));
+        this.answerReader = RpcResponseReader.of(buffers::copyOf, buffers::release);
     }
 
     /**
@@ -261,7 +265,8 @@ public final class RdmxEndpoints implements AutoCloseable {
         } catch (RdmxException | RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return c.client().callAsync(target.substring(eq + 1), FetchProtocol.METHOD_FETCH, request, buffers::copyOf,
+        // an answer whose future was complete already (cancelled by its caller) goes back to the pool
+        return c.client().callAsync(target.substring(eq + 1), FetchProtocol.METHOD_FETCH, request, answerReader,
             timeout);
     }
 

@@ -34,7 +34,8 @@ import java.util.stream.Stream;
  *       blocked reader or writer does not park within a healthy case's waits);</li>
  *   <li>a NIO socket stream and ping-pong over TCP loopback, blocking and busy-polling ({@link NioPeer});</li>
  *   <li>Aeron IPC through an embedded media driver in the receiver, three set-ups ({@link AeronPeer});</li>
- *   <li>and, in this process, a single-thread off-heap memory copy: the physical limit.</li>
+ *   <li>and, in this process, a single-thread off-heap memory copy, and the {@link BareRing}: two threads and
+ *       a ring with nothing but the records in it, the bound for small records.</li>
  * </ul>
  *
  * <p>For records of 32 B, 1 KiB, 16 KiB and 64 KiB: messages/s, MiB/s, CPU seconds per GiB moved and context
@@ -58,6 +59,7 @@ public final class ChannelBench {
     static final List<String> AERON_JVM = List.of("--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
         "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED");
     private static final String MEMCPY = "memcpy";
+    private static final String BARE = "bare ring";
 
     /** One pair of processes. */
     private record Case(String variant, boolean baseline, String peerMain, List<String> jvm, List<String> peerArgs,
@@ -168,6 +170,7 @@ public final class ChannelBench {
             if (rounds > 1) {
                 System.out.println("round " + r + " of " + rounds);
             }
+            bareRing();
             for (Case c : cases) {
                 run(c);
             }
@@ -270,6 +273,26 @@ public final class ChannelBench {
                     // one thread busy the whole time: CPU = wall time, no context switches counted here
                     flowRounds.computeIfAbsent(MEMCPY + "/" + size, k -> new ArrayList<>())
                         .add(flow(MEMCPY, size, copies, s, s, Double.NaN));
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ the bare ring (in this process)
+
+    private void bareRing() throws InterruptedException {
+        BareRing bare = new BareRing(RING);
+        baselines.put(BARE, true);
+        report.context("bareRing", "two threads of this process, a " + (RING >> 20) + " MiB ring of the cases' "
+            + "records (8-byte header, payload), both spinning, positions published every "
+            + BareRing.PUBLISH_EVERY + " records, no checks: the least work a ring of small records can do here, "
+            + "measured before each round's cases (it moves with where the host runs the two CPUs; CPU = 2 x wall)");
+        for (int size : only(SIZES)) {
+            for (int round = 0; round < 3; round++) {
+                BareRing.Result r = bare.stream(size, measureMillis / 2);
+                if (round == 2) {
+                    flowRounds.computeIfAbsent(BARE + "/" + size, k -> new ArrayList<>())
+                        .add(flow(BARE, size, r.records(), r.seconds(), 2 * r.seconds(), Double.NaN));
                 }
             }
         }
@@ -554,6 +577,17 @@ public final class ChannelBench {
         String shm32 = bestFlow("shm/", 32);
         higher("shm 32 B stream, best idle, vs Aeron IPC best", shm32, bestFlow("aeron/", 32), 32, false, ">= 1.0x");
         higher("shm 32 B stream, best idle, vs NIO best", shm32, bestFlow("nio/", 32), 32, false, ">= 3x");
+        higher("shm 32 B stream, best idle, vs the bare ring (the least work, not a target)", shm32,
+            has(flows, "32", BARE), 32, false, null);
+        String nio32 = bestFlow("nio/", 32);
+        if (nio32 != null && flows.containsKey(BARE + "/32")) {
+            double need = 3 * flows.get(nio32 + "/32").msgs();
+            double bound = flows.get(BARE + "/32").msgs();
+            String line = String.format(Locale.ROOT, "3x NIO at 32 B is %.1fM msgs/s; the bare ring moves %.1fM "
+                + "(%.2fx of that target)", need / 1e6, bound / 1e6, bound / need);
+            report.context("target3xNioVsBareRing", line);
+            System.out.println(line);
+        }
         higher("shm 32 B stream, park, vs NIO blocking", has(flows, "32", "shm/park"),
             has(flows, "32", "nio/blocking"), 32, false, null);
         higher("shm 64 KiB stream, best idle, vs memcpy", bestFlow("shm/", big), has(flows, "" + big, MEMCPY), big,
