@@ -468,6 +468,13 @@ public final class ChannelBench {
             String variant = key.substring(0, key.lastIndexOf('/'));
             String name = "stream " + label(Integer.parseInt(key.substring(key.lastIndexOf('/') + 1)));
             flows.put(key, f);
+            if (rounds > 1 && key.endsWith("/32")) {
+                // the small records show most how the machine's state moves a case from one round to the next
+                System.out.printf(Locale.ROOT, "%-20s 32 B stream over %d rounds: median %.1fM msgs/s, rounds %s%n",
+                    variant, l.size(), f.msgs() / 1e6, e.getValue().stream()
+                        .map(x -> String.format(Locale.ROOT, "%.1fM", x.msgs() / 1e6))
+                        .collect(Collectors.joining(", ")));
+            }
             report.add(new Report.Result(name, variant, f.msgs(), msgsErr, "msgs/s"));
             report.add(new Report.Result(name, variant, f.mibs(), mibsErr, "MiB/s"));
             report.add(new Report.Result(name, variant, f.cpuPerGiB(), 0, "CPU s/GiB"));
