@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -243,21 +244,8 @@ public final class RpcClient implements AutoCloseable {
                 return;
             }
             if (!p.complete(v)) {
-                discard(p, v);
-            }
-        }
-
-        /** Reader thread: the call's future was complete already (its caller's doing): the result goes back. */
-        @SuppressWarnings("unchecked")
-        private void discard(Pending p, Object v) {
-            try {
-                ((RpcResponseReader<Object>) p.reader).discard(v);
-            } catch (RuntimeException | Error e) {
-                if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
-                    throw (VirtualMachineError) e;
-                }
-                LOG.warn("rpc client '{}': discarding the result of call id={} from server '{}' (its future was "
-                    + "complete already) failed: {}", name, p.callId, server, e.toString());
+                // the future was complete already (its caller cancelled it, or gave up on it): the result goes back
+                discardResult(p, v, server);
             }
         }
 
@@ -484,8 +472,7 @@ public final class RpcClient implements AutoCloseable {
                 }
                 LockSupport.parkNanos(this, left);
                 if (Thread.interrupted()) {
-                    fail(p, new RpcException("call id=" + p.callId + " to address=" + address + " interrupted"));
-                    throw new InterruptedException("rpc call id=" + p.callId + " to address=" + address);
+                    interrupted(p);
                 }
             }
         } finally {
@@ -509,6 +496,37 @@ public final class RpcClient implements AutoCloseable {
     }
 
     /**
+     * A blocking caller interrupted while it waits: fails its call, or, when another thread has taken the call out
+     * of the table and completes it, gives up on it, so that a result decoded for it goes to the reader's
+     * {@link RpcResponseReader#discard} (nobody will read it).
+     *
+     * @throws InterruptedException always
+     */
+    private void interrupted(Pending p) throws InterruptedException {
+        if (!fail(p, new RpcException("call id=" + p.callId + " to address=" + p.address + " interrupted"))
+            && !p.completeExceptionally(new CancellationException("rpc call id=" + p.callId + " interrupted"))
+            && p.reader != null && !p.isCompletedExceptionally()) {
+            // completed just now: this thread discards what it will not return
+            discardResult(p, p.getNow(null), p.address);
+        }
+        throw new InterruptedException("rpc call id=" + p.callId + " to address=" + p.address);
+    }
+
+    /** A result the call's future did not take (see {@link RpcResponseReader#discard}): given back, once. */
+    @SuppressWarnings("unchecked")
+    private void discardResult(Pending p, Object v, String server) {
+        try {
+            ((RpcResponseReader<Object>) p.reader).discard(v);
+        } catch (Throwable e) {
+            if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
+                throw (VirtualMachineError) e;
+            }
+            LOG.warn("rpc client '{}': discarding the result of call id={} from server '{}' (its future was "
+                + "complete already) failed", name, p.callId, server, e);
+        }
+    }
+
+    /**
      * A calling thread holding the reader role: reads until its own call is done (completing the other calls
      * whose responses come first) or its deadline passes.
      */
@@ -521,8 +539,7 @@ public final class RpcClient implements AutoCloseable {
             try {
                 readOnce(left);
             } catch (InterruptedException e) {
-                fail(p, new RpcException("call id=" + p.callId + " to address=" + p.address + " interrupted"));
-                throw new InterruptedException("rpc call id=" + p.callId + " to address=" + p.address);
+                interrupted(p);
             }
             if (!engine.isOpen()) {
                 return;

@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
 final class BareRing {
     private static final VarHandle LONG = MethodHandles.byteBufferViewVarHandle(long[].class,
         ByteOrder.nativeOrder());
-    /** Records between publications of a position. */
+    /** Records between publications of a position (fewer when a quarter of the ring holds fewer). */
     static final int PUBLISH_EVERY = 64;
     private static final int HEADER = 8;
     /** Byte offsets of the two positions in {@link #positions}, on separate cache lines. */
@@ -35,12 +35,23 @@ final class BareRing {
     private final ByteBuffer positions = ByteBuffer.allocateDirect(256).order(ByteOrder.nativeOrder());
     private final ByteBuffer payload = ByteBuffer.allocateDirect(64 << 10);
     private final int capacity;
+    private final boolean verify;
     private volatile boolean stop;
     /** Set by a reader that failed, so that a writer waiting for space gives up. */
     private volatile Throwable readerFailure;
 
     /** @param capacity ring bytes, at least two records of the largest size measured */
     BareRing(int capacity) {
+        this(capacity, false);
+    }
+
+    /**
+     * @param capacity ring bytes, at least two records of the largest size measured
+     * @param verify the writer numbers each record in its payload's first 8 bytes and the reader checks the
+     *               number (a test's mode: it reads a line more per record of 64 bytes or more)
+     */
+    BareRing(int capacity, boolean verify) {
+        this.verify = verify;
         this.capacity = capacity;
         this.ring = ByteBuffer.allocateDirect(capacity).order(ByteOrder.nativeOrder());
     }
@@ -62,18 +73,25 @@ final class BareRing {
         stop = false;
         readerFailure = null;
         long[] read = new long[1];
+        // positions are published every PUBLISH_EVERY records, or as often as a quarter of the ring holds
+        int every = Math.max(1, Math.min(PUBLISH_EVERY, capacity / (HEADER + size) / 4));
         Thread reader = new Thread(() -> {
             try {
-                read[0] = read();
+                read[0] = read(every);
             } catch (RuntimeException | Error e) {
                 readerFailure = e;
             }
         }, "bare-ring-reader");
+        reader.setDaemon(true);
         reader.start();
         long start = System.nanoTime();
-        long written = write(size, start + TimeUnit.MILLISECONDS.toNanos(millis));
-        stop = true;
-        reader.join();
+        long written;
+        try {
+            written = write(size, every, start + TimeUnit.MILLISECONDS.toNanos(millis));
+        } finally {
+            stop = true;
+            reader.join();
+        }
         double seconds = (System.nanoTime() - start) / 1e9;
         if (readerFailure != null || read[0] != written) {
             throw new IllegalStateException("bare ring: wrote " + written + " records of " + size + " B, read "
@@ -82,11 +100,12 @@ final class BareRing {
         return new Result(written, seconds);
     }
 
-    private long write(int size, long end) {
+    private long write(int size, int every, long end) {
         int record = HEADER + size;
         int limit = capacity - record;
         long header = ((long) Link.DATA << 32) | size;
         boolean longs = size % 8 == 0 && size <= 64;
+        boolean number = verify && size >= 8;
         long head = 0;
         long tailSeen = 0;
         long written = 0;
@@ -111,6 +130,9 @@ final class BareRing {
                 } else {
                     ring.put(at + HEADER, payload, 0, size);
                 }
+                if (number) {
+                    ring.putLong(at + HEADER, written);
+                }
                 head += record;
                 at += record;
                 if (at > limit) {
@@ -119,7 +141,7 @@ final class BareRing {
                     at = 0;
                 }
                 written++;
-                if (++since == PUBLISH_EVERY) {
+                if (++since == every) {
                     LONG.setRelease(positions, HEAD, head);
                     since = 0;
                 }
@@ -129,7 +151,7 @@ final class BareRing {
         return written;
     }
 
-    private long read() {
+    private long read(int every) {
         long tail = 0;
         long head = 0;
         long count = 0;
@@ -156,6 +178,10 @@ final class BareRing {
             if ((int) (header >>> 32) != Link.DATA || record > capacity) {
                 throw new IllegalStateException("bare ring: bad header " + Long.toHexString(header) + " at " + at);
             }
+            if (verify && record >= HEADER + 8 && ring.getLong(at + HEADER) != count) {
+                throw new IllegalStateException("bare ring: record " + ring.getLong(at + HEADER) + " at " + at
+                    + " where record " + count + " was due");
+            }
             count++;
             tail += record;
             at += record;
@@ -163,7 +189,7 @@ final class BareRing {
                 tail += capacity - at;
                 at = 0;
             }
-            if (++since == PUBLISH_EVERY) {
+            if (++since == every) {
                 LONG.setRelease(positions, TAIL, tail);
                 since = 0;
             }

@@ -289,7 +289,14 @@ public final class ChannelBench {
             + "measured before each round's cases (it moves with where the host runs the two CPUs; CPU = 2 x wall)");
         for (int size : only(SIZES)) {
             for (int round = 0; round < 3; round++) {
-                BareRing.Result r = bare.stream(size, measureMillis / 2);
+                BareRing.Result r;
+                try {
+                    r = bare.stream(size, measureMillis / 2);
+                } catch (IllegalStateException e) {
+                    System.out.println("bare ring " + label(size) + " FAILED: " + e.getMessage());
+                    failed.add(BARE + "/" + size);
+                    break;
+                }
                 if (round == 2) {
                     flowRounds.computeIfAbsent(BARE + "/" + size, k -> new ArrayList<>())
                         .add(flow(BARE, size, r.records(), r.seconds(), 2 * r.seconds(), Double.NaN));
