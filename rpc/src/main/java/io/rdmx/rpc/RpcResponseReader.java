@@ -26,9 +26,11 @@ public interface RpcResponseReader<T> {
 
     /**
      * A result the call's future did not take: the future was complete already when the response was decoded
-     * (its caller cancelled it, completed it, or gave up on it with {@code orTimeout}), so nobody else will see
-     * this result. Gives back what it holds. Called on the thread that read the response, at most once per call,
-     * and never for a result the future took. The default does nothing; what it throws is logged and dropped.
+     * (its caller cancelled it, completed it, or gave up on it with {@code orTimeout}), or a blocking caller was
+     * interrupted while the response was being decoded, so nobody else will see this result. Gives back what it
+     * holds. Called at most once per call, never for a result a caller gets, on the thread that read the
+     * response or on the interrupted caller's own thread (so it must be thread-safe). The default does nothing;
+     * what it throws is logged and dropped.
      *
      * @param result what {@link #read} returned
      */

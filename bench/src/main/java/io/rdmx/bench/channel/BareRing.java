@@ -13,7 +13,8 @@ import java.util.concurrent.TimeUnit;
  * counts, as {@link ChannelPeer} does) over a ring of the cases' size, and leaves out everything a transport must
  * do beyond that: no bounds or state checks, no flow-control messages, no parking (both threads spin), the
  * payload stored with plain 8-byte stores where it is a multiple of 8 up to 64 bytes, and each side's position
- * published once per {@value #PUBLISH_EVERY} records (or when it would wait), not once per record.
+ * published once per {@value #PUBLISH_EVERY} records (or per quarter of the ring, if that holds fewer, and when a side
+ * would wait), not once per record.
  *
  * <p>At 32 B a record and its header are 40 bytes, so the reader reads every cache line the writer wrote: the
  * figure is then about the rate at which this machine moves cache lines from one core to the other, at the time
