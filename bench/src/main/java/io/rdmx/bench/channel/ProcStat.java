@@ -10,7 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 
 /**
- * CPU time and context switches of a whole process, read from {@code /proc} (Linux).
+ * CPU time, context switches and read/write system calls of a whole process, read from {@code /proc} (Linux).
  *
  * <p>CPU: the process's CPU-time clock in nanoseconds ({@link ProcessCpuClock}: every thread of the process, dead
  * ones included); where that clock cannot be read, {@code utime + stime} of {@code /proc/<pid>/stat} (fields 14
@@ -18,12 +18,19 @@ import java.nio.file.Paths;
  * nonvoluntary_ctxt_switches} summed over {@code /proc/<pid>/task/<tid>/status}, because
  * {@code /proc/<pid>/status} counts the thread-group leader only (in a JVM the launcher's primordial thread,
  * which sits in {@code pthread_join} and switches almost never); threads that exit between two samples drop out
- * of the sum, which the benchmark's processes avoid by starting no threads while measuring.
+ * of the sum, which the benchmark's processes avoid by starting no threads while measuring. Read and write system
+ * calls: {@code syscr + syscw} of {@code /proc/<pid>/io} (every thread, dead ones included): the calls of the
+ * read and write families ({@code read}, {@code readv}, {@code write}, {@code writev}, ... on sockets, pipes and
+ * files), not {@code futex}, {@code epoll_wait} or {@code sendmsg}; -1 where that file cannot be read.
  *
  * @param cpuNanos user plus system CPU time, nanoseconds
  * @param contextSwitches voluntary plus involuntary context switches of the live threads
+ * @param ioCalls read plus write system calls, or -1 if unknown
  */
-public record ProcStat(long cpuNanos, long contextSwitches) {
+public record ProcStat(long cpuNanos, long contextSwitches, long ioCalls) {
+    /** No time, no switches, no calls: the start of a sum over processes. */
+    public static final ProcStat ZERO = new ProcStat(0, 0, 0);
+
     /** Clock ticks per second of {@code /proc/<pid>/stat} ({@code getconf CLK_TCK}); 100 on Linux builds. */
     public static final int TICKS_PER_SECOND = 100;
 
@@ -45,7 +52,7 @@ public record ProcStat(long cpuNanos, long contextSwitches) {
                     switches += switches(t.resolve("status"));
                 }
             }
-            return new ProcStat(nanos, switches);
+            return new ProcStat(nanos, switches, ioCalls(dir.resolve("io")));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read /proc/" + pid, e);
         }
@@ -74,6 +81,31 @@ public record ProcStat(long cpuNanos, long contextSwitches) {
         }
     }
 
+    private static long ioCalls(Path io) {
+        try {
+            return ioCalls(Files.readString(io, StandardCharsets.US_ASCII));
+        } catch (IOException e) {
+            return -1; // not readable (another user's process, a kernel without task I/O accounting)
+        }
+    }
+
+    /**
+     * @param s the text of a {@code /proc/<pid>/io}
+     * @return {@code syscr + syscw}, or -1 if either is missing
+     */
+    static long ioCalls(String s) {
+        long r = -1;
+        long w = -1;
+        for (String line : s.split("\n")) {
+            if (line.startsWith("syscr:")) {
+                r = Long.parseLong(line.substring(6).trim());
+            } else if (line.startsWith("syscw:")) {
+                w = Long.parseLong(line.substring(6).trim());
+            }
+        }
+        return r < 0 || w < 0 ? -1 : r + w;
+    }
+
     /**
      * @param s the text of a {@code /proc/<pid>/task/<tid>/status}
      * @return voluntary plus involuntary context switches
@@ -93,7 +125,8 @@ public record ProcStat(long cpuNanos, long contextSwitches) {
      * @return the counters between the two samples
      */
     public ProcStat minus(ProcStat earlier) {
-        return new ProcStat(cpuNanos - earlier.cpuNanos, contextSwitches - earlier.contextSwitches);
+        return new ProcStat(cpuNanos - earlier.cpuNanos, contextSwitches - earlier.contextSwitches,
+            ioCalls < 0 || earlier.ioCalls < 0 ? -1 : ioCalls - earlier.ioCalls);
     }
 
     /**
@@ -101,7 +134,8 @@ public record ProcStat(long cpuNanos, long contextSwitches) {
      * @return the sum of the two
      */
     public ProcStat plus(ProcStat other) {
-        return new ProcStat(cpuNanos + other.cpuNanos, contextSwitches + other.contextSwitches);
+        return new ProcStat(cpuNanos + other.cpuNanos, contextSwitches + other.contextSwitches,
+            ioCalls < 0 || other.ioCalls < 0 ? -1 : ioCalls + other.ioCalls);
     }
 
     /** @return CPU seconds */

@@ -144,7 +144,7 @@ public final class QueriesRunner implements AutoCloseable {
     }
 
     private ProcStat stat() {
-        ProcStat s = new ProcStat(0, 0);
+        ProcStat s = ProcStat.ZERO;
         for (Process p : procs) {
             s = s.plus(ProcStat.of(p.pid()));
         }

@@ -19,8 +19,9 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  * workers, two stages, rows per process, rdmx on shm and tcp against the sockets middleware. Fig. 4: the
  * batching threshold from 1 KiB to 256 KiB at P=4 W=2. Every run has a warm-up pass and an untimed full pass in
  * the same processes before its timed passes (the median of three is reported), each verified exactly-once;
- * beside wall time it reports CPU time per row (user + system of all processes, from /proc), context switches
- * and garbage collections of the timed pass, and the allocation per row of the row path (JMH with -prof gc).
+ * beside wall time it reports CPU time per row (user + system of all processes, from /proc), context switches,
+ * read/write system calls and garbage collections of the timed pass, and the allocation per row of the row path
+ * (JMH with -prof gc).
  */
 public final class ShuffleBench {
     private static final List<String> TRANSPORTS = List.of("shm", "tcp", "sockets");
@@ -52,10 +53,12 @@ public final class ShuffleBench {
             .context("untimedFullPasses", ShuffleRunner.UNTIMED_PASSES).context("bufferSize", buffer)
             .context("batchThreshold", threshold)
             .context("stages", 2).context("cpuAndSwitches", "CPU-time clock (clock_gettime, ns) and /proc "
-                + "task/*/status of every process, timed pass only");
+                + "task/*/status of every process, timed pass only")
+            .context("readWriteSystemCalls", "syscr + syscw of /proc/<pid>/io of every process, timed pass only "
+                + "(read and write families on sockets, pipes and files; not futex, epoll_wait or sendmsg)");
         allocation(quick, report);
-        System.out.printf(Locale.ROOT, "%n  %-4s %-3s %-8s %8s %14s %12s %10s %6s %8s %11s%n", "P", "W",
-            "transport", "wall s", "rows/s", "cpu ns/row", "ctx sw", "GCs", "blocked", "1st pass s");
+        System.out.printf(Locale.ROOT, "%n  %-4s %-3s %-8s %8s %14s %12s %10s %10s %6s %8s %11s%n", "P", "W",
+            "transport", "wall s", "rows/s", "cpu ns/row", "ctx sw", "rd/wr sys", "GCs", "blocked", "1st pass s");
         Map<String, ShuffleRunner.Run> runs = new LinkedHashMap<>();
         for (int p : ps) {
             for (int w : ws) {
@@ -68,6 +71,7 @@ public final class ShuffleBench {
                     report.add(new Report.Result(name + " rows/s", t, r.rowsPerSecond(), 0, "rows/s"));
                     report.add(new Report.Result(name + " cpu", t, r.cpuNanosPerRow(), 0, "ns/row"));
                     report.add(new Report.Result(name + " context switches", t, r.contextSwitches(), 0, "switches"));
+                    report.add(new Report.Result(name + " read/write system calls", t, r.ioCalls(), 0, "calls"));
                     report.add(new Report.Result(name + " GCs", t, r.gcCount(), 0, "collections"));
                     report.add(new Report.Result(name + " first full pass", t, r.firstPassSeconds(), 0, "s"));
                 }
@@ -117,6 +121,11 @@ public final class ShuffleBench {
                 }
                 report.lowerIsBetter("shm vs sockets CPU per row P=" + p + " W=" + w, shm.cpuNanosPerRow(),
                     sock.cpuNanosPerRow(), "ns/row", null);
+                if (tcp.ioCalls() > 0 && sock.ioCalls() > 0) {
+                    // what tcp's CPU per row above the sockets middleware's goes to: the frames it writes
+                    report.lowerIsBetter("tcp vs sockets read/write system calls P=" + p + " W=" + w,
+                        tcp.ioCalls(), sock.ioCalls(), "calls/pass", null);
+                }
                 if (p == 4 && w == 2) {
                     report.higherIsBetter("shm rows/s (total) vs sockets P=4 W=2", shm.rowsPerSecond(),
                         sock.rowsPerSecond(), "rows/s", "rdmx >= 20M rows/s");
@@ -186,8 +195,8 @@ public final class ShuffleBench {
     }
 
     private static void print(ShuffleRunner.Run r) {
-        System.out.printf(Locale.ROOT, "  %-4d %-3d %-8s %8.2f %14.0f %12.1f %10d %6d %8d %11.2f%n",
+        System.out.printf(Locale.ROOT, "  %-4d %-3d %-8s %8.2f %14.0f %12.1f %10d %10d %6d %8d %11.2f%n",
             r.processes(), r.workers(), r.transport(), r.seconds(), r.rowsPerSecond(), r.cpuNanosPerRow(),
-            r.contextSwitches(), r.gcCount(), r.blocked(), r.firstPassSeconds());
+            r.contextSwitches(), r.ioCalls(), r.gcCount(), r.blocked(), r.firstPassSeconds());
     }
 }

@@ -20,8 +20,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class ShuffleRunner {
     /** The outcome of one timed pass (after a warm-up pass in the same processes). */
     public record Run(String transport, int processes, int workers, int threshold, long rowsPerProcess,
-                      double seconds, long blocked, double cpuSeconds, long contextSwitches, long gcCount,
-                      long gcMillis, double firstPassSeconds) {
+                      double seconds, long blocked, double cpuSeconds, long contextSwitches, long ioCalls,
+                      long gcCount, long gcMillis, double firstPassSeconds) {
         /** @return rows shuffled (both stages, all processes) */
         public long rows() {
             return 2L * processes * rowsPerProcess;
@@ -39,7 +39,7 @@ public final class ShuffleRunner {
          */
         public Run withFirstPass(double first) {
             return new Run(transport, processes, workers, threshold, rowsPerProcess, seconds, blocked, cpuSeconds,
-                contextSwitches, gcCount, gcMillis, first);
+                contextSwitches, ioCalls, gcCount, gcMillis, first);
         }
 
         /** @return CPU nanoseconds (all processes, user + system) per row shuffled */
@@ -100,9 +100,9 @@ public final class ShuffleRunner {
         Run r = run(args[0], Integer.parseInt(args[1]), Integer.parseInt(args[2]), Long.parseLong(args[3]),
             args.length > 4 ? Integer.parseInt(args[4]) : 64 << 10, args.length > 5 ? Integer.parseInt(args[5])
             : 16 << 10, args.length > 6 ? Long.parseLong(args[6]) : 300_000, null);
-        System.out.printf(Locale.ROOT, "%s P=%d W=%d: %.2f s, %.0f rows/s, %.1f cpu ns/row, %d switches, %d GCs, "
-            + "%d blocked%n", r.transport(), r.processes(), r.workers(), r.seconds(), r.rowsPerSecond(),
-            r.cpuNanosPerRow(), r.contextSwitches(), r.gcCount(), r.blocked());
+        System.out.printf(Locale.ROOT, "%s P=%d W=%d: %.2f s, %.0f rows/s, %.1f cpu ns/row, %d switches, %d read/write "
+            + "calls, %d GCs, %d blocked%n", r.transport(), r.processes(), r.workers(), r.seconds(), r.rowsPerSecond(),
+            r.cpuNanosPerRow(), r.contextSwitches(), r.ioCalls(), r.gcCount(), r.blocked());
     }
 
     /**
@@ -202,7 +202,7 @@ public final class ShuffleRunner {
     private static Run timedPass(String transport, int processes, int workers, long rows, int threshold, long[] want,
                                  List<Process> procs, List<BufferedReader> outs, List<Writer> ins, PrintStream log)
         throws Exception {
-        ProcStat before = new ProcStat(0, 0);
+        ProcStat before = ProcStat.ZERO;
         for (Process p : procs) {
             before = before.plus(ProcStat.of(p.pid()));
         }
@@ -255,7 +255,7 @@ public final class ShuffleRunner {
             }
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
-        ProcStat after = new ProcStat(0, 0);
+        ProcStat after = ProcStat.ZERO;
         for (Process p : procs) {
             after = after.plus(ProcStat.of(p.pid()));
         }
@@ -287,6 +287,6 @@ public final class ShuffleRunner {
                 + want[2]);
         }
         return new Run(transport, processes, workers, threshold, rows, seconds, blocked, used.cpuSeconds(),
-            used.contextSwitches(), gcCount, gcMillis, seconds);
+            used.contextSwitches(), used.ioCalls(), gcCount, gcMillis, seconds);
     }
 }

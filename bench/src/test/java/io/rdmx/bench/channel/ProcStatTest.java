@@ -50,6 +50,51 @@ class ProcStatTest {
     }
 
     @Test
+    void ioCallsAreSyscrPlusSyscwAndUnknownWithoutEither() {
+        String io = "rchar: 100\nwchar: 200\nsyscr: 7\nsyscw: 35\nread_bytes: 0\n";
+        assertEquals(42, ProcStat.ioCalls(io));
+        assertEquals(-1, ProcStat.ioCalls("rchar: 100\nsyscr: 7\n"));
+        ProcStat known = new ProcStat(1, 1, 5);
+        ProcStat unknown = new ProcStat(1, 1, -1);
+        assertEquals(-1, known.plus(unknown).ioCalls(), "a sum with an unknown count is unknown, not smaller");
+        assertEquals(-1, known.minus(unknown).ioCalls());
+        assertEquals(10, known.plus(known).ioCalls());
+    }
+
+    /**
+     * The write calls of a thread that exited before the second sample are in the difference ({@code /proc/<pid>/io}
+     * sums every thread, dead ones included), one per call, whatever each wrote.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void countsTheWriteCallsOfAThreadThatExited() throws Exception {
+        long pid = ProcessHandle.current().pid();
+        assumeTrue(Files.isReadable(Paths.get("/proc", Long.toString(pid), "io")), "needs /proc/<pid>/io");
+        java.nio.file.Path file = Files.createTempFile("procstat", ".bin");
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            ProcStat before = ProcStat.of(pid);
+            Thread writer = new Thread(() -> {
+                try {
+                    for (int i = 0; i < 500; i++) {
+                        ch.write(java.nio.ByteBuffer.wrap(new byte[] {(byte) i}));
+                    }
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            writer.start();
+            writer.join();
+            long calls = ProcStat.of(pid).minus(before).ioCalls();
+            // the 500 writes, and whatever else this JVM read or wrote meanwhile (class files, the /proc files)
+            assertTrue(calls >= 500, "500 writes, counted " + calls);
+            assertTrue(calls < 5_000, "500 writes, counted " + calls);
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+
+    @Test
     void switchesAreVoluntaryPlusInvoluntary() {
         String status = "Name:\tjava\nState:\tS (sleeping)\nvoluntary_ctxt_switches:\t30\n"
             + "nonvoluntary_ctxt_switches:\t12\n";

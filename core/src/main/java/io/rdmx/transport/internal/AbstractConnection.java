@@ -11,7 +11,6 @@ import io.rdmx.transport.PreparedRequest;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
-import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -20,8 +19,40 @@ import java.util.concurrent.atomic.AtomicReference;
  * (open, then down with a cause), flushing, and prepared requests.
  */
 public abstract class AbstractConnection implements Connection {
-    /** A posted receive buffer. */
-    public record Recv(long wrId, RegionImpl region, int offset, int length) {
+    /**
+     * A posted receive buffer, as {@link #takeRecv(Recv)} hands it over: a holder the taking thread keeps and
+     * refills, so that a receive costs no object.
+     */
+    public static final class Recv {
+        private long wrId;
+        private RegionImpl region;
+        private int offset;
+        private int length;
+
+        /** @return the receive's work-request id */
+        public long wrId() {
+            return wrId;
+        }
+
+        /** @return the buffer's region */
+        public RegionImpl region() {
+            return region;
+        }
+
+        /** @return the buffer's offset in its region */
+        public int offset() {
+            return offset;
+        }
+
+        /** @return the buffer's length */
+        public int length() {
+            return length;
+        }
+
+        @Override
+        public String toString() {
+            return "Recv[wrId=" + wrId + ", offset=" + offset + ", length=" + length + "]";
+        }
     }
 
     /** The node. */
@@ -29,7 +60,17 @@ public abstract class AbstractConnection implements Connection {
     private final String peerName;
     private final String peerAddress;
     private volatile List<RemoteRegion> remoteRegions;
-    private final ArrayDeque<Recv> recvs = new ArrayDeque<>();
+    /**
+     * The posted receives, oldest first, in a circular queue of parallel arrays (no object per receive): it grows
+     * by doubling up to the receive queue depth, so a steady state allocates nothing. Guarded by recvLock.
+     */
+    private final Object recvLock = new Object();
+    private long[] recvWrIds = new long[4];
+    private RegionImpl[] recvRegions = new RegionImpl[4];
+    private int[] recvOffsets = new int[4];
+    private int[] recvLengths = new int[4];
+    private int recvFirst;
+    private int recvCount;
     /** Null while the connection is open; set once, by the first {@link #fail}: down and its cause in one step. */
     private final AtomicReference<Throwable> closeCause = new AtomicReference<>();
     /** Serializes the calls of {@link #inline}; never held while a provider lock is taken first. */
@@ -153,11 +194,19 @@ public abstract class AbstractConnection implements Connection {
      * @throws ConnectionClosedException if the connection is down
      */
     protected int postRecv(long wrId, RegionImpl local, int localOffset, int length) throws ConnectionClosedException {
-        synchronized (recvs) {
-            if (recvs.size() >= node.options().recvQueueDepth()) {
+        synchronized (recvLock) {
+            if (recvCount >= node.options().recvQueueDepth()) {
                 return Post.RECV_QUEUE_FULL;
             }
-            recvs.addLast(new Recv(wrId, local, localOffset, length));
+            if (recvCount == recvWrIds.length) {
+                growRecvs();
+            }
+            int i = (recvFirst + recvCount) & (recvWrIds.length - 1);
+            recvWrIds[i] = wrId;
+            recvRegions[i] = local;
+            recvOffsets[i] = localOffset;
+            recvLengths[i] = length;
+            recvCount++;
         }
         onRecvPosted();
         if (closeCause.get() != null) {
@@ -207,15 +256,58 @@ public abstract class AbstractConnection implements Connection {
      * @return it, or null if none is posted
      */
     public Recv takeRecv() {
-        synchronized (recvs) {
-            return recvs.pollFirst();
+        Recv r = new Recv();
+        return takeRecv(r) ? r : null;
+    }
+
+    /**
+     * Takes the oldest posted receive into a holder of the caller's (no object per receive).
+     *
+     * @param into filled with the receive
+     * @return false if none is posted ({@code into} unchanged)
+     */
+    public boolean takeRecv(Recv into) {
+        synchronized (recvLock) {
+            if (recvCount == 0) {
+                return false;
+            }
+            int i = recvFirst;
+            into.wrId = recvWrIds[i];
+            into.region = recvRegions[i];
+            into.offset = recvOffsets[i];
+            into.length = recvLengths[i];
+            recvRegions[i] = null;
+            recvFirst = (i + 1) & (recvWrIds.length - 1);
+            recvCount--;
+            return true;
         }
+    }
+
+    /** Under recvLock, full: doubles the queue (at most to the power of two above the receive queue depth). */
+    private void growRecvs() {
+        int n = recvWrIds.length;
+        long[] ids = new long[2 * n];
+        RegionImpl[] regions = new RegionImpl[2 * n];
+        int[] offsets = new int[2 * n];
+        int[] lengths = new int[2 * n];
+        for (int k = 0; k < n; k++) {
+            int i = (recvFirst + k) & (n - 1);
+            ids[k] = recvWrIds[i];
+            regions[k] = recvRegions[i];
+            offsets[k] = recvOffsets[i];
+            lengths[k] = recvLengths[i];
+        }
+        recvWrIds = ids;
+        recvRegions = regions;
+        recvOffsets = offsets;
+        recvLengths = lengths;
+        recvFirst = 0;
     }
 
     /** @return true if a receive is posted */
     public boolean hasRecv() {
-        synchronized (recvs) {
-            return !recvs.isEmpty();
+        synchronized (recvLock) {
+            return recvCount > 0;
         }
     }
 
@@ -309,8 +401,8 @@ public abstract class AbstractConnection implements Connection {
     }
 
     private void flushRecvs() {
-        Recv r;
-        while ((r = takeRecv()) != null) {
+        Recv r = new Recv();
+        while (takeRecv(r)) {
             emit(Opcode.RECV, r.wrId(), Status.FLUSHED, 0, 0, false, flushDetail());
         }
     }

@@ -28,6 +28,8 @@ final class LoopbackConnection extends AbstractConnection {
 
     volatile LoopbackConnection peer;
     private final ArrayDeque<Op> pending = new ArrayDeque<>();
+    /** The peer's receive a request lands in; used holding {@code this}, refilled for each. */
+    private final Recv taken = new Recv();
 
     LoopbackConnection(LoopbackNode node, String peerName, String peerAddress, List<RemoteRegion> regions) {
         super(node, peerName, peerAddress, regions);
@@ -101,10 +103,10 @@ final class LoopbackConnection extends AbstractConnection {
             }
             Recv r = null;
             if (o.op() != Opcode.WRITE) {
-                r = p.takeRecv();
-                if (r == null) {
+                if (!p.takeRecv(taken)) {
                     return null;
                 }
+                r = taken;
             }
             pending.pollFirst();
             if (o.op() == Opcode.WRITE || o.op() == Opcode.WRITE_WITH_IMM) {

@@ -73,7 +73,8 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
     private int curFrameLength;
     private int remaining;
     private ByteBuffer target;
-    private AbstractConnection.Recv curRecv;
+    /** The receive a SEND is copied into (refilled for each: no object per receive). */
+    private final AbstractConnection.Recv curRecv = new AbstractConnection.Recv();
     private long handledSeq;
     private long ackedSeq;
     /** A frame handled since the last ACK asked for one (it lacked {@link FrameDescriptor#FLAG_UNSIGNALED}). */
@@ -439,8 +440,8 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
                 return true;
             }
             case S_IMM_RECV: {
-                var r = conn.takeRecv();
-                if (r == null) {
+                var r = curRecv;
+                if (!conn.takeRecv(r)) {
                     return waitForRecv();
                 }
                 handled(curSeq, curFlags);
@@ -450,8 +451,8 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
                 return state != S_DISCARD;
             }
             case S_SEND_RECV: {
-                var r = conn.takeRecv();
-                if (r == null) {
+                var r = curRecv;
+                if (!conn.takeRecv(r)) {
                     return waitForRecv();
                 }
                 if (curLength > r.length()) {
@@ -461,7 +462,6 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
                     refuse(curSeq, Status.REMOTE_INVALID_REQUEST, why);
                     return false;
                 }
-                curRecv = r;
                 target = views.view(r.region());
                 target.position(r.offset());
                 remaining = curLength;
@@ -473,7 +473,6 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
                     return false;
                 }
                 long wrId = curRecv.wrId();
-                curRecv = null;
                 handled(curSeq, curFlags);
                 state = S_HEADER;
                 // an inline completion handler may take the connection down (and discard the input) from here

@@ -471,6 +471,41 @@ public abstract class TransportConformanceSuite {
         assertEquals(Post.RECV_QUEUE_FULL, c.post(WorkRequest.recv(rbuf, 0, 64)));
     }
 
+    /**
+     * SENDs fill the posted receives oldest first, each its own, while the queue of posted receives empties and
+     * fills again and grows past its size (posted 3, two taken, 6 more posted: the oldest is in the middle of the
+     * queue when it grows).
+     */
+    @Test
+    void sendsFillReceivesInPostOrderWhileTheQueueWrapsAndGrows() throws Exception {
+        Region src = filled(client, 9 * 32, 21);
+        Region rbuf = server.register(9 * 32, Access.ALL);
+        for (int i = 0; i < 3; i++) {
+            assertEquals(Post.OK, s2c.post(WorkRequest.recv(rbuf, i * 32, 32).wrId(100 + i)));
+        }
+        for (int i = 0; i < 2; i++) {
+            assertEquals(Post.OK, c2s.post(WorkRequest.send(src, i * 32, 32 - i).wrId(i)));
+        }
+        List<Completion> first = Completions.take(server, 2, WAIT);
+        for (int i = 3; i < 9; i++) {
+            assertEquals(Post.OK, s2c.post(WorkRequest.recv(rbuf, i * 32, 32).wrId(100 + i)));
+        }
+        for (int i = 2; i < 9; i++) {
+            assertEquals(Post.OK, c2s.post(WorkRequest.send(src, i * 32, 32 - i).wrId(i)));
+        }
+        List<Completion> rest = Completions.take(server, 7, WAIT);
+        List<Completion> all = new java.util.ArrayList<>(first);
+        all.addAll(rest);
+        for (int i = 0; i < 9; i++) {
+            Completion c = all.get(i);
+            assertTrue(c.ok(), c.toString());
+            assertEquals(100 + i, c.wrId(), "receive " + i + " in post order");
+            assertEquals(32 - i, c.byteLength(), "receive " + i + " got SEND " + i);
+            assertArrayEquals(bytes(src, i * 32, 32 - i), bytes(rbuf, i * 32, 32 - i), "receive " + i + "'s bytes");
+        }
+        Completions.take(client, 9, WAIT);
+    }
+
     @Test
     void zeroLengthWriteAndSendComplete() throws Exception {
         Region src = filled(client, 16, 9);
