@@ -20,8 +20,8 @@ import org.openjdk.jcstress.infra.results.ZZ_Result;
 @Outcome(id = "false, false", expect = Expect.FORBIDDEN, desc = "a follower parked with nobody reading for it")
 @State
 public class ReaderRoleHandOffTest {
-    private final ReaderRole<Object> role = new ReaderRole<>();
-    private final Object follower = new Object();
+    private final ReaderRole<TestFollower> role = new ReaderRole<>();
+    private final TestFollower follower = new TestFollower();
 
     /** The leader holds the role when both actors start. */
     public ReaderRoleHandOffTest() {

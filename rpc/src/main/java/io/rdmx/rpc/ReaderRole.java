@@ -16,9 +16,41 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Either the follower takes the role, or the leaving reader finds it queued and wakes it. The flag's release and
  * acquire also order the state only the role's holder touches.
  *
+ * <p>No hand-off is lost to a follower that stops waiting as it is handed the role (its call completed by another
+ * thread, timed out, interrupted): the leaving reader hands it over with a compare-and-set of the follower's
+ * {@link Follower#hand}, the follower leaves with one of {@link Follower#leave}; one of the two wins. If the reader
+ * wins, the follower passes the role on when it leaves; if the follower wins, the reader hands the role to the next
+ * follower ({@code ReaderRoleLeaveTest} in the jcstress module).
+ *
  * @param <T> a follower: what the leaving reader hands the role to
  */
-final class ReaderRole<T> {
+final class ReaderRole<T extends ReaderRole.Follower> {
+    /** What a caller waiting for the reader shows the leaving reader. */
+    interface Follower {
+        /** @return true if it needs no reader any more (its call is done) */
+        boolean done();
+
+        /**
+         * The leaving reader hands it the role, unless it left first.
+         *
+         * @return true if handed (it now waits to be woken and take the role)
+         */
+        boolean hand();
+
+        /**
+         * The follower stops waiting (done, timed out, interrupted), unless it was handed the role first.
+         *
+         * @return true if it left without the role; false if it was handed the role and must pass it on
+         */
+        boolean leave();
+
+        /** The follower waits again (before it queues once more, or once it took the role): no hand-off pending. */
+        void rearm();
+
+        /** The leaving reader took it out of the queue. */
+        void dequeued();
+    }
+
     private final AtomicBoolean taken = new AtomicBoolean();
     /** Followers, oldest first; under its own lock (a few threads, short sections, no allocation once grown). */
     private final ArrayDeque<T> followers = new ArrayDeque<>();
@@ -68,6 +100,25 @@ final class ReaderRole<T> {
         synchronized (followers) {
             return followers.pollFirst();
         }
+    }
+
+    /**
+     * Gives the role back and hands it to the follower that waited longest and still waits (see the class comment):
+     * the caller unparks it, and it takes the role. Followers whose calls are done, or that left as they were
+     * handed the role, are passed over.
+     *
+     * @return the follower handed the role, or null if none waits
+     */
+    T handOff() {
+        T next = release();
+        while (next != null) {
+            next.dequeued();
+            if (!next.done() && next.hand()) {
+                return next;
+            }
+            next = nextFollower();
+        }
+        return null;
     }
 
     /**

@@ -79,7 +79,21 @@ public final class RpcClient implements AutoCloseable {
     private final LongAdder timedOut = new LongAdder();
 
     /** One call: the future its caller gets (the response body, or what its reader decoded). */
-    static final class Pending extends CompletableFuture<Object> {
+    static final class Pending extends CompletableFuture<Object> implements ReaderRole.Follower {
+        /** {@link #hand}: waiting (nothing handed), handed the reader role, left without it. */
+        private static final int WAITING = 0;
+        private static final int HANDED = 1;
+        private static final int LEFT = 2;
+        private static final java.lang.invoke.VarHandle HAND;
+
+        static {
+            try {
+                HAND = java.lang.invoke.MethodHandles.lookup().findVarHandle(Pending.class, "hand", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
         final String address;
         final boolean async;
         final long deadline;
@@ -93,14 +107,39 @@ public final class RpcClient implements AutoCloseable {
         volatile boolean registered;
         /** In the reader role's follower queue (set by its caller, cleared by a reader that hands it the role). */
         volatile boolean queued;
-        /** A leaving reader handed its caller the role (cleared when the caller takes it). */
-        volatile boolean handed;
+        /** Whether a leaving reader handed its caller the role: {@link #WAITING}, {@link #HANDED} or {@link #LEFT}. */
+        private volatile int hand;
 
         Pending(String address, boolean async, long deadline, long timeoutNanos) {
             this.address = address;
             this.async = async;
             this.deadline = deadline;
             this.timeoutNanos = timeoutNanos;
+        }
+
+        @Override
+        public boolean done() {
+            return isDone();
+        }
+
+        @Override
+        public boolean hand() {
+            return HAND.compareAndSet(this, WAITING, HANDED);
+        }
+
+        @Override
+        public boolean leave() {
+            return HAND.compareAndSet(this, WAITING, LEFT) || hand == LEFT;
+        }
+
+        @Override
+        public void rearm() {
+            hand = WAITING;
+        }
+
+        @Override
+        public void dequeued() {
+            queued = false;
         }
     }
 
@@ -450,7 +489,7 @@ public final class RpcClient implements AutoCloseable {
                     break;
                 }
                 if (running && role.tryTake()) {
-                    p.handed = false;
+                    p.rearm(); // a hand-off that brought it here is taken
                     if (p.queued) {
                         p.queued = false;
                         role.unfollow(p);
@@ -465,7 +504,9 @@ public final class RpcClient implements AutoCloseable {
                 }
                 if (!p.queued) {
                     // queued before the role is looked at again: a reader that leaves after this finds it in the
-                    // queue and hands it the role (see ReaderRole)
+                    // queue and hands it the role (see ReaderRole); a hand-off that woke it and found the role
+                    // taken by another thread is over
+                    p.rearm();
                     p.queued = true;
                     role.follow(p);
                     continue;
@@ -480,9 +521,8 @@ public final class RpcClient implements AutoCloseable {
                 p.queued = false;
                 role.unfollow(p);
             }
-            if (p.handed) {
+            if (!p.leave()) {
                 // handed the role but done without taking it (completed, timed out, interrupted): pass it on
-                p.handed = false;
                 if (role.tryTake()) {
                     release();
                 }
@@ -552,14 +592,8 @@ public final class RpcClient implements AutoCloseable {
      * then on), else, while asynchronous calls wait, to the reader thread.
      */
     private void release() {
-        Pending next = role.release();
-        while (next != null && next.isDone()) {   // a follower whose call is done needs no reader
-            next.queued = false;
-            next = role.nextFollower();
-        }
+        Pending next = role.handOff();
         if (next != null) {
-            next.queued = false;
-            next.handed = true;
             LockSupport.unpark(next.waiter);
         } else if (asyncOutstanding.get() > 0) {
             LockSupport.unpark(readerThread);
