@@ -13,7 +13,7 @@ import org.openjdk.jcstress.infra.results.ZZZ_Result;
  * reader hands it the role and the follower then learns it must pass the role on, or the follower leaves first
  * and the reader passes it over: never a hand-off to a follower that has left without passing it on, which would
  * leave the followers queued behind it parked with nobody reading for them (until the idle reader thread's next
- * look, 100 ms later). A second follower is queued behind the first, as the one the role should reach.
+ * look, up to 200 ms later). A second follower is queued behind the first, as the one the role should reach.
  */
 @JCStressTest
 @Outcome(id = "true, true, false", expect = Expect.ACCEPTABLE,
