@@ -8,6 +8,10 @@ import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -36,6 +40,12 @@ public final class ShuffleProc {
         long rows = Long.parseLong(args[4]);
         long warmRows = Long.parseLong(args[9]);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        // one worker thread per worker for the process's life: the runner samples context switches per thread in
+        // /proc before and after each pass, and a pool made per pass had its threads exit before the second sample
+        // (their switches were never counted)
+        AtomicInteger made = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(Integer.parseInt(args[3]),
+            r -> new Thread(r, "shuffle-worker-" + made.getAndIncrement()));
         try (ShuffleService svc = sockets ? ShuffleService.open(b.build(), NioShuffleTransport::open)
             : ShuffleService.open(b.build())) {
             System.out.println("READY");
@@ -47,17 +57,21 @@ public final class ShuffleProc {
                 // with a progress counter like the timed passes: a warm-up without one compiled the generator
                 // loop for progress == null, and the first timed pass deoptimized it (unstable_if) and ran it
                 // interpreted until C2 compiled it again
-                SyntheticPlan.run(svc, warmRows, 1, new AtomicLong());
+                SyntheticPlan.run(svc, warmRows, 1, new AtomicLong(), pool);
             }
             System.out.println("WARM");
             System.out.flush();
             for (int pass = 0; "RUN".equals(in.readLine()); pass++) {
-                timedPass(svc, rows, 3 + 2 * pass);
+                timedPass(svc, rows, 3 + 2 * pass, pool);
             }
+        } finally {
+            pool.shutdownNow();
+            pool.awaitTermination(5, TimeUnit.SECONDS);
         }
     }
 
-    private static void timedPass(ShuffleService svc, long rows, int firstExchange) throws Exception {
+    private static void timedPass(ShuffleService svc, long rows, int firstExchange, ExecutorService pool)
+        throws Exception {
         AtomicLong progress = new AtomicLong();
         Thread reporter = new Thread(() -> {
             try {
@@ -74,9 +88,10 @@ public final class ShuffleProc {
         reporter.start();
         long[] gc0 = gc();
         long blocked0 = svc.blockedSends();
-        SyntheticPlan.Result r = SyntheticPlan.run(svc, rows, firstExchange, progress);
+        SyntheticPlan.Result r = SyntheticPlan.run(svc, rows, firstExchange, progress, pool);
         long[] gc1 = gc();
         reporter.interrupt();
+        reporter.join(); // gone before the runner's next sample (it started after this pass's first)
         System.out.println("RESULT " + r.count1() + " " + r.sum1() + " " + r.count2() + " " + r.sum2() + " "
             + r.nanos() + " " + (svc.blockedSends() - blocked0) + " " + (gc1[0] - gc0[0]) + " "
             + (gc1[1] - gc0[1]));

@@ -94,14 +94,37 @@ public final class SyntheticPlan {
      */
     public static Result run(ShuffleService svc, long rowsPerProcess, int firstExchange, AtomicLong progress)
         throws Exception {
+        ExecutorService ex = Executors.newFixedThreadPool(svc.config().workers());
+        try {
+            return run(svc, rowsPerProcess, firstExchange, progress, ex);
+        } finally {
+            ex.shutdownNow();
+            ex.awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * Runs this process's part on the caller's threads: a benchmark keeps the same worker threads from pass to
+     * pass, so that counters sampled per thread before and after a pass (context switches in {@code /proc}) see
+     * them; threads that exit within a pass drop out of such a sum.
+     *
+     * @param svc the shuffle service
+     * @param rowsPerProcess rows this process generates
+     * @param firstExchange the id of stage 1 (stage 2 is the next id)
+     * @param progress incremented by every row generated (for progress output), or null
+     * @param ex runs one task per worker, all at once (at least {@code workers} threads)
+     * @return what this process received
+     * @throws Exception if a worker fails (for example a lost peer, named in the exception)
+     */
+    public static Result run(ShuffleService svc, long rowsPerProcess, int firstExchange, AtomicLong progress,
+                             ExecutorService ex) throws Exception {
         int workers = svc.config().workers();
         int rank = svc.config().rank();
         Exchange<RowView> s1 = svc.intExchange(firstExchange, Routing.byKey());
         Exchange<RowView> s2 = svc.intExchange(firstExchange + 1, Routing.byKey());
-        ExecutorService ex = Executors.newFixedThreadPool(workers);
         long start = System.nanoTime();
+        List<Future<Result>> fs = new ArrayList<>();
         try {
-            List<Future<Result>> fs = new ArrayList<>();
             for (int w = 0; w < workers; w++) {
                 int me = w;
                 fs.add(ex.submit(() -> worker(svc.worker(me), s1, s2, rank, rowsPerProcess, workers, progress)));
@@ -119,9 +142,12 @@ public final class SyntheticPlan {
                 }
             }
             return new Result(total.count1(), total.sum1(), total.count2(), total.sum2(), System.nanoTime() - start);
+        } catch (Exception | Error e) {
+            for (Future<Result> f : fs) {
+                f.cancel(true); // the other workers stop (interrupted) before their exchanges are released
+            }
+            throw e;
         } finally {
-            ex.shutdownNow();
-            ex.awaitTermination(5, TimeUnit.SECONDS);
             svc.release(s1);
             svc.release(s2);
         }
