@@ -31,7 +31,9 @@ import java.util.stream.Stream;
  *   <li>rdmx ring channels on shm and tcp with each idle strategy there is today: {@code park} (the default,
  *       {@code rdmx.channel.spinsBeforePark=0}), {@code spin-park} ({@value #SPIN_THEN_PARK} polls with
  *       {@code Thread.onSpinWait} before parking) and {@code busy-spin} ({@value #BUSY_SPIN} polls: a
- *       blocked reader or writer does not park within a healthy case's waits);</li>
+ *       blocked reader or writer does not park within a healthy case's waits), all with 1 MiB rings; and shm
+ *       with a ring of Aeron IPC's term length ({@value #EQUAL_MEMORY}: spin-park and busy-spin, 32 B streams),
+ *       to compare with Aeron at the same buffer size;</li>
  *   <li>a NIO socket stream and ping-pong over TCP loopback, blocking and busy-polling ({@link NioPeer});</li>
  *   <li>Aeron IPC through an embedded media driver in the receiver, three set-ups ({@link AeronPeer});</li>
  *   <li>and, in this process, a single-thread off-heap memory copy, and the {@link BareRing}: two threads and
@@ -46,6 +48,17 @@ public final class ChannelBench {
     static final int[] SIZES = {32, 1024, 16 << 10, 64 << 10};
     static final int[] RTT_SIZES = {32, 1024};
     static final int RING = 1 << 20;
+    /**
+     * Aeron IPC's term length (its default, 64 MiB; a publication's log holds three terms): the ring of the
+     * {@value #EQUAL_MEMORY} cases, which compare with the Aeron cases at the same buffer size. A 1 MiB ring moves a
+     * third of its 32 B records when the host runs the two CPUs far apart: the writer then waits for every line it
+     * reuses to be taken back from the reader's cache, where a ring that outgrows the caches finds its lines in
+     * memory (2026-11-25, the same hour: 37.6-38.0M records/s with 1 MiB, 73.5M with 64 MiB, 102.9M with 128 MiB;
+     * with the CPUs close, 112M and 97-105M).
+     */
+    static final int AERON_TERM = io.aeron.driver.Configuration.ipcTermBufferLength();
+    /** The prefix of the shm cases with a ring of {@link #AERON_TERM} bytes. */
+    static final String EQUAL_MEMORY = "shm-aeron-size";
     /** {@code rdmx.channel.spinsBeforePark} of the spin-then-park cases. */
     static final int SPIN_THEN_PARK = 10_000;
     /**
@@ -108,6 +121,7 @@ public final class ChannelBench {
         this.rttMillis = quick ? 450 : 2000;
         this.rttWarmMillis = quick ? 2500 : 4000;
         this.report = new Report("channel", quick).printResults(false).context("ringCapacity", RING)
+            .context("ringCapacityOfTheAeronSizeCases", AERON_TERM)
             .context("batchThresholdDefault", ChannelConfig.BATCH_THRESHOLD_DEFAULT)
             .context("measureMillis", measureMillis)
             .context("roundTripMillis", rttMillis)
@@ -212,6 +226,10 @@ public final class ChannelBench {
                     RTT_SIZES));
             }
         }
+        for (String idle : List.of("spin-park", "busy-spin")) {
+            out.add(ring(EQUAL_MEMORY + "/" + idle, "shm", idles.get(idle), send, threshold, new int[] {32}, new int[0],
+                AERON_TERM));
+        }
         for (String mode : List.of("blocking", "busy-poll")) {
             out.add(new Case("nio/" + mode, true, NioPeer.class.getName(), List.of(), List.of(mode), "nio",
                 List.of(mode), SIZES, RTT_SIZES));
@@ -236,9 +254,14 @@ public final class ChannelBench {
 
     private static Case ring(String variant, String provider, int spins, String notification, String threshold,
         int[] stream, int[] rtt) {
+        return ring(variant, provider, spins, notification, threshold, stream, rtt, RING);
+    }
+
+    private static Case ring(String variant, String provider, int spins, String notification, String threshold,
+        int[] stream, int[] rtt, int capacity) {
         return new Case(variant, false, ChannelPeer.class.getName(), List.of("-D" + ChannelConfig.SPINS_PROP + "="
-            + spins), List.of(provider, notification, Integer.toString(RING), threshold, "@NODE@"), "ring",
-            List.of(provider, notification, Integer.toString(RING), threshold), stream, rtt);
+            + spins), List.of(provider, notification, Integer.toString(capacity), threshold, "@NODE@"), "ring",
+            List.of(provider, notification, Integer.toString(capacity), threshold), stream, rtt);
     }
 
     static String label(int size) {
@@ -596,6 +619,12 @@ public final class ChannelBench {
         higher("shm 32 B stream, best idle, vs NIO best", shm32, bestFlow("nio/", 32), 32, false, ">= 3x");
         higher("shm 32 B stream, best idle, vs the bare ring (the least work, not a target)", shm32,
             has(flows, "32", BARE), 32, false, null);
+        // at the same buffer size as Aeron's (its default term length): the 1 MiB ring above has 1/64 of it
+        String equal32 = bestFlow(EQUAL_MEMORY + "/", 32);
+        higher("shm 32 B stream, best idle, a ring of Aeron's term length (" + (AERON_TERM >> 20) + " MiB), vs Aeron "
+            + "IPC best", equal32, bestFlow("aeron/", 32), 32, false, ">= 1.0x");
+        higher("shm 32 B stream, best idle, a ring of Aeron's term length, vs NIO best", equal32,
+            bestFlow("nio/", 32), 32, false, ">= 3x");
         String nio32 = bestFlow("nio/", 32);
         if (nio32 != null && flows.containsKey(BARE + "/32")) {
             double need = 3 * flows.get(nio32 + "/32").msgs();
