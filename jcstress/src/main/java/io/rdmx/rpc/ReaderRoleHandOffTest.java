@@ -35,7 +35,7 @@ public class ReaderRoleHandOffTest {
      */
     @Actor
     public void leader(ZZ_Result r) {
-        r.r1 = role.release() == follower;
+        r.r1 = role.handOff() == follower;
     }
 
     /**

@@ -61,24 +61,44 @@ final class ReaderRole<T extends ReaderRole.Follower> {
     }
 
     /**
-     * A calling thread will park waiting for the reader: queued before it tries the role once more.
+     * A calling thread will park waiting for the reader: queued before it tries the role once more. Its hand state
+     * is reset in the same step ({@link Follower#rearm}): a hand-off that reached it before, and found the role
+     * taken again by another thread, is over; one made from now on reaches it in the queue.
      *
      * @param f the follower
      */
     void follow(T f) {
         synchronized (followers) {
+            f.rearm();
             followers.addLast(f);
         }
     }
 
     /**
-     * A follower that no longer waits (its call done, or it took the role).
+     * A follower that no longer waits (its call done): out of the queue, if it still is.
      *
      * @param f the follower
      */
     void unfollow(T f) {
         synchronized (followers) {
-            followers.remove(f);
+            if (followers.remove(f)) {
+                f.dequeued();
+            }
+        }
+    }
+
+    /**
+     * A follower took the role itself ({@link #tryTake}): out of the queue, and no hand-off pending (one made
+     * before this, while the role was free, is void: it holds the role now).
+     *
+     * @param f the follower
+     */
+    void took(T f) {
+        synchronized (followers) {
+            if (followers.remove(f)) {
+                f.dequeued();
+            }
+            f.rearm();
         }
     }
 
@@ -90,45 +110,26 @@ final class ReaderRole<T extends ReaderRole.Follower> {
     }
 
     /**
-     * Gives the role back.
-     *
-     * @return the follower that waited longest, taken out of the queue: the caller wakes it to take the role; or
-     *         null if none waits
-     */
-    T release() {
-        taken.set(false);
-        synchronized (followers) {
-            return followers.pollFirst();
-        }
-    }
-
-    /**
      * Gives the role back and hands it to the follower that waited longest and still waits (see the class comment):
      * the caller unparks it, and it takes the role. Followers whose calls are done, or that left as they were
-     * handed the role, are passed over.
+     * handed the role, are passed over. Taking a follower out of the queue and handing it the role are one step
+     * under the queue's lock, so a follower that queues itself again ({@link #follow}) does so either before (and
+     * is handed the role) or after (with its hand state reset): never in between, which would leave it queued as
+     * handed, passed over by the next hand-off.
      *
      * @return the follower handed the role, or null if none waits
      */
     T handOff() {
-        T next = release();
-        while (next != null) {
-            next.dequeued();
-            if (!next.done() && next.hand()) {
-                return next;
-            }
-            next = nextFollower();
-        }
-        return null;
-    }
-
-    /**
-     * After {@link #release}: the next follower, when the one it returned no longer needs the role.
-     *
-     * @return the follower that waited longest now, taken out of the queue, or null
-     */
-    T nextFollower() {
+        taken.set(false);
         synchronized (followers) {
-            return followers.pollFirst();
+            T next;
+            while ((next = followers.pollFirst()) != null) {
+                next.dequeued();
+                if (!next.done() && next.hand()) {
+                    return next;
+                }
+            }
+            return null;
         }
     }
 

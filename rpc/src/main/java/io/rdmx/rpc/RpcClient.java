@@ -489,11 +489,7 @@ public final class RpcClient implements AutoCloseable {
                     break;
                 }
                 if (running && role.tryTake()) {
-                    p.rearm(); // a hand-off that brought it here is taken
-                    if (p.queued) {
-                        p.queued = false;
-                        role.unfollow(p);
-                    }
+                    role.took(p); // out of the queue; a hand-off that brought it here is taken
                     leadReads.increment();
                     try {
                         readFor(p);
@@ -505,8 +501,7 @@ public final class RpcClient implements AutoCloseable {
                 if (!p.queued) {
                     // queued before the role is looked at again: a reader that leaves after this finds it in the
                     // queue and hands it the role (see ReaderRole); a hand-off that woke it and found the role
-                    // taken by another thread is over
-                    p.rearm();
+                    // taken by another thread is over (follow resets it)
                     p.queued = true;
                     role.follow(p);
                     continue;
@@ -518,7 +513,6 @@ public final class RpcClient implements AutoCloseable {
             }
         } finally {
             if (p.queued) {
-                p.queued = false;
                 role.unfollow(p);
             }
             if (!p.leave()) {

@@ -235,7 +235,11 @@ public final class ChannelBench {
                 List.of(mode), SIZES, RTT_SIZES));
         }
         for (String variant : List.of("spin-shared", "spin-invoker", "backoff")) {
-            out.add(new Case("aeron/" + variant, true, AeronPeer.class.getName(), AERON_JVM,
+            // the term length this process computed (a -Daeron.ipc.term.buffer.length given to it included), so
+            // that the equal-memory comparison holds
+            List<String> jvm = new ArrayList<>(AERON_JVM);
+            jvm.add("-Daeron.ipc.term.buffer.length=" + AERON_TERM);
+            out.add(new Case("aeron/" + variant, true, AeronPeer.class.getName(), jvm,
                 List.of(variant, "@AERON_DIR@"), "aeron", List.of(variant), SIZES, RTT_SIZES));
         }
         if (!quick) {

@@ -19,17 +19,19 @@ import java.nio.file.Paths;
  * {@code /proc/<pid>/status} counts the thread-group leader only (in a JVM the launcher's primordial thread,
  * which sits in {@code pthread_join} and switches almost never); threads that exit between two samples drop out
  * of the sum, which the benchmark's processes avoid by starting no threads while measuring. Read and write system
- * calls: {@code syscr + syscw} of {@code /proc/<pid>/io} (every thread, dead ones included): the calls of the
- * read and write families ({@code read}, {@code readv}, {@code write}, {@code writev}, ... on sockets, pipes and
- * files), not {@code futex}, {@code epoll_wait} or {@code sendmsg}; -1 where that file cannot be read.
+ * calls: {@code syscr} and {@code syscw} of {@code /proc/<pid>/io} (every thread, dead ones included): the calls
+ * of the read and write families ({@code read}, {@code readv}, {@code write}, {@code writev}, ...) on anything:
+ * sockets, pipes, files, and the event file descriptor a {@code Selector.wakeup()} writes and its selector drains;
+ * not {@code futex}, {@code epoll_wait} or {@code sendmsg}. -1 where that file cannot be read.
  *
  * @param cpuNanos user plus system CPU time, nanoseconds
  * @param contextSwitches voluntary plus involuntary context switches of the live threads
- * @param ioCalls read plus write system calls, or -1 if unknown
+ * @param readCalls read system calls ({@code syscr}), or -1 if unknown
+ * @param writeCalls write system calls ({@code syscw}), or -1 if unknown
  */
-public record ProcStat(long cpuNanos, long contextSwitches, long ioCalls) {
+public record ProcStat(long cpuNanos, long contextSwitches, long readCalls, long writeCalls) {
     /** No time, no switches, no calls: the start of a sum over processes. */
-    public static final ProcStat ZERO = new ProcStat(0, 0, 0);
+    public static final ProcStat ZERO = new ProcStat(0, 0, 0, 0);
 
     /** Clock ticks per second of {@code /proc/<pid>/stat} ({@code getconf CLK_TCK}); 100 on Linux builds. */
     public static final int TICKS_PER_SECOND = 100;
@@ -52,7 +54,8 @@ public record ProcStat(long cpuNanos, long contextSwitches, long ioCalls) {
                     switches += switches(t.resolve("status"));
                 }
             }
-            return new ProcStat(nanos, switches, ioCalls(dir.resolve("io")));
+            long[] io = ioCalls(dir.resolve("io"));
+            return new ProcStat(nanos, switches, io[0], io[1]);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read /proc/" + pid, e);
         }
@@ -81,19 +84,19 @@ public record ProcStat(long cpuNanos, long contextSwitches, long ioCalls) {
         }
     }
 
-    private static long ioCalls(Path io) {
+    private static long[] ioCalls(Path io) {
         try {
             return ioCalls(Files.readString(io, StandardCharsets.US_ASCII));
         } catch (IOException e) {
-            return -1; // not readable (another user's process, a kernel without task I/O accounting)
+            return new long[] {-1, -1}; // not readable (another user's process, no task I/O accounting)
         }
     }
 
     /**
      * @param s the text of a {@code /proc/<pid>/io}
-     * @return {@code syscr + syscw}, or -1 if either is missing
+     * @return {@code syscr} and {@code syscw}, each -1 if missing
      */
-    static long ioCalls(String s) {
+    static long[] ioCalls(String s) {
         long r = -1;
         long w = -1;
         for (String line : s.split("\n")) {
@@ -103,7 +106,20 @@ public record ProcStat(long cpuNanos, long contextSwitches, long ioCalls) {
                 w = Long.parseLong(line.substring(6).trim());
             }
         }
-        return r < 0 || w < 0 ? -1 : r + w;
+        return new long[] {r, w};
+    }
+
+    /** @return read plus write system calls, or -1 if unknown */
+    public long ioCalls() {
+        return readCalls < 0 || writeCalls < 0 ? -1 : readCalls + writeCalls;
+    }
+
+    private static long minus(long a, long b) {
+        return a < 0 || b < 0 ? -1 : a - b;
+    }
+
+    private static long plus(long a, long b) {
+        return a < 0 || b < 0 ? -1 : a + b;
     }
 
     /**
@@ -126,7 +142,7 @@ public record ProcStat(long cpuNanos, long contextSwitches, long ioCalls) {
      */
     public ProcStat minus(ProcStat earlier) {
         return new ProcStat(cpuNanos - earlier.cpuNanos, contextSwitches - earlier.contextSwitches,
-            ioCalls < 0 || earlier.ioCalls < 0 ? -1 : ioCalls - earlier.ioCalls);
+            minus(readCalls, earlier.readCalls), minus(writeCalls, earlier.writeCalls));
     }
 
     /**
@@ -135,7 +151,7 @@ public record ProcStat(long cpuNanos, long contextSwitches, long ioCalls) {
      */
     public ProcStat plus(ProcStat other) {
         return new ProcStat(cpuNanos + other.cpuNanos, contextSwitches + other.contextSwitches,
-            ioCalls < 0 || other.ioCalls < 0 ? -1 : ioCalls + other.ioCalls);
+            plus(readCalls, other.readCalls), plus(writeCalls, other.writeCalls));
     }
 
     /** @return CPU seconds */

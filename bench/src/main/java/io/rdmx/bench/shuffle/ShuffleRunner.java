@@ -20,8 +20,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class ShuffleRunner {
     /** The outcome of one timed pass (after a warm-up pass in the same processes). */
     public record Run(String transport, int processes, int workers, int threshold, long rowsPerProcess,
-                      double seconds, long blocked, double cpuSeconds, long contextSwitches, long ioCalls,
-                      long gcCount, long gcMillis, double firstPassSeconds) {
+                      double seconds, long blocked, double cpuSeconds, long contextSwitches, long readCalls,
+                      long writeCalls, long gcCount, long gcMillis, double firstPassSeconds) {
         /** @return rows shuffled (both stages, all processes) */
         public long rows() {
             return 2L * processes * rowsPerProcess;
@@ -39,7 +39,7 @@ public final class ShuffleRunner {
          */
         public Run withFirstPass(double first) {
             return new Run(transport, processes, workers, threshold, rowsPerProcess, seconds, blocked, cpuSeconds,
-                contextSwitches, ioCalls, gcCount, gcMillis, first);
+                contextSwitches, readCalls, writeCalls, gcCount, gcMillis, first);
         }
 
         /** @return CPU nanoseconds (all processes, user + system) per row shuffled */
@@ -100,9 +100,10 @@ public final class ShuffleRunner {
         Run r = run(args[0], Integer.parseInt(args[1]), Integer.parseInt(args[2]), Long.parseLong(args[3]),
             args.length > 4 ? Integer.parseInt(args[4]) : 64 << 10, args.length > 5 ? Integer.parseInt(args[5])
             : 16 << 10, args.length > 6 ? Long.parseLong(args[6]) : 300_000, null);
-        System.out.printf(Locale.ROOT, "%s P=%d W=%d: %.2f s, %.0f rows/s, %.1f cpu ns/row, %d switches, %d read/write "
-            + "calls, %d GCs, %d blocked%n", r.transport(), r.processes(), r.workers(), r.seconds(), r.rowsPerSecond(),
-            r.cpuNanosPerRow(), r.contextSwitches(), r.ioCalls(), r.gcCount(), r.blocked());
+        System.out.printf(Locale.ROOT, "%s P=%d W=%d: %.2f s, %.0f rows/s, %.1f cpu ns/row, %d switches, %d read and "
+            + "%d write calls, %d GCs, %d blocked%n", r.transport(), r.processes(), r.workers(), r.seconds(),
+            r.rowsPerSecond(), r.cpuNanosPerRow(), r.contextSwitches(), r.readCalls(), r.writeCalls(), r.gcCount(),
+            r.blocked());
     }
 
     /**
@@ -132,7 +133,9 @@ public final class ShuffleRunner {
         try {
             for (int r = 0; r < processes; r++) {
                 List<String> cmd = ChildJvm.command(ShuffleProc.class.getName(),
-                    List.of("-Xmx256m", "-XX:+UseSerialGC"), transport, Integer.toString(r),
+                    // compiler threads that come and go (the default) would drop out of the per-thread switch sum
+                    List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:-UseDynamicNumberOfCompilerThreads"),
+                    transport, Integer.toString(r),
                     Integer.toString(processes), Integer.toString(workers), Long.toString(rows), endpoints, job,
                     Integer.toString(bufferSize), Integer.toString(threshold), Long.toString(warmRows));
                 Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
@@ -287,6 +290,6 @@ public final class ShuffleRunner {
                 + want[2]);
         }
         return new Run(transport, processes, workers, threshold, rows, seconds, blocked, used.cpuSeconds(),
-            used.contextSwitches(), used.ioCalls(), gcCount, gcMillis, seconds);
+            used.contextSwitches(), used.readCalls(), used.writeCalls(), gcCount, gcMillis, seconds);
     }
 }

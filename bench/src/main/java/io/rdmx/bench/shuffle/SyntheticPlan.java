@@ -144,7 +144,7 @@ public final class SyntheticPlan {
             return new Result(total.count1(), total.sum1(), total.count2(), total.sum2(), System.nanoTime() - start);
         } catch (Exception | Error e) {
             for (Future<Result> f : fs) {
-                f.cancel(true); // the other workers stop (interrupted) before their exchanges are released
+                f.cancel(true); // the other workers are interrupted (they stop at their next wait; not awaited)
             }
             throw e;
         } finally {

@@ -251,16 +251,6 @@ public abstract class AbstractConnection implements Connection {
     protected abstract void closeTransport(Throwable cause);
 
     /**
-     * Takes the oldest posted receive.
-     *
-     * @return it, or null if none is posted
-     */
-    public Recv takeRecv() {
-        Recv r = new Recv();
-        return takeRecv(r) ? r : null;
-    }
-
-    /**
      * Takes the oldest posted receive into a holder of the caller's (no object per receive).
      *
      * @param into filled with the receive
