@@ -69,6 +69,16 @@ final class BareRing {
      *     the writer did not write there
      */
     Result stream(int size, long millis) throws InterruptedException {
+        return stream(size, millis, Long.MAX_VALUE);
+    }
+
+    /**
+     * Streams exactly {@code records} records of {@code size} bytes (a test's form: what it checks does not depend on
+     * how fast this machine is), or fewer if {@code millis} run out first.
+     *
+     * @throws IllegalStateException as {@link #stream(int, long)}
+     */
+    Result stream(int size, long millis, long records) throws InterruptedException {
         LONG.setRelease(positions, HEAD, 0L);
         LONG.setRelease(positions, TAIL, 0L);
         stop = false;
@@ -88,7 +98,7 @@ final class BareRing {
         long start = System.nanoTime();
         long written;
         try {
-            written = write(size, every, start + TimeUnit.MILLISECONDS.toNanos(millis));
+            written = write(size, every, start + TimeUnit.MILLISECONDS.toNanos(millis), records);
         } finally {
             stop = true;
             reader.join();
@@ -101,7 +111,7 @@ final class BareRing {
         return new Result(written, seconds);
     }
 
-    private long write(int size, int every, long end) {
+    private long write(int size, int every, long end, long records) {
         int record = HEADER + size;
         int limit = capacity - record;
         long header = ((long) Link.DATA << 32) | size;
@@ -112,8 +122,8 @@ final class BareRing {
         long written = 0;
         int at = 0;
         int since = 0;
-        while (System.nanoTime() < end) {
-            for (int k = 0; k < 256; k++) {
+        while (written < records && System.nanoTime() < end) {
+            for (int k = 0; k < 256 && written < records; k++) {
                 while (head + record - tailSeen > capacity) {
                     LONG.setRelease(positions, HEAD, head);
                     since = 0;
