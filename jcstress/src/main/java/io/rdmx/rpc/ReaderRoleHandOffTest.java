@@ -20,8 +20,8 @@ import org.openjdk.jcstress.infra.results.ZZ_Result;
 @Outcome(id = "false, false", expect = Expect.FORBIDDEN, desc = "a follower parked with nobody reading for it")
 @State
 public class ReaderRoleHandOffTest {
-    private final ReaderRole<TestFollower> role = new ReaderRole<>();
-    private final TestFollower follower = new TestFollower();
+    private final ReaderRole<RpcClient.Pending> role = new ReaderRole<>();
+    private final RpcClient.Pending follower = waiter();
 
     /** The leader holds the role when both actors start. */
     public ReaderRoleHandOffTest() {
@@ -45,7 +45,13 @@ public class ReaderRoleHandOffTest {
      */
     @Actor
     public void follower(ZZ_Result r) {
+        follower.queued = true;
         role.follow(follower);
         r.r2 = role.tryTake();
+    }
+
+    /** @return a blocking call's waiter, as {@code RpcClient} queues it (the real follower, not a copy) */
+    private static RpcClient.Pending waiter() {
+        return new RpcClient.Pending("test", false, Long.MAX_VALUE, 0);
     }
 }

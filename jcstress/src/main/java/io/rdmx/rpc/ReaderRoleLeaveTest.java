@@ -25,14 +25,16 @@ import org.openjdk.jcstress.infra.results.ZZZ_Result;
 @Outcome(expect = Expect.FORBIDDEN, desc = "the role handed twice, or to nobody while a follower waits")
 @State
 public class ReaderRoleLeaveTest {
-    private final ReaderRole<TestFollower> role = new ReaderRole<>();
-    private final TestFollower leaving = new TestFollower();
-    private final TestFollower next = new TestFollower();
+    private final ReaderRole<RpcClient.Pending> role = new ReaderRole<>();
+    private final RpcClient.Pending leaving = waiter();
+    private final RpcClient.Pending next = waiter();
 
     /** The reader holds the role; the leaving follower is queued first, another behind it. */
     public ReaderRoleLeaveTest() {
         role.tryTake();
+        leaving.queued = true;
         role.follow(leaving);
+        next.queued = true;
         role.follow(next);
     }
 
@@ -43,7 +45,7 @@ public class ReaderRoleLeaveTest {
      */
     @Actor
     public void reader(ZZZ_Result r) {
-        TestFollower handed = role.handOff();
+        RpcClient.Pending handed = role.handOff();
         r.r1 = handed == leaving;
         r.r3 = handed == next;
     }
@@ -55,8 +57,13 @@ public class ReaderRoleLeaveTest {
      */
     @Actor
     public void follower(ZZZ_Result r) {
-        leaving.complete();
+        leaving.complete(null);
         role.unfollow(leaving);
         r.r2 = !leaving.leave();
+    }
+
+    /** @return a blocking call's waiter, as {@code RpcClient} queues it (the real follower, not a copy) */
+    private static RpcClient.Pending waiter() {
+        return new RpcClient.Pending("test", false, Long.MAX_VALUE, 0);
     }
 }

@@ -22,13 +22,14 @@ import org.openjdk.jcstress.infra.results.Z_Result;
 @Outcome(id = "false", expect = Expect.FORBIDDEN, desc = "queued, and passed over by the next hand-off")
 @State
 public class ReaderRoleRequeueTest {
-    private final ReaderRole<TestFollower> role = new ReaderRole<>();
-    private final TestFollower follower = new TestFollower();
+    private final ReaderRole<RpcClient.Pending> role = new ReaderRole<>();
+    private final RpcClient.Pending follower = waiter();
     private boolean tookIt;
 
     /** The reader holds the role; the follower is queued. */
     public ReaderRoleRequeueTest() {
         role.tryTake();
+        follower.queued = true;
         role.follow(follower);
     }
 
@@ -60,7 +61,12 @@ public class ReaderRoleRequeueTest {
     @Arbiter
     public void arbiter(Z_Result r) {
         boolean waiting = follower.queued && !tookIt;
-        TestFollower next = role.handOff();
+        RpcClient.Pending next = role.handOff();
         r.r1 = !waiting || next == follower;
+    }
+
+    /** @return a blocking call's waiter, as {@code RpcClient} queues it (the real follower, not a copy) */
+    private static RpcClient.Pending waiter() {
+        return new RpcClient.Pending("test", false, Long.MAX_VALUE, 0);
     }
 }
