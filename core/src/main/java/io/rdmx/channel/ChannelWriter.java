@@ -362,12 +362,12 @@ public final class ChannelWriter implements Notifier.Notifiable {
      * @throws IllegalStateException if nothing is claimed
      */
     public void commit() {
-        long before = ring.headAcquire();
+        long before = ring.position();
         int len = ring.commit();
         // single-writer counters, read racily by metrics snapshots
         records++;
         bytes += len;
-        gate.committed();
+        gate.committed(ring.position());
         if (before == gate.postedEnd()) {
             // this commit left unposted data where there was none: an idle network thread must scan again
             peer.engine().kickIfIdle();

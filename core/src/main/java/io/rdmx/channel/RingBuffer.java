@@ -69,6 +69,8 @@ public final class RingBuffer {
     private volatile long head;
     @SuppressWarnings("unused")
     private volatile long tail;
+    /** Writer: the head it last committed (its own copy, read without a fence; {@code head} publishes it). */
+    private long position;
     private long claimedHead = -1;
     private int claimedLength;
     private long tailCache;
@@ -116,7 +118,13 @@ public final class RingBuffer {
      * @param position the new head
      */
     public void headRelease(long position) {
+        this.position = position;
         HEAD.setRelease(this, position);
+    }
+
+    /** @return the head the writer last committed (the writer thread only; no fence) */
+    public long position() {
+        return position;
     }
 
     /** @return the tail, acquire load */
@@ -147,7 +155,7 @@ public final class RingBuffer {
             || claimedHead >= 0) {
             throw badClaim(streamId, length);
         }
-        long h = (long) HEAD.getOpaque(this);
+        long h = position;
         int need = RecordDescriptor.recordLength(length);
         int index = (int) (h & mask);
         int toEnd = capacity - index;
@@ -195,6 +203,7 @@ public final class RingBuffer {
         if (claimedHead < 0) {
             throw new IllegalStateException("no open claim to commit");
         }
+        position = claimedHead;
         HEAD.setRelease(this, claimedHead);
         claimedHead = -1;
         return claimedLength;

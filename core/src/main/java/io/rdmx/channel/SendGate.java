@@ -126,7 +126,16 @@ final class SendGate {
      * threshold on: one fence per threshold of data, not a pass through the gate per record.
      */
     void committed() {
-        long h = sender.committedAcquire();
+        committed(sender.committedAcquire());
+    }
+
+    /**
+     * Writer thread: as {@link #committed()}, with the head it has just committed (it alone moves it, so it need
+     * not read it back).
+     *
+     * @param h the committed head
+     */
+    void committed(long h) {
         if (h >= sendAt) {
             if (h - postedEnd >= threshold) {
                 if (posted - retired >= window) {

@@ -41,6 +41,29 @@ class RingBufferTest {
     }
 
     @Test
+    void theWritersOwnPositionMovesOnlyOnCommitAndAgreesWithThePublishedHead() {
+        int at = ring.tryClaim(3, 5);
+        assertEquals(0, ring.position(), "a claim moves nothing yet");
+        assertEquals(0, ring.headAcquire());
+        ring.abort();
+        assertEquals(0, ring.position(), "an aborted claim moves nothing");
+        at = ring.tryClaim(3, 5);
+        assertEquals(RecordDescriptor.HEADER_LENGTH, at, "the aborted claim's space is claimed again");
+        ring.commit();
+        assertEquals(16, ring.position());
+        assertEquals(ring.position(), ring.headAcquire(), "the commit publishes what the writer keeps");
+        // a wrap: the padding record and the record after it move both by the whole claim
+        for (int i = 0; i < 14; i++) {
+            assertTrue(put(1, "0123456"), "record " + i);
+        }
+        assertEquals(240, ring.position());
+        assertEquals(15, drain().size(), "the first record and the 14 after it");
+        assertTrue(put(2, "0123456789"), "24 bytes do not fit in the 16 before the end: padding, then at 0");
+        assertEquals(256 + 24, ring.position());
+        assertEquals(ring.position(), ring.headAcquire());
+    }
+
+    @Test
     void anEndOfStreamMarkerIsDeliveredInOrderAndCounted() {
         assertTrue(put(7, "abc"));
         int at = ring.tryClaim(0, 0);
