@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@link PeerHandshake} (HELLO with parameters, REGION with the pair region's descriptor, BYE),
  * {@link ControlMessages} (the codec of those messages and of notifications) and {@link RingSet} (all rings of the
  * pair, both directions). Completions are handled on the provider's I/O thread as they happen where the
- * connection delivers them inline ({@link Connection#completionHandler}: tcp), so a notification wakes the reader
+ * connection delivers them inline ({@link Connection#completionHandler}: shm, tcp, verbs), so a notification wakes the reader
  * from the thread that received it; elsewhere on the network thread, from the node's completion queue. Either way
  * one thread at a time.
  */

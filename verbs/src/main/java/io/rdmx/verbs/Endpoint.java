@@ -202,7 +202,7 @@ final class Endpoint {
                 recvWr.set(JAVA_INT, IbvRecvWr.NUM_SGE, 1);
                 rc = (int) Lib.POST_RECV_OP.invokeExact(node.postRecvFn(), qp, recvWr, bad);
             } finally {
-                lock.unlock();
+                unlock();
             }
             if (rc != 0) {
                 throw new RdmxException("verbs: posting the setup receive failed: " + rc);
@@ -288,7 +288,7 @@ final class Endpoint {
                 }
             }
         } finally {
-            lock.unlock();
+            unlock();
         }
         if (why != null) {
             c.fail(new ConnectionClosedException(c.peerName(), why, null));
@@ -325,7 +325,7 @@ final class Endpoint {
         } catch (Throwable t) {
             node.log().debug("verbs: ibv_modify_qp(min_rnr_timer)", t);
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -343,7 +343,7 @@ final class Endpoint {
         } catch (Throwable t) {
             throw new IllegalStateException("verbs: ibv_modify_qp(ERR) failed", t);
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -380,7 +380,7 @@ final class Endpoint {
         } catch (Throwable t) {
             throw new RdmxException("verbs: posting the setup message failed: " + t, t);
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -447,7 +447,7 @@ final class Endpoint {
             queues.sendPosted(seq, signal);
             return Post.OK;
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -482,7 +482,7 @@ final class Endpoint {
             queues.recvPosted();
             return Post.OK;
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -491,7 +491,7 @@ final class Endpoint {
         try {
             return !destroyed && qpAlive && queues.sendsOutstanding();
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -499,6 +499,18 @@ final class Endpoint {
         VerbsConnection c = conn;
         closed = true;
         node.execute(() -> c.fail(new ConnectionClosedException(c.peerName(), why, null)));
+    }
+
+    /**
+     * Releases {@link #lock}; the thread that releases it last hands over the completions produced under it
+     * ({@link VerbsConnection#emitBacklog}: a handler may post, and a post takes the lock).
+     */
+    private void unlock() {
+        lock.unlock();
+        VerbsConnection c = conn;
+        if (c != null && !lock.isHeldByCurrentThread()) {
+            c.emitBacklog();
+        }
     }
 
     // ------------------------------------------------------------------ completions (progress thread)
@@ -525,7 +537,7 @@ final class Endpoint {
                     handle((long) i * IbvWc.SIZE); // read in place: no slice object per completion
                 }
             } finally {
-                lock.unlock();
+                unlock();
             }
             if (n < WC_BATCH) {
                 return;
@@ -612,7 +624,7 @@ final class Endpoint {
                 queues.flushAll(c, detail);
             }
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -637,7 +649,7 @@ final class Endpoint {
         try {
             closed = true;
         } finally {
-            lock.unlock();
+            unlock();
         }
         try {
             Lib.DISCONNECT.invoke(Lib.state(), id);
@@ -658,7 +670,7 @@ final class Endpoint {
             closed = true;
             qpAlive = false;
         } finally {
-            lock.unlock();
+            unlock();
         }
         node.forget(this);
         MemorySegment st = Lib.state();

@@ -3,6 +3,7 @@ package io.rdmx.verbs;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.RegionImpl;
 import java.util.List;
@@ -10,10 +11,23 @@ import java.util.List;
 /**
  * A verbs connection: an RC queue pair set up by rdma_cm ({@link Endpoint}), created once the region exchange
  * over the queue pair finished. Posting goes straight to the hardware queues; completions come from the
- * node's progress thread.
+ * node's progress thread, which polls the connection's CQ and hands them to an inline completion handler (the
+ * channel layer's: no object per completion and no thread between the poller and the woken reader) or, without
+ * one, to the node's completion queue.
+ *
+ * <p>Completions are produced under the endpoint's lock (polling, flushing) but never handed over under it: a
+ * handler may post, and a post takes that lock. They wait in a {@link CompletionBacklog} until the thread that
+ * holds the lock releases it ({@link Endpoint#unlock}), then go out in the order they were produced, one thread
+ * at a time.
  */
 final class VerbsConnection extends AbstractConnection {
     private final Endpoint ep;
+    /** Completions not yet handed over; guarded by its own monitor. */
+    private final CompletionBacklog backlog = new CompletionBacklog();
+    /** Serializes {@link #emitBacklog}, so completions leave in the order they entered the backlog. */
+    private final Object emitLock = new Object();
+    /** Whether the backlog may hold something (set under its monitor, cleared by the thread that empties it). */
+    private volatile boolean backlogged;
 
     VerbsConnection(VerbsNode node, String peerName, String peerAddress, List<RemoteRegion> regions, Endpoint ep) {
         super(node, peerName, peerAddress, regions);
@@ -22,6 +36,70 @@ final class VerbsConnection extends AbstractConnection {
 
     Endpoint endpoint() {
         return ep;
+    }
+
+    @Override
+    protected boolean supportsInlineCompletions() {
+        return true;
+    }
+
+    /**
+     * Queues the completion behind those not yet handed over; a thread that does not hold the endpoint's lock
+     * then hands the backlog over itself. Any thread.
+     */
+    @Override
+    public void emit(Opcode op, long wrId, Status status, int len, int imm, boolean hasImm, String detail) {
+        synchronized (backlog) {
+            backlog.add(op, wrId, status, len, imm, hasImm, detail);
+            backlogged = true;
+        }
+        if (!ep.lock.isHeldByCurrentThread()) {
+            emitBacklog();
+        }
+    }
+
+    /**
+     * Hands every waiting completion over, oldest first. Never called under the endpoint's lock. Re-entrant: a
+     * handler whose post completes at once (a failure) hands that completion over from within.
+     */
+    void emitBacklog() {
+        if (!backlogged) {
+            return;
+        }
+        synchronized (emitLock) {
+            while (true) {
+                long wrId;
+                Opcode op;
+                Status status;
+                int len;
+                int imm;
+                boolean hasImm;
+                String detail;
+                synchronized (backlog) {
+                    if (backlog.isEmpty()) {
+                        backlogged = false;
+                        return;
+                    }
+                    int slot = backlog.first();
+                    wrId = backlog.wrId(slot);
+                    op = backlog.op(slot);
+                    status = backlog.status(slot);
+                    len = backlog.length(slot);
+                    imm = backlog.imm(slot);
+                    hasImm = backlog.hasImm(slot);
+                    detail = backlog.detail(slot);
+                    backlog.remove();
+                }
+                super.emit(op, wrId, status, len, imm, hasImm, detail);
+            }
+        }
+    }
+
+    /** @return completions waiting to be handed over (tests) */
+    int backlogSize() {
+        synchronized (backlog) {
+            return backlog.size();
+        }
     }
 
     @Override

@@ -1,0 +1,70 @@
+package io.rdmx.verbs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmx.transport.Access;
+import io.rdmx.transport.Connection;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.Opcode;
+import io.rdmx.transport.Post;
+import io.rdmx.transport.Region;
+import io.rdmx.transport.Status;
+import io.rdmx.transport.WorkRequest;
+import io.rdmx.transport.testsuite.Completions;
+import java.time.Duration;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Completions of a verbs connection with an inline handler: they reach the handler on the progress thread that
+ * polled them, never the node's queue, and the handler may post (the endpoint's lock is not held while it runs:
+ * a post under it would deadlock or be refused). Soft-RoCE in CI; skipped without a device.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class VerbsInlineCompletionTest {
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    @BeforeAll
+    static void rdma() {
+        RequiresRdma.assume();
+    }
+
+    @Test
+    void completionsGoToTheInlineHandlerOnTheProgressThreadWhichMayPost() throws Exception {
+        VerbsFabric f = new VerbsFabric();
+        try (VerbsNode a = (VerbsNode) f.open(NodeOptions.builder().name("inline-a").build());
+             VerbsNode b = (VerbsNode) f.open(NodeOptions.builder().name("inline-b").build())) {
+            Region rcv = b.register(64, Access.LOCAL_WRITE);
+            Region msg = a.register(64, Access.ALL);
+            Connection c = a.connect(b.address(), WAIT);
+            Connection back = b.accept(WAIT);
+            BlockingQueue<String> seen = new ArrayBlockingQueue<>(16);
+            String progress = b.progressThread().getName();
+            assertTrue(back.completionHandler((wrId, op, status, len, imm, hasImm, detail) -> {
+                seen.add(Thread.currentThread().getName() + " wrId=" + wrId + " op=" + Opcode.values()[op]
+                    + " status=" + Status.values()[status] + " len=" + len);
+                if (wrId == 1) {
+                    try { // a handler may post: re-post the receive from the progress thread
+                        seen.add("repost=" + back.post(WorkRequest.recv(rcv, 0, 64).wrId(2)));
+                    } catch (Exception e) {
+                        seen.add("post failed: " + e);
+                    }
+                }
+            }));
+            assertEquals(Post.OK, back.post(WorkRequest.recv(rcv, 0, 64).wrId(1)));
+            assertEquals(Post.OK, c.post(WorkRequest.send(msg, 0, 5)));
+            assertEquals(progress + " wrId=1 op=RECV status=SUCCESS len=5", seen.poll(10, TimeUnit.SECONDS));
+            assertEquals("repost=" + Post.OK, seen.poll(10, TimeUnit.SECONDS));
+            assertEquals(Post.OK, c.post(WorkRequest.send(msg, 0, 6)));
+            assertEquals(progress + " wrId=2 op=RECV status=SUCCESS len=6", seen.poll(10, TimeUnit.SECONDS));
+            assertEquals(2, Completions.take(a, 2, WAIT).size(), "the sender's own completions use its queue");
+            assertEquals(0, b.completionQueue().size(), "a completion went to the queue");
+            assertEquals(0, ((VerbsConnection) back).backlogSize(), "completions left in the backlog");
+        }
+    }
+}
