@@ -29,6 +29,18 @@ public final class ChannelConfig {
      */
     public static final int BATCH_THRESHOLD_DEFAULT = 16 << 10;
     /**
+     * System property: where the peer's ring is mapped ({@code shm}), a writer publishes its head once this many
+     * bytes wait (or on flush, or after the flush interval). Publishing is a release store, but it wakes a parked
+     * reader (a system call and a context switch on each side), so a mapped ring batches more than the WRITE path.
+     * An explicit {@link #BATCH_THRESHOLD_PROP} ({@link Builder#batchThreshold}) sets both.
+     */
+    public static final String MAPPED_BATCH_THRESHOLD_PROP = "rdmx.channel.mappedBatchThreshold";
+    /**
+     * Default mapped batching threshold: 64 KiB (the batch of a socket writer's 64 KiB buffer, one wake-up per
+     * batch as there), at most a quarter ring.
+     */
+    public static final int MAPPED_BATCH_THRESHOLD_DEFAULT = 64 << 10;
+    /**
      * System property: the most WRITEs of one ring in flight at once (posted, completion not yet seen), so a writer
      * posts its next batch without waiting for the previous one's completion. Per peer the windows of all rings
      * together stay within the connection's send queue ({@code rdmx.sendQueueDepth}): a smaller window is used
@@ -136,6 +148,7 @@ public final class ChannelConfig {
     private final int workers;
     private final int ringCapacity;
     private final int batchThreshold;
+    private final int mappedBatchThreshold;
     private final int readNotifyThreshold;
     private final int writesInFlight;
     private final int notificationsInFlight;
@@ -151,6 +164,9 @@ public final class ChannelConfig {
         this.batchThreshold = b.batchThreshold == 0 ? Math.max(1, Math.min(
             Platform.hooks().tunedDefault(BATCH_THRESHOLD_PROP).orElse(BATCH_THRESHOLD_DEFAULT), b.ringCapacity / 4))
             : b.batchThreshold;
+        this.mappedBatchThreshold = b.batchThreshold != 0 ? b.batchThreshold
+            : b.mappedBatchThreshold == 0 ? Math.max(1, Math.min(MAPPED_BATCH_THRESHOLD_DEFAULT, b.ringCapacity / 4))
+            : b.mappedBatchThreshold;
         this.readNotifyThreshold = b.readNotifyThreshold == 0 ? b.ringCapacity / 4 : b.readNotifyThreshold;
         this.notification = b.notification;
         this.flushInterval = b.flushInterval;
@@ -182,6 +198,15 @@ public final class ChannelConfig {
     /** @return bytes that trigger a WRITE */
     public int batchThreshold() {
         return batchThreshold;
+    }
+
+    /**
+     * @return bytes after which a writer to a mapped ring ({@code shm}) publishes its head and wakes a parked
+     *         reader: {@link #MAPPED_BATCH_THRESHOLD_PROP}, or {@link #batchThreshold()} where that was set
+     *         explicitly
+     */
+    public int mappedBatchThreshold() {
+        return mappedBatchThreshold;
     }
 
     /** @return bytes consumed before a credit is sent */
@@ -246,7 +271,8 @@ public final class ChannelConfig {
     @Override
     public String toString() {
         return "ChannelConfig{workers=" + workers + ", ringCapacity=" + ringCapacity + ", batchThreshold="
-            + batchThreshold + ", readNotifyThreshold=" + readNotifyThreshold + ", notification=" + notification
+            + batchThreshold + ", mappedBatchThreshold=" + mappedBatchThreshold + ", readNotifyThreshold="
+            + readNotifyThreshold + ", notification=" + notification
             + ", flushInterval=" + flushInterval + ", writesInFlight=" + writesInFlight + ", notificationsInFlight="
             + notificationsInFlight + ", idle=" + idle().label()
             + ", spinsBeforePark=" + spinsBeforePark
@@ -260,14 +286,13 @@ public final class ChannelConfig {
         private int ringCapacity = Platform.intValue(RING_CAPACITY_PROP, RING_CAPACITY_DEFAULT);
         private int batchThreshold = System.getProperty(BATCH_THRESHOLD_PROP) == null ? 0
             : Platform.intValue(BATCH_THRESHOLD_PROP, 0);
-        private int readNotifyThreshold = Integer.getInteger(READ_NOTIFY_PROP, READ_NOTIFY_DEFAULT);
+        private int mappedBatchThreshold = Platform.intValue(MAPPED_BATCH_THRESHOLD_PROP, 0);
+        private int readNotifyThreshold = Platform.intValue(READ_NOTIFY_PROP, READ_NOTIFY_DEFAULT);
         private int writesInFlight = Platform.intValue(WRITES_IN_FLIGHT_PROP, WRITES_IN_FLIGHT_DEFAULT);
         private int notificationsInFlight = Platform.intValue(NOTIFICATIONS_IN_FLIGHT_PROP,
             NOTIFICATIONS_IN_FLIGHT_DEFAULT);
-        private Notification notification = Notification.valueOf(System.getProperty(NOTIFICATION_PROP,
-            NOTIFICATION_DEFAULT.name()).toUpperCase(Locale.ROOT));
-        private Duration flushInterval = Duration.ofNanos(1000 * Long.getLong(FLUSH_INTERVAL_PROP,
-            FLUSH_INTERVAL_DEFAULT_US));
+        private Notification notification = notificationValue();
+        private Duration flushInterval = Duration.ofNanos(1000 * flushIntervalMicros());
         private String idleValue = System.getProperty(IDLE_PROP, Idle.PARK.label());
         private Integer spinsBeforePark = System.getProperty(SPINS_PROP) == null ? null
             : Platform.intValue(SPINS_PROP, SPINS_DEFAULT);
@@ -279,6 +304,33 @@ public final class ChannelConfig {
 
         private Builder(int workers) {
             this.workers = workers;
+        }
+
+        private static Notification notificationValue() {
+            String v = System.getProperty(NOTIFICATION_PROP, NOTIFICATION_DEFAULT.name()).trim();
+            for (Notification n : Notification.values()) {
+                if (n.name().equalsIgnoreCase(v)) {
+                    return n;
+                }
+            }
+            throw new IllegalArgumentException(NOTIFICATION_PROP + "=" + v + " is not one of SEND, WRITE_WITH_IMM");
+        }
+
+        private static long flushIntervalMicros() {
+            String v = System.getProperty(FLUSH_INTERVAL_PROP);
+            if (v == null || v.isBlank()) {
+                return FLUSH_INTERVAL_DEFAULT_US;
+            }
+            long us;
+            try {
+                us = Long.parseLong(v.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(FLUSH_INTERVAL_PROP + "=" + v + " is not an integer", e);
+            }
+            if (us < 0 || us > 60_000_000L) {
+                throw new IllegalArgumentException(FLUSH_INTERVAL_PROP + "=" + v + " out of range [0, 60000000] us");
+            }
+            return us;
         }
 
         /**
@@ -296,6 +348,16 @@ public final class ChannelConfig {
          */
         public Builder batchThreshold(int v) {
             this.batchThreshold = v;
+            return this;
+        }
+
+        /**
+         * @param v bytes after which a writer to a mapped ring publishes its head (0 selects the default); an
+         *          explicit {@link #batchThreshold} overrides it
+         * @return this
+         */
+        public Builder mappedBatchThreshold(int v) {
+            this.mappedBatchThreshold = v;
             return this;
         }
 
@@ -401,6 +463,10 @@ public final class ChannelConfig {
             }
             if (batchThreshold < 0 || batchThreshold > ringCapacity) {
                 throw new IllegalArgumentException(BATCH_THRESHOLD_PROP + "=" + batchThreshold
+                    + " out of range [1, ringCapacity=" + ringCapacity + "]");
+            }
+            if (mappedBatchThreshold < 0 || mappedBatchThreshold > ringCapacity) {
+                throw new IllegalArgumentException(MAPPED_BATCH_THRESHOLD_PROP + "=" + mappedBatchThreshold
                     + " out of range [1, ringCapacity=" + ringCapacity + "]");
             }
             if (readNotifyThreshold < 0 || readNotifyThreshold > ringCapacity / 2) {

@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Mapped ({@link SharedRing}, both ends can map each other's memory): the buffer IS the peer's incoming ring,
  * mapped in this process, so claim and commit write where the reader reads. Where the WRITE path posts a WRITE
- * (threshold, flush, flush interval), the mapped path publishes the head in shared memory (a release store) and
+ * ({@link ChannelConfig#mappedBatchThreshold()}, flush, flush interval), the mapped path publishes the head in shared memory (a release store) and
  * rings the reader's doorbell (a notification SEND) only if the reader sleeps. Free space comes from the
  * reader's credit in shared memory; a writer that must wait for space says so there, and the reader rings its
  * doorbell when it publishes a credit.
@@ -81,7 +81,8 @@ public final class ChannelWriter implements Notifier.Notifiable {
         this.region = region;
         this.base = base;
         this.remote = remote;
-        this.gate = new SendGate(cfg.batchThreshold(), window, new SendGate.Sender() {
+        int threshold = shared != null ? cfg.mappedBatchThreshold() : cfg.batchThreshold();
+        this.gate = new SendGate(threshold, window, new SendGate.Sender() {
             @Override
             public long committedAcquire() {
                 return ring.headAcquire();

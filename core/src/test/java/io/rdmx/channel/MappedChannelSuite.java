@@ -101,6 +101,35 @@ public abstract class MappedChannelSuite {
     }
 
     @Test
+    void aMappedWriterPublishesEveryMappedThresholdUnlessABatchThresholdIsGiven() throws Exception {
+        assumeTrue(mapsMemory(), "mapped providers only");
+        // 100 records of 1000 B (1008 with the header) = 100,800 bytes, no flush, no time bound: the default
+        // mapped threshold (64 KiB) publishes once (at 66,528 bytes), an explicit 16 KiB batch threshold five
+        // times, a 32 KiB mapped threshold three
+        UnaryOperator<ChannelConfig.Builder> big = c -> c.ringCapacity(1 << 20).flushInterval(Duration.ZERO);
+        assertEquals(1, publishes(new Pair(big, big)));
+        UnaryOperator<ChannelConfig.Builder> explicit = c -> big.apply(c).batchThreshold(16 << 10);
+        assertEquals(5, publishes(new Pair(explicit, explicit)));
+        UnaryOperator<ChannelConfig.Builder> mapped = c -> big.apply(c).mappedBatchThreshold(32 << 10);
+        assertEquals(3, publishes(new Pair(mapped, mapped)));
+    }
+
+    private static long publishes(Pair p) throws Exception {
+        long before = p.a.metrics().writesPosted();
+        ChannelWriter w = p.ab.writer(0, 0);
+        for (int i = 0; i < 100; i++) {
+            assertTrue(w.offer(1, ByteBuffer.allocate(1000)), "record " + i);
+        }
+        long published = p.a.metrics().writesPosted() - before;
+        w.flush();
+        int[] n = {0};
+        while (n[0] < 100) {
+            assertTrue(p.b.reader(0).read((s, buf, o, l, src) -> n[0]++, 100, 5, TimeUnit.SECONDS) > 0);
+        }
+        return published;
+    }
+
+    @Test
     void whileBothSidesAreAwakeNoMessageIsSent() throws Exception {
         assumeTrue(mapsMemory(), "mapped providers only");
         Pair p = new Pair(c -> c.ringCapacity(4096).batchThreshold(256).readNotifyThreshold(1024),
