@@ -123,6 +123,7 @@ public final class ChannelBench {
         this.report = new Report("channel", quick).printResults(false).context("ringCapacity", RING)
             .context("ringCapacityOfTheAeronSizeCases", AERON_TERM)
             .context("batchThresholdDefault", ChannelConfig.BATCH_THRESHOLD_DEFAULT)
+            .context("mappedBatchThresholdDefault", ChannelConfig.MAPPED_BATCH_THRESHOLD_DEFAULT)
             .context("measureMillis", measureMillis)
             .context("roundTripMillis", rttMillis)
             .context("roundTripWarmUpMillis", rttWarmMillis + " of pinging before each round-trip measurement")
@@ -215,7 +216,9 @@ public final class ChannelBench {
     private List<Case> cases() {
         List<Case> out = new ArrayList<>();
         String send = ChannelConfig.Notification.SEND.name();
-        String threshold = Integer.toString(ChannelConfig.BATCH_THRESHOLD_DEFAULT);
+        // 0: each provider's default threshold (16 KiB for WRITEs, ChannelConfig.MAPPED_BATCH_THRESHOLD_DEFAULT for
+        // a mapped shm ring), as a user gets it; the sweep below sets it explicitly
+        String threshold = "0";
         Map<String, Integer> idles = new LinkedHashMap<>();
         idles.put("park", 0);
         idles.put("spin-park", SPIN_THEN_PARK);
