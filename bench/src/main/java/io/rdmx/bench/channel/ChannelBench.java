@@ -132,7 +132,7 @@ public final class ChannelBench {
                 + ChannelConfig.SPINS_PROP + "=" + SPIN_THEN_PARK + "; busy-spin: " + ChannelConfig.SPINS_PROP + "="
                 + BUSY_SPIN + " (both processes; rdmx.cq.spinsBeforePark left at 0)")
             .context("nio", "TCP loopback, TCP_NODELAY, 64 KiB batches; blocking, or non-blocking polled in a loop")
-            .context("aeron", "aeron-all " + io.aeron.Aeron.class.getPackage().getImplementationVersion()
+            .context("aeron", "aeron-all " + io.aeron.AeronVersion.VERSION // the shaded jar's manifest names rdmx
                 + ", aeron:ipc, exclusive publication, embedded driver in the receiver under /dev/shm; spin-shared: "
                 + "SHARED driver thread and clients on BusySpinIdleStrategy; spin-invoker: INVOKER driver run by the "
                 + "receiver's polling loop, clients BusySpin; backoff: SHARED driver and clients on "
