@@ -515,14 +515,20 @@ final class Endpoint {
 
     // ------------------------------------------------------------------ completions (progress thread)
 
-    /** Drains the CQ. */
-    void drain() {
+    /**
+     * Drains the CQ: the progress thread, or a spinning waiter that polls it itself
+     * ({@link VerbsConnection#awaitInput}). Completions go out in poll order whichever thread polled them.
+     *
+     * @return completions polled
+     */
+    int drain() {
+        int total = 0;
         while (true) {
             int n;
             lock.lock();
             try {
                 if (cq.equals(MemorySegment.NULL) || destroyed) {
-                    return;
+                    return total;
                 }
                 try {
                     n = (int) Lib.POLL_CQ_OP.invokeExact(node.pollCqFn(), cq, WC_BATCH, wcs);
@@ -531,8 +537,9 @@ final class Endpoint {
                 }
                 if (n < 0) {
                     node.log().warn("verbs: poll_cq on the connection to {} returned {}", peerLabel(), n);
-                    return;
+                    return total;
                 }
+                total += n;
                 for (int i = 0; i < n; i++) {
                     handle((long) i * IbvWc.SIZE); // read in place: no slice object per completion
                 }
@@ -540,7 +547,7 @@ final class Endpoint {
                 unlock();
             }
             if (n < WC_BATCH) {
-                return;
+                return total;
             }
         }
     }

@@ -95,6 +95,23 @@ final class VerbsConnection extends AbstractConnection {
         }
     }
 
+    /**
+     * Leader/follower input, the spinning half: a waiter that looks without sleeping ({@code nanos <= 0}, a
+     * spinning channel reader or writer) polls this connection's CQ itself, so the completions it waits for are
+     * handled on the thread that needs them (inline handler) rather than by the progress thread. A waiter about to
+     * sleep gets -1 and sleeps as usual: only the progress thread sleeps on the completion channel.
+     *
+     * @param nanos the longest wait; above 0 this provider does not offer it
+     * @return completions polled and handled, or -1 for a sleeping waiter or a closed connection
+     */
+    @Override
+    public int awaitInput(long nanos) {
+        if (nanos > 0 || !isOpen()) {
+            return -1;
+        }
+        return ep.drain();
+    }
+
     /** @return completions waiting to be handed over (tests) */
     int backlogSize() {
         synchronized (backlog) {

@@ -67,4 +67,58 @@ class VerbsInlineCompletionTest {
             assertEquals(0, ((VerbsConnection) back).backlogSize(), "completions left in the backlog");
         }
     }
+
+    @Test
+    void aSpinningWaiterPollsTheCqItselfAndCompletionsStayInOrderWhoeverPolls() throws Exception {
+        VerbsFabric f = new VerbsFabric();
+        try (VerbsNode a = (VerbsNode) f.open(NodeOptions.builder().name("spin-a").build());
+             VerbsNode b = (VerbsNode) f.open(NodeOptions.builder().name("spin-b").build())) {
+            Region rcv = b.register(64 * 8, Access.LOCAL_WRITE);
+            Region msg = a.register(64, Access.ALL);
+            Connection c = a.connect(b.address(), WAIT);
+            Connection back = b.accept(WAIT);
+            int rounds = 400;
+            long[] order = new long[rounds];
+            int[] seen = {0};
+            int[] onMe = {0};
+            Thread me = Thread.currentThread();
+            assertTrue(back.completionHandler((wrId, op, status, len, imm, hasImm, detail) -> {
+                synchronized (order) {
+                    if (seen[0] < rounds) {
+                        order[seen[0]] = status == Status.SUCCESS.ordinal() ? wrId : -1 - wrId;
+                    }
+                    seen[0]++;
+                }
+                if (Thread.currentThread() == me) {
+                    onMe[0]++;
+                }
+            }));
+            assertEquals(-1, back.awaitInput(1_000_000), "a waiter about to sleep sleeps as usual");
+            for (int i = 0; i < 8; i++) {
+                assertEquals(Post.OK, back.post(WorkRequest.recv(rcv, 64 * i, 64).wrId(i)));
+            }
+            for (int i = 0; i < rounds; i++) {
+                assertEquals(Post.OK, c.post(WorkRequest.send(msg, 0, 8)));
+                long deadline = System.nanoTime() + WAIT.toNanos();
+                while (true) { // spin as a channel reader does: look at the CQ from this thread
+                    assertTrue(back.awaitInput(0) >= 0);
+                    synchronized (order) {
+                        if (seen[0] > i) {
+                            break;
+                        }
+                    }
+                    assertTrue(System.nanoTime() < deadline, "receive " + i + " did not complete");
+                }
+                // re-post the slot that completed, as the channel layer does
+                assertEquals(Post.OK, back.post(WorkRequest.recv(rcv, 64 * (i % 8), 64).wrId(i + 8)));
+                Completions.take(a, 1, WAIT);
+            }
+            for (int i = 0; i < rounds; i++) {
+                assertEquals(i, order[i], "completion " + i + " out of order or failed (" + onMe[0]
+                    + " of them handled on the spinning thread)");
+            }
+            assertEquals(rounds, seen[0]);
+            assertEquals(0, b.completionQueue().size(), "a completion went to the queue");
+        }
+    }
 }
