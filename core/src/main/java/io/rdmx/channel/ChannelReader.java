@@ -126,6 +126,39 @@ public final class ChannelReader {
     }
 
     /**
+     * Sleeps without reading, on the reader's own sleeper: for a caller that cannot take records now (its own
+     * buffer is full) and waits for something it arranged to be woken for ({@link #wakeup}). Returns on that
+     * wake-up, an arrival, a lost peer, the engine's close or the timeout, whichever comes first; may return
+     * early. What arrived or failed is left for the next {@link #read}, which reports it.
+     *
+     * @param timeout the longest sleep
+     * @param unit unit of timeout
+     * @throws InterruptedException if interrupted
+     */
+    public void park(long timeout, TimeUnit unit) throws InterruptedException {
+        long nanos = unit.toNanos(timeout);
+        sleeper.arm();
+        try {
+            if (wakeupRequested) {
+                wakeupRequested = false;
+                return;
+            }
+            if (heldLoss != null || losses.pending() || !engine.isOpen() || nanos <= 0) {
+                return;
+            }
+            sleeper.sleepOwn(nanos);
+            if (Thread.interrupted()) {
+                throw new InterruptedException("reader of worker " + worker);
+            }
+        } finally {
+            sleeper.disarm();
+            // a wake-up requested meanwhile ended this park (or its caller, who looks at its condition next,
+            // learns it that way): it must not also end the next read or park at once
+            wakeupRequested = false;
+        }
+    }
+
+    /**
      * Reads what is there without blocking.
      *
      * @param handler receives each record

@@ -27,4 +27,9 @@ final class PeerLosses {
     ConnectionClosedException take() {
         return pending.poll();
     }
+
+    /** @return whether a failure waits to be reported. Any thread. */
+    boolean pending() {
+        return !pending.isEmpty();
+    }
 }

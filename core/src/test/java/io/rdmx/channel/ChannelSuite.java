@@ -23,6 +23,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -926,6 +927,50 @@ public abstract class ChannelSuite {
         p.b.close();
         Throwable e = reader.failure(Duration.ofSeconds(5));
         assertTrue(e instanceof RdmxException, String.valueOf(e));
+    }
+
+    /**
+     * {@link ChannelReader#park}, the wait of a caller that cannot take records: it may return early, so the
+     * caller parks again until what it waits for happened (as the shuffle's worker does). Each park below would
+     * last a minute unless its wake-up ends it, and the test's bound on each wait is half that. The loss it woke
+     * for is reported by the next read.
+     */
+    @Test
+    void aParkedReaderIsWokenByWakeupByALostPeerAndByClose() throws Exception {
+        Pair p = new Pair(1, 1, c -> c);
+        ChannelReader r = p.b.reader(0);
+        AtomicBoolean happened = new AtomicBoolean();
+        Callable<Integer> parkUntil = () -> {
+            int parks = 0;
+            while (!happened.get()) {
+                r.park(60, TimeUnit.SECONDS);
+                parks++;
+            }
+            return parks;
+        };
+        Blocking.Call<Integer> woken = Blocking.start("parked-reader", parkUntil);
+        Blocking.awaitBlockedIn(woken, "ChannelReader.park", WAIT);
+        happened.set(true);
+        r.wakeup();
+        assertTrue(woken.result().get(30, TimeUnit.SECONDS) > 0);
+
+        happened.set(false);
+        Blocking.Call<Integer> lost = Blocking.start("parked-reader", parkUntil);
+        Blocking.awaitBlockedIn(lost, "ChannelReader.park", WAIT);
+        happened.set(true);
+        kill(p.nodeA);
+        assertTrue(lost.result().get(30, TimeUnit.SECONDS) > 0);
+        ConnectionClosedException e = assertThrows(ConnectionClosedException.class,
+            () -> r.read((st, b, o, l, src) -> { }, 1, 10, TimeUnit.SECONDS));
+        assertEquals(p.nodeA.name(), e.peer());
+
+        happened.set(false);
+        Blocking.Call<Integer> closed = Blocking.start("parked-reader", parkUntil);
+        Blocking.awaitBlockedIn(closed, "ChannelReader.park", WAIT);
+        happened.set(true);
+        p.b.close();
+        assertTrue(closed.result().get(30, TimeUnit.SECONDS) > 0);
+        assertThrows(RdmxException.class, () -> r.read((st, b, o, l, src) -> { }, 1, 1, TimeUnit.SECONDS));
     }
 
     @Test

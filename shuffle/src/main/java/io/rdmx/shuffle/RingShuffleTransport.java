@@ -435,6 +435,23 @@ final class RingShuffleTransport implements ShuffleTransport {
     }
 
     @Override
+    public void park(int localWorker, long timeoutNanos) throws RdmxException, InterruptedException {
+        if (engineList.length == 0) {
+            parked.set(localWorker, Thread.currentThread()); // as in poll: before the look at closed
+            if (closed) {
+                throw closedException();
+            }
+            LockSupport.parkNanos(this, timeoutNanos);
+            if (Thread.interrupted()) {
+                throw new InterruptedException("worker " + localWorker + " interrupted while waiting");
+            }
+            return;
+        }
+        // wakeup() wakes this worker's reader in every engine: sleeping on one of them is enough
+        engineList[0].reader(localWorker).park(timeoutNanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
     public void wakeup(int localWorker) {
         Thread t = parked.get(localWorker);
         if (t != null) {

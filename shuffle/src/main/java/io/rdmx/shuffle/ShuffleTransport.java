@@ -119,11 +119,23 @@ public interface ShuffleTransport extends AutoCloseable {
         throws RdmxException, InterruptedException;
 
     /**
-     * Wakes a worker blocked in {@link #read}.
+     * Wakes a worker blocked in {@link #read} or {@link #park}.
      *
      * @param localWorker the worker
      */
     void wakeup(int localWorker);
+
+    /**
+     * Sleeps without reading, until {@link #wakeup} is called for the worker, the timeout, or close; may return
+     * early (an arrival, a lost peer: the next read reports them). The worker's other wait, on the same waiter as
+     * {@link #read}: for when it cannot take records (its inbox is full, or a handler of a ring it reads runs).
+     *
+     * @param localWorker the sleeping worker
+     * @param timeoutNanos the longest sleep
+     * @throws RdmxException if the transport is closed
+     * @throws InterruptedException if interrupted
+     */
+    void park(int localWorker, long timeoutNanos) throws RdmxException, InterruptedException;
 
     /**
      * @param rank another process

@@ -8,7 +8,6 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -975,8 +974,9 @@ public final class Worker {
             ob.flush();
         }
         if (depth > 0) {
-            // inside a handler: a ring is being read, it cannot be read again; wait for the receiver alone
-            LockSupport.parkNanos(20_000);
+            // inside a handler: a ring is being read, it cannot be read again; wait for the receiver alone (no
+            // wake-up is armed for that here: the bound is what ends this wait, unless another wake-up does)
+            transport.park(local, 20_000);
             return;
         }
         depth++;
@@ -1000,7 +1000,7 @@ public final class Worker {
                 if (room > 0) {
                     readTransport(room, TimeUnit.MILLISECONDS.toNanos(1));
                 } else {
-                    LockSupport.parkNanos(50_000);
+                    transport.park(local, 50_000); // inbox full: woken for space (armed above), bounded
                 }
             }
         } finally {
@@ -1513,7 +1513,7 @@ public final class Worker {
             if (n == 0 && room > 0) {
                 n = readTransport(room, Math.max(1, nanos));
             } else if (n == 0) {
-                LockSupport.parkNanos(Math.min(nanos, 50_000));
+                transport.park(local, Math.min(nanos, 50_000)); // inbox full: as in awaitSpace
             }
             return n;
         } finally {

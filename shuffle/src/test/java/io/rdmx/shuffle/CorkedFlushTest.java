@@ -72,6 +72,11 @@ class CorkedFlushTest {
         }
 
         @Override
+        public void park(int localWorker, long timeoutNanos) {
+            log.add("park");
+        }
+
+        @Override
         public String provider(int rank) {
             return "recording";
         }

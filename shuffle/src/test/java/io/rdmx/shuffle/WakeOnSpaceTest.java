@@ -64,6 +64,12 @@ class WakeOnSpaceTest {
             return 0;
         }
 
+        /** As {@link #read}: returns only when woken. */
+        @Override
+        public void park(int localWorker, long timeoutNanos) throws InterruptedException {
+            read(localWorker, null, 0, timeoutNanos);
+        }
+
         @Override
         public void wakeup(int localWorker) {
             wakeups.incrementAndGet(localWorker);

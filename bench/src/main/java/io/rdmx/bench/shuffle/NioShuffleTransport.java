@@ -416,6 +416,26 @@ public final class NioShuffleTransport implements ShuffleTransport {
     }
 
     @Override
+    public void park(int localWorker, long timeoutNanos) throws InterruptedException {
+        Waiter wt = waiters[localWorker];
+        wt.waiting = true;
+        wt.sleeper.arm();
+        try {
+            if (wt.wake) {
+                wt.wake = false;
+                return;
+            }
+            wt.sleeper.sleep(timeoutNanos);
+            if (Thread.interrupted()) {
+                throw new InterruptedException("worker " + localWorker + " interrupted while waiting");
+            }
+        } finally {
+            wt.sleeper.disarm();
+            wt.waiting = false;
+        }
+    }
+
+    @Override
     public void wakeup(int localWorker) {
         Waiter wt = waiters[localWorker];
         wt.wake = true;

@@ -224,6 +224,21 @@ public final class Sleeper {
     }
 
     /**
+     * Sleeper thread, armed: {@link #sleep} on this sleeper's own word alone, not on the {@link #sharedWords shared
+     * words} (a caller that did not publish that it sleeps there: their values would end the sleep at once).
+     * Ends on {@link #wake()}, the timeout, or (on bells) a peer's bell; may return early.
+     *
+     * @param nanos the longest sleep
+     */
+    public void sleepOwn(long nanos) {
+        if (futex != null) {
+            set.await(1, Math.min(nanos, Futex.MAX_SLICE_NANOS));
+        } else {
+            sleep(nanos);
+        }
+    }
+
+    /**
      * Sleeps in the selector (rounded up to whole milliseconds: select(0) would be forever), then reads what the
      * bells rang; a bell whose stream ended (its peer closed it or died) is closed, so it cannot spin the selector.
      *
