@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.loopback.LoopbackFabric;
+import io.rdmx.transport.loopback.LoopbackNode;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
@@ -46,6 +47,9 @@ class NotificationsInFlightTest {
         Node n = new LoopbackFabric().open(NodeOptions.builder().name("nif-" + role + "-"
             + ProcessHandle.current().pid() + "-" + SEQ.incrementAndGet()).build());
         closeables.add(n);
+        // completions wait in the node's queue for whoever runs the duty cycle (inline, loopback would handle
+        // each during the very post that produced it: no window would ever fill)
+        ((LoopbackNode) n).faults().queueCompletions();
         ChannelEngine e = ChannelEngine.open(n, cfg);
         closeables.add(e);
         return e;

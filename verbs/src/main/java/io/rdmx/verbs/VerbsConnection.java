@@ -16,18 +16,12 @@ import java.util.List;
  * one, to the node's completion queue.
  *
  * <p>Completions are produced under the endpoint's lock (polling, flushing) but never handed over under it: a
- * handler may post, and a post takes that lock. They wait in a {@link CompletionBacklog} until the thread that
+ * handler may post, and a post takes that lock. They wait in the connection's backlog ({@link #emitLater}) until the thread that
  * holds the lock releases it ({@link Endpoint#unlock}), then go out in the order they were produced, one thread
  * at a time.
  */
 final class VerbsConnection extends AbstractConnection {
     private final Endpoint ep;
-    /** Completions not yet handed over; guarded by its own monitor. */
-    private final CompletionBacklog backlog = new CompletionBacklog();
-    /** Serializes {@link #emitBacklog}, so completions leave in the order they entered the backlog. */
-    private final Object emitLock = new Object();
-    /** Whether the backlog may hold something (set under its monitor, cleared by the thread that empties it). */
-    private volatile boolean backlogged;
 
     VerbsConnection(VerbsNode node, String peerName, String peerAddress, List<RemoteRegion> regions, Endpoint ep) {
         super(node, peerName, peerAddress, regions);
@@ -49,49 +43,9 @@ final class VerbsConnection extends AbstractConnection {
      */
     @Override
     public void emit(Opcode op, long wrId, Status status, int len, int imm, boolean hasImm, String detail) {
-        synchronized (backlog) {
-            backlog.add(op, wrId, status, len, imm, hasImm, detail);
-            backlogged = true;
-        }
+        emitLater(op, wrId, status, len, imm, hasImm, detail);
         if (!ep.lock.isHeldByCurrentThread()) {
             emitBacklog();
-        }
-    }
-
-    /**
-     * Hands every waiting completion over, oldest first. Never called under the endpoint's lock. Re-entrant: a
-     * handler whose post completes at once (a failure) hands that completion over from within.
-     */
-    void emitBacklog() {
-        if (!backlogged) {
-            return;
-        }
-        synchronized (emitLock) {
-            while (true) {
-                long wrId;
-                Opcode op;
-                Status status;
-                int len;
-                int imm;
-                boolean hasImm;
-                String detail;
-                synchronized (backlog) {
-                    if (backlog.isEmpty()) {
-                        backlogged = false;
-                        return;
-                    }
-                    int slot = backlog.first();
-                    wrId = backlog.wrId(slot);
-                    op = backlog.op(slot);
-                    status = backlog.status(slot);
-                    len = backlog.length(slot);
-                    imm = backlog.imm(slot);
-                    hasImm = backlog.hasImm(slot);
-                    detail = backlog.detail(slot);
-                    backlog.remove();
-                }
-                super.emit(op, wrId, status, len, imm, hasImm, detail);
-            }
         }
     }
 
@@ -110,13 +64,6 @@ final class VerbsConnection extends AbstractConnection {
             return -1;
         }
         return ep.drain();
-    }
-
-    /** @return completions waiting to be handed over (tests) */
-    int backlogSize() {
-        synchronized (backlog) {
-            return backlog.size();
-        }
     }
 
     @Override

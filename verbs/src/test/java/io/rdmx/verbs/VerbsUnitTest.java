@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.NodeOptions;
-import io.rdmx.transport.Opcode;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.Status;
 import io.rdmx.verbs.Native.Consts;
@@ -41,34 +40,5 @@ class VerbsUnitTest {
         assertEquals(Status.FLUSHED, Endpoint.mapStatus(Consts.IBV_WC_WR_FLUSH_ERR));
         assertEquals(Status.TRANSPORT_ERROR, Endpoint.mapStatus(More.IBV_WC_RETRY_EXC_ERR));
         assertEquals(Status.TRANSPORT_ERROR, Endpoint.mapStatus(More.IBV_WC_RNR_RETRY_EXC_ERR));
-    }
-
-    @Test
-    void theCompletionBacklogKeepsItsOrderWhileItGrowsAndWraps() {
-        CompletionBacklog b = new CompletionBacklog();
-        long next = 0;
-        long expected = 0;
-        for (int round = 0; round < 3; round++) {
-            for (int i = 0; i < 50 + 100 * round; i++) { // 50, 150, 250 at once: past 64 and 128, not aligned
-                b.add(i % 2 == 0 ? Opcode.RECV : Opcode.SEND, next, Status.SUCCESS, (int) next, (int) -next,
-                    i % 3 == 0, i % 5 == 0 ? "d" + next : null);
-                next++;
-            }
-            for (int i = 0; i < 30 + 100 * round; i++) { // leave some behind, so the next round wraps
-                int slot = b.first();
-                assertEquals(expected, b.wrId(slot));
-                assertEquals((int) expected, b.length(slot));
-                assertEquals((int) -expected, b.imm(slot));
-                assertEquals(Status.SUCCESS, b.status(slot));
-                b.remove();
-                expected++;
-            }
-        }
-        assertEquals(next - expected, b.size());
-        while (!b.isEmpty()) {
-            assertEquals(expected++, b.wrId(b.first()));
-            b.remove();
-        }
-        assertEquals(next, expected);
     }
 }

@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * What every provider's connection shares: request validation, the receive queue, the state machine
  * (open, then down with a cause), flushing, and prepared requests.
  */
-public abstract class AbstractConnection implements Connection {
+public abstract class AbstractConnection implements Connection, CompletionBacklog.Sink {
     /**
      * A posted receive buffer, as {@link #takeRecv(Recv)} hands it over: a holder the taking thread keeps and
      * refills, so that a receive costs no object.
@@ -76,6 +76,8 @@ public abstract class AbstractConnection implements Connection {
     /** Serializes the calls of {@link #inline}; never held while a provider lock is taken first. */
     private final Object inlineLock = new Object();
     private volatile InlineCompletionHandler inline;
+    /** Completions {@link #emitLater queued} and not yet handed over. */
+    private final CompletionBacklog backlog = new CompletionBacklog();
 
     /**
      * @param node the local node
@@ -355,6 +357,16 @@ public abstract class AbstractConnection implements Connection {
      * @param detail explanation of a failure
      */
     public void emit(Opcode op, long wrId, Status status, int len, int imm, boolean hasImm, String detail) {
+        handOver(op, wrId, status, len, imm, hasImm, detail);
+    }
+
+    /**
+     * The hand-over itself: to the inline handler, else to the node's queue ({@link #deliver}). Internal: call
+     * {@link #emit}.
+     */
+    @Override
+    public final void handOver(Opcode op, long wrId, Status status, int len, int imm, boolean hasImm,
+                               String detail) {
         InlineCompletionHandler h = inline;
         if (h == null) {
             deliver(new Completion(this, wrId, op, status, len, imm, hasImm, detail));
@@ -372,6 +384,39 @@ public abstract class AbstractConnection implements Connection {
             fail(new ConnectionClosedException(peerName, "completion handler of the connection from '"
                 + node.name() + "' to peer '" + peerName + "' failed on " + op + ": " + thrown, thrown));
         }
+    }
+
+    /**
+     * Queues a completion behind those not yet handed over, for a provider that produces completions under a lock
+     * that a post takes (an inline handler may post): the thread releases that lock, then calls
+     * {@link #emitBacklog}. Any thread; allocates nothing per completion.
+     *
+     * @param op opcode
+     * @param wrId id
+     * @param status outcome
+     * @param len bytes
+     * @param imm immediate
+     * @param hasImm whether the immediate is meaningful
+     * @param detail explanation of a failure
+     */
+    protected final void emitLater(Opcode op, long wrId, Status status, int len, int imm, boolean hasImm,
+                                   String detail) {
+        backlog.add(op, wrId, status, len, imm, hasImm, detail);
+    }
+
+    /**
+     * Hands every completion {@link #emitLater queued} over ({@link #emit}), oldest first, one thread at a time,
+     * without ever blocking ({@link CompletionBacklog#emit}): a thread that finds another handing over leaves its
+     * completions to that one (so a post made on one connection that completes on its peer, as on loopback, never
+     * waits for the peer's handler). Never call it holding a lock that a post takes.
+     */
+    public final void emitBacklog() {
+        backlog.emit(this);
+    }
+
+    /** @return completions {@link #emitLater queued} and not yet handed over (tests) */
+    public final int backlogSize() {
+        return backlog.waiting();
     }
 
     /**

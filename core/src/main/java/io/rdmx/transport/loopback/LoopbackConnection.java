@@ -20,6 +20,10 @@ import java.util.concurrent.TimeUnit;
  * posted receive waits in {@link #pending} (with every request behind it) until the peer posts one, as RC
  * ordering requires. Locks: {@code this} guards {@link #pending}; the receive queue lock is a leaf; a
  * connection never fails its peer while holding its own lock.
+ *
+ * <p>Completions go to an inline handler when one is installed (the channel layer's): they are produced under
+ * the pair's locks, which a handler's post takes, so they wait in each connection's backlog until the posting
+ * thread released them ({@link #released}), then go out in order, with no object per completion.
  */
 final class LoopbackConnection extends AbstractConnection {
     private record Op(Opcode op, long wrId, RegionImpl local, int localOffset, int length, RemoteRegion remote,
@@ -33,6 +37,40 @@ final class LoopbackConnection extends AbstractConnection {
 
     LoopbackConnection(LoopbackNode node, String peerName, String peerAddress, List<RemoteRegion> regions) {
         super(node, peerName, peerAddress, regions);
+        this.inlineCompletions = !node.faults().queueCompletions;
+    }
+
+    /** Fixed when the connection is created ({@link LoopbackFaults#queueCompletions}). */
+    private final boolean inlineCompletions;
+
+    @Override
+    protected boolean supportsInlineCompletions() {
+        return inlineCompletions;
+    }
+
+    /**
+     * Queues the completion behind those not yet handed over; a thread that holds neither lock of the pair then
+     * hands them over itself, else {@link #released} does once it let go of them. Any thread.
+     */
+    @Override
+    public void emit(Opcode op, long wrId, Status status, int len, int imm, boolean hasImm, String detail) {
+        emitLater(op, wrId, status, len, imm, hasImm, detail);
+        LoopbackConnection p = peer;
+        if (!Thread.holdsLock(this) && (p == null || !Thread.holdsLock(p))) {
+            emitBacklog();
+        }
+    }
+
+    /** After a lock of the pair was released: hands over what both sides produced under it. */
+    private void released() {
+        LoopbackConnection p = peer;
+        if (Thread.holdsLock(this) || p != null && Thread.holdsLock(p)) {
+            return; // an outer lock is still held: its release hands over
+        }
+        emitBacklog();
+        if (p != null) {
+            p.emitBacklog();
+        }
     }
 
     private LoopbackNode loopbackNode() {
@@ -75,6 +113,7 @@ final class LoopbackConnection extends AbstractConnection {
             pending.addLast(new Op(op, wrId, local, localOffset, length, remote, remoteOffset, imm, signaled));
             failure = drainLocked();
         }
+        released();
         if (failure != null) {
             failBoth(failure);
         }
@@ -152,6 +191,7 @@ final class LoopbackConnection extends AbstractConnection {
         synchronized (p) {
             failure = p.isOpen() ? p.drainLocked() : null;
         }
+        released();
         if (failure != null) {
             p.failBoth(failure);
         }
@@ -166,6 +206,7 @@ final class LoopbackConnection extends AbstractConnection {
                 emit(o.op(), o.wrId(), Status.FLUSHED, 0, 0, false, detail);
             }
         }
+        released();
     }
 
     @Override

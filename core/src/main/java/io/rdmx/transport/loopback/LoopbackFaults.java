@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class LoopbackFaults {
     private final LoopbackNode node;
     volatile long completionDelayNanos;
+    volatile boolean queueCompletions;
     final AtomicInteger failNext = new AtomicInteger();
     volatile Status failStatus = Status.TRANSPORT_ERROR;
 
@@ -24,6 +25,19 @@ public final class LoopbackFaults {
      */
     public LoopbackFaults delayCompletions(Duration delay) {
         completionDelayNanos = delay.toNanos();
+        return this;
+    }
+
+    /**
+     * Sends every completion of this node's connections created from now on to the node's completion queue, even
+     * where an inline completion handler is offered (the path of a provider without inline completions): there a
+     * completion waits for whoever polls the queue, where an inline one is handled during the very post that
+     * produced it (loopback executes requests on the posting thread). Call before the connections exist.
+     *
+     * @return this
+     */
+    public LoopbackFaults queueCompletions() {
+        queueCompletions = true;
         return this;
     }
 

@@ -15,6 +15,7 @@ import io.rdmx.transport.Region;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
 import io.rdmx.transport.loopback.LoopbackFabric;
+import io.rdmx.transport.loopback.LoopbackNode;
 import io.rdmx.transport.tcp.NettyTcp;
 import io.rdmx.transport.testsuite.Completions;
 import java.time.Duration;
@@ -221,12 +222,14 @@ class TcpDirectIoTest {
         assertEquals(2, Completions.take(a, 2, WAIT).size());
     }
 
+    /** Loopback told to queue its completions stands for a provider without inline delivery (disni). */
     @Test
     void aProviderWithoutInlineDeliveryKeepsTheQueue() throws Exception {
         Node a = new LoopbackFabric().open(NodeOptions.builder().name("la-" + SEQ.incrementAndGet()).build());
         nodes.add(a);
         Node b = new LoopbackFabric().open(NodeOptions.builder().name("lb-" + SEQ.incrementAndGet()).build());
         nodes.add(b);
+        ((LoopbackNode) a).faults().queueCompletions();
         Connection c = a.connect(b.address(), WAIT);
         assertFalse(c.completionHandler((wrId, op, status, len, imm, hasImm, detail) -> { }));
         Region src = a.register(64, Access.ALL);
