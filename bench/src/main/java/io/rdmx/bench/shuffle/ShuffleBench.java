@@ -140,6 +140,17 @@ public final class ShuffleBench {
                 }
             }
         }
+        ShuffleRunner.Run sock42 = runs.get("sockets/4/2");
+        if (sock42 != null) {
+            // what no transport can beat here: the plan's own work is in every row's cost
+            double ceiling = sock42.cpuNanosPerRow() / floor.cpuNanosPerRow();
+            System.out.println();
+            System.out.printf(Locale.ROOT, "  ceiling at P=4 W=2: the sockets middleware spends %.1f ns of CPU per "
+                + "row, the plan alone %.1f (P=1 W=1), so a transport whose communication cost nothing would be "
+                + "%.2fx sockets in CPU per row%n", sock42.cpuNanosPerRow(), floor.cpuNanosPerRow(), ceiling);
+            report.add(new Report.Result("ceiling P=4 W=2: sockets CPU/row over the P=1 W=1 floor", "sockets",
+                ceiling, 0, "x"));
+        }
         for (int p : ps) {
             // the paper's own measure: the fastest time of each middleware over the worker counts
             double bestShm = Double.MAX_VALUE;
