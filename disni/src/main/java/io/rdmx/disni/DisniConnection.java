@@ -10,6 +10,7 @@ import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
 import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.KeepAlive;
 import io.rdmx.transport.internal.RegionImpl;
@@ -153,7 +154,7 @@ final class DisniConnection extends AbstractConnection {
             throw new ConnectionClosedException(peerName(), "post_send to '" + peerName() + "' failed: "
                 + e.getMessage(), e);
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -179,7 +180,35 @@ final class DisniConnection extends AbstractConnection {
             throw new ConnectionClosedException(peerName(), "post_recv to '" + peerName() + "' failed: "
                 + e.getMessage(), e);
         } finally {
-            lock.unlock();
+            unlock();
+        }
+    }
+
+    /**
+     * Completions go to an inline handler when one is installed (a channel engine installs one), with primitive
+     * arguments and no object per completion. They are produced under {@link #lock} (the CQ thread completing a
+     * request, a flush), which a post takes, so they wait in the connection's backlog until the lock is released
+     * ({@link #unlock}), as in the verbs provider. Compiled here; run only where libdisni is installed.
+     */
+    @Override
+    protected boolean supportsInlineCompletions() {
+        return true;
+    }
+
+    /** Queues the completion; a thread not holding {@link #lock} hands the backlog over at once. Any thread. */
+    @Override
+    public void emit(Opcode op, long wrId, Status status, int len, int imm, boolean hasImm, String detail) {
+        emitLater(op, wrId, status, len, imm, hasImm, detail);
+        if (!lock.isHeldByCurrentThread()) {
+            emitBacklog();
+        }
+    }
+
+    /** Releases {@link #lock}; once no longer held, hands over the completions produced under it. */
+    private void unlock() {
+        lock.unlock();
+        if (!lock.isHeldByCurrentThread()) {
+            emitBacklog();
         }
     }
 
@@ -221,7 +250,7 @@ final class DisniConnection extends AbstractConnection {
         } catch (IOException e) {
             why = "keep-alive WRITE to peer '" + peerName() + "' could not be posted: " + e.getMessage();
         } finally {
-            lock.unlock();
+            unlock();
         }
         if (why != null) {
             fail(new ConnectionClosedException(peerName(), why, null));
@@ -240,7 +269,7 @@ final class DisniConnection extends AbstractConnection {
             keepAlive.probeCompleted(System.nanoTime());
             failed = status != DisniNode.WC_SUCCESS && !closed;
         } finally {
-            lock.unlock();
+            unlock();
         }
         if (failed) {
             fail(new ConnectionClosedException(peerName(), KeepAlive.unreachableReason(peerName(), peerAddress(),
@@ -260,7 +289,7 @@ final class DisniConnection extends AbstractConnection {
             queues.complete(this, hwId, ok, DisniNode.failure(status), "ibv_wc_status " + status, byteLength,
                 hasImm, Integer.reverseBytes(imm));
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -292,7 +321,7 @@ final class DisniConnection extends AbstractConnection {
             closed = true;
             queues.flushAll(this, flushDetail());
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -310,7 +339,7 @@ final class DisniConnection extends AbstractConnection {
                 probe.free();
             }
         } finally {
-            lock.unlock();
+            unlock();
         }
         dnode.disconnect(this);
     }
