@@ -10,7 +10,6 @@ import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
 import io.rdmx.transport.RemoteRegion;
-import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.KeepAlive;
 import io.rdmx.transport.internal.RegionImpl;
@@ -195,13 +194,14 @@ final class DisniConnection extends AbstractConnection {
         return true;
     }
 
-    /** Queues the completion; a thread not holding {@link #lock} hands the backlog over at once. Any thread. */
     @Override
-    public void emit(Opcode op, long wrId, Status status, int len, int imm, boolean hasImm, String detail) {
-        emitLater(op, wrId, status, len, imm, hasImm, detail);
-        if (!lock.isHeldByCurrentThread()) {
-            emitBacklog();
-        }
+    protected boolean defersCompletions() {
+        return true;
+    }
+
+    @Override
+    protected boolean holdsPostLock() {
+        return lock.isHeldByCurrentThread();
     }
 
     /** Releases {@link #lock}; once no longer held, hands over the completions produced under it. */

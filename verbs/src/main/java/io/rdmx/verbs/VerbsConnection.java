@@ -3,7 +3,6 @@ package io.rdmx.verbs;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.RemoteRegion;
-import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.RegionImpl;
 import java.util.List;
@@ -37,16 +36,15 @@ final class VerbsConnection extends AbstractConnection {
         return true;
     }
 
-    /**
-     * Queues the completion behind those not yet handed over; a thread that does not hold the endpoint's lock
-     * then hands the backlog over itself. Any thread.
-     */
+    /** Completions are polled, and queues flushed, under the endpoint's lock, which a post takes. */
     @Override
-    public void emit(Opcode op, long wrId, Status status, int len, int imm, boolean hasImm, String detail) {
-        emitLater(op, wrId, status, len, imm, hasImm, detail);
-        if (!ep.lock.isHeldByCurrentThread()) {
-            emitBacklog();
-        }
+    protected boolean defersCompletions() {
+        return true;
+    }
+
+    @Override
+    protected boolean holdsPostLock() {
+        return ep.lock.isHeldByCurrentThread();
     }
 
     /**

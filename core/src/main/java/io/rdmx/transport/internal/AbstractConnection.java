@@ -357,7 +357,37 @@ public abstract class AbstractConnection implements Connection, CompletionBacklo
      * @param detail explanation of a failure
      */
     public void emit(Opcode op, long wrId, Status status, int len, int imm, boolean hasImm, String detail) {
-        handOver(op, wrId, status, len, imm, hasImm, detail);
+        if (!defersCompletions()) {
+            handOver(op, wrId, status, len, imm, hasImm, detail);
+            return;
+        }
+        emitLater(op, wrId, status, len, imm, hasImm, detail);
+        if (!holdsPostLock()) {
+            emitBacklog();
+        }
+    }
+
+    /**
+     * Whether this provider produces completions under a lock that {@link #post} takes (verbs, disni: the
+     * connection's lock while the CQ is polled or the queues flushed; loopback: the pair's, while a post executes).
+     * Then {@link #emit} queues each completion ({@link #emitLater}) and hands the queue over at once only on a
+     * thread that does not hold such a lock ({@link #holdsPostLock}); the provider calls {@link #emitBacklog}
+     * after releasing it. False by default: completions are handed over at once.
+     *
+     * @return true if completions may be produced under a post's lock
+     */
+    protected boolean defersCompletions() {
+        return false;
+    }
+
+    /**
+     * For a provider that {@link #defersCompletions defers completions}: whether the calling thread holds a lock
+     * that a post takes.
+     *
+     * @return true if it does
+     */
+    protected boolean holdsPostLock() {
+        return false;
     }
 
     /**

@@ -48,25 +48,25 @@ final class LoopbackConnection extends AbstractConnection {
         return inlineCompletions;
     }
 
-    /**
-     * Queues the completion behind those not yet handed over; a thread that holds neither lock of the pair then
-     * hands them over itself, else {@link #released} does once it let go of them. Any thread.
-     */
+    /** A post executes under the pair's locks and completes on both sides there. */
     @Override
-    public void emit(Opcode op, long wrId, Status status, int len, int imm, boolean hasImm, String detail) {
-        emitLater(op, wrId, status, len, imm, hasImm, detail);
+    protected boolean defersCompletions() {
+        return true;
+    }
+
+    /** Either lock of the pair: this connection's or its peer's. */
+    @Override
+    protected boolean holdsPostLock() {
         LoopbackConnection p = peer;
-        if (!Thread.holdsLock(this) && (p == null || !Thread.holdsLock(p))) {
-            emitBacklog();
-        }
+        return Thread.holdsLock(this) || p != null && Thread.holdsLock(p);
     }
 
     /** After a lock of the pair was released: hands over what both sides produced under it. */
     private void released() {
-        LoopbackConnection p = peer;
-        if (Thread.holdsLock(this) || p != null && Thread.holdsLock(p)) {
+        if (holdsPostLock()) {
             return; // an outer lock is still held: its release hands over
         }
+        LoopbackConnection p = peer;
         emitBacklog();
         if (p != null) {
             p.emitBacklog();
