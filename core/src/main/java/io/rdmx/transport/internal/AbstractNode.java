@@ -422,10 +422,17 @@ public abstract class AbstractNode implements Node {
         Runnable abandon = () -> { };
         if (f == null) {
             f = mine;
-            try {
-                abandon = dialer.start(mine, deadline);
-            } catch (RdmxException e) {
-                mine.completeExceptionally(e);
+            // a dial that finished between the look above and this claim left its connection behind: it was
+            // recorded before its future completed, so before its entry here was removed
+            existing = connectionAt(peerAddress);
+            if (existing != null) {
+                mine.complete(existing);
+            } else {
+                try {
+                    abandon = dialer.start(mine, deadline);
+                } catch (RdmxException e) {
+                    mine.completeExceptionally(e);
+                }
             }
         }
         try {
