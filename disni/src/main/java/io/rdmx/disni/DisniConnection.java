@@ -207,9 +207,7 @@ final class DisniConnection extends AbstractConnection {
     /** Releases {@link #lock}; once no longer held, hands over the completions produced under it. */
     private void unlock() {
         lock.unlock();
-        if (!lock.isHeldByCurrentThread()) {
-            emitBacklog();
-        }
+        postLockReleased();
     }
 
     /**

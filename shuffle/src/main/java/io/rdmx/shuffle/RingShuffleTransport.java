@@ -405,15 +405,7 @@ final class RingShuffleTransport implements ShuffleTransport {
         throws RdmxException, InterruptedException {
         int n = poll(localWorker, d, limit);
         if (engineList.length == 0) {
-            // one process: only the in-process rings feed this worker; their writers unpark it (a permit given
-            // before this park makes it return at once)
-            LockSupport.parkNanos(this, timeoutNanos);
-            if (Thread.interrupted()) {
-                throw new InterruptedException("worker " + localWorker + " interrupted while waiting");
-            }
-            if (closed) {
-                throw closedException();
-            }
+            parkAlone(localWorker, timeoutNanos);
             return 0;
         }
         if (n > 0) {
@@ -437,18 +429,29 @@ final class RingShuffleTransport implements ShuffleTransport {
     @Override
     public void park(int localWorker, long timeoutNanos) throws RdmxException, InterruptedException {
         if (engineList.length == 0) {
-            parked.set(localWorker, Thread.currentThread()); // as in poll: before the look at closed
-            if (closed) {
-                throw closedException();
-            }
-            LockSupport.parkNanos(this, timeoutNanos);
-            if (Thread.interrupted()) {
-                throw new InterruptedException("worker " + localWorker + " interrupted while waiting");
-            }
+            parkAlone(localWorker, timeoutNanos);
             return;
         }
         // wakeup() wakes this worker's reader in every engine: sleeping on one of them is enough
         engineList[0].reader(localWorker).park(timeoutNanos, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * One process: only the in-process rings feed the worker, and their writers (or close) unpark it; a permit given
+     * before this park makes it return at once.
+     */
+    private void parkAlone(int localWorker, long timeoutNanos) throws RdmxException, InterruptedException {
+        parked.set(localWorker, Thread.currentThread()); // as in poll: before the look at closed
+        if (closed) {
+            throw closedException();
+        }
+        LockSupport.parkNanos(this, timeoutNanos);
+        if (Thread.interrupted()) {
+            throw new InterruptedException("worker " + localWorker + " interrupted while waiting");
+        }
+        if (closed) {
+            throw closedException();
+        }
     }
 
     @Override

@@ -503,13 +503,13 @@ final class Endpoint {
 
     /**
      * Releases {@link #lock}; the thread that releases it last hands over the completions produced under it
-     * ({@link VerbsConnection#emitBacklog}: a handler may post, and a post takes the lock).
+     * ({@link VerbsConnection#postLockReleased}: a handler may post, and a post takes the lock).
      */
     private void unlock() {
         lock.unlock();
         VerbsConnection c = conn;
-        if (c != null && !lock.isHeldByCurrentThread()) {
-            c.emitBacklog();
+        if (c != null) {
+            c.postLockReleased();
         }
     }
 

@@ -362,9 +362,7 @@ public abstract class AbstractConnection implements Connection, CompletionBacklo
             return;
         }
         emitLater(op, wrId, status, len, imm, hasImm, detail);
-        if (!holdsPostLock()) {
-            emitBacklog();
-        }
+        postLockReleased(); // hands over at once unless a post's lock is held here
     }
 
     /**
@@ -442,6 +440,17 @@ public abstract class AbstractConnection implements Connection, CompletionBacklo
      */
     public final void emitBacklog() {
         backlog.emit(this);
+    }
+
+    /**
+     * For a provider that {@link #defersCompletions defers completions}, right after it released a lock that a post
+     * takes: hands over what was produced under it, unless the thread still holds such a lock (its last release
+     * does). Any thread.
+     */
+    public final void postLockReleased() {
+        if (!holdsPostLock()) {
+            emitBacklog();
+        }
     }
 
     /** @return completions {@link #emitLater queued} and not yet handed over (tests) */

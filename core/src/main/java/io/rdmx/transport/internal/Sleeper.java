@@ -213,14 +213,7 @@ public final class Sleeper {
      * @param nanos the longest sleep
      */
     public void sleep(long nanos) {
-        if (futex != null) {
-            set.await(words, Math.min(nanos, Futex.MAX_SLICE_NANOS));
-        } else {
-            Selector s = selector;
-            if (s == null || !selectBells(s, nanos)) {
-                LockSupport.parkNanos(blocker, nanos);
-            }
-        }
+        sleepOn(words, nanos);
     }
 
     /**
@@ -231,10 +224,18 @@ public final class Sleeper {
      * @param nanos the longest sleep
      */
     public void sleepOwn(long nanos) {
+        sleepOn(1, nanos);
+    }
+
+    /** Sleeps on the first {@code n} words of the wait set (the own word is the first), or parks, or on bells. */
+    private void sleepOn(int n, long nanos) {
         if (futex != null) {
-            set.await(1, Math.min(nanos, Futex.MAX_SLICE_NANOS));
+            set.await(n, Math.min(nanos, Futex.MAX_SLICE_NANOS));
         } else {
-            sleep(nanos);
+            Selector s = selector;
+            if (s == null || !selectBells(s, nanos)) {
+                LockSupport.parkNanos(blocker, nanos);
+            }
         }
     }
 

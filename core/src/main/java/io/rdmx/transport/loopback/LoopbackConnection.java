@@ -32,6 +32,8 @@ final class LoopbackConnection extends AbstractConnection {
 
     volatile LoopbackConnection peer;
     private final ArrayDeque<Op> pending = new ArrayDeque<>();
+    /** Fixed when the connection is created ({@link LoopbackFaults#queueCompletions}). */
+    private final boolean inlineCompletions;
     /** The peer's receive a request lands in; used holding {@code this}, refilled for each. */
     private final Recv taken = new Recv();
 
@@ -39,9 +41,6 @@ final class LoopbackConnection extends AbstractConnection {
         super(node, peerName, peerAddress, regions);
         this.inlineCompletions = !node.faults().queueCompletions;
     }
-
-    /** Fixed when the connection is created ({@link LoopbackFaults#queueCompletions}). */
-    private final boolean inlineCompletions;
 
     @Override
     protected boolean supportsInlineCompletions() {
@@ -63,13 +62,10 @@ final class LoopbackConnection extends AbstractConnection {
 
     /** After a lock of the pair was released: hands over what both sides produced under it. */
     private void released() {
-        if (holdsPostLock()) {
-            return; // an outer lock is still held: its release hands over
-        }
+        postLockReleased();
         LoopbackConnection p = peer;
-        emitBacklog();
         if (p != null) {
-            p.emitBacklog();
+            p.postLockReleased(); // the same pair of locks: held by this thread on neither side, or on both
         }
     }
 

@@ -18,7 +18,9 @@ public final class LoopbackFaults {
     }
 
     /**
-     * Delays every completion of this node (kept in order).
+     * Delays every completion of this node that goes to its completion queue (kept in order). A connection with an
+     * inline handler (a channel engine's) hands its completions over at once; {@link #queueCompletions} sends them
+     * to the queue, and so under this delay.
      *
      * @param delay the delay; zero to stop
      * @return this
