@@ -44,7 +44,8 @@ final class RingSet {
         int workers = cfg.workers();
         int capacity = cfg.ringCapacity();
         this.layout = new PairLayout(low ? workers : peerWorkers, low ? peerWorkers : workers, capacity, mapped);
-        this.pair = engine.node().register(layout.regionLength(), Access.ALL);
+        // granted to this peer alone: its key is honoured on this connection only and never listed at setup
+        this.pair = peer.connection().register(layout.regionLength(), Access.ALL);
         this.in = new IncomingRing[workers * peerWorkers];
         for (int b = 0; b < peerWorkers; b++) {
             for (int a = 0; a < workers; a++) {

@@ -51,6 +51,24 @@ public interface Connection extends AutoCloseable {
     }
 
     /**
+     * Allocates and registers off-heap memory that this connection's peer alone may reach: its remote key is
+     * honoured on this connection only (a WRITE naming it on any other connection completes
+     * {@link Status#REMOTE_ACCESS_ERROR}, exactly as an unknown key), and it is never listed in a setup message:
+     * tell the peer its {@link Region#descriptor()} yourself (the channel layer sends its pair region this way). This
+     * is how a region is granted to one peer; {@link Node#register(int, int, String)} is the explicit choice of a
+     * region every peer of the node may reach. Where the hardware enforces keys itself and the provider cannot yet
+     * scope them ({@link Fabric#scopesRegions()} false: verbs, disni), the key is still told to this peer only, but
+     * a peer that guesses it is not stopped.
+     *
+     * @param length bytes, at least 1
+     * @param access {@link Access} flags
+     * @return the region, reference count 1; released by its owner as any region (closing the connection does not
+     *     release it, but no peer can reach it any more)
+     * @throws RdmxException if the memory cannot be allocated or registered, or the connection is closed
+     */
+    Region register(int length, int access) throws RdmxException;
+
+    /**
      * Posts a work request (any opcode). Any thread.
      *
      * @param wr the request; its values are read during the call only

@@ -29,4 +29,17 @@ public interface Fabric {
      * @throws RdmxException when the node cannot be opened (the message names the provider and the cause)
      */
     Node open(NodeOptions options) throws RdmxException;
+
+    /**
+     * Whether the provider confines a region granted to one connection ({@link Connection#register}) to that
+     * connection's peer: a request naming its key on any other connection is refused and the region stays
+     * untouched. The software providers (loopback, shm, tcp) check every request themselves; RDMA providers
+     * ({@code verbs}, {@code disni}) leave key checks to the NIC, which honours any key of the node's protection
+     * domain, and say false until they scope keys in hardware (a protection domain per peer or memory windows).
+     *
+     * @return true if granted regions are confined to their connection
+     */
+    default boolean scopesRegions() {
+        return true;
+    }
 }

@@ -150,6 +150,11 @@ final class ChannelFuzzSupport {
         }
 
         @Override
+        public io.rdmx.transport.Region register(int length, int access) throws io.rdmx.transport.RdmxException {
+            return node.register(length, access); // the fake has one peer: node-wide is the same scope
+        }
+
+        @Override
         public int post(WorkRequest wr) throws ConnectionClosedException {
             if (!open) {
                 throw new ConnectionClosedException(peerName, "fuzz connection to '" + peerName + "' closed", null);
@@ -161,7 +166,7 @@ final class ChannelFuzzSupport {
                 int at = wr.localOffset();
                 if (b.get(at + NotificationDescriptor.TYPE_OFFSET) == NotificationDescriptor.TYPE_REGION) {
                     RemoteRegion mine = RemoteRegion.decode(b, at + NotificationDescriptor.REGION_OFFSET);
-                    ourPair = ((AbstractNode) node).lookupRemote(mine.remoteKey());
+                    ourPair = ((AbstractNode) node).lookupRemote(mine.remoteKey(), this);
                 }
             }
             return Post.OK;

@@ -13,6 +13,12 @@ import io.rdmx.transport.internal.RdmaDevices;
  * sources) on {@code java.library.path}; the {@code verbs} provider needs no native build at all.
  */
 public final class DisniFabric implements Fabric {
+    /** Not yet: keys are checked by the NIC against the node's one protection domain (docs/security.md). */
+    @Override
+    public boolean scopesRegions() {
+        return false;
+    }
+
     @Override
     public String name() {
         return "disni";

@@ -14,6 +14,12 @@ import java.util.List;
  * an RDMA device with an IPv4 address on its interface, and enough locked memory ({@code ulimit -l}).
  */
 public final class VerbsFabric implements Fabric {
+    /** Not yet: keys are checked by the NIC against the node's one protection domain (docs/security.md). */
+    @Override
+    public boolean scopesRegions() {
+        return false;
+    }
+
     @Override
     public String name() {
         return "verbs";

@@ -8,6 +8,8 @@ import io.rdmx.transport.InlineCompletionHandler;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
 import io.rdmx.transport.PreparedRequest;
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
@@ -96,6 +98,11 @@ public abstract class AbstractConnection implements Connection, CompletionBacklo
     @Override
     public AbstractNode node() {
         return node;
+    }
+
+    @Override
+    public Region register(int length, int access) throws RdmxException {
+        return node.registerGranted(length, access, this);
     }
 
     @Override

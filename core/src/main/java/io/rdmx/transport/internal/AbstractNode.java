@@ -125,6 +125,23 @@ public abstract class AbstractNode implements Node {
      */
     protected abstract Allocation allocate(int length, int access, int remoteKey) throws RdmxException;
 
+    /**
+     * Allocates memory for a region granted to one connection ({@link Connection#register}). A provider whose
+     * peers reach regions by themselves (shm: they map the region's file) places it where only that connection's
+     * peer looks; the default allocates as {@link #allocate(int, int, int)}.
+     *
+     * @param length bytes
+     * @param access access flags
+     * @param remoteKey the key chosen for the region
+     * @param grantee the connection the region is granted to
+     * @return the memory
+     * @throws RdmxException if it cannot be allocated
+     */
+    protected Allocation allocateGranted(int length, int access, int remoteKey, AbstractConnection grantee)
+        throws RdmxException {
+        return allocate(length, access, remoteKey);
+    }
+
     /** Releases the provider's own resources (threads, sockets, files). Called once by {@link #close()}. */
     protected abstract void closeTransport();
 
@@ -169,6 +186,32 @@ public abstract class AbstractNode implements Node {
 
     @Override
     public Region register(int length, int access, String name) throws RdmxException {
+        return register(length, access, name, null);
+    }
+
+    /**
+     * Registers a region granted to one connection: its remote key is honoured on that connection only, and it is
+     * never listed in a setup message ({@link Connection#register}).
+     *
+     * @param length bytes
+     * @param access access flags
+     * @param grantee the connection, open and of this node
+     * @return the region
+     * @throws RdmxException if the memory cannot be allocated or the connection is closed
+     */
+    public Region registerGranted(int length, int access, AbstractConnection grantee) throws RdmxException {
+        if (grantee.node() != this) {
+            throw new IllegalArgumentException("connection to '" + grantee.peerName() + "' is not a connection of node '"
+                + name() + "'");
+        }
+        if (!grantee.isOpen()) {
+            throw new RdmxException("cannot grant a region to the closed connection to '" + grantee.peerName()
+                + "' at node '" + name() + "'");
+        }
+        return register(length, access, "", grantee);
+    }
+
+    private Region register(int length, int access, String name, AbstractConnection grantee) throws RdmxException {
         checkOpen();
         if (length <= 0) {
             throw new IllegalArgumentException("region length=" + length + " must be positive");
@@ -182,7 +225,7 @@ public abstract class AbstractNode implements Node {
             }
         }
         try {
-            return registerNamed(length, access, name);
+            return registerNamed(length, access, name, grantee);
         } catch (RdmxException | RuntimeException | Error e) {
             forgetName(name);
             throw e;
@@ -197,37 +240,38 @@ public abstract class AbstractNode implements Node {
         }
     }
 
-    private Region registerNamed(int length, int access, String name) throws RdmxException {
+    private Region registerNamed(int length, int access, String name, AbstractConnection grantee)
+        throws RdmxException {
         int key;
         do {
             key = KEYS.nextInt();
         } while (key == 0 || regions.containsKey(key));
-        Allocation a = allocate(length, access, key);
+        Allocation a = grantee == null ? allocate(length, access, key) : allocateGranted(length, access, key, grantee);
         RegionImpl r;
         if (a.address() != 0) {
             r = new RegionImpl(this, a.memory(), a.address(), a.localKey(), a.remoteKey(), access, a.onDeregister(),
-                name, registrations.incrementAndGet());
+                name, registrations.incrementAndGet(), grantee);
         } else {
             long address = (regionSeq.incrementAndGet()) << 31;
             r = new RegionImpl(this, a.memory(), address, key ^ 0x5a5a5a5a, key, access, a.onDeregister(), name,
-                registrations.incrementAndGet());
+                registrations.incrementAndGet(), grantee);
         }
         regions.put(r.remoteKey(), r);
         return r;
     }
 
     /**
-     * The live region a peer targets with this key, if it is remotely writable.
+     * The live region a peer targets with this key on a connection, if that connection may reach it: remotely
+     * writable, and exported node-wide or granted to that connection ({@link RegionImpl#reachableVia}). A key of a
+     * region granted to another connection is refused exactly as a key that does not exist.
      *
      * @param remoteKey the key
+     * @param via the connection the request came on (this node's side)
      * @return the region, or null
      */
-    public RegionImpl lookupRemote(int remoteKey) {
+    public RegionImpl lookupRemote(int remoteKey, Connection via) {
         RegionImpl r = regions.get(remoteKey);
-        if (r == null || !r.live() || (r.access() & Access.REMOTE_WRITE) == 0) {
-            return null;
-        }
-        return r;
+        return r != null && r.reachableVia(via) ? r : null;
     }
 
     /**
@@ -236,13 +280,14 @@ public abstract class AbstractNode implements Node {
      * @param remoteKey key in the request
      * @param offset offset in the request
      * @param length length in the request
+     * @param via the connection the request came on (this node's side)
      * @return null, or an explanation naming the values
      */
-    public String checkRemoteWrite(int remoteKey, long offset, long length) {
-        RegionImpl r = lookupRemote(remoteKey);
+    public String checkRemoteWrite(int remoteKey, long offset, long length, Connection via) {
+        RegionImpl r = lookupRemote(remoteKey, via);
         if (r == null) {
             return "no remotely writable region with rkey=0x" + Integer.toHexString(remoteKey) + " at node '"
-                + name() + "'";
+                + name() + "' for peer '" + via.peerName() + "'";
         }
         if (offset < 0 || length < 0 || length > r.length() || offset > r.length() - length) {
             return "WRITE offset=" + offset + " length=" + length + " outside region rkey=0x"
@@ -257,11 +302,14 @@ public abstract class AbstractNode implements Node {
         }
     }
 
-    /** @return descriptors of the live, remotely writable regions, in registration order, with their names */
+    /**
+     * @return descriptors of the live, remotely writable regions exported to every peer (not those granted to one
+     *     connection), in registration order, with their names: what a setup message lists
+     */
     public List<RemoteRegion> exportedRegions() {
         List<RegionImpl> live = new ArrayList<>();
         for (RegionImpl r : regions.values()) {
-            if (r.live() && (r.access() & Access.REMOTE_WRITE) != 0) {
+            if (r.live() && (r.access() & Access.REMOTE_WRITE) != 0 && r.grantee() == null) {
                 live.add(r);
             }
         }

@@ -1,5 +1,7 @@
 package io.rdmx.transport.internal;
 
+import io.rdmx.transport.Access;
+import io.rdmx.transport.Connection;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
 import java.nio.ByteBuffer;
@@ -19,10 +21,13 @@ public final class RegionImpl implements Region {
     private final Runnable onDeregister;
     private final String name;
     private final long seq;
+    /** The one connection whose peer may reach the region, or null: every peer (exported node-wide). */
+    private final AbstractConnection grantee;
 
     RegionImpl(AbstractNode node, ByteBuffer memory, long address, int localKey, int remoteKey, int access,
-               Runnable onDeregister, String name, long seq) {
+               Runnable onDeregister, String name, long seq, AbstractConnection grantee) {
         this.node = node;
+        this.grantee = grantee;
         this.name = name;
         this.seq = seq;
         this.memory = memory.duplicate().order(ByteOrder.LITTLE_ENDIAN);
@@ -86,6 +91,25 @@ public final class RegionImpl implements Region {
     @Override
     public String name() {
         return name;
+    }
+
+    /**
+     * @return the connection the region is granted to ({@link Connection#register}), or null if it is exported
+     *     to every peer ({@link io.rdmx.transport.Node#register})
+     */
+    public AbstractConnection grantee() {
+        return grantee;
+    }
+
+    /**
+     * Whether a peer's request arriving on a connection may reach this region: it is remotely writable, live,
+     * and exported node-wide or granted to that very connection.
+     *
+     * @param via the connection the request arrived on (this node's side)
+     * @return true if allowed
+     */
+    public boolean reachableVia(Connection via) {
+        return live() && (access & Access.REMOTE_WRITE) != 0 && (grantee == null || grantee == via);
     }
 
     /** @return the registration order within the node */
@@ -163,6 +187,7 @@ public final class RegionImpl implements Region {
 
     @Override
     public String toString() {
-        return "Region{rkey=0x" + Integer.toHexString(remoteKey) + ", length=" + length() + ", access=" + access + "}";
+        return "Region{rkey=0x" + Integer.toHexString(remoteKey) + ", length=" + length() + ", access=" + access
+            + (grantee == null ? "" : ", grantedTo='" + grantee.peerName() + "'") + "}";
     }
 }

@@ -83,7 +83,7 @@ final class LoopbackConnection extends AbstractConnection {
     public ByteBuffer mapRemote(RemoteRegion region) throws RdmxException {
         checkOpen();
         LoopbackConnection p = peer;
-        RegionImpl target = p.node.lookupRemote(region.remoteKey());
+        RegionImpl target = p.node.lookupRemote(region.remoteKey(), p);
         if (target == null) {
             throw new RdmxException("cannot map rkey=0x" + Integer.toHexString(region.remoteKey()) + ": no remotely"
                 + " writable region with that key at peer '" + peerName() + "'");
@@ -129,7 +129,7 @@ final class LoopbackConnection extends AbstractConnection {
                 return new ConnectionClosedException(peerName(), why, null);
             }
             if (o.op() == Opcode.WRITE || o.op() == Opcode.WRITE_WITH_IMM) {
-                String err = p.node.checkRemoteWrite(o.remote().remoteKey(), o.remoteOffset(), o.length());
+                String err = p.node.checkRemoteWrite(o.remote().remoteKey(), o.remoteOffset(), o.length(), p);
                 if (err != null) {
                     pending.pollFirst();
                     emit(o.op(), o.wrId(), Status.REMOTE_ACCESS_ERROR, 0, 0, false, err);
@@ -145,7 +145,7 @@ final class LoopbackConnection extends AbstractConnection {
             }
             pending.pollFirst();
             if (o.op() == Opcode.WRITE || o.op() == Opcode.WRITE_WITH_IMM) {
-                RegionImpl target = p.node.lookupRemote(o.remote().remoteKey());
+                RegionImpl target = p.node.lookupRemote(o.remote().remoteKey(), p);
                 copy(o.local(), o.localOffset(), target, (int) o.remoteOffset(), o.length());
                 if (r != null) {
                     p.emit(Opcode.RECV, r.wrId(), Status.SUCCESS, o.length(), o.imm(), true, null);

@@ -58,6 +58,8 @@ public final class ShmConnection extends AbstractConnection {
      * sendLock, read without it to skip the lock.
      */
     private volatile long ackOwed;
+    /** The connection's scope token ({@code FrameReceiver.scopeToken}). */
+    private final String scope;
     private final RegionViews views = new RegionViews();
     /** Frames a corked connection holds at most ({@link #cork}); one more writes those held first. */
     private static final int CORK_FRAMES = 16;
@@ -73,13 +75,19 @@ public final class ShmConnection extends AbstractConnection {
     private long framesOut;
 
     ShmConnection(ShmNode node, String peerName, String peerAddress, List<RemoteRegion> regions, ShmIo io,
-                  ShmHandler handler, Placer placer) {
+                  ShmHandler handler, Placer placer, String scope) {
         super(node, peerName, peerAddress, regions);
+        this.scope = scope;
         this.shmNode = node;
         this.io = io;
         this.handler = handler;
         this.placer = placer;
         this.pending = new OutstandingRing(node.options().sendQueueDepth());
+    }
+
+    /** @return the name both ends give this connection; shm places the files of regions granted to it under it */
+    String scope() {
+        return scope;
     }
 
     /** @return the lock that orders this connection's frames (the handler writes READY under it) */

@@ -194,6 +194,15 @@ public final class ShmFabric implements Fabric {
         }
     }
 
+    /**
+     * @param dir a node's directory
+     * @param scope a connection's scope token (16 hex digits)
+     * @return the directory of the region files granted to that connection
+     */
+    static Path scopeDir(Path dir, String scope) {
+        return dir.resolve("s-" + scope);
+    }
+
     static Path regionFile(Path dir, int remoteKey) {
         return dir.resolve(String.format("r-%08x", remoteKey));
     }

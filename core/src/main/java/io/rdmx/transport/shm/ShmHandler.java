@@ -283,7 +283,9 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
 
     @Override
     protected ShmConnection newConnection(String peerName, String peerAddress, List<RemoteRegion> regions) {
-        return new ShmConnection(shmNode, peerName, peerAddress, regions, io, this, shmNode.placerFor(peerAddress));
+        String scope = scopeToken();
+        return new ShmConnection(shmNode, peerName, peerAddress, regions, io, this,
+            shmNode.placerFor(peerAddress, scope), scope);
     }
 
     @Override

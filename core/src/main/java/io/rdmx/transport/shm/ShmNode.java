@@ -33,6 +33,7 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
@@ -81,6 +82,8 @@ class ShmNode extends AbstractNode {
     /** How long a closing socket waits for the peer to read its last frames and close. */
     static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
+    /** Guards the creation and removal of scope directories (a file created in one never loses its directory). */
+    private final Object scopeDirs = new Object();
     /** The node directory; null for a tcp node. */
     private final Path dir;
     /** How a tcp node parses and formats addresses; null for an shm node. */
@@ -260,10 +263,11 @@ class ShmNode extends AbstractNode {
     /**
      * @param peerAddress the peer's directory (the one dialed, or on the accepting side the one it advertised
      *                    after its user was checked)
+     * @param scope the connection's scope token: the peer keeps the files of regions granted to it under it
      * @return how WRITE data reaches the peer's memory
      */
-    Placer placerFor(String peerAddress) {
-        return inet != null ? null : new ShmPlacer(Paths.get(peerAddress));
+    Placer placerFor(String peerAddress, String scope) {
+        return inet != null ? null : new ShmPlacer(Paths.get(peerAddress), scope);
     }
 
     /** @return true: shm peers place WRITE data themselves */
@@ -337,7 +341,37 @@ class ShmNode extends AbstractNode {
         if (dir == null || (access & Access.REMOTE_WRITE) == 0) {
             return new Allocation(ByteBuffer.allocateDirect(length), () -> { });
         }
-        Path file = ShmFabric.regionFile(dir, remoteKey);
+        return mapFile(ShmFabric.regionFile(dir, remoteKey), length, null);
+    }
+
+    /**
+     * A region granted to one connection: its file goes under the connection's scope directory ({@code s-<scope>},
+     * 0700), where only that connection's peer looks for it, so a key of it named on another connection is
+     * unknown there and refused before anything is written.
+     */
+    @Override
+    protected Allocation allocateGranted(int length, int access, int remoteKey, AbstractConnection grantee)
+        throws RdmxException {
+        if (dir == null || (access & Access.REMOTE_WRITE) == 0) {
+            return allocate(length, access, remoteKey);
+        }
+        Path scopeDir = ShmFabric.scopeDir(dir, ((ShmConnection) grantee).scope());
+        synchronized (scopeDirs) {
+            try {
+                if (!Files.isDirectory(scopeDir, LinkOption.NOFOLLOW_LINKS)) {
+                    Files.createDirectory(scopeDir, PosixFilePermissions.asFileAttribute(
+                        PosixFilePermissions.fromString("rwx------")));
+                }
+            } catch (IOException e) {
+                throw new RdmxException("cannot create the scope directory " + scopeDir + " of the connection to '"
+                    + grantee.peerName() + "': " + e, e);
+            }
+            return mapFile(ShmFabric.regionFile(scopeDir, remoteKey), length, scopeDir);
+        }
+    }
+
+    /** Creates and maps a region file; its release deletes it, and its scope directory once empty. */
+    private Allocation mapFile(Path file, int length, Path scopeDir) throws RdmxException {
         try {
             Files.createFile(file, PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rw-------")));
@@ -346,10 +380,17 @@ class ShmNode extends AbstractNode {
                 m = ch.map(FileChannel.MapMode.READ_WRITE, 0, length);
             }
             return new Allocation(m, () -> {
-                try {
-                    Files.deleteIfExists(file);
-                } catch (IOException e) {
-                    LOG.warn("cannot delete region file {}: {}", file, e.toString());
+                synchronized (scopeDirs) {
+                    try {
+                        Files.deleteIfExists(file);
+                        if (scopeDir != null) {
+                            Files.deleteIfExists(scopeDir);
+                        }
+                    } catch (java.nio.file.DirectoryNotEmptyException e) {
+                        // other regions granted to that connection live on
+                    } catch (IOException e) {
+                        LOG.warn("cannot delete region file {}: {}", file, e.toString());
+                    }
                 }
             });
         } catch (FileAlreadyExistsException e) {

@@ -8,6 +8,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -25,10 +26,13 @@ import java.util.Map;
  */
 final class ShmPlacer implements Placer {
     private final Path peerDir;
+    /** Where the peer keeps the files of the regions it granted to this connection alone. */
+    private final Path scopeDir;
     private final Map<Integer, MappedByteBuffer> mappings = new HashMap<>();
 
-    ShmPlacer(Path peerDir) {
+    ShmPlacer(Path peerDir, String scope) {
         this.peerDir = peerDir;
+        this.scopeDir = ShmFabric.scopeDir(peerDir, scope);
     }
 
     @Override
@@ -67,8 +71,15 @@ final class ShmPlacer implements Placer {
         if (mappings.containsKey(remoteKey)) {
             return null;
         }
-        Path file = ShmFabric.regionFile(peerDir, remoteKey);
+        // a region granted to this connection, under its scope directory; else one exported to every peer. A key
+        // granted to another connection is in neither place: refused as unknown, nothing written
+        Path dir = Files.isDirectory(scopeDir, LinkOption.NOFOLLOW_LINKS)
+            && Files.exists(ShmFabric.regionFile(scopeDir, remoteKey), LinkOption.NOFOLLOW_LINKS) ? scopeDir : peerDir;
+        Path file = ShmFabric.regionFile(dir, remoteKey);
         String bad = ShmTrust.checkDirectory(peerDir, "shm peer directory");
+        if (bad == null && dir != peerDir) {
+            bad = ShmTrust.checkDirectory(dir, "shm peer scope directory");
+        }
         if (bad == null) {
             bad = ShmTrust.checkRegionFile(file);
         }

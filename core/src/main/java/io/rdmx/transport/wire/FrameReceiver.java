@@ -293,6 +293,35 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
         return state == S_DISCARD;
     }
 
+    /**
+     * A name for this connection that both of its ends compute and nobody else learns from the wire: the first 8
+     * bytes of {@code SHA-256(Nc || Na)} in hex. shm places the region files granted to this connection under it.
+     * Known once the peer's HELLO arrived.
+     *
+     * @return 16 lowercase hex digits
+     * @throws IllegalStateException before the peer's HELLO
+     */
+    protected final String scopeToken() {
+        if (peer == null) {
+            throw new IllegalStateException("no scope before the peer's HELLO");
+        }
+        byte[] nc = active ? nonce : peer.nonce();
+        byte[] na = active ? peer.nonce() : nonce;
+        try {
+            java.security.MessageDigest d = java.security.MessageDigest.getInstance("SHA-256");
+            d.update(nc);
+            d.update(na);
+            byte[] h = d.digest();
+            StringBuilder b = new StringBuilder(16);
+            for (int i = 0; i < 8; i++) {
+                b.append(Character.forDigit((h[i] >> 4) & 0xf, 16)).append(Character.forDigit(h[i] & 0xf, 16));
+            }
+            return b.toString();
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JDK", e);
+        }
+    }
+
     /** @return the peer's name once it sent HELLO, before that what is known of it */
     protected final String peerName() {
         return peer != null ? peer.name() : (active ? dialedAddress : describeRemote());
@@ -555,10 +584,11 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
             return true;
         }
         // the region of the last WRITE while it is registered (no map look-up, no boxed key), else a look-up
+        // (the cached region was reachable on this connection when cached: its grant never changes)
         RegionImpl region = rkey == lastKey && lastRegion != null && lastRegion.live() ? lastRegion
-            : node.lookupRemote(rkey);
+            : node.lookupRemote(rkey, conn);
         if (region == null || offset < 0 || dataLength > region.length() || offset > region.length() - dataLength) {
-            String err = node.checkRemoteWrite(rkey, offset, dataLength);
+            String err = node.checkRemoteWrite(rkey, offset, dataLength, conn);
             refuse(seq, Status.REMOTE_ACCESS_ERROR, err != null ? err : "no remotely writable region with rkey=0x"
                 + Integer.toHexString(rkey) + " at node '" + node.name() + "'");
             return false;

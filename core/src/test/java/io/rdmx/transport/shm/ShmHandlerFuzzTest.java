@@ -253,8 +253,8 @@ class ShmHandlerFuzzTest {
         }
 
         @Override
-        public RegionImpl lookupRemote(int remoteKey) {
-            return super.lookupRemote(remoteKey == FUZZ_RKEY ? target.remoteKey() : remoteKey);
+        public RegionImpl lookupRemote(int remoteKey, io.rdmx.transport.Connection via) {
+            return super.lookupRemote(remoteKey == FUZZ_RKEY ? target.remoteKey() : remoteKey, via);
         }
 
         @Override
@@ -263,7 +263,7 @@ class ShmHandlerFuzzTest {
         }
 
         @Override
-        Placer placerFor(String peerAddress) {
+        Placer placerFor(String peerAddress, String scope) {
             return null;
         }
 

@@ -726,6 +726,41 @@ public abstract class TransportConformanceSuite {
     }
 
     @Test
+    void aRegionGrantedToOnePeerIsReachedByThatPeerAndNeverListed() throws Exception {
+        Region granted = s2c.register(4096, Access.ALL);
+        assertFalse(c2s.remoteRegions().contains(granted.descriptor()), "a grant is not in the setup message");
+        Node other = open("other", b -> b);
+        Connection c = other.connect(server.address(), WAIT);
+        assertFalse(c.remoteRegions().contains(granted.descriptor()),
+            "a region granted to one peer is never listed to another");
+        assertTrue(c.remoteRegions().contains(target.descriptor()), "node-wide regions are still listed");
+        // the grantee writes into it (its descriptor reaches it through the application, as the channel's REGION)
+        Region src = filled(client, 64, 40);
+        assertEquals(Post.OK, c2s.post(WorkRequest.write(src, 0, 64, granted.descriptor(), 128).wrId(9)));
+        assertTrue(Completions.one(client).ok());
+        assertArrayEquals(bytes(src, 0, 64), bytes(granted, 128, 64));
+    }
+
+    @Test
+    void aWriteToARegionGrantedToAnotherPeerIsRefusedAndWritesNothing() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(fabric().scopesRegions(), fabric().name()
+            + " leaves key checks to the NIC and does not scope keys yet (docs/security.md)");
+        Node victim = open("victim", b -> b);
+        victim.connect(server.address(), WAIT);
+        Connection serverToVictim = server.accept(WAIT);
+        assertEquals(victim.name(), serverToVictim.peerName());
+        Region victimsRing = serverToVictim.register(4096, Access.ALL);
+        Region src = filled(client, 64, 41);
+        byte[] before = bytes(victimsRing, 0, 4096);
+        // the client names the key of a region granted to another peer, with the right length and offset
+        assertEquals(Post.OK, c2s.post(WorkRequest.write(src, 0, 64, victimsRing.descriptor(), 0).wrId(4)));
+        Completion c = Completions.one(client);
+        assertArrayEquals(before, bytes(victimsRing, 0, 4096), "the other peer's region is untouched");
+        assertRefusedAndIsolated(c, "rkey=0x" + Integer.toHexString(victimsRing.remoteKey()));
+        assertTrue(serverToVictim.isOpen(), "the peer whose region was named is not affected");
+    }
+
+    @Test
     void writeOutsideRegionIsRefusedAndWritesNothing() throws Exception {
         Region src = filled(client, 4096, 17);
         byte[] before = bytes(target, target.length() - 4096, 4096);

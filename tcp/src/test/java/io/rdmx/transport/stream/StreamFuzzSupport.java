@@ -94,8 +94,8 @@ final class StreamFuzzSupport {
         }
 
         @Override
-        public RegionImpl lookupRemote(int remoteKey) {
-            return super.lookupRemote(remoteKey == FUZZ_RKEY ? target.remoteKey() : remoteKey);
+        public RegionImpl lookupRemote(int remoteKey, io.rdmx.transport.Connection via) {
+            return super.lookupRemote(remoteKey == FUZZ_RKEY ? target.remoteKey() : remoteKey, via);
         }
 
         @Override
