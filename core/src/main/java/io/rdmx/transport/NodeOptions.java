@@ -29,6 +29,21 @@ public final class NodeOptions {
     public static final String SECRET_PROP = "rdmx.secret";
     /** Environment variable: the cluster secret. */
     public static final String SECRET_ENV = "RDMX_SECRET";
+    /**
+     * System property: a file holding the cluster secret (its first line), readable by its owner only (mode 0600 or
+     * 0400), owned by this process's user. Unlike {@link #SECRET_PROP} on the command line, the secret itself does
+     * not show in {@code /proc/<pid>/cmdline}.
+     */
+    public static final String SECRET_FILE_PROP = "rdmx.secretFile";
+    /** Environment variable: the file holding the cluster secret. */
+    public static final String SECRET_FILE_ENV = "RDMX_SECRET_FILE";
+    /**
+     * System property: {@code true} makes a node of a network provider (tcp, verbs, disni) that would listen beyond
+     * loopback without a cluster secret refuse to open, instead of warning.
+     */
+    public static final String REQUIRE_SECRET_PROP = "rdmx.requireSecret";
+    /** Default: warn, do not refuse. */
+    public static final boolean REQUIRE_SECRET_DEFAULT = false;
     /** System property: milliseconds a connection setup may take before it is abandoned (stream providers). */
     public static final String HANDSHAKE_TIMEOUT_PROP = "rdmx.handshakeTimeoutMs";
     /** Default handshake timeout. */
@@ -45,6 +60,8 @@ public final class NodeOptions {
     private final int maxTransferSize;
     private final Duration peerTimeout;
     private final String secret;
+    private final String secretSource;
+    private final boolean requireSecret;
     private final int acceptBacklog;
     private final Duration handshakeTimeout;
     private final int maxPendingHandshakes;
@@ -57,6 +74,8 @@ public final class NodeOptions {
         this.maxTransferSize = b.maxTransferSize;
         this.peerTimeout = b.peerTimeout;
         this.secret = b.secret;
+        this.secretSource = b.secretSource;
+        this.requireSecret = b.requireSecret;
         this.acceptBacklog = b.acceptBacklog;
         this.handshakeTimeout = b.handshakeTimeout;
         this.maxPendingHandshakes = b.maxPendingHandshakes;
@@ -115,6 +134,19 @@ public final class NodeOptions {
         return secret;
     }
 
+    /**
+     * @return where the secret came from: {@code code}, {@code system property rdmx.secret}, {@code environment
+     *     RDMX_SECRET}, {@code file <path>}, or {@code none}
+     */
+    public String secretSource() {
+        return secret == null ? "none" : secretSource;
+    }
+
+    /** @return true if a node listening beyond loopback without a secret refuses to open */
+    public boolean requireSecret() {
+        return requireSecret;
+    }
+
     /** @return how many accepted connections may wait for {@link Node#accept} */
     public int acceptBacklog() {
         return acceptBacklog;
@@ -134,7 +166,8 @@ public final class NodeOptions {
     public String toString() {
         return "NodeOptions{name=" + name + ", bindAddress=" + bindAddress + ", sendQueueDepth=" + sendQueueDepth
             + ", recvQueueDepth=" + recvQueueDepth + ", maxTransferSize=" + maxTransferSize
-            + ", peerTimeout=" + peerTimeout + ", secret=" + (secret == null ? "none" : "set")
+            + ", peerTimeout=" + peerTimeout + ", secret=" + (secret == null ? "none" : "set (" + secretSource + ")")
+            + ", requireSecret=" + requireSecret
             + ", handshakeTimeout=" + handshakeTimeout + ", maxPendingHandshakes=" + maxPendingHandshakes + "}";
     }
 
@@ -147,7 +180,10 @@ public final class NodeOptions {
         private int maxTransferSize = Integer.getInteger(MAX_TRANSFER_PROP, MAX_TRANSFER_DEFAULT);
         private Duration peerTimeout = Duration.ofMillis(
             Long.getLong(PEER_TIMEOUT_PROP, PEER_TIMEOUT_DEFAULT.toMillis()));
-        private String secret = firstNonBlank(System.getProperty(SECRET_PROP), System.getenv(SECRET_ENV));
+        private String secret;
+        private String secretSource;
+        private java.nio.file.Path secretFile;
+        private boolean requireSecret = bool(REQUIRE_SECRET_PROP, REQUIRE_SECRET_DEFAULT);
         private int acceptBacklog = 128;
         private Duration handshakeTimeout = Duration.ofMillis(
             Long.getLong(HANDSHAKE_TIMEOUT_PROP, HANDSHAKE_TIMEOUT_DEFAULT.toMillis()));
@@ -155,6 +191,32 @@ public final class NodeOptions {
             MAX_PENDING_HANDSHAKES_DEFAULT);
 
         private Builder() {
+            String prop = System.getProperty(SECRET_PROP);
+            String env = System.getenv(SECRET_ENV);
+            String file = firstNonBlank(System.getProperty(SECRET_FILE_PROP), System.getenv(SECRET_FILE_ENV));
+            if (prop != null && !prop.isBlank()) {
+                secret = prop;
+                secretSource = "system property " + SECRET_PROP;
+            } else if (env != null && !env.isBlank()) {
+                secret = env;
+                secretSource = "environment " + SECRET_ENV;
+            } else if (file != null) {
+                secretFile = java.nio.file.Paths.get(file);
+            }
+        }
+
+        private static boolean bool(String key, boolean def) {
+            String v = System.getProperty(key);
+            if (v == null || v.isBlank()) {
+                return def;
+            }
+            if (v.strip().equalsIgnoreCase("true")) {
+                return true;
+            }
+            if (v.strip().equalsIgnoreCase("false")) {
+                return false;
+            }
+            throw new IllegalArgumentException(key + "=" + v + " is neither true nor false");
         }
 
         private static String firstNonBlank(String a, String b) {
@@ -224,6 +286,28 @@ public final class NodeOptions {
          */
         public Builder secret(String v) {
             this.secret = v;
+            this.secretSource = "code";
+            this.secretFile = null;
+            return this;
+        }
+
+        /**
+         * @param v a file holding the cluster secret (its first line), owned by this process's user and readable
+         *          by that user only; read by {@link #build()}
+         * @return this
+         */
+        public Builder secretFile(java.nio.file.Path v) {
+            this.secretFile = v;
+            this.secret = null;
+            return this;
+        }
+
+        /**
+         * @param v true: a node listening beyond loopback without a secret refuses to open
+         * @return this
+         */
+        public Builder requireSecret(boolean v) {
+            this.requireSecret = v;
             return this;
         }
 
@@ -280,10 +364,51 @@ public final class NodeOptions {
                 throw new IllegalArgumentException("handshakeTimeout=" + handshakeTimeout
                     + " is below the minimum of 100 ms");
             }
+            if (secret == null && secretFile != null) {
+                secret = readSecretFile(secretFile);
+                secretSource = "file " + secretFile;
+            }
             if (secret != null && secret.isEmpty()) {
                 throw new IllegalArgumentException("secret must not be empty (use null for none)");
             }
             return new NodeOptions(this);
+        }
+
+        /** The first line of an owner-only file of this user; errors name the file and what is wrong. */
+        private static String readSecretFile(java.nio.file.Path f) {
+            try {
+                java.nio.file.attribute.PosixFileAttributes a = java.nio.file.Files.readAttributes(f,
+                    java.nio.file.attribute.PosixFileAttributes.class);
+                String owner = a.owner().getName();
+                String me = System.getProperty("user.name");
+                if (!owner.equals(me)) {
+                    throw new IllegalArgumentException("secret file " + f + " is owned by user=" + owner
+                        + ", not by this process's user=" + me + ": refused");
+                }
+                for (java.nio.file.attribute.PosixFilePermission p : a.permissions()) {
+                    if (!p.name().startsWith("OWNER_")) {
+                        throw new IllegalArgumentException("secret file " + f + " has mode="
+                            + java.nio.file.attribute.PosixFilePermissions.toString(a.permissions())
+                            + ": other users may read it; make it owner-only (chmod 600)");
+                    }
+                }
+                if (a.size() > 4096) {
+                    throw new IllegalArgumentException("secret file " + f + " has size=" + a.size()
+                        + " bytes, more than 4096");
+                }
+                String text = java.nio.file.Files.readString(f, java.nio.charset.StandardCharsets.UTF_8);
+                int nl = text.indexOf('\n');
+                String line = (nl >= 0 ? text.substring(0, nl) : text).strip();
+                if (line.isEmpty()) {
+                    throw new IllegalArgumentException("secret file " + f + " is empty");
+                }
+                return line;
+            } catch (java.io.IOException e) {
+                throw new IllegalArgumentException("cannot read secret file " + f + ": " + e, e);
+            } catch (UnsupportedOperationException e) {
+                throw new IllegalArgumentException("secret file " + f + ": its permissions cannot be checked on this"
+                    + " file system (no POSIX attributes)", e);
+            }
         }
 
         private static void check(String key, int value, int min, int max) {

@@ -61,6 +61,7 @@ public final class DisniFabric implements Fabric {
         if (failure != null) {
             throw new RdmxException("disni: " + failure);
         }
+        io.rdmx.transport.internal.SecretPolicy.onUnauthenticatedListen(options, name());
         return new DisniNode(this, options);
     }
 }

@@ -437,6 +437,7 @@ final class DisniNode extends AbstractNode {
             } else if (m.kind == SetupMessage.ACCEPT) {
                 DisniConnection c = new DisniConnection(this, m.name, s.dialAddress, m.regions, s.id, s.qp,
                     probeSource(s), s.ctrlMr.getLkey(), m.probe);
+                c.trustAddress(); // dialed there
                 if (!addConnection(c)) {
                     s.future.completeExceptionally(new RdmxException("connect from '" + name() + "': a connection"
                         + " to '" + m.name + "' already exists"));

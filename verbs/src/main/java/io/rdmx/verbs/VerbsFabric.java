@@ -50,6 +50,7 @@ public final class VerbsFabric implements Fabric {
         } catch (Throwable t) {
             throw new RdmxException("verbs: " + availability().reason(), t);
         }
+        io.rdmx.transport.internal.SecretPolicy.onUnauthenticatedListen(options, name());
         return new VerbsNode(this, options);
     }
 }

@@ -721,6 +721,7 @@ public final class VerbsNode extends AbstractNode {
             return;
         }
         VerbsConnection c = new VerbsConnection(this, s.name, ep.dialAddress, s.regions, ep);
+        c.trustAddress(); // dialed there
         if (!isOpen() || !addConnection(c)) {
             ep.future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
                 + ep.dialAddress + ": a connection to '" + s.name + "' already exists"));

@@ -59,6 +59,8 @@ public abstract class AbstractConnection implements Connection, CompletionBacklo
 
     /** The node. */
     protected final AbstractNode node;
+    /** See {@link #addressTrusted()}. */
+    private volatile boolean addressTrusted;
     private final String peerName;
     private final String peerAddress;
     private volatile List<RemoteRegion> remoteRegions;
@@ -98,6 +100,22 @@ public abstract class AbstractConnection implements Connection, CompletionBacklo
     @Override
     public AbstractNode node() {
         return node;
+    }
+
+    /**
+     * Whether a dial to {@link #peerAddress()} may return this connection: true once this side dialed that address
+     * itself, or the peer proved the address under the cluster secret. An address a peer merely claimed (an
+     * accepted connection without a secret) is never trusted, so no peer can take over another node's address.
+     *
+     * @return true if the address is trusted
+     */
+    public final boolean addressTrusted() {
+        return addressTrusted;
+    }
+
+    /** The provider established that the peer is at {@link #peerAddress()} (dialed, or proved under the secret). */
+    public final void trustAddress() {
+        addressTrusted = true;
     }
 
     @Override

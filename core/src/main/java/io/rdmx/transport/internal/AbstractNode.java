@@ -338,14 +338,16 @@ public abstract class AbstractNode implements Node {
     }
 
     /**
-     * The live connection to the peer listening at this address.
+     * The live connection to the peer listening at this address, if that address is trusted
+     * ({@link AbstractConnection#addressTrusted()}: dialed there, or proved under the secret); a connection whose
+     * peer only claimed the address is not returned.
      *
      * @param address the peer's address
      * @return the connection or null
      */
     public AbstractConnection connectionAt(String address) {
         for (AbstractConnection c : connections.values()) {
-            if (c.isOpen() && c.peerAddress().equals(address)) {
+            if (c.isOpen() && c.addressTrusted() && c.peerAddress().equals(address)) {
                 return c;
             }
         }
@@ -509,7 +511,7 @@ public abstract class AbstractNode implements Node {
                 throw new PeerNotListeningException(c.getMessage(), c);
             }
             if (c instanceof RdmxException) {
-                throw new RdmxException(c.getMessage(), c);
+                throw new RdmxException(c.getMessage() + untrustedClaim(peerAddress), c);
             }
             throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: " + c, c);
         } finally {
@@ -517,6 +519,18 @@ public abstract class AbstractNode implements Node {
                 dialing.remove(peerAddress, mine);
             }
         }
+    }
+
+    /** Why a dial may have met a connection this node holds already: a peer that only claimed the address. */
+    private String untrustedClaim(String address) {
+        for (AbstractConnection c : connections.values()) {
+            if (c.isOpen() && !c.addressTrusted() && c.peerAddress().equals(address)) {
+                return " (node '" + name() + "' has a connection from a peer that calls itself '" + c.peerName()
+                    + "' and claims address=" + address + "; without a cluster secret a claimed address is never"
+                    + " reused for a dial: see docs/security.md)";
+            }
+        }
+        return "";
     }
 
     /**

@@ -58,6 +58,9 @@ public final class LoopbackNode extends AbstractNode {
             LoopbackConnection theirs = new LoopbackConnection(target, name(), address, exportedRegions());
             mine.peer = theirs;
             theirs.peer = mine;
+            // one process: both addresses are the nodes' own, from the fabric's table, not claims
+            mine.trustAddress();
+            theirs.trustAddress();
             if (!target.addConnection(theirs)) {
                 throw new RdmxException("connect from '" + name() + "' to '" + target.name()
                     + "' refused: the peer already has a connection to a node named '" + name() + "'");

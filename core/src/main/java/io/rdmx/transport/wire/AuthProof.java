@@ -8,8 +8,8 @@ import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The proofs of the stream handshake (see {@link FrameDescriptor}): {@code HMAC-SHA256(secret, label || Nc ||
- * Na || prover || verifier)}, where Nc and Na are the connecting and accepting sides' nonces, names are
- * length-prefixed, and the label says which side proves. A proof made by the accepting side can never be
+ * Na || prover || verifier || prover's address)}, where Nc and Na are the connecting and accepting sides'
+ * nonces, names and the address are length-prefixed, and the label says which side proves. A proof made by the accepting side can never be
  * taken for one of the connecting side (nor the reverse), and each side checks a proof against its own nonce.
  */
 public final class AuthProof {
@@ -33,10 +33,12 @@ public final class AuthProof {
      * @param acceptorNonce Na
      * @param prover the proving node's name
      * @param verifier the verifying node's name
+     * @param proverAddress the address the prover announced in its HELLO: proved with the name, so a peer that
+     *     knows the secret vouches for it and a dial to that address may reuse the connection
      * @return the proof ({@link FrameDescriptor#MAC_LENGTH} bytes)
      */
     public byte[] prove(boolean acceptor, byte[] connectorNonce, byte[] acceptorNonce, String prover,
-                        String verifier) {
+                        String verifier, String proverAddress) {
         try {
             Mac m = Mac.getInstance("HmacSHA256");
             m.init(key);
@@ -45,6 +47,7 @@ public final class AuthProof {
             m.update(acceptorNonce);
             lengthPrefixed(m, prover);
             lengthPrefixed(m, verifier);
+            lengthPrefixed(m, proverAddress);
             return m.doFinal();
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 unavailable", e);
@@ -60,11 +63,13 @@ public final class AuthProof {
      * @param acceptorNonce Na
      * @param prover the peer's name
      * @param verifier this node's name
+     * @param proverAddress the address the peer announced in its HELLO
      * @return true if it is valid
      */
     public boolean check(byte[] got, boolean acceptor, byte[] connectorNonce, byte[] acceptorNonce, String prover,
-                         String verifier) {
-        return MessageDigest.isEqual(got, prove(acceptor, connectorNonce, acceptorNonce, prover, verifier));
+                         String verifier, String proverAddress) {
+        return MessageDigest.isEqual(got, prove(acceptor, connectorNonce, acceptorNonce, prover, verifier,
+            proverAddress));
     }
 
     private static void lengthPrefixed(Mac m, String s) {

@@ -47,10 +47,13 @@ import io.rdmx.transport.RemoteRegion;
  *   READY(C's region descriptors)           ------&gt;      checks C's proof with its own Na
  *                                           &lt;------      READY(A's region descriptors)
  * </pre>
- * A proof is {@code HMAC-SHA256(secret, label || Nc || Na || prover's name || verifier's name)} (see
+ * A proof is {@code HMAC-SHA256(secret, label || Nc || Na || prover's name || verifier's name || prover's
+ * address)} (see
  * {@link AuthProof}): the label differs per direction, both nonces are in both proofs, and each side checks the
  * proof against the nonce it chose itself, so a proof obtained on one connection (or reflected from the
- * verifier itself) is worthless on another. A peer may not claim the name of the node it connects to. During
+ * verifier itself) is worthless on another. The prover's address (from its HELLO) is in its proof: an accepted
+ * connection is reused for a dial to that address only when the peer proved it so; without a secret only a
+ * connection dialed to an address is ever reused for it. A peer may not claim the name of the node it connects to. During
  * the handshake a frame of a type the current step does not expect is refused on its header, before any of
  * its payload is buffered (so nothing larger than {@link #MAX_HELLO_FRAME} is buffered before authentication),
  * the node reads through small buffers, a handshake must finish within the handshake timeout, and a node

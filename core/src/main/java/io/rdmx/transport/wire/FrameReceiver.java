@@ -698,7 +698,7 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
             if (mine) {
                 // our proof first: the connecting side checks it before it proves anything or sends its regions
                 writeHandshake(FrameBuffers.auth(proof().prove(true, peer.nonce(), nonce, node.name(),
-                    peer.name())), true);
+                    peer.name(), node.address())), true);
                 state = S_AUTH;
             } else {
                 state = S_READY;
@@ -723,13 +723,14 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
         // the connecting side's nonce is Nc, the accepting side's Na; each side checks against its own nonce
         byte[] nc = active ? nonce : peer.nonce();
         byte[] na = active ? peer.nonce() : nonce;
-        if (!proof().check(got, active, nc, na, peer.name(), node.name())) {
+        if (!proof().check(got, active, nc, na, peer.name(), node.name(), peer.address())) {
             handshakeRefused("cluster secret mismatch: peer '" + peer.name() + "' failed authentication with '"
                 + node.name() + "'");
             return;
         }
         if (active) {
-            writeHandshake(FrameBuffers.auth(proof().prove(false, nc, na, node.name(), peer.name())), false);
+            writeHandshake(FrameBuffers.auth(proof().prove(false, nc, na, node.name(), peer.name(),
+                node.address())), false);
             sendReady();
         } else {
             state = S_READY;
@@ -750,6 +751,7 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
         if (active) {
             // WRITEs go to the directory that was dialed, never to one the peer names
             C c = newConnection(peer.name(), dialedAddress, regions);
+            c.trustAddress(); // dialed there
             if (!node.addConnection(c)) {
                 handshakeRefused("node '" + node.name() + "' already has a connection to '" + peer.name() + "'");
                 return;
@@ -761,6 +763,9 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
             return;
         }
         C c = newConnection(peer.name(), peer.address(), regions);
+        if (node.options().secret() != null) {
+            c.trustAddress(); // the peer's proof covered the address it announced
+        }
         if (!node.addConnection(c)) {
             handshakeRefused("a connection between '" + peer.name() + "' and '" + node.name() + "' already exists");
             return;

@@ -20,6 +20,7 @@ import io.rdmx.transport.Node;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.shm.SelectorSockets;
 import io.rdmx.transport.wire.Placer;
+import io.rdmx.transport.internal.SecretPolicy;
 import io.rdmx.transport.stream.StreamNode;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -75,13 +76,16 @@ public final class TcpFabric implements Fabric {
 
     @Override
     public Node open(NodeOptions options) throws RdmxException {
+        String bind = options.bindAddress() == null ? DEFAULT_BIND : options.bindAddress();
+        InetSocketAddress at = parse(bind);
+        // before binding: a node that must not listen unprotected never does, even briefly
+        SecretPolicy.onListen(options, NAME, bind, at.getAddress() == null || at.getAddress().isAnyLocalAddress()
+            || !at.getAddress().isLoopbackAddress());
         if (!netty()) {
-            String bind = options.bindAddress() == null ? DEFAULT_BIND : options.bindAddress();
-            return SelectorSockets.openTcp(this, options, parse(bind), ADDRESSING, followerReads());
+            return SelectorSockets.openTcp(this, options, at, ADDRESSING, followerReads());
         }
         TcpNode n = new TcpNode(this, options, directIo());
-        String bind = options.bindAddress() == null ? DEFAULT_BIND : options.bindAddress();
-        n.start(parse(bind));
+        n.start(at);
         return n;
     }
 

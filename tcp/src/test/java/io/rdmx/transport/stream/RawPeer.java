@@ -132,14 +132,36 @@ public final class RawPeer implements AutoCloseable {
      * @throws IOException on failure
      */
     public void handshake(String name) throws IOException {
+        handshake(name, "127.0.0.1:1");
+    }
+
+    /**
+     * Runs the handshake (no secret) as node {@code name} claiming an address.
+     *
+     * @param name the raw peer's node name
+     * @param address the address it claims in its HELLO
+     * @return the regions the node listed in its READY
+     * @throws IOException on failure
+     */
+    public List<io.rdmx.transport.RemoteRegion> handshake(String name, String address) throws IOException {
         send(FrameCodec.hello(ByteBufAllocator.DEFAULT, new FrameBuffers.Hello(false, new byte[16], name,
-            "127.0.0.1:1")));
+            address)));
         if (expect(FrameDescriptor.TYPE_HELLO) == null) {
             throw new IOException("handshake refused");
         }
         send(FrameCodec.ready(ByteBufAllocator.DEFAULT, List.of()));
-        if (expect(FrameDescriptor.TYPE_READY) == null) {
+        Frame ready = expect(FrameDescriptor.TYPE_READY);
+        if (ready == null) {
             throw new IOException("handshake refused");
+        }
+        java.nio.ByteBuffer f = java.nio.ByteBuffer.allocate(FrameDescriptor.HEADER_LENGTH + ready.payload().length)
+            .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        f.position(FrameDescriptor.HEADER_LENGTH);
+        f.put(ready.payload());
+        try {
+            return FrameBuffers.parseReady(f.flip());
+        } catch (io.rdmx.transport.ProtocolException e) {
+            throw new IOException(e);
         }
     }
 

@@ -1,0 +1,92 @@
+package io.rdmx.transport.internal;
+
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.RdmxException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What a network provider does when a node is about to listen: without a cluster secret, a node reachable beyond
+ * loopback lets any host that reaches its port complete the handshake and write into the regions exported or
+ * granted to it. Such a node logs one WARN naming the risk and the keys that close it, or, with
+ * {@link NodeOptions#REQUIRE_SECRET_PROP}, refuses to open. Called by tcp, verbs and disni before they bind.
+ */
+public final class SecretPolicy {
+    private static final Logger LOG = LoggerFactory.getLogger(SecretPolicy.class);
+
+    private SecretPolicy() {
+    }
+
+    /**
+     * @param host a bind host (name or literal), or null/empty for the wildcard address
+     * @return true unless every address it stands for is a loopback address
+     */
+    public static boolean beyondLoopback(String host) {
+        if (host == null || host.isEmpty() || host.equals("*")) {
+            return true;
+        }
+        String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        try {
+            for (InetAddress a : InetAddress.getAllByName(h)) {
+                if (!a.isLoopbackAddress()) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (UnknownHostException e) {
+            return true; // the bind will fail on its own; say nothing reassuring meanwhile
+        }
+    }
+
+    /**
+     * Applies the policy to a node about to listen.
+     *
+     * @param options the node's options
+     * @param provider the provider's name
+     * @param listenOn where it will listen, for the message
+     * @param beyondLoopback whether hosts other than this one can reach it
+     * @return true if a warning was logged
+     * @throws RdmxException if {@link NodeOptions#requireSecret()} and the node has no secret but listens beyond
+     *     loopback (the message names the node, the address and the keys)
+     */
+    public static boolean onListen(NodeOptions options, String provider, String listenOn, boolean beyondLoopback)
+        throws RdmxException {
+        if (options.secret() != null || !beyondLoopback) {
+            return false;
+        }
+        String what = provider + " node '" + options.name() + "' listens on " + listenOn
+            + " beyond loopback without a cluster secret: any host that reaches it can connect and write into the"
+            + " regions it exports or grants to that connection";
+        if (options.requireSecret()) {
+            throw new RdmxException(what + "; refused because " + NodeOptions.REQUIRE_SECRET_PROP + "=true (set a"
+                + " secret: NodeOptions.secret, " + NodeOptions.SECRET_FILE_PROP + ", " + NodeOptions.SECRET_FILE_ENV
+                + " or " + NodeOptions.SECRET_ENV + "; see docs/security.md)");
+        }
+        LOG.warn("{}. Set a secret (NodeOptions.secret, {}, {} or {}), or {}=true to refuse this; see"
+            + " docs/security.md", what, NodeOptions.SECRET_FILE_PROP, NodeOptions.SECRET_FILE_ENV,
+            NodeOptions.SECRET_ENV, NodeOptions.REQUIRE_SECRET_PROP);
+        return true;
+    }
+
+    /**
+     * The policy for a provider that does not authenticate its peers yet (verbs, disni: rdma_cm setup carries no
+     * challenge-response): it warns whatever the secret, since a secret would not be checked, and refuses with
+     * {@link NodeOptions#requireSecret()}, which it cannot honour.
+     *
+     * @param options the node's options
+     * @param provider the provider's name
+     * @throws RdmxException with {@link NodeOptions#requireSecret()} (names the node and the key)
+     */
+    public static void onUnauthenticatedListen(NodeOptions options, String provider) throws RdmxException {
+        String what = provider + " node '" + options.name() + "': the " + provider + " provider does not authenticate"
+            + " its peers yet" + (options.secret() != null ? " (the cluster secret is not checked)" : "")
+            + ": any host that reaches its RDMA device can connect and write into the regions of the node";
+        if (options.requireSecret()) {
+            throw new RdmxException(what + "; refused because " + NodeOptions.REQUIRE_SECRET_PROP + "=true (use tcp"
+                + " with a secret; see docs/security.md)");
+        }
+        LOG.warn("{}. Set {}=true to refuse this; see docs/security.md", what, NodeOptions.REQUIRE_SECRET_PROP);
+    }
+}
