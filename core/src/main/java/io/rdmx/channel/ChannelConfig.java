@@ -145,7 +145,32 @@ public final class ChannelConfig {
     /** Default: map where both ends can. */
     public static final boolean MAPPED_DEFAULT = true;
 
+    /**
+     * System property: the most workers a peer may announce in its HELLO; a peer announcing more is refused with an
+     * error naming the value and this limit, before anything is allocated for it.
+     */
+    public static final String MAX_PEER_WORKERS_PROP = "rdmx.channel.maxPeerWorkers";
+    /** Default most workers of a peer. */
+    public static final int MAX_PEER_WORKERS_DEFAULT = 64;
+    /**
+     * System property: the most bytes of ring memory (the pair region) one peer may make this engine allocate; what
+     * the peer's HELLO implies beyond it is refused, naming both.
+     */
+    public static final String MAX_PEER_MEMORY_PROP = "rdmx.channel.maxPeerMemory";
+    /** Default ring memory per peer: 256 MiB. */
+    public static final long MAX_PEER_MEMORY_DEFAULT = 256L << 20;
+    /**
+     * System property: the most bytes of ring memory all peers of one engine together may make it allocate; a peer
+     * whose pair region would pass it is refused, naming the total, the request and the limit.
+     */
+    public static final String MAX_RING_MEMORY_PROP = "rdmx.channel.maxRingMemory";
+    /** Default ring memory of an engine: 2 GiB. */
+    public static final long MAX_RING_MEMORY_DEFAULT = 2L << 30;
+
     private final int workers;
+    private final int maxPeerWorkers;
+    private final long maxPeerMemory;
+    private final long maxRingMemory;
     private final int ringCapacity;
     private final int batchThreshold;
     private final int mappedBatchThreshold;
@@ -160,6 +185,9 @@ public final class ChannelConfig {
 
     private ChannelConfig(Builder b) {
         this.workers = b.workers;
+        this.maxPeerWorkers = b.maxPeerWorkers;
+        this.maxPeerMemory = b.maxPeerMemory;
+        this.maxRingMemory = b.maxRingMemory;
         this.ringCapacity = b.ringCapacity;
         this.batchThreshold = b.batchThreshold == 0 ? Math.max(1, Math.min(
             Platform.hooks().tunedDefault(BATCH_THRESHOLD_PROP).orElse(BATCH_THRESHOLD_DEFAULT), b.ringCapacity / 4))
@@ -188,6 +216,21 @@ public final class ChannelConfig {
     /** @return local workers */
     public int workers() {
         return workers;
+    }
+
+    /** @return the most workers a peer may announce ({@link #MAX_PEER_WORKERS_PROP}) */
+    public int maxPeerWorkers() {
+        return maxPeerWorkers;
+    }
+
+    /** @return the most ring memory one peer may make this engine allocate ({@link #MAX_PEER_MEMORY_PROP}) */
+    public long maxPeerMemory() {
+        return maxPeerMemory;
+    }
+
+    /** @return the most ring memory all peers of an engine together may make it allocate ({@link #MAX_RING_MEMORY_PROP}) */
+    public long maxRingMemory() {
+        return maxRingMemory;
     }
 
     /** @return bytes per ring */
@@ -283,6 +326,9 @@ public final class ChannelConfig {
     /** Builder. */
     public static final class Builder {
         private final int workers;
+        private int maxPeerWorkers = Platform.intValue(MAX_PEER_WORKERS_PROP, MAX_PEER_WORKERS_DEFAULT);
+        private long maxPeerMemory = longValue(MAX_PEER_MEMORY_PROP, MAX_PEER_MEMORY_DEFAULT);
+        private long maxRingMemory = longValue(MAX_RING_MEMORY_PROP, MAX_RING_MEMORY_DEFAULT);
         private int ringCapacity = Platform.intValue(RING_CAPACITY_PROP, RING_CAPACITY_DEFAULT);
         private int batchThreshold = System.getProperty(BATCH_THRESHOLD_PROP) == null ? 0
             : Platform.intValue(BATCH_THRESHOLD_PROP, 0);
@@ -446,12 +492,62 @@ public final class ChannelConfig {
         }
 
         /**
+         * @param v the most workers a peer may announce, 1 to 256
+         * @return this
+         */
+        public Builder maxPeerWorkers(int v) {
+            this.maxPeerWorkers = v;
+            return this;
+        }
+
+        /**
+         * @param v the most ring memory (bytes) one peer may make the engine allocate
+         * @return this
+         */
+        public Builder maxPeerMemory(long v) {
+            this.maxPeerMemory = v;
+            return this;
+        }
+
+        /**
+         * @param v the most ring memory (bytes) all peers of the engine together may make it allocate
+         * @return this
+         */
+        public Builder maxRingMemory(long v) {
+            this.maxRingMemory = v;
+            return this;
+        }
+
+        private static long longValue(String key, long def) {
+            String v = System.getProperty(key);
+            if (v == null || v.isBlank()) {
+                return def;
+            }
+            try {
+                return Long.parseLong(v.strip());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(key + "=" + v + " is not a number of bytes", e);
+            }
+        }
+
+        /**
          * @return the validated configuration
          * @throws IllegalArgumentException naming the first bad key and value
          */
         public ChannelConfig build() {
             if (workers < 1 || workers > 256) {
                 throw new IllegalArgumentException("workers=" + workers + " out of range [1, 256]");
+            }
+            if (maxPeerWorkers < 1 || maxPeerWorkers > 256) {
+                throw new IllegalArgumentException(MAX_PEER_WORKERS_PROP + "=" + maxPeerWorkers
+                    + " out of range [1, 256]");
+            }
+            if (maxPeerMemory < 1024) {
+                throw new IllegalArgumentException(MAX_PEER_MEMORY_PROP + "=" + maxPeerMemory + " is below 1024 bytes");
+            }
+            if (maxRingMemory < maxPeerMemory) {
+                throw new IllegalArgumentException(MAX_RING_MEMORY_PROP + "=" + maxRingMemory + " is below "
+                    + MAX_PEER_MEMORY_PROP + "=" + maxPeerMemory);
             }
             if (ringCapacity < 1024 || Integer.bitCount(ringCapacity) != 1 || ringCapacity > (1 << 30)) {
                 throw new IllegalArgumentException(RING_CAPACITY_PROP + "=" + ringCapacity

@@ -89,6 +89,8 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     private final boolean idleWatch;
     private final EngineIdle idle = new EngineIdle();
     private final java.util.concurrent.atomic.AtomicLong kicks = new java.util.concurrent.atomic.AtomicLong();
+    /** Ring memory (pair regions) held for peers now, against {@link ChannelConfig#maxRingMemory()}. */
+    private final java.util.concurrent.atomic.AtomicLong ringMemory = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.function.BooleanSupplier unposted = this::anyUnposted;
     /** Under {@link #duty}: whether the last {@link #housekeeping} ran a flush scan. */
     private boolean scanned;
@@ -588,6 +590,42 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     /** @return completions the network thread took from the node's queue (those not delivered inline) */
     long queuedCompletions() {
         return queuedCompletions;
+    }
+
+    /**
+     * Reserves ring memory for one peer's pair region against {@link ChannelConfig#maxRingMemory()}; the peer's
+     * own limit was checked before. Completion thread of that peer.
+     *
+     * @param peer the peer's name, for the error
+     * @param bytes the region's length
+     * @throws RdmxException if the engine's total would pass its limit (names the peer, the request, the total
+     *     and the key)
+     */
+    void reserveRingMemory(String peer, long bytes) throws RdmxException {
+        long max = config.maxRingMemory();
+        while (true) {
+            long used = ringMemory.get();
+            if (used + bytes > max) {
+                throw new RdmxException("peer '" + peer + "' needs " + bytes + " bytes of ring memory at node '"
+                    + node.name() + "', which holds " + used + " for its other peers: beyond "
+                    + ChannelConfig.MAX_RING_MEMORY_PROP + "=" + max);
+            }
+            if (ringMemory.compareAndSet(used, used + bytes)) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * @param bytes ring memory given back (a pair region released, or never registered after its reservation)
+     */
+    void releaseRingMemory(long bytes) {
+        ringMemory.addAndGet(-bytes);
+    }
+
+    /** @return the ring memory this engine's peers hold now (bytes) */
+    public long ringMemory() {
+        return ringMemory.get();
     }
 
     void peerFailed(PeerChannel p, ConnectionClosedException e) {

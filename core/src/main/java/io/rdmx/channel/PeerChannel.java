@@ -326,6 +326,11 @@ public final class PeerChannel {
             }
         } catch (RdmxException e) {
             fail(e);
+        } catch (RuntimeException | OutOfMemoryError e) {
+            // a bug or an allocation failure while serving this peer: it fails this peer only, never the thread
+            // that delivers every peer's completions (the tcp I/O thread, say)
+            fail(new RdmxException("node '" + engine.node().name() + "' failed while handling a message of peer '"
+                + name() + "': " + e, e));
         }
     }
 

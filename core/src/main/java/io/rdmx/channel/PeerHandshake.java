@@ -141,8 +141,9 @@ final class PeerHandshake {
             refusal = e;
             return;
         }
-        if (workers < 1 || workers > 256) {
-            throw new RdmxException("peer '" + name + "' announced workers=" + workers);
+        if (workers < 1 || workers > cfg.maxPeerWorkers()) {
+            throw new RdmxException("peer '" + name + "' announced workers=" + workers + ", outside [1, "
+                + ChannelConfig.MAX_PEER_WORKERS_PROP + "=" + cfg.maxPeerWorkers() + "]");
         }
         int rings = cfg.workers() * workers;
         int sq = peer.engine().node().options().sendQueueDepth();

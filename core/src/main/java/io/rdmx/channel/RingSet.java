@@ -24,6 +24,11 @@ final class RingSet {
     /** The writers, once the peer's REGION came: published to writer threads by the channel's ready future. */
     private volatile ChannelWriter[] out;
 
+    /** Ring memory reserved for this peer in its engine ({@link ChannelEngine#reserveRingMemory}). */
+    private final long reserved;
+    /** Set once {@link #release} gave {@link #reserved} back. */
+    private boolean memoryReturned;
+
     /**
      * Registers the pair region and builds the incoming rings; mapped rings are handed to their readers, which
      * scan them from now on (the peer may write as soon as it has our REGION).
@@ -44,8 +49,26 @@ final class RingSet {
         int workers = cfg.workers();
         int capacity = cfg.ringCapacity();
         this.layout = new PairLayout(low ? workers : peerWorkers, low ? peerWorkers : workers, capacity, mapped);
-        // granted to this peer alone: its key is honoured on this connection only and never listed at setup
-        this.pair = peer.connection().register(layout.regionLength(), Access.ALL);
+        long bytes = layout.regionLength();
+        if (bytes > cfg.maxPeerMemory()) {
+            throw new RdmxException("peer '" + peer.name() + "' announced workers=" + peerWorkers + ": with workers="
+                + workers + " here and ringCapacity=" + capacity + " its rings need " + bytes + " bytes, beyond "
+                + ChannelConfig.MAX_PEER_MEMORY_PROP + "=" + cfg.maxPeerMemory());
+        }
+        engine.reserveRingMemory(peer.name(), bytes);
+        try {
+            // granted to this peer alone: its key is honoured on this connection only and never listed at setup
+            this.pair = peer.connection().register(layout.regionLength(), Access.ALL);
+        } catch (RdmxException | RuntimeException | OutOfMemoryError e) {
+            engine.releaseRingMemory(bytes);
+            if (e instanceof OutOfMemoryError) {
+                // direct memory ran out: this peer fails, the node and its other peers go on
+                throw new RdmxException("cannot allocate " + bytes + " bytes of rings for peer '" + peer.name()
+                    + "' at node '" + engine.node().name() + "': " + e.getMessage(), e);
+            }
+            throw e;
+        }
+        this.reserved = bytes;
         this.in = new IncomingRing[workers * peerWorkers];
         for (int b = 0; b < peerWorkers; b++) {
             for (int a = 0; a < workers; a++) {
@@ -255,5 +278,9 @@ final class RingSet {
             }
         }
         PeerChannel.releaseQuietly(pair);
+        if (!memoryReturned) {
+            memoryReturned = true;
+            peer.engine().releaseRingMemory(reserved);
+        }
     }
 }
