@@ -228,7 +228,7 @@ public final class ChannelConfig {
         return maxPeerMemory;
     }
 
-    /** @return the most ring memory all peers of an engine together may make it allocate ({@link #MAX_RING_MEMORY_PROP}) */
+    /** @return the most ring memory all peers of an engine may make it allocate ({@link #MAX_RING_MEMORY_PROP}) */
     public long maxRingMemory() {
         return maxRingMemory;
     }

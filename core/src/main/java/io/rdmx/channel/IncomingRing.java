@@ -193,6 +193,11 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
     }
 
     @Override
+    public PeerChannel peerChannel() {
+        return peer;
+    }
+
+    @Override
     public int peerWorker() {
         return peerWorker;
     }

@@ -51,7 +51,22 @@ public final class NodeOptions {
     /** System property: accepted connections that may be in their handshake at once (stream providers). */
     public static final String MAX_PENDING_HANDSHAKES_PROP = "rdmx.maxPendingHandshakes";
     /** Default cap on pending handshakes. */
-    public static final int MAX_PENDING_HANDSHAKES_DEFAULT = 64;
+    public static final int MAX_PENDING_HANDSHAKES_DEFAULT = 256;
+    /**
+     * System property: accepted connections from one source address that may be in their handshake at once (tcp;
+     * shm peers are processes of this user on this host: only the node-wide cap applies).
+     */
+    public static final String MAX_PENDING_HANDSHAKES_PER_SOURCE_PROP = "rdmx.maxPendingHandshakesPerSource";
+    /** Default cap on pending handshakes per source address. */
+    public static final int MAX_PENDING_HANDSHAKES_PER_SOURCE_DEFAULT = 16;
+    /** System property: connections a node accepts at most (established ones, of every peer). */
+    public static final String MAX_CONNECTIONS_PROP = "rdmx.maxConnections";
+    /** Default cap on accepted connections. */
+    public static final int MAX_CONNECTIONS_DEFAULT = 4096;
+    /** System property: connections a node accepts at most from one source address (tcp). */
+    public static final String MAX_CONNECTIONS_PER_SOURCE_PROP = "rdmx.maxConnectionsPerSource";
+    /** Default cap on accepted connections per source address. */
+    public static final int MAX_CONNECTIONS_PER_SOURCE_DEFAULT = 1024;
 
     private final String name;
     private final String bindAddress;
@@ -65,6 +80,9 @@ public final class NodeOptions {
     private final int acceptBacklog;
     private final Duration handshakeTimeout;
     private final int maxPendingHandshakes;
+    private final int maxPendingHandshakesPerSource;
+    private final int maxConnections;
+    private final int maxConnectionsPerSource;
 
     private NodeOptions(Builder b) {
         this.name = b.name;
@@ -79,6 +97,9 @@ public final class NodeOptions {
         this.acceptBacklog = b.acceptBacklog;
         this.handshakeTimeout = b.handshakeTimeout;
         this.maxPendingHandshakes = b.maxPendingHandshakes;
+        this.maxPendingHandshakesPerSource = b.maxPendingHandshakesPerSource;
+        this.maxConnections = b.maxConnections;
+        this.maxConnectionsPerSource = b.maxConnectionsPerSource;
     }
 
     /**
@@ -162,13 +183,30 @@ public final class NodeOptions {
         return maxPendingHandshakes;
     }
 
+    /** @return how many accepted connections from one source address may be in their handshake at once */
+    public int maxPendingHandshakesPerSource() {
+        return maxPendingHandshakesPerSource;
+    }
+
+    /** @return how many accepted connections the node keeps at most */
+    public int maxConnections() {
+        return maxConnections;
+    }
+
+    /** @return how many accepted connections from one source address the node keeps at most */
+    public int maxConnectionsPerSource() {
+        return maxConnectionsPerSource;
+    }
+
     @Override
     public String toString() {
         return "NodeOptions{name=" + name + ", bindAddress=" + bindAddress + ", sendQueueDepth=" + sendQueueDepth
             + ", recvQueueDepth=" + recvQueueDepth + ", maxTransferSize=" + maxTransferSize
             + ", peerTimeout=" + peerTimeout + ", secret=" + (secret == null ? "none" : "set (" + secretSource + ")")
             + ", requireSecret=" + requireSecret
-            + ", handshakeTimeout=" + handshakeTimeout + ", maxPendingHandshakes=" + maxPendingHandshakes + "}";
+            + ", handshakeTimeout=" + handshakeTimeout + ", maxPendingHandshakes=" + maxPendingHandshakes
+            + ", maxPendingHandshakesPerSource=" + maxPendingHandshakesPerSource + ", maxConnections=" + maxConnections
+            + ", maxConnectionsPerSource=" + maxConnectionsPerSource + "}";
     }
 
     /** Builder of {@link NodeOptions}. */
@@ -189,6 +227,11 @@ public final class NodeOptions {
             Long.getLong(HANDSHAKE_TIMEOUT_PROP, HANDSHAKE_TIMEOUT_DEFAULT.toMillis()));
         private int maxPendingHandshakes = Integer.getInteger(MAX_PENDING_HANDSHAKES_PROP,
             MAX_PENDING_HANDSHAKES_DEFAULT);
+        private int maxPendingHandshakesPerSource = Integer.getInteger(MAX_PENDING_HANDSHAKES_PER_SOURCE_PROP,
+            MAX_PENDING_HANDSHAKES_PER_SOURCE_DEFAULT);
+        private int maxConnections = Integer.getInteger(MAX_CONNECTIONS_PROP, MAX_CONNECTIONS_DEFAULT);
+        private int maxConnectionsPerSource = Integer.getInteger(MAX_CONNECTIONS_PER_SOURCE_PROP,
+            MAX_CONNECTIONS_PER_SOURCE_DEFAULT);
 
         private Builder() {
             String prop = System.getProperty(SECRET_PROP);
@@ -339,6 +382,33 @@ public final class NodeOptions {
         }
 
         /**
+         * @param v accepted connections from one source address that may be in their handshake at once
+         * @return this
+         */
+        public Builder maxPendingHandshakesPerSource(int v) {
+            this.maxPendingHandshakesPerSource = v;
+            return this;
+        }
+
+        /**
+         * @param v accepted connections the node keeps at most
+         * @return this
+         */
+        public Builder maxConnections(int v) {
+            this.maxConnections = v;
+            return this;
+        }
+
+        /**
+         * @param v accepted connections from one source address the node keeps at most
+         * @return this
+         */
+        public Builder maxConnectionsPerSource(int v) {
+            this.maxConnectionsPerSource = v;
+            return this;
+        }
+
+        /**
          * Validates every option once.
          *
          * @return the options
@@ -359,6 +429,9 @@ public final class NodeOptions {
                 throw new IllegalArgumentException("peerTimeout=" + peerTimeout + " is below the minimum of 100 ms");
             }
             check("maxPendingHandshakes", maxPendingHandshakes, 1, 1 << 16);
+            check("maxPendingHandshakesPerSource", maxPendingHandshakesPerSource, 1, 1 << 16);
+            check("maxConnections", maxConnections, 1, 1 << 20);
+            check("maxConnectionsPerSource", maxConnectionsPerSource, 1, 1 << 20);
             Objects.requireNonNull(handshakeTimeout, "handshakeTimeout");
             if (handshakeTimeout.toMillis() < 100) {
                 throw new IllegalArgumentException("handshakeTimeout=" + handshakeTimeout

@@ -83,8 +83,9 @@ class ControlMessageChecksTest {
         shape = s;
         node = new LoopbackFabric().open(NodeOptions.builder().name("ctl-m-" + SEQ.incrementAndGet())
             .sendQueueDepth(1 << 14).recvQueueDepth(1 << 12).build());
+        // shapes of up to 256 peer workers: this engine accepts as many as the protocol allows
         engine = ChannelEngine.open(node, ChannelConfig.builder(s.localWorkers()).ringCapacity(CAPACITY)
-            .notification(s.mode()).flushInterval(Duration.ZERO).build());
+            .maxPeerWorkers(256).notification(s.mode()).flushInterval(Duration.ZERO).build());
         conn = new ChannelFuzzSupport.FakeConnection(node, s.peerName());
         peer = new PeerChannel(engine, 1, conn);
         peer.start();

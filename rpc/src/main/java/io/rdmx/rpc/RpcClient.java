@@ -76,6 +76,7 @@ public final class RpcClient implements AutoCloseable {
     private final Thread readerThread;
     private volatile boolean running = true;
     private final LongAdder lateResponses = new LongAdder();
+    private final LongAdder foreignResponses = new LongAdder();
     private final LongAdder timedOut = new LongAdder();
 
     /** One call: the future its caller gets (the response body, or what its reader decoded). */
@@ -216,19 +217,21 @@ public final class RpcClient implements AutoCloseable {
     /** Reader thread: a server's reassembly. */
     private final class ServerState implements Assembler.Sink {
         final String server;
+        /** The channel this state reassembles (a server restarted under the same name gets a state of its own). */
+        final PeerChannel via;
         final Assembler assembler;
         boolean refused;
 
-        ServerState(String server) {
+        ServerState(String server, PeerChannel via) {
             this.server = server;
+            this.via = via;
             this.assembler = new Assembler(server, config.maxMessageBytes(), false);
         }
 
         @Override
         public void message(int kind, int method, long callId, long hi, long lo, byte[] body) {
-            Pending p = take(callId);
+            Pending p = take(callId, server);
             if (p == null) {
-                lateResponses.increment();
                 return;
             }
             if (kind == RpcFrameDescriptor.KIND_RESPONSE) {
@@ -253,10 +256,10 @@ public final class RpcClient implements AutoCloseable {
             }
             int i = (int) callId & mask;
             Pending q = slots.get(i);
-            if (q == null || q.callId != callId || q.reader == null) {
-                return false;                 // no reader: the body as an array (or a late response, dropped)
+            if (q == null || q.callId != callId || q.reader == null || !answersFor(q, server)) {
+                return false;                 // no reader: the body as an array (or a late or foreign one, dropped)
             }
-            Pending p = take(callId);
+            Pending p = take(callId, server);
             if (p == null) {
                 return false;
             }
@@ -290,9 +293,8 @@ public final class RpcClient implements AutoCloseable {
 
         @Override
         public void tooLarge(int kind, int method, long callId, long size, long limit, String what) {
-            Pending p = take(callId);
+            Pending p = take(callId, server);
             if (p == null) {
-                lateResponses.increment();
                 return;
             }
             p.completeExceptionally(new RpcMessageTooLargeException("response of call id=" + callId + " from server '"
@@ -366,6 +368,14 @@ public final class RpcClient implements AutoCloseable {
     /** @return responses that came after their call had timed out (dropped) */
     public long lateResponses() {
         return lateResponses.sum();
+    }
+
+    /**
+     * @return responses from a server for a call that was outstanding at another server (dropped: a server answers
+     *     only the calls sent to it)
+     */
+    public long foreignResponses() {
+        return foreignResponses.sum();
     }
 
     /** @return times a calling thread took the reader role to read its own response (tests, diagnostics) */
@@ -752,6 +762,44 @@ public final class RpcClient implements AutoCloseable {
             + " most " + RpcConfig.MAX_OUTSTANDING_PROP + " allows; call to address=" + p.address + " refused"));
     }
 
+    /** @return true if the call was sent to that server: only its answer is taken for the call's */
+    private static boolean answersFor(Pending p, String server) {
+        PeerChannel to = p.peer;
+        return to != null && to.name().equals(server);
+    }
+
+    /**
+     * Reader thread: takes out of the table the call a server's response answers. A response for a call id that
+     * is not outstanding is late (counted in {@link #lateResponses()}); one for a call outstanding at another
+     * server is foreign (counted in {@link #foreignResponses()}, logged once per server) and leaves the call
+     * alone: call ids are matched with the peer a call was sent to, never by id alone.
+     *
+     * @param callId the response's call id
+     * @param server the peer the response came from
+     * @return the call, or null (dropped and counted)
+     */
+    private Pending take(long callId, String server) {
+        int i = (int) callId & mask;
+        Pending p = slots.get(i);
+        if (p == null || p.callId != callId) {
+            lateResponses.increment();
+            return null;
+        }
+        if (!answersFor(p, server)) {
+            if (foreignResponses.sum() == 0 || LOG.isDebugEnabled()) {
+                LOG.warn("rpc client '{}': server '{}' answered call id={}, which was sent to '{}': dropped", name,
+                    server, callId, p.peer == null ? p.address : p.peer.name());
+            }
+            foreignResponses.increment();
+            return null;
+        }
+        Pending t = take(callId);
+        if (t == null) {
+            lateResponses.increment(); // its caller gave up on it meanwhile
+        }
+        return t;
+    }
+
     /** Takes a call out of the table (the one thread that does so completes it). */
     private Pending take(long callId) {
         int i = (int) callId & mask;
@@ -874,8 +922,12 @@ public final class RpcClient implements AutoCloseable {
     private void onRecord(int stream, ByteBuffer buf, int off, int len, RecordSource src) {
         String server = src.peerName();
         ServerState st = states.get(server);
-        if (st == null) {
-            st = new ServerState(server);
+        PeerChannel via = src.peerChannel();
+        if (st == null || via != null && st.via != via) {
+            if (st != null) {
+                st.assembler.clear(); // the server's earlier channel: what it left half-sent is gone with it
+            }
+            st = new ServerState(server, via);
             states.put(server, st);
         }
         if (st.refused) {
@@ -899,8 +951,10 @@ public final class RpcClient implements AutoCloseable {
 
     /** Reader thread: a server's channel failed; fails the calls outstanding on that channel. */
     private void serverLost(String server, ConnectionClosedException e) {
-        ServerState st = states.remove(server);
-        if (st != null) {
+        ServerState st = states.get(server);
+        // the loss may be told after records of a new channel to a server restarted under that name: its state stays
+        if (st != null && (st.via == null || !st.via.isOpen())) {
+            states.remove(server);
             st.assembler.clear();
         }
         failCallsTo(server, new RpcPeerException(server, "server '" + server + "' lost: " + e.getMessage(), e), true);

@@ -1102,4 +1102,33 @@ public abstract class RpcSuite {
         assertEquals(4, onGood.get(WAIT.toSeconds(), TimeUnit.SECONDS).length);
         assertNull(good.lastProtocolError());
     }
+
+    @Test
+    void aServerCannotAnswerACallSentToAnotherServer() throws Exception {
+        RpcServer good = server(cfg());
+        ChannelEngine raw = engine(node("rawserver"));
+        RpcClient c = client(cfg());
+        CompletableFuture<byte[]> onGood = c.callAsync(good.address(), SLOW, intBody(1), WAIT);
+        CompletableFuture<byte[]> onRaw = c.callAsync(raw.node().address(), ECHO, intBody(1), WAIT);
+        PeerChannel p = raw.accept(WAIT);
+        AtomicLong callId = new AtomicLong(-1);
+        int n = raw.reader(0).read((stream, buf, off, len, src) ->
+            callId.set(buf.order(ByteOrder.LITTLE_ENDIAN).getLong(off + RpcFrameDescriptor.CALL_ID_OFFSET)),
+            1, WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertEquals(1, n);
+        // call ids are sequential: the raw server answers both neighbours of the id it saw, one of which is the call
+        // outstanding at the good server, then its own call (the frames of one peer are handled in order)
+        ChannelWriter w = p.writer(0, 0);
+        frame(w, RpcFrameDescriptor.STREAM_ID, 1, RpcFrameDescriptor.KIND_RESPONSE, true, callId.get() - 1, 4, 0, 4);
+        frame(w, RpcFrameDescriptor.STREAM_ID, 1, RpcFrameDescriptor.KIND_RESPONSE, true, callId.get() + 1, 4, 0, 4);
+        frame(w, RpcFrameDescriptor.STREAM_ID, 1, RpcFrameDescriptor.KIND_RESPONSE, true, callId.get(), 4, 0, 4);
+        w.flush();
+        assertEquals(4, onRaw.get(WAIT.toSeconds(), TimeUnit.SECONDS).length, "its own call is answered");
+        assertFalse(onGood.isDone(), "the call sent to the good server is not answered by another server");
+        assertEquals(1, c.foreignResponses());
+        assertEquals(1, c.lateResponses(), "the id nobody waits for is a late answer");
+        assertTrue(p.isOpen());
+        release.countDown();
+        assertEquals(4, onGood.get(WAIT.toSeconds(), TimeUnit.SECONDS).length, "the good server's own answer");
+    }
 }

@@ -5,6 +5,7 @@ import io.rdmx.spi.Platform;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Fabrics;
+import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.internal.RdmaDevices;
 import io.rdmx.transport.shm.ShmFabric;
 import java.io.IOException;
@@ -128,6 +129,7 @@ public final class Doctor {
         }
         out.println("rdmx doctor: Java " + host.javaFeature() + ", uid=" + d.uidText() + ", memlock estimate for"
             + " workers=" + workers + " peers=" + peers + " (--workers, --peers)");
+        out.println("rdmx doctor: security: " + security(host));
         Report wanted = null;
         for (String n : explicit ? List.of(requested) : names) {
             Report r = d.diagnose(n);
@@ -144,6 +146,44 @@ public final class Doctor {
             : "rdmx doctor: the requested provider " + requested + " cannot work here: " + fails
                 + " FAIL line(s) above, each with its fix");
         return wanted.usable() ? EXIT_USABLE : EXIT_UNUSABLE;
+    }
+
+    /**
+     * Whether a cluster secret is configured and from where (never the secret itself), whether nodes would refuse
+     * to listen without one, and what the providers without authentication mean (docs/security.md).
+     *
+     * @param host the machine
+     * @return one line
+     */
+    static String security(Host host) {
+        String prop = host.property(NodeOptions.SECRET_PROP);
+        String file = host.property(NodeOptions.SECRET_FILE_PROP);
+        if (!nonBlank(file)) {
+            file = host.env().get(NodeOptions.SECRET_FILE_ENV);
+        }
+        String source;
+        if (nonBlank(prop)) {
+            source = "system property " + NodeOptions.SECRET_PROP + " (visible to every local user in"
+                + " /proc/<pid>/cmdline when given with -D: prefer " + NodeOptions.SECRET_FILE_PROP + ")";
+        } else if (nonBlank(host.env().get(NodeOptions.SECRET_ENV))) {
+            source = "environment " + NodeOptions.SECRET_ENV;
+        } else if (nonBlank(file)) {
+            source = "file " + file;
+        } else {
+            source = null;
+        }
+        String req = String.valueOf(host.property(NodeOptions.REQUIRE_SECRET_PROP)).strip();
+        boolean require = "true".equalsIgnoreCase(req);
+        String refuse = " and refuse to open (" + NodeOptions.REQUIRE_SECRET_PROP + "=true)";
+        return (source == null ? "no cluster secret is set: tcp nodes on loopback (the default bind, 127.0.0.1) are"
+            + " reachable from this host only; one bound beyond loopback accepts any peer that reaches it"
+            + (require ? refuse : " and logs a WARN") : "cluster secret set from the " + source)
+            + "; verbs and disni do not authenticate peers" + (require ? refuse : "")
+            + "; no encryption on the data path (docs/security.md)";
+    }
+
+    private static boolean nonBlank(String s) {
+        return s != null && !s.isBlank();
     }
 
     private static int positive(String key, String v) {

@@ -345,4 +345,20 @@ class DoctorTest {
             throw new java.io.UncheckedIOException(e);
         }
     }
+
+    @Test
+    void theSecurityLineSaysWhereTheSecretComesFromAndNeverShowsIt() {
+        Host none = fx.host().withProperties(java.util.Map.of());
+        String s = Doctor.security(none);
+        assertTrue(s.contains("no cluster secret is set") && s.contains("logs a WARN")
+            && s.contains("verbs and disni do not authenticate"), s);
+        Host file = fx.host().withProperties(java.util.Map.of("rdmx.secretFile", "/etc/rdmx/secret",
+            "rdmx.requireSecret", "true"));
+        s = Doctor.security(file);
+        assertTrue(s.contains("file /etc/rdmx/secret") && s.contains("refuse to open"), s);
+        Host prop = fx.host().withProperties(java.util.Map.of("rdmx.secret", "hunter2"));
+        s = Doctor.security(prop);
+        assertTrue(s.contains("system property rdmx.secret") && s.contains("/proc/<pid>/cmdline"), s);
+        assertFalse(s.contains("hunter2"), "the secret itself is never printed: " + s);
+    }
 }

@@ -61,6 +61,10 @@ public abstract class AbstractConnection implements Connection, CompletionBacklo
     protected final AbstractNode node;
     /** See {@link #addressTrusted()}. */
     private volatile boolean addressTrusted;
+    /** The source address of an accepted network connection, or null. */
+    private volatile String source;
+    /** Set for a connection a peer opened to this node ({@link #accepted(String)}). */
+    private volatile boolean accepted;
     private final String peerName;
     private final String peerAddress;
     private volatile List<RemoteRegion> remoteRegions;
@@ -111,6 +115,28 @@ public abstract class AbstractConnection implements Connection, CompletionBacklo
      */
     public final boolean addressTrusted() {
         return addressTrusted;
+    }
+
+    /** @return the source address an accepted network connection came from, or null */
+    public final String source() {
+        return source;
+    }
+
+    /** @return true for a connection a peer opened to this node (counted against the node's connection caps) */
+    public final boolean accepted() {
+        return accepted;
+    }
+
+    /**
+     * Marks a connection a peer opened to this node.
+     *
+     * @param from the source address it came from (counted against the caps per source,
+     *     {@link io.rdmx.transport.NodeOptions#maxConnectionsPerSource()}), or null where every peer is of this
+     *     host (shm)
+     */
+    public final void accepted(String from) {
+        this.source = from;
+        this.accepted = true;
     }
 
     /** The provider established that the peer is at {@link #peerAddress()} (dialed, or proved under the secret). */

@@ -50,6 +50,8 @@ public abstract class AbstractNode implements Node {
     private final ConcurrentHashMap<String, CompletableFuture<AbstractConnection>> dialing = new ConcurrentHashMap<>();
     private final AtomicLong regionSeq = new AtomicLong();
     private final AtomicInteger pendingHandshakes = new AtomicInteger();
+    /** Pending handshakes per source address (entries removed at zero). */
+    private final ConcurrentHashMap<String, AtomicInteger> pendingBySource = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /**
@@ -69,21 +71,84 @@ public abstract class AbstractNode implements Node {
      * @return false if {@link NodeOptions#maxPendingHandshakes()} are pending already (nothing was counted)
      */
     public boolean beginHandshake() {
+        return beginHandshake(null) == null;
+    }
+
+    /**
+     * An accepted connection of a stream provider starts its handshake: counted against the node-wide cap and,
+     * for a connection from a network address, the cap per source address, so that one host holding idle sockets
+     * cannot keep the peers of every other host out.
+     *
+     * @param source the peer's source address (an IP), or null where every peer is this host's (shm)
+     * @return null if counted, else why not (names the cap and its key); nothing was counted then
+     */
+    public String beginHandshake(String source) {
         int max = options.maxPendingHandshakes();
         while (true) {
             int n = pendingHandshakes.get();
             if (n >= max) {
-                return false;
+                return "too many pending handshakes (maxPendingHandshakes=" + max + ")";
             }
             if (pendingHandshakes.compareAndSet(n, n + 1)) {
-                return true;
+                break;
             }
         }
+        if (source != null) {
+            int perSource = options.maxPendingHandshakesPerSource();
+            AtomicInteger c = pendingBySource.computeIfAbsent(source, s -> new AtomicInteger());
+            if (c.incrementAndGet() > perSource) {
+                endHandshake(source);
+                return "too many pending handshakes from " + source + " (maxPendingHandshakesPerSource="
+                    + perSource + ")";
+            }
+        }
+        return null;
     }
 
     /** An accepted connection's handshake ended (established, refused or lost). */
     public void endHandshake() {
         pendingHandshakes.decrementAndGet();
+    }
+
+    /**
+     * An accepted connection's handshake ended (established, refused or lost).
+     *
+     * @param source what {@link #beginHandshake(String)} was given
+     */
+    public void endHandshake(String source) {
+        pendingHandshakes.decrementAndGet();
+        if (source != null) {
+            pendingBySource.computeIfPresent(source, (s, c) -> c.decrementAndGet() <= 0 ? null : c);
+        }
+    }
+
+    /**
+     * Whether one more accepted connection fits under {@link NodeOptions#maxConnections()} and, from a network
+     * address, {@link NodeOptions#maxConnectionsPerSource()}.
+     *
+     * @param source the peer's source address, or null (shm)
+     * @return null if it fits, else why not (names the cap and its key)
+     */
+    public String checkConnectionRoom(String source) {
+        int all = 0;
+        int fromSource = 0;
+        for (AbstractConnection c : connections.values()) {
+            if (c.isOpen() && c.accepted()) {
+                all++;
+                if (source != null && source.equals(c.source())) {
+                    fromSource++;
+                }
+            }
+        }
+        if (all >= options.maxConnections()) {
+            return "node '" + name() + "' has " + all + " accepted connections (maxConnections="
+                + options.maxConnections() + ")";
+        }
+        if (source != null && fromSource >= options.maxConnectionsPerSource()) {
+            return "node '" + name() + "' has " + fromSource + " accepted connections from " + source
+                + " (maxConnectionsPerSource=" + options.maxConnectionsPerSource() + ")";
+        }
+        return null;
     }
 
     /** @return accepted connections in their handshake now */
@@ -201,8 +266,8 @@ public abstract class AbstractNode implements Node {
      */
     public Region registerGranted(int length, int access, AbstractConnection grantee) throws RdmxException {
         if (grantee.node() != this) {
-            throw new IllegalArgumentException("connection to '" + grantee.peerName() + "' is not a connection of node '"
-                + name() + "'");
+            throw new IllegalArgumentException("connection to '" + grantee.peerName()
+                + "' is not a connection of node '" + name() + "'");
         }
         if (!grantee.isOpen()) {
             throw new RdmxException("cannot grant a region to the closed connection to '" + grantee.peerName()

@@ -272,6 +272,11 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
     }
 
     @Override
+    protected String sourceAddress() {
+        return io.sourceAddress();
+    }
+
+    @Override
     protected String checkAcceptedPeer(String peerAddress) {
         return shmNode.checkAcceptedPeer(io, peerAddress);
     }

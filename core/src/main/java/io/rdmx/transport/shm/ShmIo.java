@@ -131,4 +131,9 @@ interface ShmIo {
 
     /** @return the peer as this socket knows it, for messages */
     String describePeer();
+
+    /** @return the IP address of the peer of an accepted tcp socket; null on shm (a process of this host) */
+    default String sourceAddress() {
+        return null;
+    }
 }

@@ -1398,6 +1398,19 @@ class ShmNode extends AbstractNode {
         }
 
         @Override
+        public String sourceAddress() {
+            if (active || dir != null) {
+                return null;
+            }
+            try {
+                SocketAddress a = ch.getRemoteAddress();
+                return a instanceof InetSocketAddress i ? i.getAddress().getHostAddress() : String.valueOf(a);
+            } catch (IOException e) {
+                return "unknown";
+            }
+        }
+
+        @Override
         public String describePeer() {
             if (active) {
                 return dialed;

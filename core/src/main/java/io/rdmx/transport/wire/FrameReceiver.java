@@ -64,6 +64,8 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
     private C conn;
     private FrameBuffers.Hello peer;
     private boolean counted;
+    /** The accepted peer's source address ({@link #sourceAddress()}), or null. */
+    private String source;
     private int state = S_HELLO;
 
     private long curSeq;
@@ -233,6 +235,14 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
     protected abstract String describeRemote();
 
     /**
+     * @return the IP address an accepted connection comes from, counted against the caps per source address; null
+     *     where every peer is a process of this host (shm), the default
+     */
+    protected String sourceAddress() {
+        return null;
+    }
+
+    /**
      * @param peerAddress the address an accepted peer advertises
      * @return null to go on, else why the peer is refused
      */
@@ -337,13 +347,13 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
      */
     protected final boolean start() {
         if (!active) {
-            if (!node.beginHandshake()) {
-                int max = node.options().maxPendingHandshakes();
-                log.warn("node '{}': refusing a connection from {}: {} handshakes pending (maxPendingHandshakes={})",
-                    node.name(), describeRemote(), max, max);
+            source = sourceAddress();
+            String full = node.beginHandshake(source);
+            if (full != null) {
+                log.warn("node '{}': refusing a connection from {}: {}", node.name(), describeRemote(), full);
                 state = S_DISCARD;
-                writeErrorAndClose(FrameBuffers.error("node '" + node.name() + "' has too many pending handshakes "
-                    + "(maxPendingHandshakes=" + max + "): try again later"), true);
+                writeErrorAndClose(FrameBuffers.error("node '" + node.name() + "' has " + full + ": try again later"),
+                    true);
                 return false;
             }
             counted = true;
@@ -690,6 +700,9 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
                 return;
             }
             String bad = checkAcceptedPeer(peer.address());
+            if (bad == null) {
+                bad = node.checkConnectionRoom(source);
+            }
             if (bad != null) {
                 handshakeRefused(bad);
                 return;
@@ -763,6 +776,7 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
             return;
         }
         C c = newConnection(peer.name(), peer.address(), regions);
+        c.accepted(source);
         if (node.options().secret() != null) {
             c.trustAddress(); // the peer's proof covered the address it announced
         }
@@ -790,7 +804,7 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
     protected final void handshakeOver() {
         if (counted) {
             counted = false;
-            node.endHandshake();
+            node.endHandshake(source);
         }
         stopHandshakeTimer();
     }

@@ -369,6 +369,12 @@ final class StreamHandler extends ChannelInboundHandlerAdapter {
         }
 
         @Override
+        protected String sourceAddress() {
+            java.net.SocketAddress a = channel.remoteAddress();
+            return a instanceof java.net.InetSocketAddress i ? i.getAddress().getHostAddress() : String.valueOf(a);
+        }
+
+        @Override
         protected String checkAcceptedPeer(String peerAddress) {
             return node().checkAcceptedPeer(channel, peerAddress);
         }

@@ -221,8 +221,10 @@ class HandshakeSecurityTest {
 
     @Test
     void pendingHandshakesAreCappedAndCostLittleMemory() throws Exception {
-        int cap = NodeOptions.MAX_PENDING_HANDSHAKES_DEFAULT;
-        AbstractNode server = (AbstractNode) open("server", b -> b.handshakeTimeout(Duration.ofMinutes(2)));
+        // the node-wide cap alone (every raw peer here comes from 127.0.0.1: the cap per source is set to it)
+        int cap = 64;
+        AbstractNode server = (AbstractNode) open("server", b -> b.handshakeTimeout(Duration.ofMinutes(2))
+            .maxPendingHandshakes(cap).maxPendingHandshakesPerSource(cap));
         long before = directMemory();
         List<RawPeer> raws = new ArrayList<>();
         try {
@@ -303,5 +305,69 @@ class HandshakeSecurityTest {
         }
         Node friend = open("friend", b -> b);
         assertEquals(server.name(), friend.connect(server.address(), WAIT).peerName());
+    }
+
+    @Test
+    void oneSourceHoldingIdleHandshakesDoesNotKeepOtherHostsOut() throws Exception {
+        int perSource = NodeOptions.MAX_PENDING_HANDSHAKES_PER_SOURCE_DEFAULT;
+        AbstractNode server = (AbstractNode) open("server", b -> b.handshakeTimeout(Duration.ofMinutes(2)));
+        List<RawPeer> raws = new ArrayList<>();
+        try {
+            // the attacking host is 127.0.0.2 (any 127/8 address reaches the node over loopback)
+            for (int i = 0; i < perSource; i++) {
+                RawPeer raw = new RawPeer(server.address(), "127.0.0.2");
+                raws.add(raw);
+                raw.send(RawPeer.header(FrameDescriptor.VERSION, FrameDescriptor.TYPE_HELLO, 0, 64, 0));
+                int want = i + 1;
+                await(() -> server.pendingHandshakes() == want, "handshake " + want + " is pending");
+            }
+            RawPeer more = new RawPeer(server.address(), "127.0.0.2");
+            raws.add(more);
+            RawPeer.Frame err = until(more, new ArrayList<>());
+            assertNotNull(err, "one more connection from the same host is refused");
+            assertTrue(err.text().contains("from 127.0.0.2 (maxPendingHandshakesPerSource=" + perSource + ")"),
+                err.text());
+            Node friend = open("friend", b -> b);
+            Connection c = friend.connect(server.address(), WAIT);
+            assertEquals(server.name(), c.peerName(), "a peer of another host is served meanwhile");
+        } finally {
+            for (RawPeer r : raws) {
+                r.close();
+            }
+        }
+        await(() -> server.pendingHandshakes() == 0, "the attacker's handshakes are released");
+    }
+
+    @Test
+    void acceptedConnectionsAreCappedPerSourceAndPerNode() throws Exception {
+        Node server = open("server", b -> b.maxConnections(3).maxConnectionsPerSource(2));
+        List<RawPeer> raws = new ArrayList<>();
+        try {
+            for (int i = 0; i < 2; i++) {
+                RawPeer raw = new RawPeer(server.address(), "127.0.0.3");
+                raws.add(raw);
+                raw.handshake("raw3-" + SEQ.incrementAndGet());
+            }
+            RawPeer third = new RawPeer(server.address(), "127.0.0.3");
+            raws.add(third);
+            third.send(FrameCodec.hello(ByteBufAllocator.DEFAULT, new FrameBuffers.Hello(false, nonce(),
+                "raw3-" + SEQ.incrementAndGet(), "127.0.0.1:9")));
+            RawPeer.Frame refused = until(third, new ArrayList<>());
+            assertNotNull(refused);
+            assertTrue(refused.text().contains("from 127.0.0.3 (maxConnectionsPerSource=2)"), refused.text());
+            Node friend = open("friend", b -> b);
+            friend.connect(server.address(), WAIT);
+            RawPeer fourth = new RawPeer(server.address(), "127.0.0.4");
+            raws.add(fourth);
+            fourth.send(FrameCodec.hello(ByteBufAllocator.DEFAULT, new FrameBuffers.Hello(false, nonce(),
+                "raw4-" + SEQ.incrementAndGet(), "127.0.0.1:9")));
+            RawPeer.Frame err = until(fourth, new ArrayList<>());
+            assertNotNull(err);
+            assertTrue(err.text().contains("(maxConnections=3)"), err.text());
+        } finally {
+            for (RawPeer r : raws) {
+                r.close();
+            }
+        }
     }
 }

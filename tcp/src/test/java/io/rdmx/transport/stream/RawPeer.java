@@ -33,8 +33,21 @@ public final class RawPeer implements AutoCloseable {
      * @throws IOException if the connection fails
      */
     public RawPeer(String hostPort) throws IOException {
+        this(hostPort, null);
+    }
+
+    /**
+     * @param hostPort a tcp node address
+     * @param from the local address to connect from (another loopback address, such as 127.0.0.2, is another
+     *     source host to the node), or null for any
+     * @throws IOException if the connection fails
+     */
+    public RawPeer(String hostPort, String from) throws IOException {
         int i = hostPort.lastIndexOf(':');
         socket = new Socket();
+        if (from != null) {
+            socket.bind(new InetSocketAddress(from, 0));
+        }
         socket.connect(new InetSocketAddress(hostPort.substring(0, i), Integer.parseInt(hostPort.substring(i + 1))),
             5000);
         socket.setSoTimeout(10_000);
