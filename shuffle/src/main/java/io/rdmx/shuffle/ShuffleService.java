@@ -31,6 +31,8 @@ public final class ShuffleService implements AutoCloseable {
     private final ShuffleTransport transport;
     private final Worker[] workers;
     private final Map<Integer, Exchange<?>> exchanges = new ConcurrentHashMap<>();
+    /** The largest object row: the least largest record over every worker's destinations. */
+    private final int maxRowBytes;
 
     private ShuffleService(ShuffleConfig cfg, ShuffleTransport transport) {
         this.cfg = cfg;
@@ -44,8 +46,14 @@ public final class ShuffleService implements AutoCloseable {
             }
         }
         this.workers = new Worker[w];
+        int most = Integer.MAX_VALUE;
         for (int i = 0; i < w; i++) {
             workers[i] = new Worker(this, transport, i, local);
+            most = Math.min(most, workers[i].largestRecord());
+        }
+        this.maxRowBytes = most;
+        for (Worker wk : workers) {
+            wk.limitRows(most);
         }
     }
 
@@ -94,16 +102,30 @@ public final class ShuffleService implements AutoCloseable {
     }
 
     /**
+     * The largest serialized object row, one number for every exchange, destination and process of this service:
+     * {@code bufferSize / 4 - 8} bytes (16,376 with the default 64 KiB buffers), the largest record of the
+     * in-process rings, which every worker has (to itself), and less than what a ring channel to another
+     * process carries on any provider ({@code (bufferSize - readNotifyThreshold) / 2 - 8}: 28,664 on shm and
+     * loopback, 24,568 elsewhere). {@link Worker#offer} refuses a larger row, whatever its destination, before
+     * any copy of it is written.
+     *
+     * @return bytes
+     */
+    public int maxRowBytes() {
+        return maxRowBytes;
+    }
+
+    /**
      * Declares an exchange; every process declares the same ones with the same ids.
      *
      * @param id the id (0..32767), unique in the service
-     * @param routing where rows go
-     * @param serializer how rows are written
+     * @param routing where rows go ({@link Routing#route}, with each row)
+     * @param serializer how rows are written (each at most {@link #maxRowBytes()} bytes)
      * @param <T> row type
      * @return the exchange
      */
     public <T> Exchange<T> exchange(int id, Routing<T> routing, RowSerializer<T> serializer) {
-        return declare(new Exchange<>(id, routing, serializer, 0));
+        return declare(new Exchange<>(id, routing, serializer, 0, maxRowBytes));
     }
 
     /**
@@ -120,7 +142,7 @@ public final class ShuffleService implements AutoCloseable {
             throw new IllegalArgumentException("exchange id=" + id + ": width=" + width + " out of range [1, packBytes="
                 + cfg.packBytes() + "]");
         }
-        return declare(new Exchange<>(id, routing, null, width));
+        return declare(new Exchange<>(id, routing, null, width, width));
     }
 
     /**

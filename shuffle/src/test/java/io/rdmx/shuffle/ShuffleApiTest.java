@@ -909,11 +909,12 @@ class ShuffleApiTest {
     }
 
     /**
-     * A broadcast row whose writer throws at the second destination: offered again, it resumes there, so each
-     * worker gets the row once (not the first one twice and the second the slot's old bytes).
+     * A broadcast row's writer is called once, before any destination's pack holds the row: if it throws, no worker
+     * gets the row, and the next row reaches every worker once. (It was called per destination: one that threw at
+     * the second left the row at the first, and the exchange's next offer resumed at the second.)
      */
     @Test
-    void aBroadcastRowWhoseWriterThrowsResumesWhereItStopped() throws Exception {
+    void aBroadcastRowWhoseWriterThrowsReachesNoWorker() throws Exception {
         try (Cluster c = new Cluster("shm", 1, 2, b -> b)) {
             ShuffleService s = c.services.get(0);
             Worker w0 = s.worker(0);
@@ -923,13 +924,16 @@ class ShuffleApiTest {
             w0.consumeRows(all, r -> got.get(0).add(r.getLong(0)));
             w1.consumeRows(all, r -> got.get(1).add(r.getLong(0)));
             int[] calls = {0};
-            assertThrows(ArithmeticException.class, () -> w0.offerRow(all, 0, (b, at) -> {
+            Handlers.RowWriter failsAtSecondCall = (b, at) -> {
                 b.putLong(at, 77);
                 if (++calls[0] == 2) {
-                    throw new ArithmeticException("the writer failed at the second destination");
+                    throw new ArithmeticException("the writer failed at its second call");
                 }
-            }));
-            assertEquals(Worker.OK, w0.offerRow(all, 0, (b, at) -> b.putLong(at, 77)));
+            };
+            assertEquals(Worker.OK, w0.offerRow(all, 0, failsAtSecondCall));
+            assertEquals(1, calls[0], "the writer is called once for every destination");
+            assertThrows(ArithmeticException.class, () -> w0.offerRow(all, 0, failsAtSecondCall));
+            assertEquals(Worker.OK, w0.offerRow(all, 0, (b, at) -> b.putLong(at, 78)));
             ExecutorService ex = Executors.newSingleThreadExecutor();
             try {
                 Future<?> drain1 = ex.submit(() -> {
@@ -941,8 +945,8 @@ class ShuffleApiTest {
             } finally {
                 ex.shutdownNow();
             }
-            assertEquals(List.of(77L), got.get(0));
-            assertEquals(List.of(77L), got.get(1));
+            assertEquals(List.of(77L, 78L), got.get(0));
+            assertEquals(List.of(77L, 78L), got.get(1));
         }
     }
 
