@@ -134,13 +134,24 @@ public final class ShuffleService implements AutoCloseable {
      *
      * @param id the id (0..32767), unique in the service
      * @param width bytes per row (1 to {@link ShuffleConfig#packBytes()})
-     * @param routing where a row goes, by the key offered with it ({@link Routing#routeKey})
+     * @param routing where a row goes, by the key offered with it ({@link Routing#routeKey}): {@link Routing#byKey},
+     *                {@link Routing#broadcast}, {@link Routing#gather}, or a routing that overrides
+     *                {@link Routing#routeKey}
      * @return the exchange
+     * @throws IllegalArgumentException if the routing does not override {@link Routing#routeKey} (a lambda, or
+     *                                  {@link Routing#hash}): it routes object rows only, and this exchange would
+     *                                  route by the offered key instead
      */
     public Exchange<RowView> fixedExchange(int id, int width, Routing<RowView> routing) {
         if (width < 1 || width > cfg.packBytes()) {
             throw new IllegalArgumentException("exchange id=" + id + ": width=" + width + " out of range [1, packBytes="
                 + cfg.packBytes() + "]");
+        }
+        if (routing != null && !RowKeys.routesKeys(routing)) {
+            throw new IllegalArgumentException("exchange id=" + id + " (rows of " + width + " bytes): routing "
+                + routing + " defines only route(row), which a fixed-width exchange never calls (its rows are routed"
+                + " by the key offered with them, routeKey); use Routing.byKey(), broadcast(), gather(master), or a"
+                + " Routing that overrides routeKey");
         }
         return declare(new Exchange<>(id, routing, null, width, width));
     }
