@@ -31,6 +31,9 @@ public final class ShuffleService implements AutoCloseable {
     private final ShuffleTransport transport;
     private final Worker[] workers;
     private final Map<Integer, Exchange<?>> exchanges = new ConcurrentHashMap<>();
+    /** The first loss a worker failed of (a peer it needed), for the close to tell the other processes. */
+    private final java.util.concurrent.atomic.AtomicReference<String> firstLoss =
+        new java.util.concurrent.atomic.AtomicReference<>();
     /** The largest object row: the least largest record over every worker's destinations. */
     private final int maxRowBytes;
 
@@ -249,8 +252,27 @@ public final class ShuffleService implements AutoCloseable {
         return n;
     }
 
+    /**
+     * A worker failed because a peer it needed is lost (the first such loss is kept).
+     *
+     * @param worker its global index
+     * @param e the loss (names the peer)
+     */
+    void failed(int worker, io.rdmx.transport.ConnectionClosedException e) {
+        if (firstLoss.get() == null) {
+            firstLoss.compareAndSet(null, "shuffle rank " + cfg.rank() + " ('" + cfg.nodeName(cfg.rank())
+                + "') closed after its worker " + worker + " failed: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Leaves the service: closes this process's channel engines and nodes. If a worker of this process failed
+     * because a peer was lost, every other process is told so: their workers that still wait on this one fail
+     * naming that peer ({@code peer '<job>-r2' closed its channel engine because shuffle rank 2 ('<job>-r2')
+     * closed after its worker 2 failed: ... '<job>-r1' ...}), not only this process.
+     */
     @Override
     public void close() {
-        transport.close();
+        transport.close(firstLoss.get());
     }
 }

@@ -463,7 +463,7 @@ public final class Worker {
             try {
                 sendCredits();
             } catch (ConnectionClosedException e) {
-                failure = e; // the next poll, offer or blocking call reports it
+                fail(e); // the next poll, offer or blocking call reports it
             }
             flush();
         }
@@ -626,7 +626,7 @@ public final class Worker {
         try {
             return offerInt0(ex, value);
         } catch (ConnectionClosedException e) {
-            failure = e;
+            fail(e);
             return CLOSED;
         }
     }
@@ -661,7 +661,7 @@ public final class Worker {
         try {
             return offerLong0(ex, value);
         } catch (ConnectionClosedException e) {
-            failure = e;
+            fail(e);
             return CLOSED;
         }
     }
@@ -697,7 +697,7 @@ public final class Worker {
         try {
             return offerRow0(ex, key, writer);
         } catch (ConnectionClosedException e) {
-            failure = e;
+            fail(e);
             return CLOSED;
         }
     }
@@ -821,7 +821,7 @@ public final class Worker {
         try {
             return offer0(ex, row);
         } catch (ConnectionClosedException e) {
-            failure = e;
+            fail(e);
             return CLOSED;
         }
     }
@@ -923,7 +923,7 @@ public final class Worker {
         try {
             return offerFinish0(ex);
         } catch (ConnectionClosedException e) {
-            failure = e;
+            fail(e);
             return CLOSED;
         }
     }
@@ -959,7 +959,7 @@ public final class Worker {
         try {
             return flush0();
         } catch (ConnectionClosedException e) {
-            failure = e;
+            fail(e);
             return CLOSED;
         }
     }
@@ -1037,6 +1037,19 @@ public final class Worker {
             throw failure;
         }
         return rc;
+    }
+
+    /**
+     * This worker failed: a peer it needed is lost. The service's close tells the other processes so
+     * ({@link ShuffleService#close()}).
+     *
+     * @param e the loss
+     * @return it
+     */
+    private ConnectionClosedException fail(ConnectionClosedException e) {
+        failure = e;
+        svc.failed(global, e);
+        return e;
     }
 
     /** @return the lost peer's failure once an offer returned {@link #CLOSED}, else null */
@@ -1130,7 +1143,7 @@ public final class Worker {
     private int lost(ConnectionClosedException e) throws ConnectionClosedException {
         int rank = svc.config().rankOf(e.peer());
         if (rank < 0) {
-            failure = e;
+            fail(e);
             throw e;
         }
         gone[rank] = e;
@@ -1153,8 +1166,7 @@ public final class Worker {
                 }
                 for (int g = r * workers; g < (r + 1) * workers; g++) {
                     if (!c.eosFrom[g]) {
-                        failure = gone[r];
-                        throw failure;
+                        throw fail(gone[r]);
                     }
                 }
             }
