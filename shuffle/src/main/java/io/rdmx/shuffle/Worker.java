@@ -735,28 +735,31 @@ public final class Worker {
     }
 
     /**
-     * Offers a fixed-width row to every worker. A row writer is called once, into a scratch buffer, before any
-     * pack holds the row: if it throws, no worker gets the row. Back-pressured after some workers took it, the
-     * row's bytes are kept, and the next offer (of the same row, before any other offer of the exchange) sends
-     * them to the rest without calling a writer again.
+     * Offers a fixed-width row to every worker. A row writer is called once, into a scratch buffer, once the first
+     * destination has room and before any pack holds the row: if it throws, no worker gets the row.
+     * Back-pressured after some workers took it, the row's bytes are kept, and the next offer (of the same row,
+     * before any other offer of the exchange) sends them to the rest without calling the writer again.
      */
     private int broadcastFixed(Exchange<?> ex, long value, int width, Handlers.RowWriter writer)
         throws ConnectionClosedException {
         int id = ex.id();
         int from = cursor[id];
-        ByteBuffer row = null;
-        if (writer != null) {
-            row = from > 0 ? unsentCopies.get(id) : null;
-            if (row == null) {
-                row = scratch(width);
-                writer.write(row, 0); // throws before any destination holds the row
-            }
-        }
+        ByteBuffer row = writer != null && from > 0 ? unsentCopies.get(id) : null;
         for (int g = from; g < total; g++) {
             int at = reserve(g, id, width);
             if (at < 0) {
                 interrupted(id, g, row, width);
                 return pressured(g);
+            }
+            if (writer != null && row == null) {
+                row = scratch(width);
+                try {
+                    writer.write(row, 0);
+                } catch (RuntimeException | Error e) {
+                    unreserve(g, width); // no pack holds the row
+                    cursor[id] = 0;
+                    throw e;
+                }
             }
             if (row != null) {
                 packs[g].put(at, row, 0, width);
@@ -862,23 +865,28 @@ public final class Worker {
             rowsSent++;
             return OK;
         }
-        // a broadcast: the row is written once, before any destination holds it (a serializer that throws sends
-        // it nowhere), then copied to each; resumed after back-pressure, the kept copy goes to the rest
+        // a broadcast: the row is written once, when the first destination has room and before any destination
+        // holds it (a serializer that throws sends it nowhere), then copied to each; resumed after back-pressure,
+        // the kept copy goes to the rest
         int id = ex.id();
         int from = cursor[id];
         ByteBuffer bytes = from > 0 ? unsentCopies.get(id) : null;
-        int n = len;
-        if (bytes == null) {
-            bytes = scratch(len);
-            ser.write(row, bytes, 0);
-        } else {
-            n = bytes.capacity();
-        }
+        int n = bytes != null ? bytes.capacity() : len;
         for (int g = from; g < total; g++) {
             int at = claim(g, stream, n);
             if (at < 0) {
                 interrupted(id, g, bytes, n);
                 return pressured(g);
+            }
+            if (bytes == null) {
+                bytes = scratch(len);
+                try {
+                    ser.write(row, bytes, 0);
+                } catch (RuntimeException | Error e) {
+                    outboxes[g].abort(); // the claim: nothing sent anywhere
+                    cursor[id] = 0;
+                    throw e;
+                }
             }
             outboxes[g].buffer().put(at, bytes, 0, n);
             committed(g, stream, n);

@@ -14,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -107,6 +108,72 @@ class BroadcastRowLimitTest {
                 assertEquals(0, r.oversizedWrites, "writes of the refused row by worker " + g);
                 assertEquals(1, r.failingRowWrites, "a broadcast row is serialized once, whatever its destinations");
             }
+        }
+    }
+
+    /**
+     * A broadcast row back-pressured after some workers took it resumes, offered again, with the bytes it was
+     * written as (kept: the scratch buffer serves other rows meanwhile), and its serializer is not called again:
+     * with small rings (1 KiB, 248-byte records), worker 0 broadcasts to itself (it drains that ring when
+     * back-pressured) and to worker 1, which starts draining only once worker 0 was back-pressured 20 times, so
+     * offers stop at worker 1 after worker 0 took the row.
+     */
+    @Test
+    void aBroadcastRowBackPressuredMidwayResumesWithTheBytesItWasWrittenAs() throws Exception {
+        int rows = 2000;
+        try (Cluster c = new Cluster("shm", 1, 2, b -> b.bufferSize(1024).batchThreshold(64))) {
+            ShuffleService s = c.services.get(0);
+            assertEquals(1024 / 4 - 8, s.maxRowBytes());
+            Exchange<Row> ex = s.exchange(43, Routing.broadcast(), ROWS);
+            Worker w0 = s.worker(0);
+            Worker w1 = s.worker(1);
+            List<List<Integer>> got = List.of(new ArrayList<>(), new ArrayList<>());
+            w0.consume(ex, r -> got.get(0).add(r.sender));
+            w1.consume(ex, r -> got.get(1).add(r.sender));
+            ExecutorService pool = Executors.newSingleThreadExecutor();
+            java.util.concurrent.CountDownLatch stalled = new java.util.concurrent.CountDownLatch(1);
+            try {
+                Future<?> drain = pool.submit(() -> {
+                    assertTrue(stalled.await(60, TimeUnit.SECONDS), "worker 0 was never back-pressured");
+                    offered(w1, () -> w1.offerFinish(ex));
+                    long deadline = System.nanoTime() + DEADLINE_NANOS;
+                    while (!w1.done(ex)) {
+                        w1.poll();
+                        assertTrue(System.nanoTime() < deadline, "worker 1 never saw every end-of-stream");
+                    }
+                    return null;
+                });
+                int[] writes = {0};
+                for (int i = 0; i < rows; i++) {
+                    Row row = new Row('r', i, 200, false);
+                    long deadline = System.nanoTime() + DEADLINE_NANOS;
+                    while (w0.offer(ex, row) != Worker.OK) {
+                        w0.poll();
+                        if (w0.backPressured() >= 20) {
+                            stalled.countDown();
+                        }
+                        assertTrue(System.nanoTime() < deadline, "worker 0 stayed back-pressured");
+                    }
+                    writes[0] += row.writes;
+                }
+                offered(w0, () -> w0.offerFinish(ex));
+                long deadline = System.nanoTime() + DEADLINE_NANOS;
+                while (!w0.done(ex)) {
+                    w0.poll();
+                    assertTrue(System.nanoTime() < deadline, "worker 0 never saw every end-of-stream");
+                }
+                drain.get(60, TimeUnit.SECONDS);
+                assertEquals(rows, writes[0], "each row serialized once");
+                assertTrue(w0.backPressured() >= 20, "the rings filled: " + w0.backPressured());
+            } finally {
+                pool.shutdownNow();
+            }
+            List<Integer> want = new ArrayList<>();
+            for (int i = 0; i < rows; i++) {
+                want.add(i);
+            }
+            assertEquals(want, got.get(0));
+            assertEquals(want, got.get(1));
         }
     }
 
