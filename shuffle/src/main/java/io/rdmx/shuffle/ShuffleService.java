@@ -109,8 +109,10 @@ public final class ShuffleService implements AutoCloseable {
      * {@code bufferSize / 4 - 8} bytes (16,376 with the default 64 KiB buffers), the largest record of the
      * in-process rings, which every worker has (to itself), and less than what a ring channel to another
      * process carries on any provider ({@code (bufferSize - readNotifyThreshold) / 2 - 8}: 28,664 on shm and
-     * loopback, 24,568 elsewhere). {@link Worker#offer} refuses a larger row, whatever its destination, before
-     * any copy of it is written.
+     * loopback, 24,568 elsewhere). A transport given to {@link #open(ShuffleConfig, ShuffleTransport.Factory)}
+     * whose outboxes carry less lowers it to theirs: it is the least largest record over every worker's
+     * destinations. {@link Worker#offer} refuses a larger row, whatever its destination, before any copy of it is
+     * written.
      *
      * @return bytes
      */
