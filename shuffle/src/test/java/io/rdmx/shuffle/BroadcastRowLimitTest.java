@@ -100,11 +100,9 @@ class BroadcastRowLimitTest {
             int limit = c.services.get(0).config().bufferSize() / 4 - 8;
             for (int g = 0; g < total; g++) {
                 Result r = got.get(g);
-                for (String m : r.refusals) {
-                    assertTrue(m.contains("row of " + OVERSIZED + " bytes") && m.contains("maxRowBytes=" + limit)
-                        && m.contains("exchange " + EXCHANGE), m);
-                }
-                assertEquals(2, r.refusals.size(), "offers of the oversized row refused by worker " + g);
+                r.refusals.forEach((id, m) -> assertTrue(m.contains("row of " + OVERSIZED + " bytes")
+                    && m.contains("maxRowBytes=" + limit) && m.contains("exchange " + id % 100), m));
+                assertEquals(3, r.refusals.size(), "offers of the oversized row refused by worker " + g);
                 assertEquals(0, r.oversizedWrites, "writes of the refused row by worker " + g);
                 assertEquals(1, r.failingRowWrites, "a broadcast row is serialized once, whatever its destinations");
             }
@@ -181,8 +179,8 @@ class BroadcastRowLimitTest {
     private static final class Result {
         /** The rows it received, sorted. */
         final List<String> rows = new ArrayList<>();
-        /** The messages its offers of the oversized row threw. */
-        final List<String> refusals = new ArrayList<>();
+        /** The messages its offers of the oversized row threw, by exchange id (+ 100 for a second offer). */
+        final java.util.Map<Integer, String> refusals = new java.util.TreeMap<>();
         int oversizedWrites;
         /** Writes of the row whose serializer throws at its second write; -1 if its offer threw. */
         int failingRowWrites;
@@ -191,6 +189,8 @@ class BroadcastRowLimitTest {
     /** One process: every worker on its own thread; what each saw. */
     private static List<Result> everyWorker(ShuffleService s, int total) throws Exception {
         Exchange<Row> ex = s.exchange(EXCHANGE, Routing.broadcast(), ROWS);
+        // refused, then straight to end-of-stream (the old code sent it only to the workers after the refusing one)
+        Exchange<Row> endsAfterRefusal = s.exchange(EXCHANGE + 1, Routing.broadcast(), ROWS);
         // one number for the exchange, known before any offer: the in-process rings' largest record (16,376)
         int limit = s.config().bufferSize() / 4 - 8;
         assertEquals(limit, s.maxRowBytes());
@@ -200,7 +200,7 @@ class BroadcastRowLimitTest {
             List<Future<Result>> fs = new ArrayList<>();
             for (int i = 0; i < s.config().workers(); i++) {
                 Worker w = s.worker(i);
-                fs.add(pool.submit(() -> broadcastFromOneWorker(w, ex, total)));
+                fs.add(pool.submit(() -> broadcastFromOneWorker(w, ex, endsAfterRefusal, total)));
             }
             List<Result> out = new ArrayList<>();
             for (Future<Result> f : fs) {
@@ -212,15 +212,21 @@ class BroadcastRowLimitTest {
         }
     }
 
-    private static Result broadcastFromOneWorker(Worker w, Exchange<Row> ex, int total) throws RdmxException {
+    private static Result broadcastFromOneWorker(Worker w, Exchange<Row> ex, Exchange<Row> endsAfterRefusal,
+                                                 int total) throws RdmxException {
         Result out = new Result();
         List<String> got = out.rows;
         w.consume(ex, r -> got.add((char) r.kind + "" + r.sender));
+        w.consume(endsAfterRefusal, r -> got.add("e" + (char) r.kind + r.sender));
         int g = w.globalIndex();
         Row big = new Row('b', g, OVERSIZED, false);
         for (int attempt = 0; attempt < 2; attempt++) {
-            out.refusals.add(assertThrows(IllegalArgumentException.class, () -> w.offer(ex, big)).getMessage());
+            out.refusals.put(EXCHANGE + attempt * 100, assertThrows(IllegalArgumentException.class,
+                () -> w.offer(ex, big)).getMessage());
         }
+        out.refusals.put(EXCHANGE + 1, assertThrows(IllegalArgumentException.class,
+            () -> w.offer(endsAfterRefusal, big)).getMessage());
+        offered(w, () -> w.offerFinish(endsAfterRefusal));
         out.oversizedWrites = big.writes;
         offered(w, () -> w.offer(ex, new Row('s', g, 100, false)));
         Row failing = new Row('f', g, 64, true);
@@ -233,13 +239,13 @@ class BroadcastRowLimitTest {
         offered(w, () -> w.offer(ex, new Row('a', g, 100, false)));
         offered(w, () -> w.offerFinish(ex));
         long deadline = System.nanoTime() + DEADLINE_NANOS;
-        while (!w.done(ex)) {
+        while (!w.done(ex) || !w.done(endsAfterRefusal)) {
             w.poll();
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("worker " + g + " never saw every end-of-stream; got " + got);
             }
         }
-        assertEquals(got.size(), w.rowsReceived(ex));
+        assertEquals(got.size(), w.rowsReceived(ex) + w.rowsReceived(endsAfterRefusal));
         got.sort(null);
         return out;
     }
