@@ -106,6 +106,8 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         new java.util.concurrent.LinkedBlockingQueue<>();
     private final ObjectName mbean;
     private volatile boolean running = true;
+    /** Why this engine closes ({@link #close(String)}), told to every peer in its BYE; null for no reason. */
+    private volatile String closeReason;
     /** Completions the network thread took from the node's queue (written by it only; read by tests). */
     private volatile long queuedCompletions;
     /** A peer's handshake failed to post because its connection went down: the network thread fails it. */
@@ -646,6 +648,19 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     }
 
     /**
+     * {@link #close()}, telling every peer why this engine closes: when that is another peer's failure, the peers
+     * that stay fail naming it ({@code peer 'a' closed its channel engine because ...}), not only this engine's
+     * node. Carried by the BYE ({@link NotificationDescriptor}: control characters become spaces, at most
+     * {@value NotificationDescriptor#MAX_BYE_REASON} bytes of UTF-8 are sent).
+     *
+     * @param reason why, or null for none (as {@link #close()})
+     */
+    public void close(String reason) {
+        closeReason = reason;
+        close();
+    }
+
+    /**
      * Delivers what writers committed (up to 2 s: data, then its notifications), tells every peer that this is
      * a clean close (a BYE message, up to 1 s more), then stops the network thread, closes every channel and
      * releases its memory. Logs nothing above DEBUG (a WARN only if releasing a peer's memory throws: a bug).
@@ -675,7 +690,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         }
         for (PeerChannel p : peers.values()) {
             try {
-                p.sayGoodbye();
+                p.sayGoodbye(closeReason);
             } catch (RuntimeException e) {
                 p.fail(e);
             }

@@ -35,8 +35,12 @@ final class ControlMessages {
          */
         void onRegion(RemoteRegion pair) throws RdmxException;
 
-        /** The peer closes its engine on purpose. */
-        void onBye();
+        /**
+         * The peer closes its engine on purpose.
+         *
+         * @param reason why, when that is another peer's failure (checked text); null if it gave none
+         */
+        void onBye(String reason);
 
         /**
          * A DATA entry: the peer wrote into one of our incoming rings up to {@code position}.
@@ -97,11 +101,11 @@ final class ControlMessages {
      *
      * @param b the send slot's buffer
      * @param at where the message starts
+     * @param reason why this side closes (another peer's failure), or null
      * @return the message length
      */
-    static int bye(ByteBuffer b, int at) {
-        NotificationDescriptor.header(b, at, NotificationDescriptor.TYPE_BYE, 0);
-        return NotificationDescriptor.BYE_LENGTH;
+    static int bye(ByteBuffer b, int at, String reason) {
+        return NotificationDescriptor.bye(b, at, reason);
     }
 
     /**
@@ -137,9 +141,11 @@ final class ControlMessages {
                 l.onRegion(pair);
                 break;
             }
-            case NotificationDescriptor.TYPE_BYE:
-                l.onBye();
+            case NotificationDescriptor.TYPE_BYE: {
+                int reason = b.getShort(at + NotificationDescriptor.COUNT_OFFSET) & 0xFFFF;
+                l.onBye(reason == 0 ? null : NotificationDescriptor.byeReason(b, at, reason)); // validated
                 break;
+            }
             default: {
                 // NOTIFY (validate() admits nothing else)
                 int count = b.getShort(at + NotificationDescriptor.COUNT_OFFSET) & 0xFFFF;

@@ -1,6 +1,10 @@
 package io.rdmx.channel;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * Layout of the control messages a channel SENDs (little endian). Every message starts with an 8-byte header;
@@ -17,7 +21,9 @@ import java.nio.ByteBuffer;
  *  HELLO:   workers (32) | ring capacity (32) | notification mode (32) | flags (32)          8..24
  *           flags bit 0 (FLAG_MAPPED): this side can map the peer's memory and wants a mapped channel
  *  REGION:  the sender's pair region as a RemoteRegion (16 bytes)                           8..24
- *  BYE:     the header only: the sender closes its engine on purpose, after everything it sent
+ *  BYE:     the sender closes its engine on purpose, after everything it sent; the entry count field holds the
+ *           length (0 to MAX_BYE_REASON) of an optional reason, UTF-8 without control characters, at 8: why
+ *           it closes when that is another peer's failure (so this peer names the cause, not the closer)
  *  NOTIFY, per entry i at 8 + 16 i:
  *  +---------------+---------------+-------------------------------+
  *  |   kind (8)    |  reserved (8) |         ring index (16)       |
@@ -75,8 +81,12 @@ public final class NotificationDescriptor {
     public static final int REGION_OFFSET = 8;
     /** REGION length. */
     public static final int REGION_LENGTH = 24;
-    /** BYE length. */
+    /** BYE length without a reason (the reason's bytes follow the header). */
     public static final int BYE_LENGTH = HEADER_LENGTH;
+    /** BYE: offset of the reason. */
+    public static final int BYE_REASON_OFFSET = HEADER_LENGTH;
+    /** BYE: the longest reason, in bytes. */
+    public static final int MAX_BYE_REASON = 1024;
     /** Entry length. */
     public static final int ENTRY_LENGTH = 16;
     /** Entry: offset of the kind. */
@@ -128,6 +138,68 @@ public final class NotificationDescriptor {
     }
 
     /**
+     * Writes a BYE.
+     *
+     * @param b buffer
+     * @param at index
+     * @param reason why the sender closes (another peer's failure), or null
+     * @return the message length
+     */
+    public static int bye(ByteBuffer b, int at, String reason) {
+        byte[] r = reason == null ? new byte[0] : byeReasonBytes(reason);
+        header(b, at, TYPE_BYE, r.length);
+        b.put(at + BYE_REASON_OFFSET, r);
+        return BYE_LENGTH + r.length;
+    }
+
+    /**
+     * A reason as a BYE carries it: control characters as spaces, cut to {@link #MAX_BYE_REASON} bytes on a
+     * character boundary.
+     */
+    private static byte[] byeReasonBytes(String reason) {
+        StringBuilder sb = new StringBuilder(reason.length());
+        for (int i = 0; i < reason.length(); i++) {
+            char c = reason.charAt(i);
+            sb.append(Character.isISOControl(c) ? ' ' : c);
+        }
+        byte[] r = sb.toString().getBytes(StandardCharsets.UTF_8);
+        if (r.length <= MAX_BYE_REASON) {
+            return r;
+        }
+        int n = MAX_BYE_REASON;
+        while ((r[n] & 0xC0) == 0x80) { // a continuation byte: the character starts before
+            n--;
+        }
+        return Arrays.copyOf(r, n);
+    }
+
+    /**
+     * The reason of a BYE whose length was checked.
+     *
+     * @param b buffer
+     * @param at index of the message
+     * @param length the reason's length (the entry count field)
+     * @return the reason, or null if it is not UTF-8 text without control characters
+     */
+    static String byeReason(ByteBuffer b, int at, int length) {
+        byte[] r = new byte[length];
+        b.get(at + BYE_REASON_OFFSET, r);
+        String s;
+        try {
+            s = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(r)).toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
+        for (int i = 0; i < s.length(); i++) {
+            if (Character.isISOControl(s.charAt(i))) {
+                return null;
+            }
+        }
+        return s;
+    }
+
+    /**
      * Checks a received message; null when valid.
      *
      * @param b buffer
@@ -151,8 +223,18 @@ public final class NotificationDescriptor {
             case TYPE_REGION:
                 return length == REGION_LENGTH ? null : "REGION length=" + length + " (expected " + REGION_LENGTH
                     + ")";
-            case TYPE_BYE:
-                return length == BYE_LENGTH ? null : "BYE length=" + length + " (expected " + BYE_LENGTH + ")";
+            case TYPE_BYE: {
+                int reason = b.getShort(at + COUNT_OFFSET) & 0xFFFF;
+                if (reason > MAX_BYE_REASON) {
+                    return "BYE reason length=" + reason + " (at most " + MAX_BYE_REASON + ")";
+                }
+                if (length != BYE_LENGTH + reason) {
+                    return "BYE length=" + length + " (expected " + BYE_LENGTH + " + the reason's " + reason
+                        + " bytes)";
+                }
+                return reason == 0 || byeReason(b, at, reason) != null ? null : "BYE reason is not UTF-8 text without"
+                    + " control characters";
+            }
             case TYPE_NOTIFY: {
                 int count = b.getShort(at + COUNT_OFFSET) & 0xFFFF;
                 if (length != HEADER_LENGTH + count * ENTRY_LENGTH) {

@@ -411,9 +411,10 @@ public final class PeerChannel {
         }
 
         @Override
-        public void onBye() {
+        public void onBye(String reason) {
             handshake.onBye();
-            fail(new ConnectionClosedException(name(), "peer '" + name() + "' closed its channel engine", null));
+            fail(new ConnectionClosedException(name(), "peer '" + name() + "' closed its channel engine"
+                + (reason == null ? "" : " because " + reason), null));
         }
 
         @Override
@@ -500,9 +501,13 @@ public final class PeerChannel {
         }
     }
 
-    /** Engine closing: tells a ready peer that this side closes on purpose ({@link PeerHandshake#sayGoodbye}). */
-    void sayGoodbye() {
-        handshake.sayGoodbye();
+    /**
+     * Engine closing: tells a ready peer that this side closes on purpose ({@link PeerHandshake#sayGoodbye}).
+     *
+     * @param reason why, when that is another peer's failure, or null
+     */
+    void sayGoodbye(String reason) {
+        handshake.sayGoodbye(reason);
     }
 
     /** @return true once our BYE was delivered, or there is no one left to deliver it to */

@@ -217,15 +217,17 @@ final class PeerHandshake {
      * neither side takes the end of the connection for a failure. Any thread; see {@link #goodbyeDone()}. Throws
      * {@link IllegalStateException} if the node freed the control region under the engine (verbs, after the node
      * died): the engine's close fails the peer then.
+     *
+     * @param reason why this side closes, when that is another peer's failure (the BYE carries it), or null
      */
-    void sayGoodbye() {
+    void sayGoodbye(String reason) {
         closedCleanly = true;
         RingSet set = peer.rings();
         if (!peer.isOpen() || set == null || !set.connected()) {
             return;
         }
         int at = BYE_SLOT * NotificationDescriptor.MESSAGE_SLOT;
-        int len = ControlMessages.bye(sendView, at);
+        int len = ControlMessages.bye(sendView, at, reason);
         try {
             peer.postHandshake(at, len, WrIdDescriptor.BYE);
         } catch (RdmxException e) {

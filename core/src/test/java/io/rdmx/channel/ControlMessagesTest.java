@@ -38,8 +38,8 @@ class ControlMessagesTest {
         }
 
         @Override
-        public void onBye() {
-            calls.add("bye");
+        public void onBye(String reason) {
+            calls.add(reason == null ? "bye" : "bye " + reason);
         }
 
         @Override
@@ -65,10 +65,52 @@ class ControlMessagesTest {
         ControlMessages.decode("p", b, AT, len, 0, r);
         len = ControlMessages.region(b, AT, new RemoteRegion(0x1234_5678_9AL, 4096, 77));
         ControlMessages.decode("p", b, AT, len, 0, r);
-        len = ControlMessages.bye(b, AT);
+        len = ControlMessages.bye(b, AT, null);
+        assertEquals(NotificationDescriptor.BYE_LENGTH, len);
+        ControlMessages.decode("p", b, AT, len, 0, r);
+        len = ControlMessages.bye(b, AT, "rank 1 ('job-r1') was lost: \u00e9t\u00e9\nnext line");
         ControlMessages.decode("p", b, AT, len, 0, r);
         assertEquals(List.of("hello 3 65536 " + ChannelConfig.Notification.WRITE_WITH_IMM.ordinal() + " "
-            + NotificationDescriptor.FLAG_MAPPED, "region " + 0x1234_5678_9AL + " 4096 77", "bye"), r.calls);
+            + NotificationDescriptor.FLAG_MAPPED, "region " + 0x1234_5678_9AL + " 4096 77", "bye",
+            "bye rank 1 ('job-r1') was lost: \u00e9t\u00e9 next line"), r.calls);
+    }
+
+    /**
+     * A BYE's reason (issue 42: why a peer closes, when that is a third peer's failure) is cut to
+     * {@link NotificationDescriptor#MAX_BYE_REASON} bytes on a character boundary; one whose length field does
+     * not match the message, that is longer than that, not UTF-8 or holds a control character is refused naming
+     * what is wrong.
+     */
+    @Test
+    void aByeReasonIsBoundedAndCheckedText() throws RdmxException {
+        ByteBuffer b = slot();
+        Recorder r = new Recorder();
+        String longReason = "\u00e9".repeat(NotificationDescriptor.MAX_BYE_REASON); // 2 bytes each
+        int len = ControlMessages.bye(b, AT, longReason);
+        assertEquals(NotificationDescriptor.BYE_LENGTH + NotificationDescriptor.MAX_BYE_REASON, len);
+        ControlMessages.decode("p", b, AT, len, 0, r);
+        assertEquals(List.of("bye " + "\u00e9".repeat(NotificationDescriptor.MAX_BYE_REASON / 2)), r.calls);
+        r.calls.clear();
+
+        int four = ControlMessages.bye(b, AT, "abcd");
+        RdmxException e = assertThrows(RdmxException.class, () -> ControlMessages.decode("node-b", b, AT, four - 1,
+            0, r));
+        assertEquals("bad control message from 'node-b': BYE length=11 (expected 8 + the reason's 4 bytes)",
+            e.getMessage());
+        b.put(AT + NotificationDescriptor.BYE_REASON_OFFSET + 1, (byte) 0x0A);
+        e = assertThrows(RdmxException.class, () -> ControlMessages.decode("node-b", b, AT, four, 0, r));
+        assertEquals("bad control message from 'node-b': BYE reason is not UTF-8 text without control characters",
+            e.getMessage());
+        b.put(AT + NotificationDescriptor.BYE_REASON_OFFSET + 1, (byte) 0xC3); // a lead byte without its follower
+        e = assertThrows(RdmxException.class, () -> ControlMessages.decode("node-b", b, AT, four, 0, r));
+        assertEquals("bad control message from 'node-b': BYE reason is not UTF-8 text without control characters",
+            e.getMessage());
+        NotificationDescriptor.header(b, AT, NotificationDescriptor.TYPE_BYE, NotificationDescriptor.MAX_BYE_REASON
+            + 1);
+        e = assertThrows(RdmxException.class, () -> ControlMessages.decode("node-b", b, AT,
+            NotificationDescriptor.BYE_LENGTH + NotificationDescriptor.MAX_BYE_REASON + 1, 0, r));
+        assertEquals("bad control message from 'node-b': BYE reason length=1025 (at most 1024)", e.getMessage());
+        assertTrue(r.calls.isEmpty(), String.valueOf(r.calls));
     }
 
     @Test

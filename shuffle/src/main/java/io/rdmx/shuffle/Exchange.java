@@ -15,8 +15,9 @@ public final class Exchange<T> {
     private final Routing<T> routing;
     private final RowSerializer<T> serializer;
     private final int width;
+    private final int maxRowBytes;
 
-    Exchange(int id, Routing<T> routing, RowSerializer<T> serializer, int width) {
+    Exchange(int id, Routing<T> routing, RowSerializer<T> serializer, int width, int maxRowBytes) {
         if (id < 0 || id > MAX_ID) {
             throw new IllegalArgumentException("exchange id=" + id + " outside [0, " + MAX_ID + "]");
         }
@@ -30,6 +31,7 @@ public final class Exchange<T> {
         this.routing = routing;
         this.serializer = serializer;
         this.width = width;
+        this.maxRowBytes = width > 0 ? width : maxRowBytes;
     }
 
     /** @return the id */
@@ -50,6 +52,18 @@ public final class Exchange<T> {
     /** @return bytes per row of a fixed-width exchange, 0 for an object exchange */
     public int width() {
         return width;
+    }
+
+    /**
+     * The largest row this exchange carries, the same for every destination and every process of the service:
+     * for an object exchange the largest serialized row ({@link ShuffleService#maxRowBytes()}: a larger row is
+     * refused by {@link Worker#offer} before any copy of it is written, naming its size, this limit and the
+     * exchange); for a fixed-width exchange its width.
+     *
+     * @return bytes
+     */
+    public int maxRowBytes() {
+        return maxRowBytes;
     }
 
     int dataStream() {

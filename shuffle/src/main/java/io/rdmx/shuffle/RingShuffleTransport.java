@@ -480,6 +480,11 @@ final class RingShuffleTransport implements ShuffleTransport {
 
     @Override
     public void close() {
+        close(null);
+    }
+
+    @Override
+    public void close(String reason) {
         closed = true;
         for (int w = 0; w < parked.length(); w++) {
             Thread t = parked.get(w);
@@ -488,7 +493,7 @@ final class RingShuffleTransport implements ShuffleTransport {
             }
         }
         for (ChannelEngine e : engines.values()) {
-            e.close();
+            e.close(reason); // a BYE with the reason: the peers that stay name the lost peer, not only this rank
         }
         for (Node n : nodes.values()) {
             n.close();

@@ -4,7 +4,10 @@ import java.util.function.ToLongFunction;
 
 /**
  * Where a shuffle operator sends a row: to the worker its key hashes to, to every worker, or to one master.
- * Rows of fixed-width exchanges are routed by the key given with them ({@link #routeKey}).
+ * Rows of object exchanges are routed by {@link #route}; rows of fixed-width exchanges by the key given with them
+ * ({@link #routeKey}), so a fixed-width exchange refuses, at declaration, a routing that does not override
+ * {@link #routeKey} (a lambda, {@link #hash}): it would never be called. {@link #byKey}, {@link #broadcast} and
+ * {@link #gather} serve both kinds.
  *
  * @param <T> the row type
  */
@@ -20,7 +23,8 @@ public interface Routing<T> {
     int route(T row, int workers);
 
     /**
-     * Routes by a key (fixed-width rows): by default the worker the mixed key falls on.
+     * Routes by a key (fixed-width rows): by default the worker the mixed key falls on. A routing for fixed-width
+     * exchanges overrides it (a routing that does not is refused there at declaration).
      *
      * @param key the row's key
      * @param workers the total number of workers
@@ -38,25 +42,57 @@ public interface Routing<T> {
     }
 
     /**
-     * Hash partitioning.
+     * Hash partitioning of object rows by a key the function computes (it must be equal for equal rows in every
+     * process: not an identity hash). Object exchanges only: a fixed-width exchange refuses it at declaration
+     * (its rows are routed by the key offered with them: {@link #byKey}).
      *
      * @param key the key of a row
      * @param <T> the row type
      * @return the routing
      */
     static <T> Routing<T> hash(ToLongFunction<T> key) {
-        return (row, n) -> partition(mix(key.applyAsLong(row)), n);
+        return new Routing<>() {
+            @Override
+            public int route(T row, int workers) {
+                return partition(mix(key.applyAsLong(row)), workers);
+            }
+
+            @Override
+            public String toString() {
+                return "Routing.hash(key)";
+            }
+        };
     }
 
     /**
-     * Hash partitioning by the key given with each row (fixed-width exchanges; for an object exchange the row's
-     * hash code).
+     * Hash partitioning by key, the same in every process: on a fixed-width exchange by the key given with each
+     * row; on an object exchange by the value of an {@code Integer}, {@code Long}, {@code Short} or {@code Byte}
+     * row (so an int or long row goes where the same key offered to a fixed-width exchange goes), by the contents
+     * of a primitive array ({@link RowSerializer#BYTES}, {@link RowSerializer#LONGS}: equal arrays go to the same
+     * worker), by an enum's ordinal, and otherwise by the row's {@code hashCode()}. An object row whose class does
+     * not override {@code hashCode()} (its identity hash differs in every process), or an array of objects, is
+     * refused by the offer, naming its class.
      *
      * @param <T> the row type
      * @return the routing
      */
     static <T> Routing<T> byKey() {
-        return (row, n) -> partition(mix(row.hashCode()), n);
+        return new Routing<>() {
+            @Override
+            public int route(T row, int workers) {
+                return partition(mix(RowKeys.keyOf(row)), workers);
+            }
+
+            @Override
+            public int routeKey(long key, int workers) {
+                return partition(mix(key), workers);
+            }
+
+            @Override
+            public String toString() {
+                return "Routing.byKey()";
+            }
+        };
     }
 
     /**
@@ -73,6 +109,11 @@ public interface Routing<T> {
             @Override
             public int routeKey(long key, int workers) {
                 return ALL;
+            }
+
+            @Override
+            public String toString() {
+                return "Routing.broadcast()";
             }
         };
     }
@@ -99,6 +140,11 @@ public interface Routing<T> {
             @Override
             public int only() {
                 return master;
+            }
+
+            @Override
+            public String toString() {
+                return "Routing.gather(" + master + ")";
             }
         };
     }

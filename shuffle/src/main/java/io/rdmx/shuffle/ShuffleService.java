@@ -31,6 +31,11 @@ public final class ShuffleService implements AutoCloseable {
     private final ShuffleTransport transport;
     private final Worker[] workers;
     private final Map<Integer, Exchange<?>> exchanges = new ConcurrentHashMap<>();
+    /** The first loss a worker failed of (a peer it needed), for the close to tell the other processes. */
+    private final java.util.concurrent.atomic.AtomicReference<String> firstLoss =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    /** The largest object row: the least largest record over every worker's destinations. */
+    private final int maxRowBytes;
 
     private ShuffleService(ShuffleConfig cfg, ShuffleTransport transport) {
         this.cfg = cfg;
@@ -44,8 +49,14 @@ public final class ShuffleService implements AutoCloseable {
             }
         }
         this.workers = new Worker[w];
+        int most = Integer.MAX_VALUE;
         for (int i = 0; i < w; i++) {
             workers[i] = new Worker(this, transport, i, local);
+            most = Math.min(most, workers[i].largestRecord());
+        }
+        this.maxRowBytes = most;
+        for (Worker wk : workers) {
+            wk.limitRows(most);
         }
     }
 
@@ -94,16 +105,32 @@ public final class ShuffleService implements AutoCloseable {
     }
 
     /**
+     * The largest serialized object row, one number for every exchange, destination and process of this service:
+     * {@code bufferSize / 4 - 8} bytes (16,376 with the default 64 KiB buffers), the largest record of the
+     * in-process rings, which every worker has (to itself), and less than what a ring channel to another
+     * process carries on any provider ({@code (bufferSize - readNotifyThreshold) / 2 - 8}: 28,664 on shm and
+     * loopback, 24,568 elsewhere). A transport given to {@link #open(ShuffleConfig, ShuffleTransport.Factory)}
+     * whose outboxes carry less lowers it to theirs: it is the least largest record over every worker's
+     * destinations. {@link Worker#offer} refuses a larger row, whatever its destination, before any copy of it is
+     * written.
+     *
+     * @return bytes
+     */
+    public int maxRowBytes() {
+        return maxRowBytes;
+    }
+
+    /**
      * Declares an exchange; every process declares the same ones with the same ids.
      *
      * @param id the id (0..32767), unique in the service
-     * @param routing where rows go
-     * @param serializer how rows are written
+     * @param routing where rows go ({@link Routing#route}, with each row)
+     * @param serializer how rows are written (each at most {@link #maxRowBytes()} bytes)
      * @param <T> row type
      * @return the exchange
      */
     public <T> Exchange<T> exchange(int id, Routing<T> routing, RowSerializer<T> serializer) {
-        return declare(new Exchange<>(id, routing, serializer, 0));
+        return declare(new Exchange<>(id, routing, serializer, 0, maxRowBytes));
     }
 
     /**
@@ -112,15 +139,26 @@ public final class ShuffleService implements AutoCloseable {
      *
      * @param id the id (0..32767), unique in the service
      * @param width bytes per row (1 to {@link ShuffleConfig#packBytes()})
-     * @param routing where a row goes, by the key offered with it ({@link Routing#routeKey})
+     * @param routing where a row goes, by the key offered with it ({@link Routing#routeKey}): {@link Routing#byKey},
+     *                {@link Routing#broadcast}, {@link Routing#gather}, or a routing that overrides
+     *                {@link Routing#routeKey}
      * @return the exchange
+     * @throws IllegalArgumentException if the routing does not override {@link Routing#routeKey} (a lambda, or
+     *                                  {@link Routing#hash}): it routes object rows only, and this exchange would
+     *                                  route by the offered key instead
      */
     public Exchange<RowView> fixedExchange(int id, int width, Routing<RowView> routing) {
         if (width < 1 || width > cfg.packBytes()) {
             throw new IllegalArgumentException("exchange id=" + id + ": width=" + width + " out of range [1, packBytes="
                 + cfg.packBytes() + "]");
         }
-        return declare(new Exchange<>(id, routing, null, width));
+        if (routing != null && !RowKeys.routesKeys(routing)) {
+            throw new IllegalArgumentException("exchange id=" + id + " (rows of " + width + " bytes): routing "
+                + routing + " defines only route(row), which a fixed-width exchange never calls (its rows are routed"
+                + " by the key offered with them, routeKey); use Routing.byKey(), broadcast(), gather(master), or a"
+                + " Routing that overrides routeKey");
+        }
+        return declare(new Exchange<>(id, routing, null, width, width));
     }
 
     /**
@@ -216,8 +254,27 @@ public final class ShuffleService implements AutoCloseable {
         return n;
     }
 
+    /**
+     * A worker failed because a peer it needed is lost (the first such loss is kept).
+     *
+     * @param worker its global index
+     * @param e the loss (names the peer)
+     */
+    void failed(int worker, io.rdmx.transport.ConnectionClosedException e) {
+        if (firstLoss.get() == null) {
+            firstLoss.compareAndSet(null, "shuffle rank " + cfg.rank() + " ('" + cfg.nodeName(cfg.rank())
+                + "') closed after its worker " + worker + " failed: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Leaves the service: closes this process's channel engines and nodes. If a worker of this process failed
+     * because a peer was lost, every other process is told so: their workers that still wait on this one fail
+     * naming that peer ({@code peer '<job>-r2' closed its channel engine because shuffle rank 2 ('<job>-r2')
+     * closed after its worker 2 failed: ... '<job>-r1' ...}), not only this process.
+     */
     @Override
     public void close() {
-        transport.close();
+        transport.close(firstLoss.get());
     }
 }

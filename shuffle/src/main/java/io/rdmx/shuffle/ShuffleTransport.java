@@ -148,4 +148,14 @@ public interface ShuffleTransport extends AutoCloseable {
 
     @Override
     void close();
+
+    /**
+     * Closes, telling the other processes why when that is a peer's loss: their workers that fail because this
+     * process left then name the peer that was lost. By default as {@link #close()}, which tells them nothing.
+     *
+     * @param reason why this process leaves (a lost peer, named), or null
+     */
+    default void close(String reason) {
+        close();
+    }
 }

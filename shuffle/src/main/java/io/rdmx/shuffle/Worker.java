@@ -81,8 +81,6 @@ public final class Worker {
     private static final int CREDIT_LENGTH = 8;
     private static final int CREDIT_MARK = 0x43524454; // "CRDT"
     private static final int DELIVERED = -1;
-    /** An end-of-stream record's payload: the global index of the worker that sends it. */
-    private static final RowSerializer<Integer> EOS_SOURCE = RowSerializer.INT;
 
     private static final class Consumed {
         final Exchange<?> exchange;
@@ -133,6 +131,17 @@ public final class Worker {
     private final boolean[] released = new boolean[Exchange.MAX_ID + 1];
     /** Per exchange: the next worker of an interrupted broadcast or end-of-stream. */
     private final int[] cursor = new int[Exchange.MAX_ID + 1];
+    /**
+     * Per exchange with a broadcast row interrupted after some destinations took it: the row's bytes, which the
+     * next offer (of the same row) sends to the rest without writing the row again.
+     */
+    private final java.util.Map<Integer, ByteBuffer> unsentCopies = new java.util.HashMap<>();
+    /** A broadcast row is written here once, then copied to each destination (allocated at the first). */
+    private ByteBuffer scratch;
+    /** The largest record of this worker's destinations (the in-process rings, to itself included). */
+    private final int largestRecord;
+    /** The largest object row: {@link ShuffleService#maxRowBytes()}, the same for every destination. */
+    private int maxRow;
     private final long idleNanos;
     private final RowView view = new RowView();
 
@@ -239,6 +248,8 @@ public final class Worker {
             localIn[s] = localRings[s][local];
             localOut[s] = localRings[local][s];
         }
+        this.largestRecord = maxPayload;
+        this.maxRow = maxPayload;
         this.packCap = Math.min(cfg.packBytes(), maxPayload);
         this.packs = new ByteBuffer[total];
         this.packLen = new int[total];
@@ -259,6 +270,20 @@ public final class Worker {
         this.creditAt = Math.max(1, Math.min(window / 2, window - maxRecord));
         this.uncredited = new ExchangeCounts(total);
         this.taken = new ExchangeCounts(total);
+    }
+
+    /** @return the largest record this worker may send to every one of its destinations */
+    int largestRecord() {
+        return largestRecord;
+    }
+
+    /**
+     * Sets the largest object row (the service's, the least over its workers).
+     *
+     * @param bytes {@link ShuffleService#maxRowBytes()}
+     */
+    void limitRows(int bytes) {
+        this.maxRow = bytes;
     }
 
     /**
@@ -422,6 +447,7 @@ public final class Worker {
         }
         byId[id] = null;
         cursor[id] = 0;
+        unsentCopies.remove(id);
         for (int p = head; p < tail && abandoned; ) {
             int stream = inbox.getInt(p);
             if (stream != DELIVERED && (stream & Exchange.MAX_ID) == id) {
@@ -437,7 +463,7 @@ public final class Worker {
             try {
                 sendCredits();
             } catch (ConnectionClosedException e) {
-                failure = e; // the next poll, offer or blocking call reports it
+                fail(e); // the next poll, offer or blocking call reports it
             }
             flush();
         }
@@ -600,7 +626,7 @@ public final class Worker {
         try {
             return offerInt0(ex, value);
         } catch (ConnectionClosedException e) {
-            failure = e;
+            fail(e);
             return CLOSED;
         }
     }
@@ -635,7 +661,7 @@ public final class Worker {
         try {
             return offerLong0(ex, value);
         } catch (ConnectionClosedException e) {
-            failure = e;
+            fail(e);
             return CLOSED;
         }
     }
@@ -671,7 +697,7 @@ public final class Worker {
         try {
             return offerRow0(ex, key, writer);
         } catch (ConnectionClosedException e) {
-            failure = e;
+            fail(e);
             return CLOSED;
         }
     }
@@ -708,41 +734,88 @@ public final class Worker {
         }
     }
 
+    /**
+     * Offers a fixed-width row to every worker. A row writer is called once, into a scratch buffer, once the first
+     * destination has room and before any pack holds the row: if it throws, no worker gets the row.
+     * Back-pressured after some workers took it, the row's bytes are kept, and the next offer (of the same row,
+     * before any other offer of the exchange) sends them to the rest without calling the writer again.
+     */
     private int broadcastFixed(Exchange<?> ex, long value, int width, Handlers.RowWriter writer)
         throws ConnectionClosedException {
         int id = ex.id();
-        for (int g = cursor[id]; g < total; g++) {
+        int from = cursor[id];
+        ByteBuffer row = writer != null && from > 0 ? unsentCopies.get(id) : null;
+        for (int g = from; g < total; g++) {
             int at = reserve(g, id, width);
             if (at < 0) {
-                cursor[id] = g;
+                interrupted(id, g, row, width);
                 return pressured(g);
             }
-            if (writer != null) {
+            if (writer != null && row == null) {
+                row = scratch(width);
                 try {
-                    writer.write(packs[g], at);
+                    writer.write(row, 0);
                 } catch (RuntimeException | Error e) {
-                    unreserve(g, width); // not offered to g: offering the row again resumes here
-                    cursor[id] = g;
+                    unreserve(g, width); // no pack holds the row
+                    cursor[id] = 0;
                     throw e;
                 }
+            }
+            if (row != null) {
+                packs[g].put(at, row, 0, width);
             } else if (width == 4) {
                 packs[g].putInt(at, (int) value);
             } else {
                 packs[g].putLong(at, value);
             }
         }
-        cursor[id] = 0;
+        broadcastDone(id, from);
         rowsSent++;
         return OK;
     }
 
+    /** @return the scratch buffer, at least {@code len} bytes, little endian, cleared */
+    private ByteBuffer scratch(int len) {
+        if (scratch == null || scratch.capacity() < len) {
+            scratch = ByteBuffer.allocateDirect(Math.max(len, Math.max(maxRow, packCap)))
+                .order(ByteOrder.LITTLE_ENDIAN);
+        }
+        scratch.clear();
+        return scratch;
+    }
+
     /**
-     * Offers an object row (one record).
+     * A broadcast is back-pressured at destination {@code g}: the next offer resumes there. If earlier ones took
+     * the row, its bytes are kept for the rest (the scratch buffer is another row's by then).
+     */
+    private void interrupted(int id, int g, ByteBuffer row, int len) {
+        cursor[id] = g;
+        if (g > 0 && row != null && row == scratch) {
+            ByteBuffer copy = ByteBuffer.allocate(len).order(ByteOrder.LITTLE_ENDIAN);
+            copy.put(0, row, 0, len);
+            unsentCopies.put(id, copy);
+        }
+    }
+
+    private void broadcastDone(int id, int from) {
+        cursor[id] = 0;
+        if (from > 0) {
+            unsentCopies.remove(id);
+        }
+    }
+
+    /**
+     * Offers an object row (one record). A row of more than {@link Exchange#maxRowBytes()} bytes is refused
+     * whatever its destination, and a broadcast row is serialized once, before any destination holds it: a row
+     * that is refused, or whose serializer or routing throws, is sent to no worker, and the exchange's next offer
+     * goes to every destination its routing names.
      *
      * @param ex an object exchange
      * @param row the row
      * @param <T> the row type
      * @return {@link #OK}, {@link #BACK_PRESSURED} or {@link #CLOSED}
+     * @throws IllegalArgumentException if the row is larger than {@link Exchange#maxRowBytes()} (naming its size,
+     *                                  the limit and the exchange), null, or its routing names no worker
      */
     public <T> int offer(Exchange<T> ex, T row) {
         if (failure != null) {
@@ -751,7 +824,7 @@ public final class Worker {
         try {
             return offer0(ex, row);
         } catch (ConnectionClosedException e) {
-            failure = e;
+            fail(e);
             return CLOSED;
         }
     }
@@ -767,59 +840,81 @@ public final class Worker {
         int dst = ex.routing().route(row, total);
         RowSerializer<T> ser = ex.serializer();
         int len = ser.size(row);
+        if (len < 0 || len > maxRow) {
+            // one limit whatever the destination, checked before any copy is written: a broadcast row that fit some
+            // destinations and not others was sent to some, then failed, and the next row went to the rest only
+            throw new IllegalArgumentException("worker " + global + ": row of " + len + " bytes on " + ex
+                + " exceeds maxRowBytes=" + maxRow + " of exchange " + ex.id() + " (the largest object row to any"
+                + " worker: bufferSize / 4 - 8; raise bufferSize)");
+        }
+        int stream = ex.dataStream();
         if (dst != Routing.ALL) {
             int g = target(dst, ex);
-            if (!put(g, ex.dataStream(), len, row, ser)) {
+            int at = claim(g, stream, len);
+            if (at < 0) {
                 return pressured(g);
             }
+            ShuffleTransport.Outbox ob = outboxes[g];
+            try {
+                ser.write(row, ob.buffer(), at);
+            } catch (RuntimeException | Error e) {
+                ob.abort(); // nothing sent: else every later offer to this destination met the claim left open
+                throw e;
+            }
+            committed(g, stream, len);
             rowsSent++;
             return OK;
         }
+        // a broadcast: the row is written once, when the first destination has room and before any destination
+        // holds it (a serializer that throws sends it nowhere), then copied to each; resumed after back-pressure,
+        // the kept copy goes to the rest
         int id = ex.id();
-        for (int g = cursor[id]; g < total; g++) {
-            boolean put;
-            try {
-                put = put(g, ex.dataStream(), len, row, ser);
-            } catch (RuntimeException | Error e) {
-                cursor[id] = g; // offered again, the row resumes at the destination whose serialization threw
-                throw e;
-            }
-            if (!put) {
-                cursor[id] = g;
+        int from = cursor[id];
+        ByteBuffer bytes = from > 0 ? unsentCopies.get(id) : null;
+        int n = bytes != null ? bytes.capacity() : len;
+        for (int g = from; g < total; g++) {
+            int at = claim(g, stream, n);
+            if (at < 0) {
+                interrupted(id, g, bytes, n);
                 return pressured(g);
             }
+            if (bytes == null) {
+                bytes = scratch(len);
+                try {
+                    ser.write(row, bytes, 0);
+                } catch (RuntimeException | Error e) {
+                    outboxes[g].abort(); // the claim: nothing sent anywhere
+                    cursor[id] = 0;
+                    throw e;
+                }
+            }
+            outboxes[g].buffer().put(at, bytes, 0, n);
+            committed(g, stream, n);
         }
-        cursor[id] = 0;
+        broadcastDone(id, from);
         rowsSent++;
         return OK;
     }
 
-    private <T> boolean put(int g, int stream, int len, T row, RowSerializer<T> ser)
-        throws ConnectionClosedException {
+    /**
+     * Claims {@code len} bytes of {@code stream} to {@code g} once its pack went out and its window admits them.
+     *
+     * @return the payload's index in the outbox's buffer, or -1 (back-pressured)
+     */
+    private int claim(int g, int stream, int len) throws ConnectionClosedException {
         if (packLen[g] > 0 && !emit(g)) {
-            return false;
-        }
-        ShuffleTransport.Outbox ob = outboxes[g];
-        if (len > ob.maxPayload()) {
-            throw new IllegalArgumentException("worker " + global + ": row of length=" + len + " exceeds the "
-                + "largest record " + ob.maxPayload() + " (raise bufferSize)");
+            return -1;
         }
         if (!windowOpen(g, stream, len)) {
-            return false;
+            return -1;
         }
-        int at = ob.tryClaim(stream, len);
-        if (at < 0) {
-            return false;
-        }
-        try {
-            ser.write(row, ob.buffer(), at);
-        } catch (RuntimeException | Error e) {
-            ob.abort(); // nothing sent: else every later offer to this destination met the claim left open
-            throw e;
-        }
-        ob.commit();
+        return outboxes[g].tryClaim(stream, len);
+    }
+
+    /** Publishes the claim {@link #claim} returned and counts it against the window. */
+    private void committed(int g, int stream, int len) {
+        outboxes[g].commit();
         uncredited.add(stream & Exchange.MAX_ID, g, charge(len));
-        return true;
     }
 
     /**
@@ -836,7 +931,7 @@ public final class Worker {
         try {
             return offerFinish0(ex);
         } catch (ConnectionClosedException e) {
-            failure = e;
+            fail(e);
             return CLOSED;
         }
     }
@@ -846,10 +941,13 @@ public final class Worker {
         int id = ex.id();
         for (int g = cursor[id]; g < total; g++) {
             if (only == Routing.ALL || only == g) {
-                if (!put(g, ex.eosStream(), 4, global, EOS_SOURCE)) {
+                int at = claim(g, ex.eosStream(), 4);
+                if (at < 0) {
                     cursor[id] = g;
                     return pressured(g);
                 }
+                outboxes[g].buffer().putInt(at, global); // the end-of-stream's payload: the sending worker
+                committed(g, ex.eosStream(), 4);
             }
         }
         cursor[id] = 0;
@@ -869,7 +967,7 @@ public final class Worker {
         try {
             return flush0();
         } catch (ConnectionClosedException e) {
-            failure = e;
+            fail(e);
             return CLOSED;
         }
     }
@@ -947,6 +1045,19 @@ public final class Worker {
             throw failure;
         }
         return rc;
+    }
+
+    /**
+     * This worker failed: a peer it needed is lost. The service's close tells the other processes so
+     * ({@link ShuffleService#close()}).
+     *
+     * @param e the loss
+     * @return it
+     */
+    private ConnectionClosedException fail(ConnectionClosedException e) {
+        failure = e;
+        svc.failed(global, e);
+        return e;
     }
 
     /** @return the lost peer's failure once an offer returned {@link #CLOSED}, else null */
@@ -1040,7 +1151,7 @@ public final class Worker {
     private int lost(ConnectionClosedException e) throws ConnectionClosedException {
         int rank = svc.config().rankOf(e.peer());
         if (rank < 0) {
-            failure = e;
+            fail(e);
             throw e;
         }
         gone[rank] = e;
@@ -1063,8 +1174,7 @@ public final class Worker {
                 }
                 for (int g = r * workers; g < (r + 1) * workers; g++) {
                     if (!c.eosFrom[g]) {
-                        failure = gone[r];
-                        throw failure;
+                        throw fail(gone[r]);
                     }
                 }
             }

@@ -909,11 +909,12 @@ class ShuffleApiTest {
     }
 
     /**
-     * A broadcast row whose writer throws at the second destination: offered again, it resumes there, so each
-     * worker gets the row once (not the first one twice and the second the slot's old bytes).
+     * A broadcast row's writer is called once, before any destination's pack holds the row: if it throws, no worker
+     * gets the row, and the next row reaches every worker once. (It was called per destination: one that threw at
+     * the second left the row at the first, and the exchange's next offer resumed at the second.)
      */
     @Test
-    void aBroadcastRowWhoseWriterThrowsResumesWhereItStopped() throws Exception {
+    void aBroadcastRowWhoseWriterThrowsReachesNoWorker() throws Exception {
         try (Cluster c = new Cluster("shm", 1, 2, b -> b)) {
             ShuffleService s = c.services.get(0);
             Worker w0 = s.worker(0);
@@ -923,13 +924,16 @@ class ShuffleApiTest {
             w0.consumeRows(all, r -> got.get(0).add(r.getLong(0)));
             w1.consumeRows(all, r -> got.get(1).add(r.getLong(0)));
             int[] calls = {0};
-            assertThrows(ArithmeticException.class, () -> w0.offerRow(all, 0, (b, at) -> {
+            Handlers.RowWriter failsAtSecondCall = (b, at) -> {
                 b.putLong(at, 77);
                 if (++calls[0] == 2) {
-                    throw new ArithmeticException("the writer failed at the second destination");
+                    throw new ArithmeticException("the writer failed at its second call");
                 }
-            }));
-            assertEquals(Worker.OK, w0.offerRow(all, 0, (b, at) -> b.putLong(at, 77)));
+            };
+            assertEquals(Worker.OK, w0.offerRow(all, 0, failsAtSecondCall));
+            assertEquals(1, calls[0], "the writer is called once for every destination");
+            assertThrows(ArithmeticException.class, () -> w0.offerRow(all, 0, failsAtSecondCall));
+            assertEquals(Worker.OK, w0.offerRow(all, 0, (b, at) -> b.putLong(at, 78)));
             ExecutorService ex = Executors.newSingleThreadExecutor();
             try {
                 Future<?> drain1 = ex.submit(() -> {
@@ -941,9 +945,98 @@ class ShuffleApiTest {
             } finally {
                 ex.shutdownNow();
             }
-            assertEquals(List.of(77L), got.get(0));
-            assertEquals(List.of(77L), got.get(1));
+            assertEquals(List.of(77L, 78L), got.get(0));
+            assertEquals(List.of(77L, 78L), got.get(1));
         }
+    }
+
+    /**
+     * Issue 42: a fixed-width exchange routes by the key offered with each row ({@link Routing#routeKey}), so a
+     * routing that defines only {@link Routing#route} ({@link Routing#hash}, a lambda) was silently ignored
+     * ({@code Routing.hash(rv -> 0L)} spread rows over every worker): it is refused at declaration.
+     */
+    @Test
+    void aFixedWidthExchangeRefusesARoutingItWouldNotCall() throws Exception {
+        try (Cluster c = new Cluster("shm", 1, 1, b -> b)) {
+            ShuffleService s = c.services.get(0);
+            assertMessage("Routing.hash(key) defines only route(row)",
+                () -> s.intExchange(30, Routing.<RowView>hash(rv -> 0L)));
+            assertMessage("defines only route(row)", () -> s.longExchange(31, (row, n) -> 0));
+            assertMessage("defines only route(row)", () -> s.fixedExchange(32, 16, (row, n) -> 0));
+            // none of them was declared: the ids are free
+            s.intExchange(30, Routing.byKey());
+            s.longExchange(31, Routing.broadcast());
+            s.fixedExchange(32, 16, Routing.gather(0));
+            s.fixedExchange(33, 16, new Routing<>() {
+                @Override
+                public int route(RowView row, int workers) {
+                    throw new UnsupportedOperationException("fixed-width rows are routed by key");
+                }
+
+                @Override
+                public int routeKey(long key, int workers) {
+                    return 0;
+                }
+            });
+            // object exchanges call route(row): a lambda and Routing.hash are theirs
+            s.exchange(34, (row, n) -> 0, RowSerializer.INT);
+            s.exchange(35, Routing.hash(x -> x), RowSerializer.LONG);
+        }
+    }
+
+    /**
+     * Issue 42: {@link Routing#byKey} on object rows routed by {@code hashCode()}, the identity hash of the arrays
+     * of {@link RowSerializer#BYTES} and {@link RowSerializer#LONGS}: equal keys went to different workers,
+     * differently in each process. Every worker of two processes offers the same keys (new arrays each time); each
+     * key must reach one worker only, all its copies.
+     */
+    @Test
+    void byKeyRoutesEqualArrayRowsToOneWorkerInEveryProcess() throws Exception {
+        int keys = 64;
+        try (Cluster c = new Cluster("loopback", 2, 2, b -> b)) {
+            List<java.util.Map<String, Integer>> got = everyWorker(c,
+                s -> s.exchange(36, Routing.byKey(), RowSerializer.LONGS), (ex, w) -> {
+                    java.util.Map<String, Integer> seen = new java.util.TreeMap<>();
+                    w.consume(ex, row -> seen.merge(java.util.Arrays.toString(row), 1, Integer::sum));
+                    for (long k = 0; k < keys; k++) {
+                        long[] row = {k, k * 31};
+                        offered(w, () -> w.offer(ex, row));
+                    }
+                    finishAndDrain(w, ex);
+                    return seen;
+                });
+            java.util.Map<String, List<Integer>> where = new java.util.TreeMap<>();
+            for (int g = 0; g < got.size(); g++) {
+                for (java.util.Map.Entry<String, Integer> e : got.get(g).entrySet()) {
+                    assertEquals(4, e.getValue(), "copies of key " + e.getKey() + " at worker " + g);
+                    where.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(g);
+                }
+            }
+            assertEquals(keys, where.size());
+            where.forEach((k, ws) -> assertEquals(1, ws.size(), "workers that received key " + k + ": " + ws));
+        }
+        Routing<byte[]> bytes = Routing.byKey();
+        for (int n : new int[] {2, 3, 8}) {
+            for (byte k = 0; k < 32; k++) {
+                assertEquals(bytes.route(new byte[] {k, 1, 2}, n), bytes.route(new byte[] {k, 1, 2}, n));
+            }
+        }
+    }
+
+    /**
+     * {@link Routing#byKey} on object rows: an int or long row goes where the same key offered to a fixed-width
+     * exchange goes; a row whose class keeps the identity hash, or an array of objects, is refused naming it.
+     */
+    @Test
+    void byKeyRoutesBoxedKeysAsFixedWidthRowsAndRefusesIdentityHashes() {
+        Routing<Object> r = Routing.byKey();
+        for (long k : new long[] {0, 1, -1, 5L << 40, Long.MIN_VALUE}) {
+            assertEquals(r.routeKey(k, 7), r.route(k, 7), "long key " + k);
+            assertEquals(r.routeKey((int) k, 7), r.route((int) k, 7), "int key " + (int) k);
+        }
+        assertMessage("java.lang.Object: it does not override hashCode()", () -> r.route(new Object(), 4));
+        assertMessage("java.lang.String[]: an array of objects", () -> r.route(new String[] {"a"}, 4));
+        assertEquals(r.route("key", 4), r.route(new StringBuilder("k").append("ey").toString(), 4));
     }
 
     @Test
