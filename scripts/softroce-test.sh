@@ -28,7 +28,8 @@ trap 'rc=$?; rm -rf "$LOGS" || true; mkdir -p "$LOGS" || true
 SELECT="${RDMX_SOFTROCE_SELECT:---select-class=io.rdmx.verbs.VerbsConformanceTest \
   --select-class=io.rdmx.verbs.VerbsChannelTest --select-class=io.rdmx.verbs.VerbsUnitTest \
   --select-class=io.rdmx.verbs.RegistrationCacheTest --select-class=io.rdmx.verbs.PeerHangTest \
-  --select-class=io.rdmx.verbs.VerbsSetupTest --select-class=io.rdmx.verbs.VerbsInlineCompletionTest}"
+  --select-class=io.rdmx.verbs.VerbsSetupTest --select-class=io.rdmx.verbs.VerbsInlineCompletionTest \
+  --select-class=io.rdmx.verbs.VerbsAuthTest --select-class=io.rdmx.verbs.VerbsSecretConformanceTest}"
 BW_SIZE=65536
 BW_N=2000
 LAT_SIZE=64

@@ -38,8 +38,8 @@ public final class NodeOptions {
     /** Environment variable: the file holding the cluster secret. */
     public static final String SECRET_FILE_ENV = "RDMX_SECRET_FILE";
     /**
-     * System property: {@code true} makes a node of a network provider (tcp, verbs, disni) that would listen beyond
-     * loopback without a cluster secret refuse to open, instead of warning.
+     * System property: {@code true} makes a node of a network provider (tcp beyond loopback; verbs and disni always)
+     * that would listen without a cluster secret refuse to open, instead of warning.
      */
     public static final String REQUIRE_SECRET_PROP = "rdmx.requireSecret";
     /** Default: warn, do not refuse. */

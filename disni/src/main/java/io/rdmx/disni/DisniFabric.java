@@ -13,7 +13,7 @@ import io.rdmx.transport.internal.RdmaDevices;
  * sources) on {@code java.library.path}; the {@code verbs} provider needs no native build at all.
  */
 public final class DisniFabric implements Fabric {
-    /** Not yet: keys are checked by the NIC against the node's one protection domain (docs/security.md). */
+    /** No: keys are checked by the NIC against the node's one protection domain; DiSNI has no memory windows. */
     @Override
     public boolean scopesRegions() {
         return false;
@@ -61,7 +61,8 @@ public final class DisniFabric implements Fabric {
         if (failure != null) {
             throw new RdmxException("disni: " + failure);
         }
-        io.rdmx.transport.internal.SecretPolicy.onUnauthenticatedListen(options, name());
+        // disni authenticates setup under a secret (SetupAuth); without one it is open to any rdma_cm peer
+        io.rdmx.transport.internal.SecretPolicy.onListen(options, name(), "its RDMA device's address", true);
         return new DisniNode(this, options);
     }
 }

@@ -25,6 +25,7 @@ import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
 import io.rdmx.transport.internal.KeepAlive;
 import io.rdmx.transport.internal.RdmaDevices;
+import io.rdmx.transport.internal.SetupAuth;
 import io.rdmx.transport.internal.SetupMessage;
 import io.rdmx.transport.internal.WorkQueues;
 import java.io.IOException;
@@ -88,6 +89,9 @@ final class DisniNode extends AbstractNode {
     private volatile boolean stopping;
     private int reservedCqEntries;
 
+    /** The cluster-secret handshake of setup messages (off without a secret). */
+    private final SetupAuth auth;
+
     /** A queue pair from rdma_cm's first event until it is torn down. */
     private final class Setup {
         final RdmaCmId id;
@@ -100,6 +104,12 @@ final class DisniNode extends AbstractNode {
         IbvMr ctrlMr;
         volatile DisniConnection conn;
         boolean destroyed;
+        /** Setup under a cluster secret: this side's nonce. */
+        byte[] nonce;
+        /** Passive side under a secret: the peer's HELLO, once our CHALLENGE answered it. */
+        SetupMessage hello;
+        /** Active side under a secret: the peer proved itself and we sent our PROVE. */
+        boolean proved;
 
         Setup(RdmaCmId id, boolean active, String dialAddress, CompletableFuture<AbstractConnection> future,
               long deadline) {
@@ -113,6 +123,7 @@ final class DisniNode extends AbstractNode {
 
     DisniNode(DisniFabric fabric, NodeOptions options) throws RdmxException {
         super(fabric, options);
+        this.auth = new SetupAuth(options);
         try {
             ip = RdmaDevices.select(options.bindAddress(), System.getProperty(RdmaDevices.DEVICE_PROP),
                 RdmaDevices.list());
@@ -287,8 +298,15 @@ final class DisniNode extends AbstractNode {
                 id.connect(connParam());
             } else if (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_ESTABLISHED) {
                 if (s.active) {
-                    sendSetup(s, new SetupMessage(SetupMessage.HELLO, name(), address, exportedRegions(), null,
-                        probeTarget(s)));
+                    if (auth.enabled()) {
+                        // with a secret nothing about memory goes out before the peer proved it: Nc only
+                        s.nonce = SetupAuth.nonce();
+                        sendSetup(s, new SetupMessage(SetupMessage.HELLO, name(), address, List.of(), null, null,
+                            s.nonce));
+                    } else {
+                        sendSetup(s, new SetupMessage(SetupMessage.HELLO, name(), address, exportedRegions(), null,
+                            probeTarget(s)));
+                    }
                 }
             } else if (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_DISCONNECTED) {
                 DisniConnection c = s.conn;
@@ -411,12 +429,34 @@ final class DisniNode extends AbstractNode {
         }
         try {
             if (!s.active) {
-                String refusal = m.kind != SetupMessage.HELLO ? "expected a hello"
-                    : !isOpen() ? "node '" + name() + "' is closing" : null;
+                String refusal;
+                if (s.hello != null) {
+                    refusal = m.kind != SetupMessage.PROVE ? "expected a proof after the challenge"
+                        : auth.checkProve(s.hello.auth, s.nonce, s.hello, m, name()) ? null
+                        : "cluster secret mismatch: peer '" + s.hello.name + "' failed authentication with '" + name()
+                        + "'";
+                } else {
+                    refusal = m.kind != SetupMessage.HELLO ? "expected a hello" : auth.mismatch(name(), m);
+                    if (refusal == null && auth.enabled()) {
+                        // our proof first, nothing about our memory: the peer proves itself before it learns a key
+                        s.hello = m;
+                        s.nonce = SetupAuth.nonce();
+                        postRecv(s.qp, CTRL_RECV, s.ctrlMr.getAddr(), CTRL, s.ctrlMr.getLkey()); // for its PROVE
+                        sendSetup(s, new SetupMessage(SetupMessage.CHALLENGE, name(), address, List.of(), null, null,
+                            auth.challenge(m.auth, s.nonce, name(), m.name, address)));
+                        return;
+                    }
+                }
+                if (refusal == null && !isOpen()) {
+                    refusal = "node '" + name() + "' is closing";
+                }
                 DisniConnection c = null;
                 if (refusal == null) {
                     c = new DisniConnection(this, m.name, m.address, m.regions, s.id, s.qp,
                         probeSource(s), s.ctrlMr.getLkey(), m.probe);
+                    if (auth.enabled()) {
+                        c.trustAddress(); // the peer's proof covered the address it announced
+                    }
                     if (!addConnection(c)) {
                         refusal = "a connection between '" + m.name + "' and '" + name() + "' already exists";
                         c = null;
@@ -434,6 +474,19 @@ final class DisniNode extends AbstractNode {
                     execute(() -> full.fail(new ConnectionClosedException(full.peerName(), "node '" + name()
                         + "' accept backlog is full", null)));
                 }
+            } else if (auth.enabled() && !s.proved && m.kind != SetupMessage.REFUSE) {
+                // under a secret the peer proves itself first, and learns our regions only from our proof on
+                if (m.kind != SetupMessage.CHALLENGE || !auth.checkChallenge(s.nonce, m, name())) {
+                    String why = m.kind != SetupMessage.CHALLENGE ? "cluster secret mismatch: node '" + name()
+                        + "' has a secret, peer '" + m.name + "' answered kind " + m.kind + " without proving it"
+                        : "cluster secret mismatch: peer '" + m.name + "' failed authentication with '" + name() + "'";
+                    execute(() -> setupFailed(s, why));
+                    return;
+                }
+                s.proved = true;
+                postRecv(s.qp, CTRL_RECV, s.ctrlMr.getAddr(), CTRL, s.ctrlMr.getLkey()); // for its ACCEPT
+                sendSetup(s, new SetupMessage(SetupMessage.PROVE, name(), address, exportedRegions(), null,
+                    probeTarget(s), auth.prove(s.nonce, SetupAuth.nonceOf(m), name(), m.name, address)));
             } else if (m.kind == SetupMessage.ACCEPT) {
                 DisniConnection c = new DisniConnection(this, m.name, s.dialAddress, m.regions, s.id, s.qp,
                     probeSource(s), s.ctrlMr.getLkey(), m.probe);

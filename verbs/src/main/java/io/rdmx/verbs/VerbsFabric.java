@@ -14,10 +14,13 @@ import java.util.List;
  * an RDMA device with an IPv4 address on its interface, and enough locked memory ({@code ulimit -l}).
  */
 public final class VerbsFabric implements Fabric {
-    /** Not yet: keys are checked by the NIC against the node's one protection domain (docs/security.md). */
+    /**
+     * Yes: a region granted to one connection is reached through a type-2 memory window bound to that connection's
+     * queue pair, which the NIC honours on that queue pair only.
+     */
     @Override
     public boolean scopesRegions() {
-        return false;
+        return true;
     }
 
     @Override
@@ -50,7 +53,8 @@ public final class VerbsFabric implements Fabric {
         } catch (Throwable t) {
             throw new RdmxException("verbs: " + availability().reason(), t);
         }
-        io.rdmx.transport.internal.SecretPolicy.onUnauthenticatedListen(options, name());
+        // verbs authenticates setup under a secret (SetupAuth); without one it is open to any rdma_cm peer
+        io.rdmx.transport.internal.SecretPolicy.onListen(options, name(), "its RDMA device's address", true);
         return new VerbsNode(this, options);
     }
 }

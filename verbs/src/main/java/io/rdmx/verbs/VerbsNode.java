@@ -15,6 +15,7 @@ import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
+import io.rdmx.transport.internal.SetupAuth;
 import io.rdmx.transport.internal.SetupMessage;
 import io.rdmx.verbs.Native.Consts;
 import io.rdmx.verbs.Native.IbvCompChannel;
@@ -66,6 +67,8 @@ public final class VerbsNode extends AbstractNode {
     private final ConcurrentHashMap<Long, Endpoint> byCq = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private MemorySegment channel = MemorySegment.NULL;
+    /** The cluster-secret handshake of setup messages (off without a secret). */
+    private final SetupAuth auth;
     private MemorySegment listenId = MemorySegment.NULL;
     private MemorySegment ctx = MemorySegment.NULL;
     private MemorySegment pd = MemorySegment.NULL;
@@ -76,6 +79,8 @@ public final class VerbsNode extends AbstractNode {
     private MemorySegment postRecvFn;
     private MemorySegment pollCqFn;
     private MemorySegment reqNotifyFn;
+    private MemorySegment allocMwFn;
+    private MemorySegment deallocMwFn;
     private String address;
     private String deviceName = "?";
     private boolean softRoce;
@@ -84,6 +89,7 @@ public final class VerbsNode extends AbstractNode {
 
     VerbsNode(VerbsFabric fabric, NodeOptions options) throws RdmxException {
         super(fabric, options);
+        this.auth = new SetupAuth(options);
         try {
             ip = RdmaDevices.select(options.bindAddress(), System.getProperty(RdmaDevices.DEVICE_PROP),
                 RdmaDevices.list());
@@ -154,6 +160,8 @@ public final class VerbsNode extends AbstractNode {
         postRecvFn = ctx.get(ADDRESS, IbvContext.OPS_POST_RECV);
         pollCqFn = ctx.get(ADDRESS, IbvContext.OPS_POLL_CQ);
         reqNotifyFn = ctx.get(ADDRESS, IbvContext.OPS_REQ_NOTIFY_CQ);
+        allocMwFn = ctx.get(ADDRESS, IbvContext.OPS_ALLOC_MW);
+        deallocMwFn = ctx.get(ADDRESS, IbvContext.OPS_DEALLOC_MW);
     }
 
     private static MemorySegment nonNull(String call, MemorySegment p, MemorySegment st) throws RdmxException {
@@ -284,6 +292,78 @@ public final class VerbsNode extends AbstractNode {
     }
 
     /**
+     * A region granted to one connection: the NIC itself confines it to that connection's queue pair. The memory is
+     * registered without remote access (local write and window binding only), and a type-2 memory window bound to
+     * the grantee's queue pair ({@code IBV_WR_BIND_MW}) gives remote write access through its own key, which the
+     * NIC honours on that queue pair alone: another peer naming it, or the region's memory-registration key, gets a
+     * remote access error. The bind is posted on the grantee's send queue before anything that can tell the peer
+     * the key (the channel's REGION message goes after it, in order); it is not waited for here (this may run on
+     * the thread that polls its completion), and a failed bind fails that connection, naming the status.
+     */
+    @Override
+    protected Allocation allocateGranted(int length, int access, int remoteKey, AbstractConnection grantee)
+        throws RdmxException {
+        checkOpen();
+        if ((access & Access.REMOTE_WRITE) == 0) {
+            return allocate(length, access, remoteKey);
+        }
+        Endpoint ep = ((VerbsConnection) grantee).endpoint();
+        MemorySegment st = Lib.state();
+        Arena arena = Arena.ofShared();
+        MemorySegment mem;
+        MemorySegment mr = MemorySegment.NULL;
+        MemorySegment mw = MemorySegment.NULL;
+        try {
+            mem = arena.allocate(length, 4096);
+            mr = registerFlags(mem, Consts.IBV_ACCESS_LOCAL_WRITE | Consts.IBV_ACCESS_MW_BIND);
+            mw = ((MemorySegment) Lib.ALLOC_MW_OP.invoke(allocMwFn, st, pd, Consts.IBV_MW_TYPE_2)).reinterpret(32);
+            if (mw.equals(MemorySegment.NULL)) {
+                throw new RdmxException("verbs: ibv_alloc_mw(type 2) at node '" + name() + "' failed: errno="
+                    + Lib.errno(st) + " (the device or its driver has no type-2 memory windows: regions cannot be"
+                    + " granted to one peer on it)");
+            }
+            int old = mw.get(JAVA_INT, Native.IbvMw.RKEY);
+            int rkey = (old & 0xffffff00) | ((old + 1) & 0xff); // ibv_inc_rkey
+            ep.postBindWindow(mw, rkey, mr, mem.address(), length);
+            MemorySegment boundMr = mr;
+            MemorySegment boundMw = mw;
+            Runnable release = () -> {
+                try {
+                    int rc = (int) Lib.DEALLOC_MW_OP.invoke(deallocMwFn, Lib.state(), boundMw);
+                    if (rc != 0) {
+                        LOG.warn("verbs: node '{}': ibv_dealloc_mw failed: {}", name(), rc);
+                    }
+                } catch (Throwable t) {
+                    LOG.warn("verbs: node '{}': ibv_dealloc_mw failed: {}", name(), t.toString());
+                }
+                deregister(boundMr);
+                arena.close();
+            };
+            return new Allocation(mem.asByteBuffer(), release, mem.address(), localKey(mr), rkey);
+        } catch (RdmxException | RuntimeException e) {
+            undoGrant(mw, mr, arena);
+            throw e;
+        } catch (Throwable t) {
+            undoGrant(mw, mr, arena);
+            throw new RdmxException("verbs: granting a region to '" + grantee.peerName() + "' failed: " + t, t);
+        }
+    }
+
+    private void undoGrant(MemorySegment mw, MemorySegment mr, Arena arena) {
+        try {
+            if (!mw.equals(MemorySegment.NULL)) {
+                Lib.DEALLOC_MW_OP.invoke(deallocMwFn, Lib.state(), mw);
+            }
+        } catch (Throwable t) {
+            LOG.debug("verbs: ibv_dealloc_mw: {}", t.toString());
+        }
+        if (!mr.equals(MemorySegment.NULL)) {
+            deregister(mr);
+        }
+        arena.close();
+    }
+
+    /**
      * Registers memory with the protection domain.
      *
      * @param memory the memory
@@ -296,6 +376,10 @@ public final class VerbsNode extends AbstractNode {
         if ((access & Access.REMOTE_WRITE) != 0) {
             flags |= Consts.IBV_ACCESS_REMOTE_WRITE;
         }
+        return registerFlags(memory, flags);
+    }
+
+    private MemorySegment registerFlags(MemorySegment memory, int flags) throws RdmxException {
         MemorySegment st = Lib.state();
         MemorySegment mr;
         try {
@@ -548,8 +632,15 @@ public final class VerbsNode extends AbstractNode {
                         ep.shortenRnrTimer(); // the passive side did it after rdma_accept
                     }
                     if (ep.active) {
-                        sendSetup(ep, new SetupMessage(SetupMessage.HELLO, name(), address, exportedRegions(), null,
-                            ep.probeTarget()));
+                        if (auth.enabled()) {
+                            // with a secret nothing about memory goes out before the peer proved it: Nc only
+                            ep.nonce = SetupAuth.nonce();
+                            sendSetup(ep, new SetupMessage(SetupMessage.HELLO, name(), address, List.of(), null,
+                                null, ep.nonce));
+                        } else {
+                            sendSetup(ep, new SetupMessage(SetupMessage.HELLO, name(), address, exportedRegions(),
+                                null, ep.probeTarget()));
+                        }
                     }
                     break;
                 case Consts.RDMA_CM_EVENT_DISCONNECTED:
@@ -667,36 +758,58 @@ public final class VerbsNode extends AbstractNode {
         }
     }
 
-    private void onHello(Endpoint ep, SetupMessage s) {
+    private void onHello(Endpoint ep, SetupMessage msg) {
+        SetupMessage s = msg;
         String refusal = null;
-        if (s.kind != SetupMessage.HELLO) {
-            refusal = "expected a hello, got kind " + s.kind;
-        } else if (isOpen() && connectionTo(s.name) != null) {
-            refusal = "a connection between '" + s.name + "' and '" + name() + "' already exists";
-        } else if (!isOpen()) {
-            refusal = "node '" + name() + "' is closing";
-        }
-        VerbsConnection c = null;
-        if (refusal == null) {
-            c = new VerbsConnection(this, s.name, s.address, s.regions, ep);
-            if (!addConnection(c)) {
-                refusal = "a connection between '" + s.name + "' and '" + name() + "' already exists";
-                c = null;
+        if (ep.hello != null) {
+            // under a secret: the peer's PROVE answers our CHALLENGE
+            if (msg.kind != SetupMessage.PROVE) {
+                refusal = "expected a proof after the challenge, got kind " + msg.kind;
+            } else if (!auth.checkProve(ep.hello.auth, ep.nonce, ep.hello, msg, name())) {
+                refusal = "cluster secret mismatch: peer '" + ep.hello.name + "' failed authentication with '"
+                    + name() + "'";
             }
+        } else if (msg.kind != SetupMessage.HELLO) {
+            refusal = "expected a hello, got kind " + msg.kind;
+        } else {
+            refusal = auth.mismatch(name(), msg);
+            if (refusal == null && auth.enabled()) {
+                refusal = preCheck(msg);
+                if (refusal == null) {
+                    // our proof first, nothing about our memory: the peer proves itself before it learns a key
+                    ep.hello = msg;
+                    ep.nonce = SetupAuth.nonce();
+                    try {
+                        ep.postCtrlRecv(); // for its PROVE, posted before it can come
+                        sendSetup(ep, new SetupMessage(SetupMessage.CHALLENGE, name(), address, List.of(), null, null,
+                            auth.challenge(msg.auth, ep.nonce, name(), msg.name, address)));
+                    } catch (RdmxException e) {
+                        execute(() -> setupFailed(ep, e.getMessage()));
+                    }
+                    return;
+                }
+            }
+        }
+        if (refusal == null) {
+            refusal = preCheck(s);
+        }
+        if (refusal != null) {
+            refuse(ep, s.name, refusal);
+            return;
+        }
+        VerbsConnection c = new VerbsConnection(this, s.name, s.address, s.regions, ep);
+        if (auth.enabled()) {
+            c.trustAddress(); // the peer's proof covered the address it announced
+        }
+        if (!addConnection(c)) {
+            refuse(ep, s.name, "a connection between '" + s.name + "' and '" + name() + "' already exists");
+            return;
         }
         try {
-            if (refusal != null) {
-                sendSetup(ep, new SetupMessage(SetupMessage.REFUSE, name(), address, List.of(), refusal));
-                String why = refusal;
-                LOG.debug("verbs: node '{}' refuses '{}': {}", name(), s.name, why);
-                return; // the peer disconnects; the sweep destroys the endpoint if it does not
-            }
             sendSetup(ep, new SetupMessage(SetupMessage.ACCEPT, name(), address, exportedRegions(), null,
                 ep.probeTarget()));
         } catch (RdmxException e) {
-            if (c != null) {
-                removeConnection(c);
-            }
+            removeConnection(c);
             execute(() -> setupFailed(ep, e.getMessage()));
             return;
         }
@@ -709,11 +822,54 @@ public final class VerbsNode extends AbstractNode {
         }
     }
 
+    /** What refuses a peer's HELLO whatever the secret: a duplicate, or this node closing; null if none. */
+    private String preCheck(SetupMessage s) {
+        if (!isOpen()) {
+            return "node '" + name() + "' is closing";
+        }
+        if (connectionTo(s.name) != null) {
+            return "a connection between '" + s.name + "' and '" + name() + "' already exists";
+        }
+        return null;
+    }
+
+    private void refuse(Endpoint ep, String peer, String refusal) {
+        try {
+            sendSetup(ep, new SetupMessage(SetupMessage.REFUSE, name(), address, List.of(), refusal));
+            LOG.debug("verbs: node '{}' refuses '{}': {}", name(), peer, refusal);
+            // the peer disconnects; the sweep destroys the endpoint if it does not
+        } catch (RdmxException e) {
+            execute(() -> setupFailed(ep, e.getMessage()));
+        }
+    }
+
     private void onAnswer(Endpoint ep, SetupMessage s) {
         if (s.kind == SetupMessage.REFUSE) {
             ep.future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
                 + ep.dialAddress + " refused by '" + s.name + "': " + s.reason));
             execute(ep::close);
+            return;
+        }
+        if (auth.enabled() && !ep.proved) {
+            // under a secret the peer proves itself first, and learns our regions only from our proof on
+            if (s.kind != SetupMessage.CHALLENGE) {
+                execute(() -> setupFailed(ep, "cluster secret mismatch: node '" + name() + "' has a secret, peer '"
+                    + s.name + "' answered kind " + s.kind + " without proving it"));
+                return;
+            }
+            if (!auth.checkChallenge(ep.nonce, s, name())) {
+                execute(() -> setupFailed(ep, "cluster secret mismatch: peer '" + s.name + "' failed authentication"
+                    + " with '" + name() + "'"));
+                return;
+            }
+            ep.proved = true;
+            try {
+                ep.postCtrlRecv(); // for its ACCEPT, posted before it can come
+                sendSetup(ep, new SetupMessage(SetupMessage.PROVE, name(), address, exportedRegions(), null,
+                    ep.probeTarget(), auth.prove(ep.nonce, SetupAuth.nonceOf(s), name(), s.name, address)));
+            } catch (RdmxException e) {
+                execute(() -> setupFailed(ep, e.getMessage()));
+            }
             return;
         }
         if (s.kind != SetupMessage.ACCEPT) {

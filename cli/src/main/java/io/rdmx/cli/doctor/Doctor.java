@@ -176,10 +176,11 @@ public final class Doctor {
         boolean require = "true".equalsIgnoreCase(req);
         String refuse = " and refuse to open (" + NodeOptions.REQUIRE_SECRET_PROP + "=true)";
         return (source == null ? "no cluster secret is set: tcp nodes on loopback (the default bind, 127.0.0.1) are"
-            + " reachable from this host only; one bound beyond loopback accepts any peer that reaches it"
-            + (require ? refuse : " and logs a WARN") : "cluster secret set from the " + source)
-            + "; verbs and disni do not authenticate peers" + (require ? refuse : "")
-            + "; no encryption on the data path (docs/security.md)";
+            + " reachable from this host only; a tcp node bound beyond loopback, and every verbs or disni node,"
+            + " accepts any peer that reaches it" + (require ? refuse : " and logs a WARN")
+            : "cluster secret set from the " + source + ": every provider authenticates its peers")
+            + "; on verbs and disni the NIC does not confine keys to one peer; no encryption on the data path"
+            + " (docs/security.md)";
     }
 
     private static boolean nonBlank(String s) {

@@ -351,11 +351,14 @@ class DoctorTest {
         Host none = fx.host().withProperties(java.util.Map.of());
         String s = Doctor.security(none);
         assertTrue(s.contains("no cluster secret is set") && s.contains("logs a WARN")
-            && s.contains("verbs and disni do not authenticate"), s);
+            && s.contains("every verbs or disni node"), s);
         Host file = fx.host().withProperties(java.util.Map.of("rdmx.secretFile", "/etc/rdmx/secret",
             "rdmx.requireSecret", "true"));
         s = Doctor.security(file);
-        assertTrue(s.contains("file /etc/rdmx/secret") && s.contains("refuse to open"), s);
+        assertTrue(s.contains("file /etc/rdmx/secret") && s.contains("every provider authenticates"), s);
+        s = Doctor.security(fx.host().withProperties(java.util.Map.of("rdmx.requireSecret", "true")));
+        assertTrue(s.contains("no cluster secret is set") && s.contains("refuse to open (rdmx.requireSecret=true)"),
+            s);
         Host prop = fx.host().withProperties(java.util.Map.of("rdmx.secret", "hunter2"));
         s = Doctor.security(prop);
         assertTrue(s.contains("system property rdmx.secret") && s.contains("/proc/<pid>/cmdline"), s);

@@ -11,7 +11,8 @@ import org.slf4j.LoggerFactory;
  * What a network provider does when a node is about to listen: without a cluster secret, a node reachable beyond
  * loopback lets any host that reaches its port complete the handshake and write into the regions exported or
  * granted to it. Such a node logs one WARN naming the risk and the keys that close it, or, with
- * {@link NodeOptions#REQUIRE_SECRET_PROP}, refuses to open. Called by tcp, verbs and disni before they bind.
+ * {@link NodeOptions#REQUIRE_SECRET_PROP}, refuses to open. Called by tcp, verbs and disni before they bind (verbs
+ * and disni always count as beyond loopback: an RDMA device is reached over the network).
  */
 public final class SecretPolicy {
     private static final Logger LOG = LoggerFactory.getLogger(SecretPolicy.class);
@@ -68,25 +69,5 @@ public final class SecretPolicy {
             + " docs/security.md", what, NodeOptions.SECRET_FILE_PROP, NodeOptions.SECRET_FILE_ENV,
             NodeOptions.SECRET_ENV, NodeOptions.REQUIRE_SECRET_PROP);
         return true;
-    }
-
-    /**
-     * The policy for a provider that does not authenticate its peers yet (verbs, disni: rdma_cm setup carries no
-     * challenge-response): it warns whatever the secret, since a secret would not be checked, and refuses with
-     * {@link NodeOptions#requireSecret()}, which it cannot honour.
-     *
-     * @param options the node's options
-     * @param provider the provider's name
-     * @throws RdmxException with {@link NodeOptions#requireSecret()} (names the node and the key)
-     */
-    public static void onUnauthenticatedListen(NodeOptions options, String provider) throws RdmxException {
-        String what = provider + " node '" + options.name() + "': the " + provider + " provider does not authenticate"
-            + " its peers yet" + (options.secret() != null ? " (the cluster secret is not checked)" : "")
-            + ": any host that reaches its RDMA device can connect and write into the regions of the node";
-        if (options.requireSecret()) {
-            throw new RdmxException(what + "; refused because " + NodeOptions.REQUIRE_SECRET_PROP + "=true (use tcp"
-                + " with a secret; see docs/security.md)");
-        }
-        LOG.warn("{}. Set {}=true to refuse this; see docs/security.md", what, NodeOptions.REQUIRE_SECRET_PROP);
     }
 }

@@ -31,21 +31,44 @@ import java.util.Set;
  *  +---------------------------------------------------------------+
  *  |  reason length | reason (UTF-8, kind REFUSE only) ...          |
  *  +---------------------------------------------------------------+
+ *  |  auth length (8, at most 48) | auth bytes ...                 |
+ *  +---------------------------------------------------------------+
  * </pre>
  *
- * The active side sends {@link #HELLO}; the passive side answers {@link #ACCEPT} or {@link #REFUSE}.
+ * Without a cluster secret the active side sends {@link #HELLO} (auth empty) and the passive side answers
+ * {@link #ACCEPT} or {@link #REFUSE}. With one, the same mutual challenge-response as the stream providers
+ * ({@link io.rdmx.transport.wire.AuthProof}), and no region descriptor or key before the peer's proof was checked:
+ * <pre>
+ *   active (C)                                               passive (A)
+ *   HELLO(auth = Nc; no regions, no keep-alive target) ------&gt;
+ *                            &lt;------ CHALLENGE(auth = Na || proof of A; no regions, no target)
+ *   checks A's proof with its own Nc
+ *   PROVE(auth = proof of C; C's regions and target)   ------&gt;  checks C's proof with its own Na
+ *                            &lt;------ ACCEPT(A's regions and target), or REFUSE
+ * </pre>
+ * A secret on one side only is refused as a mismatch (a HELLO's auth says whether its sender has one).
  */
 public final class SetupMessage {
     /** The first four bytes. */
     public static final int MAGIC = 0x58_4d_44_52; // "RDMX" read little-endian
     /** The version this code speaks. */
-    public static final short VERSION = 2;
+    public static final short VERSION = 3;
     /** The active side's message. */
     public static final byte HELLO = 0;
     /** The passive side accepts. */
     public static final byte ACCEPT = 1;
     /** The passive side refuses, with a reason. */
     public static final byte REFUSE = 2;
+    /** The passive side's nonce and proof, answering a HELLO under a cluster secret. */
+    public static final byte CHALLENGE = 3;
+    /** The active side's proof, with its regions, answering a CHALLENGE. */
+    public static final byte PROVE = 4;
+    /** Bytes of a nonce in {@link #auth}. */
+    public static final int NONCE_LENGTH = 16;
+    /** Bytes of a proof in {@link #auth}. */
+    public static final int PROOF_LENGTH = 32;
+    /** The most bytes of {@link #auth}: a CHALLENGE's nonce and proof. */
+    public static final int MAX_AUTH_LENGTH = NONCE_LENGTH + PROOF_LENGTH;
 
     /** {@link #HELLO}, {@link #ACCEPT} or {@link #REFUSE}. */
     public final byte kind;
@@ -59,6 +82,11 @@ public final class SetupMessage {
     public final String reason;
     /** Where the peer may WRITE keep-alive probes (a few bytes of its control region), or null. */
     public final RemoteRegion probe;
+    /**
+     * Authentication bytes: a HELLO's nonce (empty without a secret), a CHALLENGE's nonce and proof, a PROVE's
+     * proof; empty otherwise. Never null.
+     */
+    public final byte[] auth;
 
     /**
      * @param kind the kind
@@ -81,6 +109,24 @@ public final class SetupMessage {
      */
     public SetupMessage(byte kind, String name, String address, List<RemoteRegion> regions, String reason,
                         RemoteRegion probe) {
+        this(kind, name, address, regions, reason, probe, new byte[0]);
+    }
+
+    /**
+     * @param kind the kind
+     * @param name the sender's node name
+     * @param address the sender's address
+     * @param regions its exported regions
+     * @param reason the refusal reason, or null
+     * @param probe the sender's keep-alive target, or null
+     * @param auth the authentication bytes (see {@link #auth}), at most {@link #MAX_AUTH_LENGTH}
+     */
+    public SetupMessage(byte kind, String name, String address, List<RemoteRegion> regions, String reason,
+                        RemoteRegion probe, byte[] auth) {
+        if (auth.length > MAX_AUTH_LENGTH) {
+            throw new IllegalArgumentException("auth length=" + auth.length + " exceeds " + MAX_AUTH_LENGTH);
+        }
+        this.auth = auth.clone();
         this.kind = kind;
         this.name = name;
         this.address = address;
@@ -102,7 +148,7 @@ public final class SetupMessage {
         byte[] a = address.getBytes(StandardCharsets.UTF_8);
         byte[] r = reason == null ? new byte[0] : reason.getBytes(StandardCharsets.UTF_8);
         byte[][] names = new byte[regions.size()][];
-        long need = 16L + RemoteRegion.ENCODED_LENGTH + n.length + a.length + r.length;
+        long need = 17L + RemoteRegion.ENCODED_LENGTH + n.length + a.length + r.length + auth.length;
         for (int i = 0; i < names.length; i++) {
             names[i] = RemoteRegion.checkName(regions.get(i).name());
             need += RemoteRegion.ENCODED_LENGTH + 1 + names[i].length;
@@ -126,6 +172,7 @@ public final class SetupMessage {
         (probe == null ? new RemoteRegion(0, 0, 0) : probe).encode(b, b.position());
         b.position(b.position() + RemoteRegion.ENCODED_LENGTH);
         b.putShort((short) r.length).put(r);
+        b.put((byte) auth.length).put(auth);
         return b.position();
     }
 
@@ -151,7 +198,7 @@ public final class SetupMessage {
                 + VERSION);
         }
         byte kind = b.get();
-        if (kind != HELLO && kind != ACCEPT && kind != REFUSE) {
+        if (kind != HELLO && kind != ACCEPT && kind != REFUSE && kind != CHALLENGE && kind != PROVE) {
             throw new ProtocolException("setup message of unknown kind=" + kind);
         }
         b.get();
@@ -188,8 +235,19 @@ public final class SetupMessage {
         }
         RemoteRegion probe = region(b, "keep-alive target");
         String reason = string(b, "reason");
+        need(b, 1, "auth length");
+        int authLength = Byte.toUnsignedInt(b.get());
+        int wanted = kind == CHALLENGE ? MAX_AUTH_LENGTH : kind == PROVE ? PROOF_LENGTH
+            : kind == HELLO && authLength != 0 ? NONCE_LENGTH : 0;
+        if (authLength != wanted) {
+            throw new ProtocolException("setup message of kind=" + kind + " has auth length=" + authLength
+                + " (expected " + wanted + ")");
+        }
+        need(b, authLength, "auth (length=" + authLength + ")");
+        byte[] auth = new byte[authLength];
+        b.get(auth);
         return new SetupMessage(kind, name, address, regions, reason.isEmpty() ? null : reason,
-            probe.length() == 0 ? null : probe);
+            probe.length() == 0 ? null : probe, auth);
     }
 
     private static void need(ByteBuffer b, int n, String field) throws ProtocolException {

@@ -88,4 +88,29 @@ class SetupMessageTest {
         c.put(b.duplicate().position(0).limit(len)).flip();
         return c;
     }
+
+    @Test
+    void authBytesTravelWithTheirKindAndWrongLengthsAreRefused() throws Exception {
+        ByteBuffer buf = ByteBuffer.allocate(4096);
+        byte[] nonce = new byte[SetupMessage.NONCE_LENGTH];
+        java.util.Arrays.fill(nonce, (byte) 7);
+        int len = new SetupMessage(SetupMessage.HELLO, "c", "a:1", List.of(), null, null, nonce).encode(buf);
+        org.junit.jupiter.api.Assertions.assertArrayEquals(nonce,
+            SetupMessage.decode(buf.duplicate().limit(len)).auth);
+        len = new SetupMessage(SetupMessage.HELLO, "c", "a:1", List.of(), null).encode(buf);
+        assertEquals(0, SetupMessage.decode(buf.duplicate().limit(len)).auth.length, "a HELLO without a secret");
+        byte[] challenge = new byte[SetupMessage.MAX_AUTH_LENGTH];
+        len = new SetupMessage(SetupMessage.CHALLENGE, "s", "a:2", List.of(), null, null, challenge).encode(buf);
+        assertEquals(SetupMessage.CHALLENGE, SetupMessage.decode(buf.duplicate().limit(len)).kind);
+        // a PROVE whose proof is short, and a CHALLENGE without one, are refused naming the length
+        len = new SetupMessage(SetupMessage.PROVE, "c", "a:1", List.of(), null, null, nonce).encode(buf);
+        int n = len;
+        ProtocolException e = assertThrows(ProtocolException.class,
+            () -> SetupMessage.decode(buf.duplicate().limit(n)));
+        assertTrue(e.getMessage().contains("auth length=16 (expected 32)"), e.getMessage());
+        len = new SetupMessage(SetupMessage.CHALLENGE, "s", "a:2", List.of(), null).encode(buf);
+        int m = len;
+        e = assertThrows(ProtocolException.class, () -> SetupMessage.decode(buf.duplicate().limit(m)));
+        assertTrue(e.getMessage().contains("auth length=0 (expected 48)"), e.getMessage());
+    }
 }
