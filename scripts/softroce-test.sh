@@ -69,6 +69,8 @@ CP="$CP:$ROOT/shuffle/target/classes:$ROOT/shuffle/target/test-classes"
 CP="$CP:$ROOT/bench/target/classes:$(cat "$WORK/cp-bench.txt")"
 JOPTS="-XX:TieredStopAtLevel=1 --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow"
 JOPTS="$JOPTS -Drdmx.leakDetection=disabled -Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
+# RDMX_SOFTROCE_JOPTS (for developers): more JVM options for every JVM in the VM (a log level, say)
+JOPTS="$JOPTS ${RDMX_SOFTROCE_JOPTS:-}"
 
 cat > "$WORK/inside.sh" <<INSIDE
 set -u

@@ -1085,11 +1085,7 @@ public abstract class RpcSuite {
         CompletableFuture<byte[]> onGood = c.callAsync(good.address(), SLOW, intBody(1), WAIT);
         CompletableFuture<byte[]> onRaw = c.callAsync(raw.node().address(), ECHO, intBody(1), WAIT);
         PeerChannel p = raw.accept(WAIT);
-        AtomicLong callId = new AtomicLong(-1);
-        int n = raw.reader(0).read((stream, buf, off, len, src) ->
-            callId.set(buf.order(ByteOrder.LITTLE_ENDIAN).getLong(off + RpcFrameDescriptor.CALL_ID_OFFSET)),
-            1, WAIT.toSeconds(), TimeUnit.SECONDS);
-        assertEquals(1, n);
+        AtomicLong callId = new AtomicLong(readCallId(raw));
         garbage(p.writer(0, 0), g, RpcFrameDescriptor.KIND_RESPONSE, callId.get());
         ExecutionException e = assertThrows(ExecutionException.class,
             () -> onRaw.get(WAIT.toSeconds(), TimeUnit.SECONDS));
@@ -1111,11 +1107,7 @@ public abstract class RpcSuite {
         CompletableFuture<byte[]> onGood = c.callAsync(good.address(), SLOW, intBody(1), WAIT);
         CompletableFuture<byte[]> onRaw = c.callAsync(raw.node().address(), ECHO, intBody(1), WAIT);
         PeerChannel p = raw.accept(WAIT);
-        AtomicLong callId = new AtomicLong(-1);
-        int n = raw.reader(0).read((stream, buf, off, len, src) ->
-            callId.set(buf.order(ByteOrder.LITTLE_ENDIAN).getLong(off + RpcFrameDescriptor.CALL_ID_OFFSET)),
-            1, WAIT.toSeconds(), TimeUnit.SECONDS);
-        assertEquals(1, n);
+        AtomicLong callId = new AtomicLong(readCallId(raw));
         // call ids are sequential: the raw server answers both neighbours of the id it saw, one of which is the call
         // outstanding at the good server, then its own call (the frames of one peer are handled in order)
         ChannelWriter w = p.writer(0, 0);
@@ -1130,5 +1122,15 @@ public abstract class RpcSuite {
         assertTrue(p.isOpen());
         release.countDown();
         assertEquals(4, onGood.get(WAIT.toSeconds(), TimeUnit.SECONDS).length, "the good server's own answer");
+    }
+
+    /** A raw server reads the one request it was sent: its call id. */
+    private static long readCallId(ChannelEngine raw) throws Exception {
+        AtomicLong callId = new AtomicLong(-1);
+        int n = raw.reader(0).read((stream, buf, off, len, src) ->
+            callId.set(buf.order(ByteOrder.LITTLE_ENDIAN).getLong(off + RpcFrameDescriptor.CALL_ID_OFFSET)),
+            1, WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertEquals(1, n);
+        return callId.get();
     }
 }

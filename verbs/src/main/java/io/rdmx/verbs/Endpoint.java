@@ -204,18 +204,10 @@ final class Endpoint {
             lock.lock();
             try {
                 qpAlive = true;
-                recvSge.set(JAVA_LONG, IbvSge.ADDR, ctrl.address());
-                recvSge.set(JAVA_INT, IbvSge.LENGTH, CTRL_HALF);
-                recvSge.set(JAVA_INT, IbvSge.LKEY, ctrlLkey);
-                recvWr.set(JAVA_LONG, IbvRecvWr.WR_ID, CTRL_RECV);
-                recvWr.set(JAVA_INT, IbvRecvWr.NUM_SGE, 1);
-                rc = (int) Lib.POST_RECV_OP.invokeExact(node.postRecvFn(), qp, recvWr, bad);
             } finally {
                 unlock();
             }
-            if (rc != 0) {
-                throw new RdmxException("verbs: posting the setup receive failed: " + rc);
-            }
+            postCtrlRecv();
         } catch (RdmxException e) {
             throw e;
         } catch (Throwable t) {
