@@ -52,8 +52,6 @@ final class Endpoint {
     static final long CTRL_RECV = CTRL_BIT | 1;
     static final long CTRL_SEND = CTRL_BIT | 2;
     static final long CTRL_PROBE = CTRL_BIT | 3;
-    /** A memory window bound to this queue pair (a region granted to this connection). */
-    static final long CTRL_BIND = CTRL_BIT | 4;
     /** Bytes at the end of the control region that the peer's keep-alive probes WRITE. */
     static final int PROBE_BYTES = KeepAlive.TARGET_BYTES;
     /** Bytes of each half (receive, send) of the control region. */
@@ -380,52 +378,6 @@ final class Endpoint {
         }
     }
 
-    /**
-     * Binds a type-2 memory window to this queue pair ({@code IBV_WR_BIND_MW}, signaled): from then on the window's
-     * key gives remote write access to {@code [addr, addr + length)} on this queue pair only. Posted in order with
-     * the sends: whatever is posted after it (the message that tells the peer the key) goes after it. Not waited
-     * for; a failed bind completes with an error and fails the connection.
-     *
-     * @param mw the window ({@code struct ibv_mw *})
-     * @param rkey the key to bind it with ({@code ibv_inc_rkey} of its current key)
-     * @param mr the memory registration it grants access to (registered with {@code IBV_ACCESS_MW_BIND})
-     * @param addr the start
-     * @param length the length
-     * @throws RdmxException if the post fails or the connection is closed (names the peer)
-     */
-    void postBindWindow(MemorySegment mw, int rkey, MemorySegment mr, long addr, long length) throws RdmxException {
-        int rc;
-        lock.lock();
-        try {
-            if (!usable()) {
-                throw new RdmxException("verbs: connection to " + peerLabel() + " is closed: cannot grant it a region");
-            }
-            sendWr.set(JAVA_LONG, IbvSendWr.WR_ID, CTRL_BIND);
-            sendWr.set(JAVA_INT, IbvSendWr.NUM_SGE, 0);
-            sendWr.set(JAVA_INT, IbvSendWr.OPCODE, Consts.IBV_WR_BIND_MW);
-            sendWr.set(JAVA_INT, IbvSendWr.SEND_FLAGS, Consts.IBV_SEND_SIGNALED);
-            sendWr.set(ADDRESS, IbvSendWr.BIND_MW_MW, mw);
-            sendWr.set(JAVA_INT, IbvSendWr.BIND_MW_RKEY, rkey);
-            sendWr.set(ADDRESS, IbvSendWr.BIND_MW_MR, mr);
-            sendWr.set(JAVA_LONG, IbvSendWr.BIND_MW_ADDR, addr);
-            sendWr.set(JAVA_LONG, IbvSendWr.BIND_MW_LENGTH, length);
-            sendWr.set(JAVA_INT, IbvSendWr.BIND_MW_ACCESS, Consts.IBV_ACCESS_REMOTE_WRITE);
-            rc = (int) Lib.POST_SEND_OP.invokeExact(node.postSendFn(), qp, sendWr, bad);
-        } catch (RdmxException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new RdmxException("verbs: binding a memory window for " + peerLabel() + " failed: " + t, t);
-        } finally {
-            // the data path sets its own fields of the shared request on every post; the window's are cleared
-            sendWr.asSlice(IbvSendWr.BIND_MW_MW, IbvSendWr.SIZE - IbvSendWr.BIND_MW_MW).fill((byte) 0);
-            unlock();
-        }
-        if (rc != 0) {
-            throw new RdmxException("verbs: binding a memory window for " + peerLabel() + " failed: " + rc
-                + " (the device or its driver may lack type-2 memory windows)");
-        }
-    }
-
     /** The receive half of the control region. */
     MemorySegment ctrlRecvArea() {
         return ctrl.asSlice(0, CTRL_HALF);
@@ -638,17 +590,6 @@ final class Endpoint {
         int status = wc.get(JAVA_INT, at + IbvWc.STATUS);
         if (wrId == CTRL_PROBE) {
             probeDone(status);
-            return;
-        }
-        if (wrId == CTRL_BIND) {
-            if (status != Consts.IBV_WC_SUCCESS) {
-                VerbsConnection c = conn;
-                String why = "binding the memory window of a region granted to " + peerLabel() + " failed: "
-                    + statusName(status) + " (the device or its driver may lack type-2 memory windows)";
-                if (c != null) {
-                    node.execute(() -> c.fail(new ConnectionClosedException(c.peerName(), why, null)));
-                }
-            }
             return;
         }
         if ((wrId & CTRL_BIT) != 0) {

@@ -155,13 +155,6 @@ public final class Lib {
         return fn(lib, name, FunctionDescriptor.ofVoid(args));
     }
 
-    /** {@code ops.alloc_mw(pd, type)}: first argument is the function address. */
-    public static final MethodHandle ALLOC_MW_OP = LINKER.downcallHandle(
-        FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT), CAPTURE);
-    /** {@code ops.dealloc_mw(mw)}. */
-    public static final MethodHandle DEALLOC_MW_OP = LINKER.downcallHandle(
-        FunctionDescriptor.of(JAVA_INT, ADDRESS), CAPTURE);
-
     /** {@code ops.req_notify_cq(cq, solicited_only)}. */
     public static final MethodHandle REQ_NOTIFY_CQ_OP = LINKER.downcallHandle(
         FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));

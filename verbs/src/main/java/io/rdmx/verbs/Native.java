@@ -46,18 +46,6 @@ public final class Native {
         public static final long RDMA_REMOTE_ADDR = 40;
         /** {@code wr.rdma.rkey}. */
         public static final long RDMA_RKEY = 48;
-        /** {@code bind_mw.mw} (anonymous union). */
-        public static final long BIND_MW_MW = 80;
-        /** {@code bind_mw.rkey}. */
-        public static final long BIND_MW_RKEY = 88;
-        /** {@code bind_mw.bind_info.mr}. */
-        public static final long BIND_MW_MR = 96;
-        /** {@code bind_mw.bind_info.addr}. */
-        public static final long BIND_MW_ADDR = 104;
-        /** {@code bind_mw.bind_info.length}. */
-        public static final long BIND_MW_LENGTH = 112;
-        /** {@code bind_mw.bind_info.mw_access_flags}. */
-        public static final long BIND_MW_ACCESS = 120;
         /** sizeof. */
         public static final long SIZE = 128;
 
@@ -127,10 +115,6 @@ public final class Native {
      * its function pointers.
      */
     public static final class IbvContext {
-        /** {@code ops.alloc_mw}. */
-        public static final long OPS_ALLOC_MW = 64;
-        /** {@code ops.dealloc_mw}. */
-        public static final long OPS_DEALLOC_MW = 80;
         /** {@code ops.poll_cq}. */
         public static final long OPS_POLL_CQ = 96;
         /** {@code ops.req_notify_cq}. */
@@ -141,15 +125,6 @@ public final class Native {
         public static final long OPS_POST_RECV = 216;
 
         private IbvContext() {
-        }
-    }
-
-    /** {@code struct ibv_mw} (infiniband/verbs.h). */
-    public static final class IbvMw {
-        /** {@code uint32_t rkey}. */
-        public static final long RKEY = 16;
-
-        private IbvMw() {
         }
     }
 
@@ -243,12 +218,6 @@ public final class Native {
         public static final int IBV_WR_RDMA_WRITE_WITH_IMM = 1;
         /** {@code IBV_WR_SEND}. */
         public static final int IBV_WR_SEND = 2;
-        /** {@code IBV_WR_BIND_MW}. */
-        public static final int IBV_WR_BIND_MW = 8;
-        /** {@code IBV_ACCESS_MW_BIND}. */
-        public static final int IBV_ACCESS_MW_BIND = 16;
-        /** {@code IBV_MW_TYPE_2}. */
-        public static final int IBV_MW_TYPE_2 = 2;
         /** {@code IBV_SEND_SIGNALED}. */
         public static final int IBV_SEND_SIGNALED = 2;
         /** {@code IBV_WC_SUCCESS}. */
@@ -441,18 +410,6 @@ public final class Native {
         m.put("IBV_WR_RDMA_WRITE", (long) Consts.IBV_WR_RDMA_WRITE);
         m.put("IBV_WR_RDMA_WRITE_WITH_IMM", (long) Consts.IBV_WR_RDMA_WRITE_WITH_IMM);
         m.put("IBV_WR_SEND", (long) Consts.IBV_WR_SEND);
-        m.put("IBV_WR_BIND_MW", (long) Consts.IBV_WR_BIND_MW);
-        m.put("IBV_ACCESS_MW_BIND", (long) Consts.IBV_ACCESS_MW_BIND);
-        m.put("IBV_MW_TYPE_2", (long) Consts.IBV_MW_TYPE_2);
-        m.put("offsetof(struct ibv_mw, rkey)", IbvMw.RKEY);
-        m.put("offsetof(struct ibv_context, ops.alloc_mw)", IbvContext.OPS_ALLOC_MW);
-        m.put("offsetof(struct ibv_context, ops.dealloc_mw)", IbvContext.OPS_DEALLOC_MW);
-        m.put("offsetof(struct ibv_send_wr, bind_mw.mw)", IbvSendWr.BIND_MW_MW);
-        m.put("offsetof(struct ibv_send_wr, bind_mw.rkey)", IbvSendWr.BIND_MW_RKEY);
-        m.put("offsetof(struct ibv_send_wr, bind_mw.bind_info.mr)", IbvSendWr.BIND_MW_MR);
-        m.put("offsetof(struct ibv_send_wr, bind_mw.bind_info.addr)", IbvSendWr.BIND_MW_ADDR);
-        m.put("offsetof(struct ibv_send_wr, bind_mw.bind_info.length)", IbvSendWr.BIND_MW_LENGTH);
-        m.put("offsetof(struct ibv_send_wr, bind_mw.bind_info.mw_access_flags)", IbvSendWr.BIND_MW_ACCESS);
         m.put("IBV_SEND_SIGNALED", (long) Consts.IBV_SEND_SIGNALED);
         m.put("IBV_WC_SUCCESS", (long) Consts.IBV_WC_SUCCESS);
         m.put("IBV_WC_LOC_LEN_ERR", (long) Consts.IBV_WC_LOC_LEN_ERR);

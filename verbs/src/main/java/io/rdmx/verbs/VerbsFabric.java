@@ -15,12 +15,12 @@ import java.util.List;
  */
 public final class VerbsFabric implements Fabric {
     /**
-     * Yes: a region granted to one connection is reached through a type-2 memory window bound to that connection's
-     * queue pair, which the NIC honours on that queue pair only.
+     * Not yet: keys are checked by the NIC against the node's one protection domain (a type-2 memory window per
+     * grant stalled channel handshakes on rxe0; docs/security.md).
      */
     @Override
     public boolean scopesRegions() {
-        return true;
+        return false;
     }
 
     @Override

@@ -79,8 +79,6 @@ public final class VerbsNode extends AbstractNode {
     private MemorySegment postRecvFn;
     private MemorySegment pollCqFn;
     private MemorySegment reqNotifyFn;
-    private MemorySegment allocMwFn;
-    private MemorySegment deallocMwFn;
     private String address;
     private String deviceName = "?";
     private boolean softRoce;
@@ -160,8 +158,6 @@ public final class VerbsNode extends AbstractNode {
         postRecvFn = ctx.get(ADDRESS, IbvContext.OPS_POST_RECV);
         pollCqFn = ctx.get(ADDRESS, IbvContext.OPS_POLL_CQ);
         reqNotifyFn = ctx.get(ADDRESS, IbvContext.OPS_REQ_NOTIFY_CQ);
-        allocMwFn = ctx.get(ADDRESS, IbvContext.OPS_ALLOC_MW);
-        deallocMwFn = ctx.get(ADDRESS, IbvContext.OPS_DEALLOC_MW);
     }
 
     private static MemorySegment nonNull(String call, MemorySegment p, MemorySegment st) throws RdmxException {
@@ -292,78 +288,6 @@ public final class VerbsNode extends AbstractNode {
     }
 
     /**
-     * A region granted to one connection: the NIC itself confines it to that connection's queue pair. The memory is
-     * registered without remote access (local write and window binding only), and a type-2 memory window bound to
-     * the grantee's queue pair ({@code IBV_WR_BIND_MW}) gives remote write access through its own key, which the
-     * NIC honours on that queue pair alone: another peer naming it, or the region's memory-registration key, gets a
-     * remote access error. The bind is posted on the grantee's send queue before anything that can tell the peer
-     * the key (the channel's REGION message goes after it, in order); it is not waited for here (this may run on
-     * the thread that polls its completion), and a failed bind fails that connection, naming the status.
-     */
-    @Override
-    protected Allocation allocateGranted(int length, int access, int remoteKey, AbstractConnection grantee)
-        throws RdmxException {
-        checkOpen();
-        if ((access & Access.REMOTE_WRITE) == 0) {
-            return allocate(length, access, remoteKey);
-        }
-        Endpoint ep = ((VerbsConnection) grantee).endpoint();
-        MemorySegment st = Lib.state();
-        Arena arena = Arena.ofShared();
-        MemorySegment mem;
-        MemorySegment mr = MemorySegment.NULL;
-        MemorySegment mw = MemorySegment.NULL;
-        try {
-            mem = arena.allocate(length, 4096);
-            mr = registerFlags(mem, Consts.IBV_ACCESS_LOCAL_WRITE | Consts.IBV_ACCESS_MW_BIND);
-            mw = ((MemorySegment) Lib.ALLOC_MW_OP.invoke(allocMwFn, st, pd, Consts.IBV_MW_TYPE_2)).reinterpret(32);
-            if (mw.equals(MemorySegment.NULL)) {
-                throw new RdmxException("verbs: ibv_alloc_mw(type 2) at node '" + name() + "' failed: errno="
-                    + Lib.errno(st) + " (the device or its driver has no type-2 memory windows: regions cannot be"
-                    + " granted to one peer on it)");
-            }
-            int old = mw.get(JAVA_INT, Native.IbvMw.RKEY);
-            int rkey = (old & 0xffffff00) | ((old + 1) & 0xff); // ibv_inc_rkey
-            ep.postBindWindow(mw, rkey, mr, mem.address(), length);
-            MemorySegment boundMr = mr;
-            MemorySegment boundMw = mw;
-            Runnable release = () -> {
-                try {
-                    int rc = (int) Lib.DEALLOC_MW_OP.invoke(deallocMwFn, Lib.state(), boundMw);
-                    if (rc != 0) {
-                        LOG.warn("verbs: node '{}': ibv_dealloc_mw failed: {}", name(), rc);
-                    }
-                } catch (Throwable t) {
-                    LOG.warn("verbs: node '{}': ibv_dealloc_mw failed: {}", name(), t.toString());
-                }
-                deregister(boundMr);
-                arena.close();
-            };
-            return new Allocation(mem.asByteBuffer(), release, mem.address(), localKey(mr), rkey);
-        } catch (RdmxException | RuntimeException e) {
-            undoGrant(mw, mr, arena);
-            throw e;
-        } catch (Throwable t) {
-            undoGrant(mw, mr, arena);
-            throw new RdmxException("verbs: granting a region to '" + grantee.peerName() + "' failed: " + t, t);
-        }
-    }
-
-    private void undoGrant(MemorySegment mw, MemorySegment mr, Arena arena) {
-        try {
-            if (!mw.equals(MemorySegment.NULL)) {
-                Lib.DEALLOC_MW_OP.invoke(deallocMwFn, Lib.state(), mw);
-            }
-        } catch (Throwable t) {
-            LOG.debug("verbs: ibv_dealloc_mw: {}", t.toString());
-        }
-        if (!mr.equals(MemorySegment.NULL)) {
-            deregister(mr);
-        }
-        arena.close();
-    }
-
-    /**
      * Registers memory with the protection domain.
      *
      * @param memory the memory
@@ -376,10 +300,6 @@ public final class VerbsNode extends AbstractNode {
         if ((access & Access.REMOTE_WRITE) != 0) {
             flags |= Consts.IBV_ACCESS_REMOTE_WRITE;
         }
-        return registerFlags(memory, flags);
-    }
-
-    private MemorySegment registerFlags(MemorySegment memory, int flags) throws RdmxException {
         MemorySegment st = Lib.state();
         MemorySegment mr;
         try {
