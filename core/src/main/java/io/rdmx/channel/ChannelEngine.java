@@ -631,7 +631,12 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     }
 
     void peerFailed(PeerChannel p, ConnectionClosedException e) {
-        LOG.atLevel(failureLogLevel(p)).log("node '{}': {}", node.name(), e.getMessage());
+        // no SLF4J 2 fluent calls (atLevel): Hadoop 3.4 puts SLF4J 1.7 on the class path of the modules it loads
+        if (failureLogLevel(p) == Level.DEBUG) {
+            LOG.debug("node '{}': {}", node.name(), e.getMessage());
+        } else {
+            LOG.info("node '{}': {}", node.name(), e.getMessage());
+        }
         for (ChannelReader r : readers) {
             r.peerFailed(e);
         }
