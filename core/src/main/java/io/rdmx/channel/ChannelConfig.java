@@ -1,6 +1,7 @@
 package io.rdmx.channel;
 
 import io.rdmx.spi.Platform;
+import io.rdmx.transport.internal.SystemProperties;
 import java.time.Duration;
 import java.util.Locale;
 
@@ -327,8 +328,10 @@ public final class ChannelConfig {
     public static final class Builder {
         private final int workers;
         private int maxPeerWorkers = Platform.intValue(MAX_PEER_WORKERS_PROP, MAX_PEER_WORKERS_DEFAULT);
-        private long maxPeerMemory = longValue(MAX_PEER_MEMORY_PROP, MAX_PEER_MEMORY_DEFAULT);
-        private long maxRingMemory = longValue(MAX_RING_MEMORY_PROP, MAX_RING_MEMORY_DEFAULT);
+        private long maxPeerMemory = SystemProperties.longInRange(MAX_PEER_MEMORY_PROP, MAX_PEER_MEMORY_DEFAULT, 1024,
+            Long.MAX_VALUE, "bytes");
+        private long maxRingMemory = SystemProperties.longInRange(MAX_RING_MEMORY_PROP, MAX_RING_MEMORY_DEFAULT, 1024,
+            Long.MAX_VALUE, "bytes");
         private int ringCapacity = Platform.intValue(RING_CAPACITY_PROP, RING_CAPACITY_DEFAULT);
         private int batchThreshold = System.getProperty(BATCH_THRESHOLD_PROP) == null ? 0
             : Platform.intValue(BATCH_THRESHOLD_PROP, 0);
@@ -516,18 +519,6 @@ public final class ChannelConfig {
         public Builder maxRingMemory(long v) {
             this.maxRingMemory = v;
             return this;
-        }
-
-        private static long longValue(String key, long def) {
-            String v = System.getProperty(key);
-            if (v == null || v.isBlank()) {
-                return def;
-            }
-            try {
-                return Long.parseLong(v.strip());
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(key + "=" + v + " is not a number of bytes", e);
-            }
         }
 
         /**

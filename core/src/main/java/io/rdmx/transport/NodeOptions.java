@@ -221,7 +221,8 @@ public final class NodeOptions {
         private String secret;
         private String secretSource;
         private java.nio.file.Path secretFile;
-        private boolean requireSecret = bool(REQUIRE_SECRET_PROP, REQUIRE_SECRET_DEFAULT);
+        private boolean requireSecret = io.rdmx.transport.internal.SystemProperties.bool(
+            REQUIRE_SECRET_PROP, REQUIRE_SECRET_DEFAULT);
         private int acceptBacklog = 128;
         private Duration handshakeTimeout = Duration.ofMillis(
             Long.getLong(HANDSHAKE_TIMEOUT_PROP, HANDSHAKE_TIMEOUT_DEFAULT.toMillis()));
@@ -246,20 +247,6 @@ public final class NodeOptions {
             } else if (file != null) {
                 secretFile = java.nio.file.Paths.get(file);
             }
-        }
-
-        private static boolean bool(String key, boolean def) {
-            String v = System.getProperty(key);
-            if (v == null || v.isBlank()) {
-                return def;
-            }
-            if (v.strip().equalsIgnoreCase("true")) {
-                return true;
-            }
-            if (v.strip().equalsIgnoreCase("false")) {
-                return false;
-            }
-            throw new IllegalArgumentException(key + "=" + v + " is neither true nor false");
         }
 
         private static String firstNonBlank(String a, String b) {

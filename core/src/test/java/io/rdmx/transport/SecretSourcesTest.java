@@ -62,10 +62,10 @@ class SecretSourcesTest {
 
     @Test
     void aListenerBeyondLoopbackWithoutASecretWarnsOrIsRefused() throws Exception {
-        assertTrue(SecretPolicy.beyondLoopback("0.0.0.0"));
-        assertTrue(SecretPolicy.beyondLoopback(""));
-        assertFalse(SecretPolicy.beyondLoopback("127.0.0.1"));
-        assertFalse(SecretPolicy.beyondLoopback("[::1]"));
+        assertTrue(SecretPolicy.beyondLoopback(java.net.InetAddress.getByName("0.0.0.0")));
+        assertTrue(SecretPolicy.beyondLoopback(null));
+        assertFalse(SecretPolicy.beyondLoopback(java.net.InetAddress.getByName("127.0.0.1")));
+        assertFalse(SecretPolicy.beyondLoopback(java.net.InetAddress.getByName("::1")));
         NodeOptions open = NodeOptions.builder().name("n").secret(null).build();
         assertTrue(SecretPolicy.onListen(open, "tcp", "0.0.0.0:0", true), "warns");
         assertFalse(SecretPolicy.onListen(open, "tcp", "127.0.0.1:0", false), "loopback: nothing to say");

@@ -107,7 +107,7 @@ public abstract class AbstractNode implements Node {
 
     /** An accepted connection's handshake ended (established, refused or lost). */
     public void endHandshake() {
-        pendingHandshakes.decrementAndGet();
+        endHandshake(null);
     }
 
     /**

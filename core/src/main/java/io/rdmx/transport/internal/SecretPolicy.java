@@ -3,7 +3,6 @@ package io.rdmx.transport.internal;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
 import java.net.InetAddress;
-import java.net.UnknownHostException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,24 +20,11 @@ public final class SecretPolicy {
     }
 
     /**
-     * @param host a bind host (name or literal), or null/empty for the wildcard address
-     * @return true unless every address it stands for is a loopback address
+     * @param bind the address a node will bind, or null for the wildcard address
+     * @return true unless it is a loopback address (the wildcard address is not)
      */
-    public static boolean beyondLoopback(String host) {
-        if (host == null || host.isEmpty() || host.equals("*")) {
-            return true;
-        }
-        String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
-        try {
-            for (InetAddress a : InetAddress.getAllByName(h)) {
-                if (!a.isLoopbackAddress()) {
-                    return true;
-                }
-            }
-            return false;
-        } catch (UnknownHostException e) {
-            return true; // the bind will fail on its own; say nothing reassuring meanwhile
-        }
+    public static boolean beyondLoopback(InetAddress bind) {
+        return bind == null || bind.isAnyLocalAddress() || !bind.isLoopbackAddress();
     }
 
     /**

@@ -1,6 +1,6 @@
 package io.rdmx.transport.internal;
 
-/** Reading rdmx's numeric system properties, with an error that names the key and the value. */
+/** Reading rdmx's system properties, with an error that names the key and the value. */
 public final class SystemProperties {
     private SystemProperties() {
     }
@@ -28,5 +28,26 @@ public final class SystemProperties {
                 + " to " + max);
         }
         return n;
+    }
+
+    /**
+     * @param key the property
+     * @param def its default
+     * @return {@code true} or {@code false} (any case, blanks around ignored), or the default if the property is
+     *     not set or blank
+     * @throws IllegalArgumentException naming the key and the value if it is neither
+     */
+    public static boolean bool(String key, boolean def) {
+        String v = System.getProperty(key);
+        if (v == null || v.isBlank()) {
+            return def;
+        }
+        if (v.strip().equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (v.strip().equalsIgnoreCase("false")) {
+            return false;
+        }
+        throw new IllegalArgumentException(key + "=" + v + " is neither true nor false");
     }
 }

@@ -288,7 +288,7 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
 
     @Override
     protected ShmConnection newConnection(String peerName, String peerAddress, List<RemoteRegion> regions) {
-        String scope = scopeToken();
+        String scope = shmNode.acceptsPlacedWrites() ? scopeToken() : null; // tcp grants no files
         return new ShmConnection(shmNode, peerName, peerAddress, regions, io, this,
             shmNode.placerFor(peerAddress, scope), scope);
     }

@@ -79,8 +79,7 @@ public final class TcpFabric implements Fabric {
         String bind = options.bindAddress() == null ? DEFAULT_BIND : options.bindAddress();
         InetSocketAddress at = parse(bind);
         // before binding: a node that must not listen unprotected never does, even briefly
-        SecretPolicy.onListen(options, NAME, bind, at.getAddress() == null || at.getAddress().isAnyLocalAddress()
-            || !at.getAddress().isLoopbackAddress());
+        SecretPolicy.onListen(options, NAME, bind, SecretPolicy.beyondLoopback(at.getAddress()));
         if (!netty()) {
             return SelectorSockets.openTcp(this, options, at, ADDRESSING, followerReads());
         }
