@@ -29,7 +29,8 @@ SELECT="${RDMX_SOFTROCE_SELECT:---select-class=io.rdmx.verbs.VerbsConformanceTes
   --select-class=io.rdmx.verbs.VerbsChannelTest --select-class=io.rdmx.verbs.VerbsUnitTest \
   --select-class=io.rdmx.verbs.RegistrationCacheTest --select-class=io.rdmx.verbs.PeerHangTest \
   --select-class=io.rdmx.verbs.VerbsSetupTest --select-class=io.rdmx.verbs.VerbsInlineCompletionTest \
-  --select-class=io.rdmx.verbs.VerbsAuthTest --select-class=io.rdmx.verbs.VerbsSecretConformanceTest}"
+  --select-class=io.rdmx.verbs.VerbsAuthTest --select-class=io.rdmx.verbs.VerbsSecretConformanceTest \
+  --select-class=io.rdmx.verbs.VerbsScopeTest}"
 BW_SIZE=65536
 BW_N=2000
 LAT_SIZE=64

@@ -31,8 +31,30 @@ public interface Region {
      */
     ByteBuffer buffer();
 
-    /** @return the descriptor a peer uses to WRITE here */
+    /**
+     * The descriptor a peer uses to WRITE here. Where keys are the same on every connection (loopback, shm, tcp,
+     * disni) any peer allowed to reach the region may use it. On verbs a node-wide region has a key per connection
+     * (each queue pair has its own protection domain): tell a peer {@link #descriptor(Connection)} instead; a region
+     * granted to one connection ({@link Connection#register}) has one key, its grantee's, and this is it.
+     *
+     * @return the descriptor
+     */
     RemoteRegion descriptor();
+
+    /**
+     * The descriptor the peer of one connection uses to WRITE here: what to tell that peer in a message of your own.
+     * Equal to {@link #descriptor()} where keys are the same on every connection.
+     *
+     * @param via a connection of this region's node: the region must be exported node-wide or granted to it
+     * @return the descriptor
+     * @throws RdmxException if the provider cannot make the region reachable on that connection (verbs: the
+     *     registration in its protection domain failed, or the connection closed)
+     * @throws IllegalArgumentException if the region is not remotely writable, is granted to another connection,
+     *     or {@code via} belongs to another node
+     */
+    default RemoteRegion descriptor(Connection via) throws RdmxException {
+        return descriptor();
+    }
 
     /** @return the name given at registration, {@code ""} when unnamed */
     String name();

@@ -31,7 +31,12 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -75,7 +80,16 @@ final class Endpoint {
     private final int sdepth;
     private final int rdepth;
     private MemorySegment cq = MemorySegment.NULL;
+    /** This queue pair's own protection domain: keys registered in it are honoured on this queue pair alone. */
+    private MemorySegment pd = MemorySegment.NULL;
     private MemorySegment qp = MemorySegment.NULL;
+    /** The regions registered in {@link #pd}, with their registration (under {@link #lock}). */
+    private final Map<Registrations, MemorySegment> registered = new HashMap<>();
+    /** Released regions whose registration here is gone: dropped from {@link #registered} under the lock. */
+    private final ConcurrentLinkedQueue<Registrations> forgotten = new ConcurrentLinkedQueue<>();
+    /** The last region posted from, and its local key in {@link #pd} (under {@link #lock}). */
+    private Registrations lastPosted;
+    private int lastLkey;
     private MemorySegment ctrl;
     private MemorySegment ctrlMr = MemorySegment.NULL;
     private int ctrlLkey;
@@ -175,6 +189,10 @@ final class Endpoint {
             }
             node.cqCreated(this);
             node.armCq(cq);
+            pd = (MemorySegment) Lib.ALLOC_PD.invoke(st, node.context());
+            if (pd.equals(MemorySegment.NULL)) {
+                throw new RdmxException("verbs: ibv_alloc_pd for " + peerLabel() + " failed: errno=" + Lib.errno(st));
+            }
             MemorySegment attr = arena.allocate(IbvQpInitAttr.SIZE, 8);
             attr.set(ADDRESS, IbvQpInitAttr.SEND_CQ, cq);
             attr.set(ADDRESS, IbvQpInitAttr.RECV_CQ, cq);
@@ -184,7 +202,7 @@ final class Endpoint {
             attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_RECV_SGE, 1);
             attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_INLINE_DATA, INLINE);
             attr.set(JAVA_INT, IbvQpInitAttr.QP_TYPE, Consts.IBV_QPT_RC);
-            int rc = (int) Lib.CREATE_QP.invoke(st, id, node.pd(), attr);
+            int rc = (int) Lib.CREATE_QP.invoke(st, id, pd, attr);
             if (rc != 0) {
                 throw new RdmxException("verbs: rdma_create_qp(send " + (sdepth + 4) + ", recv " + (rdepth + 2)
                     + ") failed: errno=" + Lib.errno(st));
@@ -192,7 +210,7 @@ final class Endpoint {
             inlineCap = attr.get(JAVA_INT, IbvQpInitAttr.CAP_MAX_INLINE_DATA);
             qp = id.get(ADDRESS, RdmaCmId.QP);
             ctrl = arena.allocate(2L * CTRL_HALF, 4096);
-            ctrlMr = ((MemorySegment) Lib.REG_MR.invoke(st, node.pd(), ctrl, ctrl.byteSize(),
+            ctrlMr = ((MemorySegment) Lib.REG_MR.invoke(st, pd, ctrl, ctrl.byteSize(),
                 Consts.IBV_ACCESS_LOCAL_WRITE | Consts.IBV_ACCESS_REMOTE_WRITE)).reinterpret(64);
             if (ctrlMr.equals(MemorySegment.NULL)) {
                 throw new RdmxException("verbs: ibv_reg_mr of the control region failed: errno=" + Lib.errno(st)
@@ -419,6 +437,79 @@ final class Endpoint {
         conn = c;
     }
 
+    // ------------------------------------------------------------------ registrations in this protection domain
+
+    /** @return this queue pair's protection domain (valid while the endpoint is usable, under {@link #lock}) */
+    MemorySegment pd() {
+        return pd;
+    }
+
+    /**
+     * A region's registration in this queue pair's protection domain, made if there is none (remote access if the
+     * region allows this peer, see {@link Registrations}). Any thread.
+     *
+     * @param regs the region's registrations
+     * @return the {@code struct ibv_mr}
+     * @throws RdmxException if the endpoint is closed or the registration fails
+     * @throws IllegalStateException if the region was released
+     */
+    MemorySegment registrationOf(Registrations regs) throws RdmxException {
+        lock.lock();
+        try {
+            if (!usable()) {
+                throw new RdmxException("verbs: connection to " + peerLabel() + " is closed");
+            }
+            return registeredHere(regs);
+        } finally {
+            unlock();
+        }
+    }
+
+    /** Under {@link #lock}, the endpoint usable. */
+    private MemorySegment registeredHere(Registrations regs) throws RdmxException {
+        for (Registrations r; (r = forgotten.poll()) != null; ) {
+            registered.remove(r);
+            if (lastPosted == r) {
+                lastPosted = null;
+            }
+        }
+        MemorySegment mr = registered.get(regs);
+        if (mr == null) {
+            mr = regs.in(this);
+            registered.put(regs, mr);
+        }
+        return mr;
+    }
+
+    /**
+     * The local key of a region posted on this queue pair: its registration in this protection domain, made on its
+     * first post here. Under {@link #lock}, the endpoint usable.
+     */
+    private int localKeyOf(RegionImpl local) {
+        Object h = local.handle();
+        if (h == lastPosted) {
+            return lastLkey;
+        }
+        Registrations regs = (Registrations) h;
+        try {
+            lastLkey = VerbsNode.localKey(registeredHere(regs));
+        } catch (RdmxException e) {
+            throw new IllegalStateException("verbs: " + local + " cannot be used on the connection to " + peerLabel()
+                + ": " + e.getMessage(), e);
+        }
+        lastPosted = regs;
+        return lastLkey;
+    }
+
+    /**
+     * A released region's registration here is gone ({@link Registrations#release}); any thread.
+     *
+     * @param regs the region's registrations
+     */
+    void forget(Registrations regs) {
+        forgotten.add(regs);
+    }
+
     // ------------------------------------------------------------------ posting (any thread)
 
     private boolean usable() {
@@ -447,7 +538,7 @@ final class Endpoint {
             sWr.putInt((int) IbvSendWr.SEND_FLAGS, flags);
             sSge.putLong((int) IbvSge.ADDR, local.address() + localOffset);
             sSge.putInt((int) IbvSge.LENGTH, length);
-            sSge.putInt((int) IbvSge.LKEY, local.localKey());
+            sSge.putInt((int) IbvSge.LKEY, length == 0 ? 0 : localKeyOf(local));
             int opcode;
             if (op == Opcode.WRITE) {
                 opcode = Consts.IBV_WR_RDMA_WRITE;
@@ -496,7 +587,7 @@ final class Endpoint {
             rWr.putInt((int) IbvRecvWr.NUM_SGE, length == 0 ? 0 : 1);
             rSge.putLong((int) IbvSge.ADDR, local.address() + localOffset);
             rSge.putInt((int) IbvSge.LENGTH, length);
-            rSge.putInt((int) IbvSge.LKEY, local.localKey());
+            rSge.putInt((int) IbvSge.LKEY, length == 0 ? 0 : localKeyOf(local));
             int rc;
             try {
                 rc = (int) Lib.POST_RECV_OP.invokeExact(node.postRecvFn(), qp, recvWr, bad);
@@ -699,6 +790,7 @@ final class Endpoint {
 
     /** Destroys the QP, CQ, control region and id. Idempotent; progress thread (or the closing thread). */
     void destroy() {
+        List<Registrations> regs;
         lock.lock();
         try {
             if (destroyed) {
@@ -707,6 +799,9 @@ final class Endpoint {
             destroyed = true;
             closed = true;
             qpAlive = false;
+            regs = new ArrayList<>(registered.keySet()); // none is added once unusable
+            registered.clear();
+            lastPosted = null;
         } finally {
             unlock();
         }
@@ -724,6 +819,15 @@ final class Endpoint {
             }
             if (!ctrlMr.equals(MemorySegment.NULL)) {
                 Lib.DEREG_MR.invoke(st, ctrlMr);
+            }
+            for (Registrations r : regs) {
+                r.drop(this);
+            }
+            if (!pd.equals(MemorySegment.NULL)) {
+                int rc = (int) Lib.DEALLOC_PD.invoke(st, pd);
+                if (rc != 0) {
+                    node.log().warn("verbs: ibv_dealloc_pd for {} failed: {}", peerLabel(), rc);
+                }
             }
             Lib.DESTROY_ID.invoke(st, id);
         } catch (Throwable t) {

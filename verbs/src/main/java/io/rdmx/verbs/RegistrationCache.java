@@ -16,6 +16,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * zeroed, to the next request of the same length. Remotely writable regions are always deregistered when
  * released, so their remote key dies at once and a late WRITE from a peer is refused by the hardware.
  *
+ * <p>The registration kept is the memory's home one, in the node's protection domain; the registrations in the
+ * connections' domains ({@link Registrations}) are made per allocation and dropped at its release.
+ *
  * <p>Bounded by {@value #BYTES_PROP} bytes (default 64 MiB); emptied when the node closes.
  */
 public final class RegistrationCache {
@@ -44,7 +47,7 @@ public final class RegistrationCache {
             if (e != null) {
                 hits.incrementAndGet();
                 e.memory().fill((byte) 0);
-                return allocation(e, true);
+                return allocation(e, access, true);
             }
         }
         Arena arena = Arena.ofShared();
@@ -58,18 +61,21 @@ public final class RegistrationCache {
             throw e;
         }
         registrations.incrementAndGet();
-        return allocation(new Entry(arena, mem, mr), cacheable);
+        return allocation(new Entry(arena, mem, mr), access, cacheable);
     }
 
-    private Allocation allocation(Entry e, boolean cacheable) {
+    private Allocation allocation(Entry e, int access, boolean cacheable) {
+        // the registrations in the connections' protection domains are per allocation: a reused entry starts afresh
+        Registrations regs = new Registrations(node, e.memory(), access, null);
         Runnable release = () -> {
+            regs.release();
             if (!cacheable || !offer(e)) {
                 node.deregister(e.mr());
                 e.arena().close();
             }
         };
         return new Allocation(e.memory().asByteBuffer(), release, e.memory().address(), VerbsNode.localKey(e.mr()),
-            VerbsNode.remoteKey(e.mr()));
+            VerbsNode.remoteKey(e.mr()), regs);
     }
 
     private synchronized Entry take(long length) {

@@ -15,12 +15,13 @@ import java.util.List;
  */
 public final class VerbsFabric implements Fabric {
     /**
-     * Not yet: keys are checked by the NIC against the node's one protection domain (a type-2 memory window per
-     * grant stalled channel handshakes on rxe0; docs/security.md).
+     * Yes, in hardware: every queue pair has a protection domain of its own, and a region is registered in a
+     * connection's domain with remote access only if it is exported node-wide or granted to that connection
+     * ({@link Registrations}). The NIC refuses any other key on that queue pair.
      */
     @Override
     public boolean scopesRegions() {
-        return false;
+        return true;
     }
 
     @Override

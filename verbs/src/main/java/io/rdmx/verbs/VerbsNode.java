@@ -13,8 +13,10 @@ import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.ProtocolException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
+import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
+import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.internal.SetupAuth;
 import io.rdmx.transport.internal.SetupMessage;
 import io.rdmx.verbs.Native.Consts;
@@ -209,10 +211,6 @@ public final class VerbsNode extends AbstractNode {
         return ctx;
     }
 
-    MemorySegment pd() {
-        return pd;
-    }
-
     MemorySegment compChannel() {
         return compChannel;
     }
@@ -288,7 +286,60 @@ public final class VerbsNode extends AbstractNode {
     }
 
     /**
-     * Registers memory with the protection domain.
+     * A region granted to one connection: registered in that connection's protection domain alone (with remote
+     * access), so its key is honoured on that queue pair only; used on another connection (as a local source) it is
+     * registered there for local access only. Its descriptor carries this key.
+     */
+    @Override
+    protected Allocation allocateGranted(int length, int access, int remoteKey, AbstractConnection grantee)
+        throws RdmxException {
+        checkOpen();
+        Endpoint ep = ((VerbsConnection) grantee).endpoint();
+        Arena memArena = Arena.ofShared();
+        try {
+            MemorySegment mem = memArena.allocate(length, 4096);
+            Registrations regs = new Registrations(this, mem, access, ep);
+            MemorySegment mr = ep.registrationOf(regs);
+            Runnable release = () -> {
+                regs.release();
+                memArena.close();
+            };
+            return new Allocation(mem.asByteBuffer(), release, mem.address(), localKey(mr), remoteKey(mr), regs);
+        } catch (RdmxException | RuntimeException e) {
+            memArena.close();
+            throw e;
+        }
+    }
+
+    /** A node-wide region's key on one connection: its registration in that queue pair's protection domain. */
+    @Override
+    protected RemoteRegion describe(RegionImpl region, AbstractConnection via) throws RdmxException {
+        MemorySegment mr = ((VerbsConnection) via).endpoint().registrationOf((Registrations) region.handle());
+        return new RemoteRegion(region.address(), region.length(), remoteKey(mr), region.name());
+    }
+
+    /**
+     * The node-wide exported regions as one endpoint's peer reaches them: each registered in that queue pair's
+     * protection domain (progress thread, during setup).
+     */
+    private List<RemoteRegion> exportedTo(Endpoint ep) throws RdmxException {
+        List<RegionImpl> live = exportedRegionList();
+        List<RemoteRegion> out = new ArrayList<>(live.size());
+        for (RegionImpl r : live) {
+            try {
+                MemorySegment mr = ep.registrationOf((Registrations) r.handle());
+                out.add(new RemoteRegion(r.address(), r.length(), remoteKey(mr), r.name()));
+            } catch (IllegalStateException released) {
+                // released since it was listed: not exported
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Registers memory with the node's protection domain (its home registration: no queue pair is in that domain,
+     * so its keys reach nothing until the memory is registered in a connection's domain, see
+     * {@link Registrations}).
      *
      * @param memory the memory
      * @param access SPI access flags
@@ -296,6 +347,19 @@ public final class VerbsNode extends AbstractNode {
      * @throws RdmxException with the errno and the usual cause
      */
     MemorySegment register(MemorySegment memory, int access) throws RdmxException {
+        return register(pd, memory, access);
+    }
+
+    /**
+     * Registers memory with a protection domain.
+     *
+     * @param domain the {@code struct ibv_pd}
+     * @param memory the memory
+     * @param access SPI access flags
+     * @return the {@code struct ibv_mr}
+     * @throws RdmxException with the errno and the usual cause
+     */
+    MemorySegment register(MemorySegment domain, MemorySegment memory, int access) throws RdmxException {
         int flags = Consts.IBV_ACCESS_LOCAL_WRITE;
         if ((access & Access.REMOTE_WRITE) != 0) {
             flags |= Consts.IBV_ACCESS_REMOTE_WRITE;
@@ -303,7 +367,7 @@ public final class VerbsNode extends AbstractNode {
         MemorySegment st = Lib.state();
         MemorySegment mr;
         try {
-            mr = (MemorySegment) Lib.REG_MR.invoke(st, pd, memory, memory.byteSize(), flags);
+            mr = (MemorySegment) Lib.REG_MR.invoke(st, domain, memory, memory.byteSize(), flags);
         } catch (Throwable t) {
             throw new RdmxException("verbs: ibv_reg_mr failed: " + t, t);
         }
@@ -558,7 +622,7 @@ public final class VerbsNode extends AbstractNode {
                             sendSetup(ep, new SetupMessage(SetupMessage.HELLO, name(), address, List.of(), null,
                                 null, ep.nonce));
                         } else {
-                            sendSetup(ep, new SetupMessage(SetupMessage.HELLO, name(), address, exportedRegions(),
+                            sendSetup(ep, new SetupMessage(SetupMessage.HELLO, name(), address, exportedTo(ep),
                                 null, ep.probeTarget()));
                         }
                     }
@@ -726,7 +790,7 @@ public final class VerbsNode extends AbstractNode {
             return;
         }
         try {
-            sendSetup(ep, new SetupMessage(SetupMessage.ACCEPT, name(), address, exportedRegions(), null,
+            sendSetup(ep, new SetupMessage(SetupMessage.ACCEPT, name(), address, exportedTo(ep), null,
                 ep.probeTarget()));
         } catch (RdmxException e) {
             removeConnection(c);
@@ -785,7 +849,7 @@ public final class VerbsNode extends AbstractNode {
             ep.proved = true;
             try {
                 ep.postCtrlRecv(); // for its ACCEPT, posted before it can come
-                sendSetup(ep, new SetupMessage(SetupMessage.PROVE, name(), address, exportedRegions(), null,
+                sendSetup(ep, new SetupMessage(SetupMessage.PROVE, name(), address, exportedTo(ep), null,
                     ep.probeTarget(), auth.prove(ep.nonce, SetupAuth.nonceOf(s), name(), s.name, address)));
             } catch (RdmxException e) {
                 execute(() -> setupFailed(ep, e.getMessage()));

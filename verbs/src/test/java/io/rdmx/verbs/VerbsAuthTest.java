@@ -60,7 +60,7 @@ class VerbsAuthTest {
         Connection ab = a.connect(b.address(), WAIT);
         Connection ba = b.accept(WAIT);
         assertEquals(b.name(), ab.peerName());
-        assertEquals(target.descriptor(), ab.remoteRegion("inbox"), "regions come after the proofs");
+        assertEquals(target.descriptor(ba), ab.remoteRegion("inbox"), "regions come after the proofs");
         Region src = a.register(4096, Access.LOCAL_WRITE);
         for (int i = 0; i < 64; i++) {
             src.buffer().put(i, (byte) (i + 1));

@@ -69,7 +69,7 @@ class VerbsSetupTest {
             Connection back = b.accept(Duration.ofSeconds(30));
             Region rbuf = b.register(64, Access.ALL);
             assertEquals(Post.OK, back.post(WorkRequest.recv(rbuf, 0, 64).wrId(5)));
-            assertEquals(Post.OK, c.post(WorkRequest.write(src, 0, 4096, target.descriptor(), 0).wrId(1)
+            assertEquals(Post.OK, c.post(WorkRequest.write(src, 0, 4096, target.descriptor(back), 0).wrId(1)
                 .signaled(false)));
             assertEquals(Post.OK, c.post(WorkRequest.send(src, 0, 16).wrId(2)));
             List<Completion> got = new ArrayList<>();

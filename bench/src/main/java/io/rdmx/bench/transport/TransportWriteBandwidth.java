@@ -54,7 +54,8 @@ public class TransportWriteBandwidth {
         Region target = server.register(size * WINDOW, Access.ALL);
         Region src = client.register(size * WINDOW, Access.ALL);
         Connection c = client.connect(server.address(), Duration.ofSeconds(10));
-        write = c.prepare(io.rdmx.transport.WorkRequest.write(src, 0, size, target.descriptor(), 0));
+        Connection back = server.accept(Duration.ofSeconds(10));
+        write = c.prepare(io.rdmx.transport.WorkRequest.write(src, 0, size, target.descriptor(back), 0));
     }
 
     /** Closes the nodes. */

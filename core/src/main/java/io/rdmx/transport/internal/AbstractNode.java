@@ -166,8 +166,23 @@ public abstract class AbstractNode implements Node {
      * @param address the registered virtual address, or 0 to let the node choose
      * @param localKey the hardware local key (when {@code address} is not 0)
      * @param remoteKey the hardware remote key (when {@code address} is not 0)
+     * @param handle the provider's own bookkeeping of the memory ({@link RegionImpl#handle()}), or null
      */
-    public record Allocation(ByteBuffer memory, Runnable onDeregister, long address, int localKey, int remoteKey) {
+    public record Allocation(ByteBuffer memory, Runnable onDeregister, long address, int localKey, int remoteKey,
+                             Object handle) {
+        /**
+         * Memory registered by the provider, without bookkeeping of its own.
+         *
+         * @param memory the memory
+         * @param onDeregister gives it back
+         * @param address the registered virtual address
+         * @param localKey the hardware local key
+         * @param remoteKey the hardware remote key
+         */
+        public Allocation(ByteBuffer memory, Runnable onDeregister, long address, int localKey, int remoteKey) {
+            this(memory, onDeregister, address, localKey, remoteKey, null);
+        }
+
         /**
          * Memory whose address and keys the node assigns.
          *
@@ -175,7 +190,7 @@ public abstract class AbstractNode implements Node {
          * @param onDeregister gives it back
          */
         public Allocation(ByteBuffer memory, Runnable onDeregister) {
-            this(memory, onDeregister, 0, 0, 0);
+            this(memory, onDeregister, 0, 0, 0, null);
         }
     }
 
@@ -315,11 +330,11 @@ public abstract class AbstractNode implements Node {
         RegionImpl r;
         if (a.address() != 0) {
             r = new RegionImpl(this, a.memory(), a.address(), a.localKey(), a.remoteKey(), access, a.onDeregister(),
-                name, registrations.incrementAndGet(), grantee);
+                name, registrations.incrementAndGet(), grantee, a.handle());
         } else {
             long address = (regionSeq.incrementAndGet()) << 31;
             r = new RegionImpl(this, a.memory(), address, key ^ 0x5a5a5a5a, key, access, a.onDeregister(), name,
-                registrations.incrementAndGet(), grantee);
+                registrations.incrementAndGet(), grantee, a.handle());
         }
         regions.put(r.remoteKey(), r);
         return r;
@@ -372,6 +387,19 @@ public abstract class AbstractNode implements Node {
      *     connection), in registration order, with their names: what a setup message lists
      */
     public List<RemoteRegion> exportedRegions() {
+        List<RegionImpl> live = exportedRegionList();
+        List<RemoteRegion> out = new ArrayList<>(live.size());
+        for (RegionImpl r : live) {
+            out.add(r.descriptor());
+        }
+        return out;
+    }
+
+    /**
+     * @return the live, remotely writable regions exported to every peer, in registration order: what a provider
+     *     whose keys differ per connection describes to each peer itself ({@link #describe})
+     */
+    protected List<RegionImpl> exportedRegionList() {
         List<RegionImpl> live = new ArrayList<>();
         for (RegionImpl r : regions.values()) {
             if (r.live() && (r.access() & Access.REMOTE_WRITE) != 0 && r.grantee() == null) {
@@ -379,11 +407,22 @@ public abstract class AbstractNode implements Node {
             }
         }
         live.sort(Comparator.comparingLong(RegionImpl::seq));
-        List<RemoteRegion> out = new ArrayList<>(live.size());
-        for (RegionImpl r : live) {
-            out.add(r.descriptor());
-        }
-        return out;
+        return live;
+    }
+
+    /**
+     * The descriptor of a region that the peer of one connection uses to reach it ({@link Region#descriptor(
+     * Connection)}). The default is the region's own descriptor: its key is the same on every connection. A provider
+     * whose NIC confines keys per connection (verbs: a protection domain per queue pair) returns that connection's
+     * key.
+     *
+     * @param region a live region of this node, exported node-wide or granted to {@code via}
+     * @param via the connection, of this node
+     * @return the descriptor
+     * @throws RdmxException if the provider cannot make the region reachable on that connection
+     */
+    protected RemoteRegion describe(RegionImpl region, AbstractConnection via) throws RdmxException {
+        return region.descriptor();
     }
 
     @Override

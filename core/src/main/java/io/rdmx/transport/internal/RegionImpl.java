@@ -2,6 +2,7 @@ package io.rdmx.transport.internal;
 
 import io.rdmx.transport.Access;
 import io.rdmx.transport.Connection;
+import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
 import java.nio.ByteBuffer;
@@ -23,10 +24,13 @@ public final class RegionImpl implements Region {
     private final long seq;
     /** The one connection whose peer may reach the region, or null: every peer (exported node-wide). */
     private final AbstractConnection grantee;
+    /** The provider's bookkeeping of the memory (verbs: its registrations per protection domain), or null. */
+    private final Object handle;
 
     RegionImpl(AbstractNode node, ByteBuffer memory, long address, int localKey, int remoteKey, int access,
-               Runnable onDeregister, String name, long seq, AbstractConnection grantee) {
+               Runnable onDeregister, String name, long seq, AbstractConnection grantee, Object handle) {
         this.node = node;
+        this.handle = handle;
         this.grantee = grantee;
         this.name = name;
         this.seq = seq;
@@ -89,8 +93,32 @@ public final class RegionImpl implements Region {
     }
 
     @Override
+    public RemoteRegion descriptor(Connection via) throws RdmxException {
+        if (!(via instanceof AbstractConnection c) || c.node() != node) {
+            throw new IllegalArgumentException("connection " + via + " is not a connection of node '" + node.name()
+                + "'");
+        }
+        if ((access & Access.REMOTE_WRITE) == 0) {
+            throw new IllegalArgumentException(this + " is not remotely writable");
+        }
+        if (grantee != null && grantee != via) {
+            throw new IllegalArgumentException(this + " is granted to another connection than the one to '"
+                + via.peerName() + "'");
+        }
+        if (!live()) {
+            throw new IllegalStateException(this + " is released");
+        }
+        return node.describe(this, c);
+    }
+
+    @Override
     public String name() {
         return name;
+    }
+
+    /** @return the provider's bookkeeping of the memory ({@link AbstractNode.Allocation#handle()}), or null */
+    public Object handle() {
+        return handle;
     }
 
     /**

@@ -153,9 +153,10 @@ public abstract class TransportConformanceSuite {
         return c.getValue();
     }
 
-    private RemoteRegion targetAtClient() {
+    private RemoteRegion targetAtClient() throws RdmxException {
+        int key = target.descriptor(s2c).remoteKey(); // on verbs a node-wide region's key differs per connection
         for (RemoteRegion rr : c2s.remoteRegions()) {
-            if (rr.remoteKey() == target.remoteKey()) {
+            if (rr.remoteKey() == key) {
                 return rr;
             }
         }
@@ -217,12 +218,15 @@ public abstract class TransportConformanceSuite {
     void regionDescriptorsAreExchangedAtSetup() throws Exception {
         RemoteRegion rr = targetAtClient();
         assertEquals(target.length(), rr.length());
-        assertEquals(target.descriptor(), rr);
+        assertEquals(target.descriptor(s2c), rr);
         Region localOnly = server.register(4096, Access.LOCAL_WRITE);
         Node other = open("other", b -> b);
         Connection c = other.connect(server.address(), WAIT);
-        assertTrue(c.remoteRegions().contains(target.descriptor()));
-        assertFalse(c.remoteRegions().contains(localOnly.descriptor()), "local-only region must not be exported");
+        Connection sc = server.accept(WAIT);
+        assertTrue(c.remoteRegions().contains(target.descriptor(sc)));
+        assertTrue(c.remoteRegions().stream().noneMatch(r -> r.address() == localOnly.address()),
+            "local-only region must not be exported");
+        assertThrows(IllegalArgumentException.class, () -> localOnly.descriptor(sc), "nothing to tell a peer");
         ByteBuffer enc = ByteBuffer.allocate(RemoteRegion.ENCODED_LENGTH);
         rr.encode(enc, 0);
         assertEquals(rr, RemoteRegion.decode(enc, 0));
@@ -236,13 +240,13 @@ public abstract class TransportConformanceSuite {
         Region unnamed = server.register(128, Access.ALL);
         Node other = open("other", b -> b);
         Connection c = other.connect(server.address(), WAIT);
-        server.accept(WAIT);
+        Connection sc = server.accept(WAIT);
         RemoteRegion rr = c.remoteRegion("inbox");
-        assertEquals(inbox.descriptor(), rr);
+        assertEquals(inbox.descriptor(sc), rr);
         assertEquals("inbox", rr.name());
-        assertEquals(inbox.remoteKey(), rr.remoteKey());
+        assertEquals(inbox.descriptor(sc).remoteKey(), rr.remoteKey());
         assertEquals(64 << 10, rr.length());
-        assertEquals(small.remoteKey(), c.remoteRegion("small").remoteKey());
+        assertEquals(small.descriptor(sc).remoteKey(), c.remoteRegion("small").remoteKey());
         List<Integer> mine = List.of(target.remoteKey(), small.remoteKey(), inbox.remoteKey(), unnamed.remoteKey());
         List<Integer> order = new ArrayList<>();
         for (RemoteRegion x : c.remoteRegions()) {
@@ -285,9 +289,10 @@ public abstract class TransportConformanceSuite {
         assertEquals("taken", again.name(), "a released region's name is free again");
         Node other = open("other", b -> b);
         Connection c = other.connect(server.address(), WAIT);
-        server.accept(WAIT);
-        assertEquals(again.remoteKey(), c.remoteRegion("taken").remoteKey(), "the live region carries the name");
-        assertEquals(Post.OK, c2s.post(WorkRequest.write(filled(client, 8, 3), 0, 8, target.descriptor(), 0)
+        Connection sc = server.accept(WAIT);
+        assertEquals(again.descriptor(sc).remoteKey(), c.remoteRegion("taken").remoteKey(),
+            "the live region carries the name");
+        assertEquals(Post.OK, c2s.post(WorkRequest.write(filled(client, 8, 3), 0, 8, target.descriptor(s2c), 0)
             .wrId(9)));
         assertTrue(Completions.take(client, 1, WAIT).get(0).ok(), "the refused registrations broke nothing");
     }
@@ -529,7 +534,7 @@ public abstract class TransportConformanceSuite {
         Connection c = other.connect(server.address(), WAIT);
         Connection back = server.accept(WAIT);
         Region src = filled(other, big, 10);
-        assertEquals(Post.OK, c.post(WorkRequest.write(src, 0, big, bigTarget.descriptor(), 0).wrId(1)));
+        assertEquals(Post.OK, c.post(WorkRequest.write(src, 0, big, bigTarget.descriptor(back), 0).wrId(1)));
         assertTrue(Completions.take(other, 1, Duration.ofSeconds(30)).get(0).ok());
         assertEquals(crc(src, 0, big), crc(bigTarget, 0, big));
         Region rbuf = server.register(4 << 20, Access.ALL);
@@ -656,7 +661,7 @@ public abstract class TransportConformanceSuite {
                 int me = side;
                 fs.add(ex.submit(() -> {
                     Region src = filled(ends[me], 1 << 16, 30 + me);
-                    RemoteRegion dst = targets[me].descriptor();
+                    RemoteRegion dst = targets[me].descriptor(conns[1 - me]); // as the peer at the other end has it
                     Random rnd = new Random(me);
                     int inFlight = 0;
                     for (int i = 0; i < rounds; i++) {
@@ -708,8 +713,9 @@ public abstract class TransportConformanceSuite {
         // The server and its other connections are unaffected.
         Node other = open("other", b -> b);
         Connection c2 = other.connect(server.address(), WAIT);
+        Connection sc2 = server.accept(WAIT);
         Region src = filled(other, 64, 15);
-        assertEquals(Post.OK, c2.post(WorkRequest.write(src, 0, 64, target.descriptor(), 0).wrId(5)));
+        assertEquals(Post.OK, c2.post(WorkRequest.write(src, 0, 64, target.descriptor(sc2), 0).wrId(5)));
         assertTrue(Completions.one(other).ok());
         assertArrayEquals(bytes(src, 0, 64), bytes(target, 0, 64));
     }
@@ -731,9 +737,12 @@ public abstract class TransportConformanceSuite {
         assertFalse(c2s.remoteRegions().contains(granted.descriptor()), "a grant is not in the setup message");
         Node other = open("other", b -> b);
         Connection c = other.connect(server.address(), WAIT);
-        assertFalse(c.remoteRegions().contains(granted.descriptor()),
+        Connection sc = server.accept(WAIT);
+        assertTrue(c.remoteRegions().stream().noneMatch(r -> r.address() == granted.address()),
             "a region granted to one peer is never listed to another");
-        assertTrue(c.remoteRegions().contains(target.descriptor()), "node-wide regions are still listed");
+        assertTrue(c.remoteRegions().contains(target.descriptor(sc)), "node-wide regions are still listed");
+        assertEquals(granted.descriptor(), granted.descriptor(s2c), "a grant has one key: its grantee's");
+        assertThrows(IllegalArgumentException.class, () -> granted.descriptor(sc), "nor described to another");
         // the grantee writes into it (its descriptor reaches it through the application, as the channel's REGION)
         Region src = filled(client, 64, 40);
         assertEquals(Post.OK, c2s.post(WorkRequest.write(src, 0, 64, granted.descriptor(), 128).wrId(9)));
@@ -796,7 +805,7 @@ public abstract class TransportConformanceSuite {
     @Test
     void writeToReleasedRegionIsRefused() throws Exception {
         Region gone = server.register(4096, Access.ALL);
-        RemoteRegion d = gone.descriptor();
+        RemoteRegion d = gone.descriptor(s2c);
         assertTrue(gone.release());
         Region src = filled(client, 64, 19);
         assertEquals(Post.OK, c2s.post(WorkRequest.write(src, 0, 64, d, 0)));

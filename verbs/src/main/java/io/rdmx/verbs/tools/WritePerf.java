@@ -73,7 +73,7 @@ public final class WritePerf {
 
     private static RemoteRegion find(Connection c, Region r) {
         for (RemoteRegion rr : c.remoteRegions()) {
-            if (rr.remoteKey() == r.remoteKey()) {
+            if (rr.address() == r.address()) { // the key differs per connection (a protection domain each)
                 return rr;
             }
         }
