@@ -48,6 +48,8 @@ public abstract class RdmxShuffleManagerBase {
     private final boolean isDriver;
     private final SortShuffleManager sort;
     private final RdmxShuffleConf rdmxConf;
+    /** Spark's security settings: the application's secret for every rdmx node, with spark.authenticate. */
+    private final SparkSecurity security;
     private final Object lock = new Object();
     private RpcEndpointRef driverEndpoint;
     private volatile RdmxEndpoints endpoints;
@@ -60,17 +62,20 @@ public abstract class RdmxShuffleManagerBase {
     /**
      * @param conf the application's configuration ({@code spark.rdmx.*} is read and validated here)
      * @param isDriver whether this JVM is the driver
+     * @throws IllegalStateException if Spark's network encryption is on, which rdmx does not provide
+     *         ({@link SparkSecurity#check}: the message names the setting and the alternatives)
      */
     protected RdmxShuffleManagerBase(SparkConf conf, boolean isDriver) {
         this.conf = conf;
         this.isDriver = isDriver;
         this.rdmxConf = RdmxShuffleConf.from(k -> conf.getOption(k).isDefined() ? conf.get(k) : null);
+        this.security = SparkSecurity.from(conf);
         this.sort = new SortShuffleManager(conf);
         // an executor opens its block servers now, ahead of its first map task (as Spark's block transfer service
         // starts with the executor); the first task only registers them. The driver (which runs tasks only in
         // local mode) opens them on first use.
         this.prestart = isDriver ? null : Prestart.start("servers", () -> RdmxEndpoints.start(rdmxConf,
-            Utils.localHostName(), new ResolverBlockSource(sort.shuffleBlockResolver())));
+            Utils.localHostName(), new ResolverBlockSource(sort.shuffleBlockResolver()), security.secret()));
     }
 
     /**
@@ -123,7 +128,7 @@ public abstract class RdmxShuffleManagerBase {
             if (driverEndpoint == null && !stopped) {
                 SparkEnv env = SparkEnv.get();
                 driverEndpoint = env.rpcEnv().setupEndpoint(AddressBook.ENDPOINT, new AddressBook.Driver(env.rpcEnv()));
-                LOG.info("rdmx shuffle: address book at the driver, {}", rdmxConf);
+                LOG.info("rdmx shuffle: address book at the driver, {}, {}", rdmxConf, security);
             }
         }
     }
@@ -150,7 +155,7 @@ public abstract class RdmxShuffleManagerBase {
                 e = prestarted(self.host());
                 if (e == null) {
                     e = RdmxEndpoints.start(rdmxConf, self.host(),
-                        new ResolverBlockSource(sort.shuffleBlockResolver()));
+                        new ResolverBlockSource(sort.shuffleBlockResolver()), security.secret());
                 }
             } catch (RdmxException ex) {
                 throw new IllegalStateException("rdmx shuffle: executor " + self.executorId() + " on " + self.host()
