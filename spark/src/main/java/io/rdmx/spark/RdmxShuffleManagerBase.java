@@ -8,6 +8,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
+import org.apache.spark.SparkContext$;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.rpc.RpcEndpointRef;
@@ -23,6 +25,7 @@ import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.util.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import scala.Option;
 
 /**
  * What {@link RdmxShuffleManager} does, independent of the Spark version's manager contract: Spark 4.2's manager
@@ -52,6 +55,8 @@ public abstract class RdmxShuffleManagerBase {
     private final SparkSecurity security;
     private final Object lock = new Object();
     private RpcEndpointRef driverEndpoint;
+    /** Drops lost executors from the driver's address book (registered with the SparkContext, on the driver). */
+    private AddressBook.Lost lostExecutors;
     private volatile RdmxEndpoints endpoints;
     private volatile AddressBook.Client addresses;
     private volatile String localHost;
@@ -127,7 +132,16 @@ public abstract class RdmxShuffleManagerBase {
         synchronized (lock) {
             if (driverEndpoint == null && !stopped) {
                 SparkEnv env = SparkEnv.get();
-                driverEndpoint = env.rpcEnv().setupEndpoint(AddressBook.ENDPOINT, new AddressBook.Driver(env.rpcEnv()));
+                AddressBook.Driver book = new AddressBook.Driver(env.rpcEnv(), AddressBook::liveExecutorHost,
+                    AddressBook::sameHost);
+                driverEndpoint = env.rpcEnv().setupEndpoint(AddressBook.ENDPOINT, book);
+                Option<SparkContext> sc = SparkContext$.MODULE$.getActive();
+                if (sc.isDefined()) {
+                    lostExecutors = new AddressBook.Lost(book);
+                    sc.get().addSparkListener(lostExecutors);
+                } else {
+                    LOG.warn("rdmx shuffle: no active SparkContext: lost executors stay in the address book");
+                }
                 LOG.info("rdmx shuffle: address book at the driver, {}, {}", rdmxConf, security);
             }
         }
@@ -253,6 +267,13 @@ public abstract class RdmxShuffleManagerBase {
                     LOG.debug("rdmx shuffle: stopping the address book", e);
                 }
                 driverEndpoint = null;
+            }
+            if (lostExecutors != null) {
+                Option<SparkContext> sc = SparkContext$.MODULE$.getActive();
+                if (sc.isDefined()) {
+                    sc.get().removeSparkListener(lostExecutors);
+                }
+                lostExecutors = null;
             }
         }
         sort.stop();
