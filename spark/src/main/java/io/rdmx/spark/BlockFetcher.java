@@ -61,6 +61,39 @@ public final class BlockFetcher implements AutoCloseable {
     }
 
     /**
+     * The largest size a server may claim for a block, given the map output tracker's estimate of it: the estimate
+     * times {@link #MARGIN}, but at least {@code floor} and at most {@code absolute}. A server that claims more
+     * fails that block's fetch, naming itself and the value, before any chunk past the estimate's is asked for:
+     * a claimed size sets how many chunk requests follow and how many answers are held.
+     *
+     * <p>What Spark's tracker says: for a shuffle of up to {@code spark.shuffle.minNumPartitionsToHighlyCompress}
+     * (2000) partitions each block's size rounded up to a power of 1.1 (so at least the block's size); for more
+     * partitions the average of the blocks under {@code spark.shuffle.accurateBlockThreshold} (100 MiB) for each
+     * of them, and larger blocks rounded up as before: there the floor is that threshold.
+     *
+     * @param floor the least limit, bytes ({@code spark.shuffle.accurateBlockThreshold} for a shuffle whose map
+     *              statuses are highly compressed, else 0)
+     * @param absolute the limit whatever the estimate ({@code spark.rdmx.maxBlockBytes})
+     */
+    public record SizeLimit(long floor, long absolute) {
+        /** How far above the tracker's estimate a block may be. */
+        public static final long MARGIN = 2;
+
+        /**
+         * @param estimate the tracker's estimate, bytes
+         * @return the largest size a server may claim
+         */
+        public long of(long estimate) {
+            long scaled = estimate > Long.MAX_VALUE / MARGIN ? Long.MAX_VALUE : estimate * MARGIN;
+            return Math.min(absolute, Math.max(floor, scaled));
+        }
+
+        /** No bound from the estimate: {@code spark.rdmx.maxBlockBytes}'s default for every block. */
+        static final SizeLimit ABSOLUTE_ONLY = new SizeLimit(RdmxShuffleConf.MAX_BLOCK_BYTES_DEFAULT,
+            RdmxShuffleConf.MAX_BLOCK_BYTES_DEFAULT);
+    }
+
+    /**
      * A block to fetch.
      *
      * @param executorId the executor holding it
@@ -293,6 +326,13 @@ public final class BlockFetcher implements AutoCloseable {
                 + " changed the size of " + st.block.name() + " from " + st.size + " to "
                 + FetchProtocol.answerSize(bytes), null);
         }
+        if (f == null && st.size < 0 && FetchProtocol.answerSize(bytes) > limit(st.block)) {
+            f = new Failed(st.block, "executor " + st.block.executorId() + " at " + st.block.address()
+                + " claims " + st.block.name() + " has size=" + FetchProtocol.answerSize(bytes) + " bytes, over the "
+                + "limit=" + limit(st.block) + " (the map output tracker's estimate=" + st.block.size() + " times "
+                + SizeLimit.MARGIN + ", at least " + sizeLimit.floor() + ", at most "
+                + RdmxShuffleConf.MAX_BLOCK_BYTES_KEY + "=" + sizeLimit.absolute() + ")", null);
+        }
         if (f != null) {
             giveBack(bytes);
             st.drop();
@@ -300,7 +340,7 @@ public final class BlockFetcher implements AutoCloseable {
             return f;
         }
         if (st.size < 0) {
-            st.size = FetchProtocol.answerSize(bytes);
+            st.size = FetchProtocol.answerSize(bytes); // within limit(st.block): needed() fits an int
         }
         int needed = st.needed();
         if (st.parts.length < needed) {
@@ -342,6 +382,7 @@ public final class BlockFetcher implements AutoCloseable {
     private final int maxReqsInFlight;
     private final int chunkBytes;
     private final Duration timeout;
+    private final SizeLimit sizeLimit;
     private final int total;
     private long bytesInFlight;
     private int delivered;
@@ -364,12 +405,30 @@ public final class BlockFetcher implements AutoCloseable {
      */
     public BlockFetcher(Caller caller, Consumer<ByteBuffer> release, List<Block> blocks, long maxBytesInFlight,
                         int maxReqsInFlight, int chunkBytes, Duration timeout) {
+        this(caller, release, blocks, maxBytesInFlight, maxReqsInFlight, chunkBytes, timeout, SizeLimit.ABSOLUTE_ONLY);
+    }
+
+    /**
+     * Starts fetching: the first blocks within the bounds are requested at once.
+     *
+     * @param caller sends requests
+     * @param release takes back the answer buffers the caller lent, each once
+     * @param blocks the blocks, each of size at least 1; they are requested in this order
+     * @param maxBytesInFlight bytes requested and not yet taken
+     * @param maxReqsInFlight requests outstanding
+     * @param chunkBytes the largest request
+     * @param timeout the bound of each request
+     * @param sizeLimit the largest size a server may claim for a block, from its estimate
+     */
+    public BlockFetcher(Caller caller, Consumer<ByteBuffer> release, List<Block> blocks, long maxBytesInFlight,
+                        int maxReqsInFlight, int chunkBytes, Duration timeout, SizeLimit sizeLimit) {
         this.caller = caller;
         this.release = release;
         this.maxBytesInFlight = maxBytesInFlight;
         this.maxReqsInFlight = maxReqsInFlight;
         this.chunkBytes = chunkBytes;
         this.timeout = timeout;
+        this.sizeLimit = sizeLimit;
         for (Block b : blocks) {
             if (b.size() < 1) {
                 throw new IllegalArgumentException("block " + b.name() + " size=" + b.size() + " must be >= 1");
@@ -380,11 +439,20 @@ public final class BlockFetcher implements AutoCloseable {
         fill();
     }
 
+    /**
+     * @param b a block
+     * @return the largest size its server may claim: {@link SizeLimit#of} its estimate, and no more chunks than an
+     *         {@code int} counts
+     */
+    private long limit(Block b) {
+        return Math.min(sizeLimit.of(b.size()), (Integer.MAX_VALUE - 1L) * chunkBytes);
+    }
+
     /** Admits blocks while the bounds allow, requesting every chunk of each at once. Consumer thread. */
     private void fill() {
         while (!pending.isEmpty() && !closed.get() && !failing) {
             Block b = pending.peek();
-            int chunks = (int) Math.min(Integer.MAX_VALUE, (b.size() + chunkBytes - 1) / chunkBytes);
+            int chunks = (int) ((Math.min(b.size(), limit(b)) + chunkBytes - 1) / chunkBytes);
             int reqs = reqsInFlight.get();
             boolean idle = reqs == 0 && bytesInFlight == 0;
             long charge = held(b.size());

@@ -40,6 +40,8 @@ public final class RdmxEndpoints implements AutoCloseable {
 
     private final RdmxShuffleConf conf;
     private final String host;
+    /** The cluster secret of every node (Spark's application secret), or null for rdmx's own settings. */
+    private final String secret;
     private final Map<String, Served> served = new LinkedHashMap<>();
     private final Map<String, Client> clients = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -55,9 +57,10 @@ public final class RdmxEndpoints implements AutoCloseable {
     private record Client(Node node, ChannelEngine engine, RpcClient client) {
     }
 
-    private RdmxEndpoints(RdmxShuffleConf conf, String host) {
+    private RdmxEndpoints(RdmxShuffleConf conf, String host, String secret) {
         this.conf = conf;
         this.host = host;
+        this.secret = secret;
         this.fetchChunkBytes = fetchChunkBytes(conf);
         int size = fetchChunkBytes + FetchProtocol.ANSWER_HEADER;
         // a task holds up to maxBytesInFlight plus the block it reads; keep what two tasks at that bound hold
@@ -101,7 +104,7 @@ public final class RdmxEndpoints implements AutoCloseable {
     }
 
     /**
-     * Opens the servers.
+     * Opens the servers, their nodes taking rdmx's own secret settings ({@code NodeOptions}).
      *
      * @param conf the configuration
      * @param host this executor's host (the tcp server binds there)
@@ -110,10 +113,26 @@ public final class RdmxEndpoints implements AutoCloseable {
      * @throws RdmxException if a node cannot open (the message names the provider)
      */
     public static RdmxEndpoints start(RdmxShuffleConf conf, String host, BlockSource source) throws RdmxException {
-        RdmxEndpoints e = new RdmxEndpoints(conf, host);
+        return start(conf, host, source, null);
+    }
+
+    /**
+     * Opens the servers.
+     *
+     * @param conf the configuration
+     * @param host this executor's host (the tcp server binds there)
+     * @param source where the servers read blocks
+     * @param secret the cluster secret of every node, servers and fetch clients ({@code NodeOptions.secret}: with
+     *               {@code spark.authenticate}, the application's), or null for rdmx's own secret settings
+     * @return the endpoints
+     * @throws RdmxException if a node cannot open (the message names the provider)
+     */
+    public static RdmxEndpoints start(RdmxShuffleConf conf, String host, BlockSource source, String secret)
+        throws RdmxException {
+        RdmxEndpoints e = new RdmxEndpoints(conf, host, secret);
         try {
             for (String p : servedProviders(conf.provider())) {
-                Node node = open(p, conf, host);
+                Node node = open(p, conf, host, secret);
                 ChannelEngine engine = ChannelEngine.open(node, channelConfig(conf));
                 BlockServer server = BlockServer.start(engine, source, conf.chunkBytes(), conf.serverThreads());
                 e.served.put(p, new Served(node, engine, server));
@@ -165,8 +184,12 @@ public final class RdmxEndpoints implements AutoCloseable {
         return ChannelConfig.builder(1).ringCapacity(conf.ringBytes()).flushInterval(Duration.ZERO).build();
     }
 
-    private static Node open(String provider, RdmxShuffleConf conf, String host) throws RdmxException {
+    private static Node open(String provider, RdmxShuffleConf conf, String host, String secret)
+        throws RdmxException {
         NodeOptions.Builder o = NodeOptions.builder().peerTimeout(conf.peerTimeout());
+        if (secret != null) {
+            o.secret(secret);
+        }
         if (!"shm".equals(provider) && !"loopback".equals(provider)) {
             o.bindAddress((host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":0");
         }
@@ -281,7 +304,7 @@ public final class RdmxEndpoints implements AutoCloseable {
             }
             c = clients.get(provider);
             if (c == null) {
-                Node node = open(provider, conf, host);
+                Node node = open(provider, conf, host, secret);
                 ChannelEngine engine = null;
                 try {
                     engine = ChannelEngine.open(node, channelConfig(conf));

@@ -38,6 +38,15 @@ public final class RdmxShuffleConf {
     public static final String SERVER_THREADS_KEY = "spark.rdmx.serverThreads";
     /** Default of {@link #SERVER_THREADS_KEY}. */
     public static final int SERVER_THREADS_DEFAULT = 4;
+    /**
+     * The largest block a server may claim, whatever the map output tracker's estimate: a fetch of a block claimed
+     * larger fails (FetchFailed) before any of its bytes beyond the first answer are asked for.
+     */
+    public static final String MAX_BLOCK_BYTES_KEY = "spark.rdmx.maxBlockBytes";
+    /** Default of {@link #MAX_BLOCK_BYTES_KEY}: 2 GiB (a block is held whole in memory before it is read). */
+    public static final long MAX_BLOCK_BYTES_DEFAULT = 2L << 30;
+    /** Upper end of {@link #MAX_BLOCK_BYTES_KEY}'s range. */
+    static final long MAX_BLOCK_BYTES_MAX = 64L << 30;
 
     private final String provider;
     private final Duration peerTimeout;
@@ -46,6 +55,7 @@ public final class RdmxShuffleConf {
     private final int chunkBytes;
     private final int ringBytes;
     private final int serverThreads;
+    private final long maxBlockBytes;
 
     private RdmxShuffleConf(UnaryOperator<String> get) {
         String p = get.apply(PROVIDER_KEY);
@@ -63,6 +73,7 @@ public final class RdmxShuffleConf {
             throw new IllegalArgumentException(RING_BYTES_KEY + "=" + ringBytes + " must be a power of two");
         }
         serverThreads = (int) longValue(get, SERVER_THREADS_KEY, SERVER_THREADS_DEFAULT, 1, 256);
+        maxBlockBytes = longValue(get, MAX_BLOCK_BYTES_KEY, MAX_BLOCK_BYTES_DEFAULT, 4096, MAX_BLOCK_BYTES_MAX);
     }
 
     /**
@@ -149,6 +160,11 @@ public final class RdmxShuffleConf {
         return serverThreads;
     }
 
+    /** @return the largest block size a server may claim */
+    public long maxBlockBytes() {
+        return maxBlockBytes;
+    }
+
     /** @return the fetch client's message limit ({@link #clientMaxMessageBytes(int, int)}) */
     public int clientMaxMessageBytes() {
         return clientMaxMessageBytes(chunkBytes, serverThreads);
@@ -173,6 +189,7 @@ public final class RdmxShuffleConf {
     public String toString() {
         return "RdmxShuffleConf{provider=" + provider + ", peerTimeout=" + peerTimeout.toMillis() + "ms"
             + ", maxBytesInFlight=" + maxBytesInFlight + ", maxReqsInFlight=" + maxReqsInFlight
-            + ", chunkBytes=" + chunkBytes + ", ringBytes=" + ringBytes + ", serverThreads=" + serverThreads + "}";
+            + ", chunkBytes=" + chunkBytes + ", ringBytes=" + ringBytes + ", serverThreads=" + serverThreads
+            + ", maxBlockBytes=" + maxBlockBytes + "}";
     }
 }

@@ -8,6 +8,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
+import org.apache.spark.SparkContext$;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.rpc.RpcEndpointRef;
@@ -23,6 +25,7 @@ import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.util.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import scala.Option;
 
 /**
  * What {@link RdmxShuffleManager} does, independent of the Spark version's manager contract: Spark 4.2's manager
@@ -48,8 +51,12 @@ public abstract class RdmxShuffleManagerBase {
     private final boolean isDriver;
     private final SortShuffleManager sort;
     private final RdmxShuffleConf rdmxConf;
+    /** Spark's security settings: the application's secret for every rdmx node, with spark.authenticate. */
+    private final SparkSecurity security;
     private final Object lock = new Object();
     private RpcEndpointRef driverEndpoint;
+    /** Drops lost executors from the driver's address book (registered with the SparkContext, on the driver). */
+    private AddressBook.Lost lostExecutors;
     private volatile RdmxEndpoints endpoints;
     private volatile AddressBook.Client addresses;
     private volatile String localHost;
@@ -60,17 +67,20 @@ public abstract class RdmxShuffleManagerBase {
     /**
      * @param conf the application's configuration ({@code spark.rdmx.*} is read and validated here)
      * @param isDriver whether this JVM is the driver
+     * @throws IllegalStateException if Spark's network encryption is on, which rdmx does not provide
+     *         ({@link SparkSecurity#check}: the message names the setting and the alternatives)
      */
     protected RdmxShuffleManagerBase(SparkConf conf, boolean isDriver) {
         this.conf = conf;
         this.isDriver = isDriver;
         this.rdmxConf = RdmxShuffleConf.from(k -> conf.getOption(k).isDefined() ? conf.get(k) : null);
+        this.security = SparkSecurity.from(conf);
         this.sort = new SortShuffleManager(conf);
         // an executor opens its block servers now, ahead of its first map task (as Spark's block transfer service
         // starts with the executor); the first task only registers them. The driver (which runs tasks only in
         // local mode) opens them on first use.
         this.prestart = isDriver ? null : Prestart.start("servers", () -> RdmxEndpoints.start(rdmxConf,
-            Utils.localHostName(), new ResolverBlockSource(sort.shuffleBlockResolver())));
+            Utils.localHostName(), new ResolverBlockSource(sort.shuffleBlockResolver()), security.secret()));
     }
 
     /**
@@ -122,8 +132,17 @@ public abstract class RdmxShuffleManagerBase {
         synchronized (lock) {
             if (driverEndpoint == null && !stopped) {
                 SparkEnv env = SparkEnv.get();
-                driverEndpoint = env.rpcEnv().setupEndpoint(AddressBook.ENDPOINT, new AddressBook.Driver(env.rpcEnv()));
-                LOG.info("rdmx shuffle: address book at the driver, {}", rdmxConf);
+                AddressBook.Driver book = new AddressBook.Driver(env.rpcEnv(), AddressBook::liveExecutorHost,
+                    AddressBook::sameHost);
+                driverEndpoint = env.rpcEnv().setupEndpoint(AddressBook.ENDPOINT, book);
+                Option<SparkContext> sc = SparkContext$.MODULE$.getActive();
+                if (sc.isDefined()) {
+                    lostExecutors = new AddressBook.Lost(book);
+                    sc.get().addSparkListener(lostExecutors);
+                } else {
+                    LOG.warn("rdmx shuffle: no active SparkContext: lost executors stay in the address book");
+                }
+                LOG.info("rdmx shuffle: address book at the driver, {}, {}", rdmxConf, security);
             }
         }
     }
@@ -150,7 +169,7 @@ public abstract class RdmxShuffleManagerBase {
                 e = prestarted(self.host());
                 if (e == null) {
                     e = RdmxEndpoints.start(rdmxConf, self.host(),
-                        new ResolverBlockSource(sort.shuffleBlockResolver()));
+                        new ResolverBlockSource(sort.shuffleBlockResolver()), security.secret());
                 }
             } catch (RdmxException ex) {
                 throw new IllegalStateException("rdmx shuffle: executor " + self.executorId() + " on " + self.host()
@@ -248,6 +267,13 @@ public abstract class RdmxShuffleManagerBase {
                     LOG.debug("rdmx shuffle: stopping the address book", e);
                 }
                 driverEndpoint = null;
+            }
+            if (lostExecutors != null) {
+                Option<SparkContext> sc = SparkContext$.MODULE$.getActive();
+                if (sc.isDefined()) {
+                    sc.get().removeSparkListener(lostExecutors);
+                }
+                lostExecutors = null;
             }
         }
         sort.stop();

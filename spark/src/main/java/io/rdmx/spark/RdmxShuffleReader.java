@@ -11,7 +11,9 @@ import java.util.concurrent.TimeUnit;
 import org.apache.spark.Aggregator;
 import org.apache.spark.InterruptibleIterator;
 import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
+import org.apache.spark.internal.config.package$;
 import org.apache.spark.TaskContext;
 import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.serializer.DeserializationStream;
@@ -173,7 +175,8 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
             }
             RdmxShuffleConf c = manager.rdmxConf();
             fetcher = new BlockFetcher(manager::call, manager::release, remoteBlocks, c.maxBytesInFlight(),
-                c.maxReqsInFlight(), manager.fetchChunkBytes(), c.peerTimeout());
+                c.maxReqsInFlight(), manager.fetchChunkBytes(), c.peerTimeout(), sizeLimit(SparkEnv.get().conf(),
+                    handle.dependency().partitioner().numPartitions(), c.maxBlockBytes()));
         }
 
         @Override
@@ -314,6 +317,23 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 context.taskMetrics().mergeShuffleReadMetrics();
             }
         }
+    }
+
+    /**
+     * The largest size a server may claim for a block of this shuffle, from what the map output tracker knows: a
+     * shuffle of more than {@code spark.shuffle.minNumPartitionsToHighlyCompress} partitions has highly compressed
+     * map statuses, whose estimate of a block under {@code spark.shuffle.accurateBlockThreshold} is the average of
+     * such blocks, so any size under that threshold is possible there.
+     *
+     * @param conf the application's configuration (the map side's {@code MapStatus} read the same keys)
+     * @param partitions the shuffle's partitions
+     * @param maxBlockBytes {@code spark.rdmx.maxBlockBytes}
+     * @return the limit
+     */
+    static BlockFetcher.SizeLimit sizeLimit(SparkConf conf, int partitions, long maxBlockBytes) {
+        int highly = (Integer) conf.get(package$.MODULE$.SHUFFLE_MIN_NUM_PARTS_TO_HIGHLY_COMPRESS());
+        long floor = partitions > highly ? (Long) conf.get(package$.MODULE$.SHUFFLE_ACCURATE_BLOCK_THRESHOLD()) : 0;
+        return new BlockFetcher.SizeLimit(floor, maxBlockBytes);
     }
 
     /**

@@ -510,4 +510,96 @@ class BlockFetcherTest {
         assertEquals(100, FetchProtocol.answerSize(ok));
         assertEquals(1, server.errorsReturned());
     }
+
+    /** A block server's source that lies about a block's size: it claims {@code claimed} bytes and serves zeros. */
+    static final class LyingSource implements BlockSource {
+        volatile long claimed;
+
+        @Override
+        public long size(int shuffleId, long mapId, int reduceId) {
+            return claimed;
+        }
+
+        @Override
+        public void read(int shuffleId, long mapId, int reduceId, long offset, ByteBuffer dst) {
+            dst.put(new byte[dst.remaining()]);
+        }
+    }
+
+    private final LyingSource lying = new LyingSource();
+    private String liar;
+
+    /** Starts (once) a second block server whose source lies about sizes; returns its address. */
+    private String lyingServer() throws Exception {
+        if (liar != null) {
+            return liar;
+        }
+        Node n = new LoopbackFabric().open(NodeOptions.builder().name("liar").build());
+        closing.push(n);
+        ChannelEngine e = ChannelEngine.open(n, ChannelConfig.builder(1).ringCapacity(1 << 16).build());
+        closing.push(e);
+        BlockServer server = BlockServer.start(e, lying, CHUNK, 2);
+        closing.push(server);
+        liar = server.address();
+        return liar;
+    }
+
+    private BlockFetchException fetchFromLiar(long claimed, long estimate, BlockFetcher.SizeLimit limit,
+                                              Counting caller) throws Exception {
+        lying.claimed = claimed;
+        String address = lyingServer();
+        List<BlockFetcher.Block> blocks = List.of(new BlockFetcher.Block("exec-7", address, 0, 1, 1, 0, estimate));
+        try (BlockFetcher f = limit == null
+            ? new BlockFetcher(caller, lent::release, blocks, 1 << 20, 64, CHUNK, TIMEOUT)
+            : new BlockFetcher(caller, lent::release, blocks, 1 << 20, 64, CHUNK, TIMEOUT, limit)) {
+            BlockFetchException e = assertThrows(BlockFetchException.class, f::next,
+                "a block claimed " + claimed + " bytes was handed over");
+            assertEquals("shuffle_0_1_0", e.block().name());
+            assertTrue(e.getMessage().contains("executor exec-7 at " + address), e.getMessage());
+            assertTrue(e.getMessage().contains("size=" + claimed), e.getMessage());
+            return e;
+        } finally {
+            lent.assertAllBack();
+        }
+    }
+
+    /**
+     * A server claiming a block far larger than the map output tracker said gets that block's fetch failed, naming
+     * itself and the value, after its first answer: no request for the chunks it claims. The old fetcher asked for
+     * every one of them (999 more here) and handed over 8 MB of the liar's zeros as a block of 100 bytes.
+     */
+    @Test
+    void aServerClaimingMoreThanTheTrackerSaidFailsThatBlockNamingItAndTheValue() throws Exception {
+        Counting caller = new Counting();
+        BlockFetchException e = fetchFromLiar(1000L * CHUNK, 100, new BlockFetcher.SizeLimit(0, 1L << 30), caller);
+        assertTrue(e.getMessage().contains("limit=200 (the map output tracker's estimate=100 times 2"),
+            e.getMessage());
+        assertEquals(1, caller.calls.get(), "requests sent for the claimed size");
+    }
+
+    /**
+     * Sizes no block has: over the absolute limit (whatever the estimate), past what an {@code int} counts in
+     * chunks, Long.MAX_VALUE (whose chunk count overflowed to one in the old fetcher: a block handed over cut
+     * short), negative. Each fails that block naming the peer and the value; nothing more is asked for and no
+     * array of the claimed chunk count is made (the old fetcher sized one by it: 2^27 entries for 2^40 bytes).
+     */
+    @Test
+    void aServerClaimingAHugeOrNegativeSizeFailsThatBlockAndNothingBigIsAllocated() throws Exception {
+        for (long claimed : new long[] {RdmxShuffleConf.MAX_BLOCK_BYTES_DEFAULT + 1, 1L << 40,
+            (1L << 31) * CHUNK + CHUNK, Long.MAX_VALUE, -5}) {
+            Counting caller = new Counting();
+            fetchFromLiar(claimed, 100, null, caller);
+            assertEquals(1, caller.calls.get(), "requests sent for a block claimed " + claimed + " bytes");
+        }
+        assertTrue(lent.pool.allocated() <= 2, "answer buffers: " + lent.pool.allocated());
+    }
+
+    @Test
+    void theLimitIsTheEstimateTimesTheMarginWithinTheFloorAndTheAbsoluteLimit() {
+        BlockFetcher.SizeLimit l = new BlockFetcher.SizeLimit(1000, 1L << 20);
+        assertEquals(1000, l.of(1));
+        assertEquals(2000, l.of(1000));
+        assertEquals(1L << 20, l.of(1L << 20));
+        assertEquals(1L << 20, l.of(Long.MAX_VALUE), "no overflow");
+    }
 }

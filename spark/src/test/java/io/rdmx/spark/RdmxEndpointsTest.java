@@ -89,4 +89,44 @@ class RdmxEndpointsTest {
         RdmxShuffleConf small = RdmxShuffleConf.from(Map.of(RdmxShuffleConf.CHUNK_BYTES_KEY, "8192")::get);
         assertEquals(8192, RdmxEndpoints.fetchChunkBytes(small), "a smaller chunk is kept as configured");
     }
+
+    /**
+     * With {@code spark.authenticate} every node of an executor takes the application's secret: an executor of the
+     * same application fetches over shm and tcp; a fetch client of another application (another secret) or without
+     * a secret is refused at the handshake on both and gets no byte of the block.
+     */
+    @Test
+    void withTheApplicationsSecretOnlyItsOwnExecutorsFetch() throws Exception {
+        BlockFetcherTest.MapSource source = new BlockFetcherTest.MapSource();
+        byte[] block = source.put(1, 2, 3, 5_000, 7);
+        RdmxShuffleConf conf = RdmxShuffleConf.from(Map.of(RdmxShuffleConf.CHUNK_BYTES_KEY, "4096",
+            RdmxShuffleConf.PEER_TIMEOUT_KEY, "2000")::get);
+        try (RdmxEndpoints a = RdmxEndpoints.start(conf, "127.0.0.1", source, "app-1-secret");
+             RdmxEndpoints same = RdmxEndpoints.start(conf, "127.0.0.1", new BlockFetcherTest.MapSource(),
+                 "app-1-secret");
+             RdmxEndpoints other = RdmxEndpoints.start(conf, "127.0.0.1", new BlockFetcherTest.MapSource(),
+                 "app-2-secret");
+             RdmxEndpoints none = RdmxEndpoints.start(conf, "127.0.0.1", new BlockFetcherTest.MapSource(), null)) {
+            for (String host : List.of("127.0.0.1", "other-host")) {
+                String target = same.choose(host, "a", a.advertisement());
+                assertArrayEquals(block, fetch(same, target), target);
+                for (RdmxEndpoints stranger : List.of(other, none)) {
+                    BlockFetchException e = assertThrows(BlockFetchException.class, () -> fetch(stranger, target),
+                        target + ": a peer without the application's secret got the block");
+                    assertTrue(e.getMessage().contains("from executor a at " + target), e.getMessage());
+                }
+            }
+            assertEquals(2L * block.length, a.bytesServed(), "only the application's own executor was served");
+        }
+    }
+
+    private static byte[] fetch(RdmxEndpoints client, String target) throws Exception {
+        try (BlockFetcher f = new BlockFetcher(client::call, client::release, List.of(new BlockFetcher.Block("a",
+            target, 1, 2, 0, 3, 5_000)), 1 << 20, 4, client.fetchChunkBytes(), Duration.ofSeconds(2))) {
+            BlockFetcher.Fetched got = f.next();
+            byte[] bytes = got.stream().readAllBytes();
+            f.release(got);
+            return bytes;
+        }
+    }
 }

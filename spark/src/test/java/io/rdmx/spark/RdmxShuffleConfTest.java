@@ -22,6 +22,7 @@ class RdmxShuffleConfTest {
         assertEquals(4 << 20, c.chunkBytes());
         assertEquals(1 << 20, c.ringBytes());
         assertEquals(4, c.serverThreads());
+        assertEquals(2L << 30, c.maxBlockBytes());
     }
 
     @Test
@@ -47,6 +48,11 @@ class RdmxShuffleConfTest {
         assertEquals(64 << 10, c.chunkBytes());
         assertEquals(2 << 20, c.ringBytes());
         assertEquals(Duration.ofMillis(2500), c.peerTimeout());
+        assertEquals(8L << 30, RdmxShuffleConf.from(Map.of(RdmxShuffleConf.MAX_BLOCK_BYTES_KEY, "8g")::get)
+            .maxBlockBytes());
+        assertEquals("spark.rdmx.maxBlockBytes=65g out of range [4096, 68719476736]",
+            assertThrows(IllegalArgumentException.class, () -> RdmxShuffleConf.from(Map.of(
+                RdmxShuffleConf.MAX_BLOCK_BYTES_KEY, "65g")::get)).getMessage());
     }
 
     @Test

@@ -96,4 +96,20 @@ class RdmxShuffleReaderTest {
                 }
             }, e -> (RuntimeException) e)));
     }
+
+    /**
+     * The claim limit follows what Spark's map statuses say: exact-or-high estimates up to 2000 partitions (the
+     * estimate times the margin), averages above (any size under spark.shuffle.accurateBlockThreshold).
+     */
+    @Test
+    void theSizeLimitFollowsHowSparkCompressedTheMapStatuses() {
+        org.apache.spark.SparkConf conf = new org.apache.spark.SparkConf(false);
+        assertEquals(new BlockFetcher.SizeLimit(0, 1L << 30), RdmxShuffleReader.sizeLimit(conf, 2000, 1L << 30));
+        assertEquals(new BlockFetcher.SizeLimit(100L << 20, 1L << 30), RdmxShuffleReader.sizeLimit(conf, 2001,
+            1L << 30));
+        conf.set("spark.shuffle.minNumPartitionsToHighlyCompress", "10").set("spark.shuffle.accurateBlockThreshold",
+            "5m");
+        assertEquals(new BlockFetcher.SizeLimit(5L << 20, 1L << 30), RdmxShuffleReader.sizeLimit(conf, 11, 1L << 30));
+        assertEquals(new BlockFetcher.SizeLimit(0, 1L << 30), RdmxShuffleReader.sizeLimit(conf, 10, 1L << 30));
+    }
 }

@@ -44,8 +44,13 @@ import scala.Tuple2;
  * The Spark application of the integration tests and of the benchmark, run by spark-submit in local-cluster
  * mode with whichever shuffle manager the command line selects. Writes its results to a file:
  * <ul>
- *   <li>{@code ops <out>}: sortByKey, groupByKey, reduceByKey, a join and a SQL group-by; one line per operation
- *       with the record count and a SHA-256 of the (ordered) result, and the shuffle metrics.</li>
+ *   <li>{@code ops <out> [marker]}: sortByKey, groupByKey, reduceByKey, a join and a SQL group-by; one line per
+ *       operation with the record count and a SHA-256 of the (ordered) result, and the shuffle metrics. With a
+ *       marker, also a shuffle of strings holding it, and a scan of every executor's shuffle data files for it
+ *       ({@code scan files=<n> bytes=<n> hits=<n>}: with {@code spark.io.encryption.enabled} there must be none).</li>
+ *   <li>{@code secure <out> <dir> <marker>}: {@code ops <out> <marker>}, then writes the remote blocks of the
+ *       marker shuffle and their executors' rdmx addresses to {@code dir/blocks} and waits for {@code dir/go}, so
+ *       the test can knock on the executors' block servers while they run.</li>
  *   <li>{@code kill <out> <dir>}: a shuffle whose first reduce attempts report their pid in {@code dir} and wait
  *       for {@code dir/go}, so the test can kill an executor mid-shuffle; reports the result and the fetch
  *       failures the scheduler saw.</li>
@@ -143,8 +148,19 @@ public final class ShuffleJobs {
         List<String> lines = new ArrayList<>();
         lines.add("shuffleManager=" + SparkEnv.get().shuffleManager().getClass().getName());
         lines.add("sparkVersion=" + sc.version());
+        lines.add("authenticate=" + sc.getConf().getBoolean("spark.authenticate", false));
         switch (mode) {
-            case "ops" -> ops(spark, sc, lines);
+            case "ops" -> {
+                ops(spark, sc, lines);
+                if (args.length > 2) {
+                    marker(sc, args[2], lines);
+                }
+            }
+            case "secure" -> {
+                ops(spark, sc, lines);
+                int shuffleId = marker(sc, args[3], lines);
+                pauseForPeers(sc, shuffleId, Paths.get(args[2]));
+            }
             case "kill" -> kill(sc, Paths.get(args[2]), lines);
             case "bench" -> bench(sc, Integer.parseInt(args[2]), Integer.parseInt(args[3]), metrics, lines);
             default -> throw new IllegalArgumentException("mode=" + mode);
@@ -215,6 +231,113 @@ public final class ShuffleJobs {
             .groupBy("k").agg(org.apache.spark.sql.functions.sum("v"), org.apache.spark.sql.functions.count("v"))
             .orderBy("k").collectAsList();
         lines.add(result("sqlGroupBy", rows.stream().map(r -> r.get(0) + "," + r.get(1) + "," + r.get(2)).toList()));
+    }
+
+    /**
+     * A shuffle whose records hold {@code marker}, then a scan of each executor's shuffle data files for it (what
+     * the block servers send is those files' bytes).
+     *
+     * @return the marker shuffle's id
+     */
+    private static int marker(JavaSparkContext sc, String marker, List<String> lines) {
+        JavaPairRDD<Integer, String> shuffled = sc.parallelize(IntStream.range(0, 4000).boxed().toList(), 4)
+            .mapToPair(i -> new Tuple2<>(i, marker + "-" + i)).partitionBy(new HashPartitioner(2));
+        lines.add("marker count=" + shuffled.count());
+        int shuffleId = ((org.apache.spark.ShuffleDependency<?, ?, ?>) shuffled.rdd().dependencies().head())
+            .shuffleId();
+        int executors = Math.max(1, sc.sc().getExecutorIds().size());
+        int tasks = 8 * executors;
+        byte[] needle = marker.getBytes(StandardCharsets.UTF_8);
+        List<String> scans = sc.parallelize(IntStream.range(0, tasks).boxed().toList(), tasks)
+            .map(i -> SparkEnv.get().executorId() + " " + scanShuffleFiles(needle)).collect();
+        Map<String, String> perExecutor = new java.util.TreeMap<>();
+        for (String r : scans) {
+            perExecutor.put(r.substring(0, r.indexOf(' ')), r.substring(r.indexOf(' ') + 1));
+        }
+        long files = 0;
+        long bytes = 0;
+        long hits = 0;
+        for (String v : perExecutor.values()) {
+            String[] f = v.split(" ");
+            files += Long.parseLong(f[0]);
+            bytes += Long.parseLong(f[1]);
+            hits += Long.parseLong(f[2]);
+        }
+        lines.add("scan executors=" + perExecutor.size() + " files=" + files + " bytes=" + bytes + " hits=" + hits);
+        return shuffleId;
+    }
+
+    /** This executor's shuffle data files: "files bytes hits" (files holding the needle). */
+    private static String scanShuffleFiles(byte[] needle) throws IOException {
+        long files = 0;
+        long bytes = 0;
+        long hits = 0;
+        for (java.io.File dir : SparkEnv.get().blockManager().diskBlockManager().localDirs()) {
+            try (Stream<Path> walk = Files.walk(dir.toPath())) {
+                for (Path f : (Iterable<Path>) walk.filter(Files::isRegularFile).filter(p -> p.getFileName()
+                    .toString().startsWith("shuffle_") && p.getFileName().toString().endsWith(".data"))::iterator) {
+                    byte[] b = Files.readAllBytes(f);
+                    files++;
+                    bytes += b.length;
+                    hits += indexOf(b, needle) >= 0 ? 1 : 0;
+                }
+            }
+        }
+        return files + " " + bytes + " " + hits;
+    }
+
+    private static int indexOf(byte[] hay, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= hay.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (hay[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+
+    /**
+     * Writes {@code dir/blocks}: a line {@code block <executor> <shuffle> <map id> <reduce> <size>} per block of the
+     * shuffle and {@code address <executor> <provider>=<address>} per executor (from the rdmx address book), then
+     * waits for {@code dir/go}.
+     */
+    private static void pauseForPeers(JavaSparkContext sc, int shuffleId, Path dir) throws Exception {
+        List<String> out = new ArrayList<>();
+        SparkEnv env = SparkEnv.get();
+        scala.collection.Iterator<Tuple2<org.apache.spark.storage.BlockManagerId,
+            scala.collection.Seq<scala.Tuple3<org.apache.spark.storage.BlockId, Object, Object>>>> it =
+            env.mapOutputTracker().getMapSizesByExecutorId(shuffleId, 0, Integer.MAX_VALUE, 0, 2);
+        java.util.Set<String> executors = new java.util.TreeSet<>();
+        while (it.hasNext()) {
+            Tuple2<org.apache.spark.storage.BlockManagerId,
+                scala.collection.Seq<scala.Tuple3<org.apache.spark.storage.BlockId, Object, Object>>> e = it.next();
+            String exec = e._1().executorId();
+            executors.add(exec);
+            scala.collection.Iterator<scala.Tuple3<org.apache.spark.storage.BlockId, Object, Object>> blocks =
+                e._2().iterator();
+            while (blocks.hasNext()) {
+                scala.Tuple3<org.apache.spark.storage.BlockId, Object, Object> b = blocks.next();
+                org.apache.spark.storage.ShuffleBlockId id = (org.apache.spark.storage.ShuffleBlockId) b._1();
+                out.add("block " + exec + " " + id.shuffleId() + " " + id.mapId() + " " + id.reduceId() + " "
+                    + b._2());
+            }
+        }
+        org.apache.spark.rpc.RpcEndpointRef book = env.rpcEnv().setupEndpointRef(env.rpcEnv().address(),
+            "rdmx-shuffle-addresses");
+        for (String exec : executors) {
+            String r = book.askSync("L\n" + exec, scala.reflect.ClassTag$.MODULE$.apply(String.class));
+            String[] hostAndAd = r.split("\n");
+            for (int i = 1; i < hostAndAd.length; i++) {
+                out.add("address " + exec + " " + hostAndAd[i]);
+            }
+        }
+        Path tmp = dir.resolve(".partial");
+        Files.write(tmp, out, StandardCharsets.UTF_8);
+        Files.move(tmp, dir.resolve("blocks"), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        awaitFile(dir.resolve("go"), 240);
     }
 
     private static String result(String op, List<String> rows) throws NoSuchAlgorithmException {

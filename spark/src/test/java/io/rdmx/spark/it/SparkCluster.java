@@ -212,6 +212,24 @@ public final class SparkCluster {
      */
     public Run start(String name, boolean rdmx, List<String> conf, boolean fastStart, String... args)
         throws IOException {
+        return start(name, rdmx, conf, null, fastStart, args);
+    }
+
+    /**
+     * Starts {@link ShuffleJobs}.
+     *
+     * @param name the run's name (file names)
+     * @param rdmx whether to select the rdmx manager
+     * @param conf more {@code key=value} Spark settings
+     * @param propertiesFile Spark settings from a file (spark-submit's {@code --properties-file}: secrets stay off
+     *                       the command line), or null
+     * @param fastStart whether driver and executors run with {@link #FAST_START}
+     * @param args the job's mode and its arguments after the output file
+     * @return the running application
+     * @throws IOException if it cannot start
+     */
+    public Run start(String name, boolean rdmx, List<String> conf, Path propertiesFile, boolean fastStart,
+                     String... args) throws IOException {
         Files.createDirectories(work);
         Path output = work.resolve(name + ".out");
         Path log = work.resolve(name + ".log");
@@ -227,6 +245,9 @@ public final class SparkCluster {
         }
         if (rdmx) {
             cmd.addAll(List.of("--conf", "spark.shuffle.manager=io.rdmx.spark.RdmxShuffleManager"));
+        }
+        if (propertiesFile != null) {
+            cmd.addAll(List.of("--properties-file", propertiesFile.toString()));
         }
         for (String c : conf) {
             cmd.addAll(List.of("--conf", c));

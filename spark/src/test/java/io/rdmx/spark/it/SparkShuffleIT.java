@@ -75,11 +75,37 @@ class SparkShuffleIT {
         throw new AssertionError("no metric " + name + " in " + lines);
     }
 
+    /** The marker the ops jobs shuffle and look for in the shuffle files. */
+    private static final String MARKER = "rdmx-it-marker-" + Long.toHexString(System.nanoTime());
+    /** The ops job's lines with Spark's default shuffle, run once for the tests that compare with it. */
+    private static List<String> defaultOps;
+
+    private static synchronized List<String> defaultOps() throws IOException, InterruptedException {
+        if (defaultOps == null) {
+            defaultOps = cluster.start("ops-default", false, List.of(), true, "ops", MARKER)
+                .await(Duration.ofMinutes(2));
+        }
+        return defaultOps;
+    }
+
+    private static String line(List<String> lines, String prefix) {
+        return lines.stream().filter(l -> l.startsWith(prefix)).findFirst()
+            .orElseThrow(() -> new AssertionError("no line " + prefix + " in " + lines));
+    }
+
+    /** @return {files, bytes, hits} of the job's scan of its shuffle files for the marker */
+    private static long[] scan(List<String> lines) {
+        String[] f = line(lines, "scan ").split(" ");
+        return new long[] {Long.parseLong(f[2].substring("files=".length())),
+            Long.parseLong(f[3].substring("bytes=".length())), Long.parseLong(f[4].substring("hits=".length()))};
+    }
+
     @Test
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
     void sortGroupJoinAndSqlAgreeWithSparksDefaultShuffle() throws Exception {
-        List<String> def = cluster.start("ops-default", false, List.of(), true, "ops").await(Duration.ofMinutes(2));
-        List<String> rdmx = cluster.start("ops-rdmx", true, List.of(), true, "ops").await(Duration.ofMinutes(2));
+        List<String> def = defaultOps();
+        List<String> rdmx = cluster.start("ops-rdmx", true, List.of(), true, "ops", MARKER)
+            .await(Duration.ofMinutes(2));
         assertTrue(def.contains("shuffleManager=org.apache.spark.shuffle.sort.SortShuffleManager"), def::toString);
         assertTrue(rdmx.contains("shuffleManager=io.rdmx.spark.RdmxShuffleManager"), rdmx::toString);
         // the distribution the build asked for (rdmx-spark: 4.2.0; rdmx-spark-4.3: 4.3.0) really ran the jobs
@@ -96,6 +122,127 @@ class SparkShuffleIT {
         assertTrue(rdmx.contains("fetchFailures=0"), rdmx::toString);
         String executorLogs = readAll(work.resolve("ops-rdmx-executors"));
         assertTrue(executorLogs.contains("rdmx shuffle: serving blocks at [shm="), "executor logs: " + executorLogs);
+        // the control of the encrypted run: without spark.io.encryption.enabled the marker is in the files served
+        assertTrue(scan(rdmx)[0] > 0 && scan(rdmx)[2] > 0, line(rdmx, "scan "));
+        assertTrue(rdmx.contains("authenticate=false"), rdmx::toString);
+    }
+
+    /**
+     * An application with {@code spark.authenticate=true} (its secret in a properties file, off the command line)
+     * and {@code spark.io.encryption.enabled=true} on rdmx: the jobs agree with Spark's default shuffle, blocks
+     * cross processes, and the marker its records hold is in none of the shuffle files the block servers send. While
+     * it runs, a raw rdmx fetch client with the application's secret gets a block of an executor (encrypted: no
+     * marker in it), and one with another secret or none is refused by every block server (shm and tcp) and gets
+     * nothing.
+     */
+    @Test
+    @Timeout(value = 6, unit = TimeUnit.MINUTES)
+    void anAuthenticatedJobRunsAndAPeerWithoutTheSecretIsRefused() throws Exception {
+        List<String> def = defaultOps();
+        String secret = java.util.HexFormat.of().formatHex(java.security.SecureRandom.getInstanceStrong()
+            .generateSeed(16));
+        Path props = work.resolve("secure.properties");
+        Files.deleteIfExists(props);
+        Files.createFile(props, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+        Files.writeString(props, "spark.authenticate=true\nspark.authenticate.secret=" + secret
+            + "\nspark.io.encryption.enabled=true\n");
+        Path dir = work.resolve("secure-markers");
+        clean(dir);
+        SparkCluster.Run run = cluster.start("secure-rdmx", true, List.of(), props, true, "secure", dir.toString(),
+            MARKER);
+        List<String> blocks;
+        try {
+            awaitFiles(dir, "blocks", 1, run.process(), Duration.ofMinutes(3));
+            blocks = Files.readAllLines(dir.resolve("blocks"));
+            knockWithoutTheSecret(blocks, secret);
+        } catch (Throwable t) {
+            run.kill();
+            throw t;
+        } finally {
+            Files.writeString(dir.resolve("go"), "go");
+        }
+        List<String> out = run.await(Duration.ofMinutes(2));
+        assertTrue(out.contains("shuffleManager=io.rdmx.spark.RdmxShuffleManager"), out::toString);
+        assertTrue(out.contains("authenticate=true"), out::toString);
+        assertEquals(results(def), results(out));
+        assertTrue(metric(out, "remoteBlocks") > 0, out::toString);
+        assertTrue(out.contains("fetchFailures=0"), out::toString);
+        long[] scan = scan(out);
+        assertTrue(scan[0] > 0 && scan[1] > 0, "no shuffle files scanned: " + line(out, "scan "));
+        assertEquals(0, scan[2], "the marker is in plaintext in shuffle files: " + line(out, "scan "));
+    }
+
+    /**
+     * Fetches a block of the paused secure application from each block server of an executor: with the secret it
+     * arrives (and holds no plaintext marker); with another secret, or none, every attempt is refused.
+     */
+    private static void knockWithoutTheSecret(List<String> lines, String secret) throws Exception {
+        String[] block = lines.stream().filter(l -> l.startsWith("block ")).findFirst()
+            .orElseThrow(() -> new AssertionError("no block in " + lines)).split(" ");
+        String exec = block[1];
+        List<String> targets = lines.stream().filter(l -> l.startsWith("address " + exec + " "))
+            .map(l -> l.substring(("address " + exec + " ").length())).toList();
+        assertTrue(targets.stream().anyMatch(t -> t.startsWith("tcp=")), "executor " + exec + ": " + lines);
+        io.rdmx.spark.RdmxShuffleConf conf = io.rdmx.spark.RdmxShuffleConf.from(Map.of(
+            io.rdmx.spark.RdmxShuffleConf.PEER_TIMEOUT_KEY, "3000")::get);
+        io.rdmx.spark.BlockFetcher.Block wanted = null;
+        for (String target : targets) {
+            wanted = new io.rdmx.spark.BlockFetcher.Block(exec, target, Integer.parseInt(block[2]),
+                Long.parseLong(block[3]), 0, Integer.parseInt(block[4]), Long.parseLong(block[5]));
+            for (String other : java.util.Arrays.asList("another-applications-secret", null)) {
+                try (io.rdmx.spark.RdmxEndpoints stranger = io.rdmx.spark.RdmxEndpoints.start(conf, "127.0.0.1",
+                    NO_BLOCKS, other)) {
+                    io.rdmx.spark.BlockFetcher.Block b = wanted;
+                    io.rdmx.spark.BlockFetchException e = org.junit.jupiter.api.Assertions.assertThrows(
+                        io.rdmx.spark.BlockFetchException.class, () -> fetch(stranger, b),
+                        target + " served a peer with secret=" + (other == null ? "none" : "another"));
+                    assertTrue(e.getMessage().contains("from executor " + exec + " at " + target), e.getMessage());
+                }
+            }
+            try (io.rdmx.spark.RdmxEndpoints friend = io.rdmx.spark.RdmxEndpoints.start(conf, "127.0.0.1",
+                NO_BLOCKS, secret)) {
+                byte[] got = fetch(friend, wanted);
+                assertTrue(got.length > 0, target);
+                assertFalse(new String(got, java.nio.charset.StandardCharsets.ISO_8859_1).contains(MARKER),
+                    target + " sent the block in plaintext");
+            }
+        }
+    }
+
+    private static final io.rdmx.spark.BlockSource NO_BLOCKS = new io.rdmx.spark.BlockSource() {
+        @Override
+        public long size(int shuffleId, long mapId, int reduceId) throws IOException {
+            throw new IOException("no blocks here");
+        }
+
+        @Override
+        public void read(int shuffleId, long mapId, int reduceId, long offset, java.nio.ByteBuffer dst)
+            throws IOException {
+            throw new IOException("no blocks here");
+        }
+    };
+
+    private static byte[] fetch(io.rdmx.spark.RdmxEndpoints client, io.rdmx.spark.BlockFetcher.Block b)
+        throws Exception {
+        try (io.rdmx.spark.BlockFetcher f = new io.rdmx.spark.BlockFetcher(client::call, client::release, List.of(b),
+            1 << 20, 4, client.fetchChunkBytes(), Duration.ofSeconds(3))) {
+            io.rdmx.spark.BlockFetcher.Fetched got = f.next();
+            byte[] bytes = got.stream().readAllBytes();
+            f.release(got);
+            return bytes;
+        }
+    }
+
+    private static void clean(Path dir) throws IOException {
+        if (Files.isDirectory(dir)) {
+            try (Stream<Path> files = Files.list(dir)) {
+                for (Path f : (Iterable<Path>) files::iterator) {
+                    Files.delete(f);
+                }
+            }
+        }
+        Files.createDirectories(dir);
     }
 
     private static String readAll(Path dir) throws IOException {
