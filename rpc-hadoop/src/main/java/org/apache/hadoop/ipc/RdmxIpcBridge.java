@@ -367,6 +367,9 @@ public final class RdmxIpcBridge {
             org.apache.hadoop.fs.CommonConfigurationKeys.HADOOP_SECURITY_AUTHORIZATION, false)) {
             return new Authorized(null, null, proxied, rules);
         }
+        if (protocolName == null) {
+            throw new AuthorizationException("Null protocol not authorized");
+        }
         Class<?> protocol;
         try {
             protocol = Server.getProtocolClass(protocolName, server.getConf());
