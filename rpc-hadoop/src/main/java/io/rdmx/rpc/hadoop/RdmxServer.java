@@ -158,6 +158,9 @@ public final class RdmxServer extends RdmxCountingServer {
         InetSocketAddress tcp = getListenerAddress();
         int code;
         NodeOptions.Builder opts = NodeOptions.builder().name("hadoop-ipc-" + tcp.getPort());
+        if (rcfg.secret != null) {
+            opts.secret(rcfg.secret);             // Hadoop's configuration (a credential store) first
+        }
         if (rcfg.provider.equals("shm")) {
             code = RdmxEndpoint.SHM;
             opts.bindAddress(ShmFabric.root().resolve(RdmxEndpoint.shmNodeName(tcp.getPort())).toString());
@@ -202,6 +205,12 @@ public final class RdmxServer extends RdmxCountingServer {
     long rdmxRequestsRefused() {
         RpcServer r = rdmx;
         return r == null ? 0 : r.callsRefused();
+    }
+
+    /** @return where the rdmx listener's secret comes from ({@code NodeOptions.secretSource()}), or null without one */
+    String rdmxSecretSource() {
+        Node n = node;
+        return n == null ? null : n.options().secretSource();
     }
 
     /** @return Hadoop calls this server received over rdmx */

@@ -15,6 +15,7 @@ import java.lang.reflect.Proxy;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.security.PrivilegedExceptionAction;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -37,6 +38,8 @@ import org.apache.hadoop.ipc.protobuf.TestProtos.EmptyResponseProto;
 import org.apache.hadoop.ipc.protobuf.TestRpcServiceProtos.TestProtobufRpcProto;
 import org.apache.hadoop.net.NetUtils;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.alias.CredentialProvider;
+import org.apache.hadoop.security.alias.CredentialProviderFactory;
 import org.apache.hadoop.security.authorize.AuthorizationException;
 import org.apache.hadoop.security.authorize.PolicyProvider;
 import org.apache.hadoop.security.authorize.ProxyUsers;
@@ -51,12 +54,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Hadoop's caller identity over rdmx in simple mode (issue 38): the caller's address is the one its connection
  * really comes from, never the host its request names; authorization is re-evaluated after a refresh of the
  * service ACLs or proxy-user rules; {@code ipc.maximum.data.length} is enforced before a request is reassembled;
- * a full call queue does not stop the rdmx reader.
+ * a full call queue does not stop the rdmx reader; the rdmx secret comes from Hadoop's credential providers.
  */
 @EnabledForJreRange(max = JRE.JAVA_22, disabledReason = HadoopJdk.REASON)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -347,5 +351,27 @@ class CallerSecurityTest {
         assertEquals("block", stuck.get(0).get(30, TimeUnit.SECONDS));
         assertEquals("queued-1", stuck.get(1).get(30, TimeUnit.SECONDS));
         assertEquals("queued-2", stuck.get(2).get(30, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void theRdmxSecretComesFromHadoopsCredentialProviders(@TempDir Path dir) throws Exception {
+        Configuration c = new Configuration(conf);
+        c.set(CredentialProviderFactory.CREDENTIAL_PROVIDER_PATH,
+            "jceks://file" + dir.resolve("rdmx.jceks").toAbsolutePath());
+        CredentialProvider store = CredentialProviderFactory.getProviders(c).get(0);
+        store.createCredentialEntry("rdmx.secret", "a secret kept in a credential store".toCharArray());
+        store.flush();
+        RdmxServer s = server(c, new Service0(), 2, 100);
+        assertEquals("code", s.rdmxSecretSource(), "the listener's node has the store's secret");
+        UserGroupInformation me = UserGroupInformation.getCurrentUser();
+        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        proxy(s, c, me).ping(null, TestRpcBase.newEmptyRequest());
+        assertEquals(rdmx + 1, RdmxRpcEngine.clientCallsOverRdmx(), "a client with the same store calls over rdmx");
+        // a client without the secret cannot dial the listener (refused at the handshake): its call takes TCP
+        proxy(s, conf, me).ping(null, TestRpcBase.newEmptyRequest());
+        assertEquals(rdmx + 1, RdmxRpcEngine.clientCallsOverRdmx(), "a client without the secret called over rdmx");
+        assertEquals(tcp + 1, RdmxRpcEngine.clientCallsOverTcp());
+        assertEquals(1, s.rdmxCalls());
     }
 }
