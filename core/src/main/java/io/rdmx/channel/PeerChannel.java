@@ -11,6 +11,7 @@ import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
+import io.rdmx.transport.internal.AbstractConnection;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -215,6 +216,18 @@ public final class PeerChannel {
 
     Connection connection() {
         return connection;
+    }
+
+    /**
+     * Where the peer of a channel it opened to this node really is, as the transport established it, never as the
+     * peer claims it (see {@link AbstractConnection#acceptedFrom()}): the IP address its socket came from, the
+     * loopback address for a process of this host (shm), or null where the transport cannot tell (a channel this
+     * node dialed; a provider that does not record it).
+     *
+     * @return an IP address literal, or null
+     */
+    public String acceptedFrom() {
+        return connection instanceof AbstractConnection ? ((AbstractConnection) connection).acceptedFrom() : null;
     }
 
     /**

@@ -41,6 +41,23 @@ final class Assembler {
         }
 
         /**
+         * A request's first fragment (of a message within the size limit), before anything of it is kept: whether
+         * to take it. A sink that refuses it has answered its caller; its remaining fragments are skipped.
+         *
+         * @param kind the kind
+         * @param method the method
+         * @param callId the call id
+         * @param length the message length the fragment declares
+         * @param b the ring's buffer, valid only during the call
+         * @param at where the fragment's bytes start in it
+         * @param n the fragment's byte count
+         * @return true to take the message
+         */
+        default boolean admit(int kind, int method, long callId, int length, ByteBuffer b, int at, int n) {
+            return true;
+        }
+
+        /**
          * A message refused for its size (its remaining fragments are skipped).
          *
          * @param kind the kind
@@ -151,6 +168,14 @@ final class Assembler {
                 if (!last) {
                     partial.put(callId, new Partial(kind, method, hi, lo, total, null));
                     partial.get(callId).received = n;
+                }
+                return;
+            }
+            if (requests && !sink.admit(kind, method, callId, total, b, at + header, n)) {
+                if (!last) {
+                    Partial p = new Partial(kind, method, hi, lo, total, null);
+                    p.received = n;
+                    partial.put(callId, p);
                 }
                 return;
             }

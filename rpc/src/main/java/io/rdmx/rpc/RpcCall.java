@@ -14,6 +14,7 @@ public final class RpcCall implements Runnable {
 
     private final RpcServer server;
     private final String peer;
+    private final String callerAddress;
     private final RpcServer.PeerSlot slot;
     private final int method;
     private final long callId;
@@ -23,10 +24,11 @@ public final class RpcCall implements Runnable {
     private final boolean async;
     private volatile int answered;
 
-    RpcCall(RpcServer server, String peer, RpcServer.PeerSlot slot, int method, long callId, long clientHi,
-            long clientLo, byte[] body, boolean async) {
+    RpcCall(RpcServer server, String peer, String callerAddress, RpcServer.PeerSlot slot, int method, long callId,
+            long clientHi, long clientLo, byte[] body, boolean async) {
         this.server = server;
         this.peer = peer;
+        this.callerAddress = callerAddress;
         this.slot = slot;
         this.method = method;
         this.callId = callId;
@@ -64,6 +66,19 @@ public final class RpcCall implements Runnable {
     /** @return the calling node's name */
     public String peer() {
         return peer;
+    }
+
+    /**
+     * Where the caller really is, as the transport established it when it accepted the caller's connection, never
+     * what the caller claims (its node name, its announced address, anything in the request): the IP address the
+     * connection's socket came from (tcp), or the loopback address for a process of this host (shm's Unix socket,
+     * whose peer runs as this user). See {@link io.rdmx.channel.PeerChannel#acceptedFrom()}.
+     *
+     * @return an IP address literal, or null where the transport cannot tell (refuse the caller where its address
+     *     matters)
+     */
+    public String callerAddress() {
+        return callerAddress;
     }
 
     /** @return the request body: a heap buffer over an array of its own, position 0; the handler may keep it */

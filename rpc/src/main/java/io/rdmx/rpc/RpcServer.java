@@ -56,6 +56,7 @@ public final class RpcServer implements AutoCloseable {
     private final Map<Integer, RpcAsyncHandler> asyncHandlers;
     private final Map<Integer, RpcAsyncHandler> readerHandlers;
     private final RpcHandler fallback;
+    private final RpcRequestGate gate;
     private final String name;
     private final Map<String, PeerSlot> peers = new ConcurrentHashMap<>();
     /** Reader thread only. */
@@ -86,27 +87,55 @@ public final class RpcServer implements AutoCloseable {
         }
     }
 
-    /** Reader thread: a client's reassembly and whether it was refused. */
+    /** Reader thread: a client's reassembly and whether it was refused, for one connection of that client. */
     private final class PeerState implements Assembler.Sink {
         final String peer;
+        /** The channel its records came on, or null where the source is not a channel. */
+        final PeerChannel channel;
+        /** {@link PeerChannel#acceptedFrom()} of that channel. */
+        final String callerAddress;
         final Assembler assembler;
         boolean refused;
 
-        PeerState(String peer) {
+        PeerState(String peer, PeerChannel channel) {
             this.peer = peer;
+            this.channel = channel;
+            this.callerAddress = channel == null ? null : channel.acceptedFrom();
             this.assembler = new Assembler(peer, config.maxMessageBytes(), true);
+        }
+
+        @Override
+        public boolean admit(int kind, int method, long callId, int length, ByteBuffer b, int at, int n) {
+            if (gate == null) {
+                return true;
+            }
+            RpcRequestGate.Refusal refused;
+            try {
+                refused = gate.admit(method, peer, callerAddress, length, b.duplicate().limit(at + n).position(at)
+                    .slice().asReadOnlyBuffer());
+            } catch (RuntimeException e) {
+                LOG.warn("rpc server '{}': the request gate failed on call id={} of '{}'", name, callId, peer, e);
+                refused = new RpcRequestGate.Refusal(RpcException.class.getName(), "request of call id=" + callId
+                    + " from '" + peer + "' could not be checked: " + e);
+            }
+            if (refused == null) {
+                return true;
+            }
+            callsRefused.increment();
+            answerNow(peer, method, callId, refused.className(), refused.message());
+            return false;
         }
 
         @Override
         public void message(int kind, int method, long callId, long hi, long lo, byte[] body) {
             RpcAsyncHandler onReader = readerHandlers.get(method);
             if (onReader != null) {
-                runAsync(new RpcCall(RpcServer.this, peer, peers.get(peer), method, callId, hi, lo, body, true),
-                    onReader);
+                runAsync(new RpcCall(RpcServer.this, peer, callerAddress, peers.get(peer), method, callId, hi, lo,
+                    body, true), onReader);
                 return;
             }
-            RpcCall call = new RpcCall(RpcServer.this, peer, peers.get(peer), method, callId, hi, lo, body,
-                asyncHandlers.containsKey(method));
+            RpcCall call = new RpcCall(RpcServer.this, peer, callerAddress, peers.get(peer), method, callId, hi, lo,
+                body, asyncHandlers.containsKey(method));
             try {
                 pool.execute(call);
             } catch (RejectedExecutionException e) {
@@ -133,6 +162,7 @@ public final class RpcServer implements AutoCloseable {
         this.asyncHandlers = Map.copyOf(b.asyncHandlers);
         this.readerHandlers = Map.copyOf(b.readerHandlers);
         this.fallback = b.fallback;
+        this.gate = b.gate;
         this.name = engine.node().name();
         AtomicInteger n = new AtomicInteger();
         this.pool = new ThreadPoolExecutor(config.handlerThreads(), config.handlerThreads(), 0, TimeUnit.SECONDS,
@@ -319,8 +349,14 @@ public final class RpcServer implements AutoCloseable {
     private void onRecord(int stream, ByteBuffer buf, int off, int len, RecordSource src) {
         String peer = src.peerName();
         PeerState st = states.get(peer);
-        if (st == null) {
-            st = new PeerState(peer);
+        PeerChannel via = src.peerChannel();
+        if (st == null || st.channel != via) {
+            // a client's first record, or the first on a new connection of a client that came back under the
+            // same name: what was held of the old connection's messages goes
+            if (st != null) {
+                st.assembler.clear();
+            }
+            st = new PeerState(peer, via);
             states.put(peer, st);
         }
         if (st.refused) {
@@ -674,6 +710,7 @@ public final class RpcServer implements AutoCloseable {
         private final Map<Integer, RpcAsyncHandler> asyncHandlers = new HashMap<>();
         private final Map<Integer, RpcAsyncHandler> readerHandlers = new HashMap<>();
         private RpcHandler fallback;
+        private RpcRequestGate gate;
         private RpcConfig config;
 
         private Builder(ChannelEngine engine) {
@@ -737,6 +774,16 @@ public final class RpcServer implements AutoCloseable {
          */
         public Builder fallback(RpcHandler handler) {
             this.fallback = handler;
+            return this;
+        }
+
+        /**
+         * @param g decides on each request from its first fragment, on the reader thread, before anything of it is
+         *     reassembled (a refused request's bytes are skipped, its caller answered with the gate's error)
+         * @return this
+         */
+        public Builder gate(RpcRequestGate g) {
+            this.gate = g;
             return this;
         }
 

@@ -57,6 +57,9 @@ public abstract class AbstractConnection implements Connection, CompletionBacklo
         }
     }
 
+    /** The address {@link #acceptedFrom()} gives a peer that is a process of this host. */
+    public static final String LOCAL_PEER = "127.0.0.1";
+
     /** The node. */
     protected final AbstractNode node;
     /** See {@link #addressTrusted()}. */
@@ -120,6 +123,23 @@ public abstract class AbstractConnection implements Connection, CompletionBacklo
     /** @return the source address an accepted network connection came from, or null */
     public final String source() {
         return source;
+    }
+
+    /**
+     * Where the peer of an accepted connection really is, as this node's transport established it, never as the peer
+     * claims it: the IP address its socket came from ({@link #source()}), or the loopback address where the provider
+     * accepted the peer as a process of this host ({@code accepted(null)}: shm's Unix socket, whose peer's user the
+     * kernel reported). Null for a connection this node dialed, or one no provider marked accepted (loopback, verbs,
+     * disni): the peer's network address is not known.
+     *
+     * @return an IP address literal (or what the provider could tell, which a caller parses strictly), or null
+     */
+    public final String acceptedFrom() {
+        if (!accepted) {
+            return null;
+        }
+        String s = source;
+        return s != null ? s : LOCAL_PEER;
     }
 
     /** @return true for a connection a peer opened to this node (counted against the node's connection caps) */

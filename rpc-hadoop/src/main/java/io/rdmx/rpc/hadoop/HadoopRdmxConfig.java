@@ -47,7 +47,18 @@ final class HadoopRdmxConfig {
     /** Default: 2 MiB (requests and responses up to about 1 MiB go in one ring record). */
     static final int RING_BYTES_DEFAULT = 2 << 20;
 
+    /**
+     * Both sides: the rdmx cluster secret, read with {@link Configuration#getPassword}: from a credential store of
+     * {@code hadoop.security.credential.provider.path} (alias {@code rdmx.secret}, e.g. in a jceks file made with
+     * {@code hadoop credential create rdmx.secret -provider jceks://file/...}), else, where Hadoop allows clear-text
+     * fallback, the key's value in the configuration. Unset: the node takes rdmx's own sources
+     * ({@code RDMX_SECRET}, {@code rdmx.secretFile}, the system property).
+     */
+    static final String SECRET_KEY = "rdmx.secret";
+
     final String provider;
+    /** The secret from the configuration, or null. */
+    final String secret;
     /** Dispatch {@code direct} or {@code reader}: the call runs on an rdmx thread, not in Hadoop's call queue. */
     final boolean direct;
     /** Dispatch {@code reader}: on the rdmx reader thread. */
@@ -97,6 +108,44 @@ final class HadoopRdmxConfig {
         }
         maxResponseLength = conf.getInt(CommonConfigurationKeys.IPC_MAXIMUM_RESPONSE_LENGTH,
             CommonConfigurationKeys.IPC_MAXIMUM_RESPONSE_LENGTH_DEFAULT);
+        secret = secret(conf);
+    }
+
+    private static String secret(Configuration conf) {
+        char[] s;
+        try {
+            s = conf.getPassword(SECRET_KEY);
+        } catch (java.io.IOException e) {
+            throw new IllegalArgumentException(SECRET_KEY + " could not be read from the credential providers ("
+                + org.apache.hadoop.security.alias.CredentialProviderFactory.CREDENTIAL_PROVIDER_PATH + "="
+                + conf.get(org.apache.hadoop.security.alias.CredentialProviderFactory.CREDENTIAL_PROVIDER_PATH)
+                + "): " + e.getMessage(), e);
+        }
+        if (s == null) {
+            return null;
+        }
+        String v = new String(s).trim();
+        java.util.Arrays.fill(s, '\0');
+        if (v.isEmpty()) {
+            throw new IllegalArgumentException(SECRET_KEY + " is set but empty");
+        }
+        return v;
+    }
+
+    /**
+     * @return a digest naming the secret among the JVM's shared clients (never the secret itself), or "none"
+     */
+    String secretId() {
+        if (secret == null) {
+            return "none";
+        }
+        try {
+            byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(
+                secret.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return java.util.HexFormat.of().formatHex(d, 0, 8);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     static HadoopRdmxConfig of(Configuration conf) {

@@ -51,10 +51,11 @@ final class RdmxClients {
      * @param provider tcp or shm
      * @param ringBytes the ring capacity the server advertised, or 0 for the channel default
      * @param maxMessage the client's message bound
+     * @param secretId {@link HadoopRdmxConfig#secretId()}
      * @return the key of the shared client for these
      */
-    static String key(String provider, int ringBytes, int maxMessage) {
-        return provider + "/" + ringBytes + "/" + maxMessage;
+    static String key(String provider, int ringBytes, int maxMessage, String secretId) {
+        return provider + "/" + ringBytes + "/" + maxMessage + "/" + secretId;
     }
 
     /**
@@ -63,11 +64,13 @@ final class RdmxClients {
      *                  the channel default ({@code rdmx.channel.ringCapacity}: a server that does not advertise
      *                  its capacity uses that)
      * @param maxMessage the client's message bound
+     * @param cfg the proxy's keys: the secret ({@link HadoopRdmxConfig#SECRET_KEY}), if any, authenticates its node
      * @return the shared client, its count raised (give it back with {@link #release})
      * @throws IOException if its node cannot open
      */
-    static synchronized Shared acquire(String provider, int ringBytes, int maxMessage) throws IOException {
-        String key = key(provider, ringBytes, maxMessage);
+    static synchronized Shared acquire(String provider, int ringBytes, int maxMessage, HadoopRdmxConfig cfg)
+        throws IOException {
+        String key = key(provider, ringBytes, maxMessage, cfg.secretId());
         Shared s = SHARED.get(key);
         if (s == null || !s.engine.isOpen()) {
             byte[] id = ClientId.getClientId();
@@ -77,6 +80,9 @@ final class RdmxClients {
                 String name = "hadoop-client-" + ManagementFactory.getRuntimeMXBean().getPid() + "-"
                     + SEQ.incrementAndGet();
                 NodeOptions.Builder o = NodeOptions.builder().name(name);
+                if (cfg.secret != null) {
+                    o.secret(cfg.secret);
+                }
                 if (provider.equals("shm")) {
                     o.bindAddress(io.rdmx.transport.shm.ShmFabric.root().resolve(name).toString());
                 }

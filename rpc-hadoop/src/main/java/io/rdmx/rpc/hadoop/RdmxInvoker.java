@@ -345,12 +345,13 @@ final class RdmxInvoker implements RpcInvocationHandler {
         if (closed.get()) {
             throw new IOException(protocolName + " proxy to " + server + " is closed");
         }
-        if (shared == null || !shared.key.equals(RdmxClients.key(provider, ringBytes, cfg.clientMaxMessage()))) {
+        if (shared == null || !shared.key.equals(RdmxClients.key(provider, ringBytes, cfg.clientMaxMessage(),
+            cfg.secretId()))) {
             if (shared != null) {
                 RdmxClients.release(shared);
                 shared = null;
             }
-            shared = RdmxClients.acquire(provider, ringBytes, cfg.clientMaxMessage());
+            shared = RdmxClients.acquire(provider, ringBytes, cfg.clientMaxMessage(), cfg);
         }
         if (prefix == null) {
             ByteArrayOutputStream o = new ByteArrayOutputStream(128);

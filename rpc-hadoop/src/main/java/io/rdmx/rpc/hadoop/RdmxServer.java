@@ -4,13 +4,13 @@ import io.rdmx.channel.ChannelConfig;
 import io.rdmx.channel.ChannelEngine;
 import io.rdmx.rpc.RpcCall;
 import io.rdmx.rpc.RpcConfig;
+import io.rdmx.rpc.RpcRequestGate;
 import io.rdmx.rpc.RpcServer;
 import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.shm.ShmFabric;
-import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.InetAddress;
@@ -18,8 +18,13 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.io.Writable;
@@ -28,6 +33,7 @@ import org.apache.hadoop.ipc.CallerContext;
 import org.apache.hadoop.ipc.RdmxCountingServer;
 import org.apache.hadoop.ipc.RdmxIpcBridge;
 import org.apache.hadoop.ipc.RdmxServerCall;
+import org.apache.hadoop.ipc.RetriableException;
 import org.apache.hadoop.ipc.RpcConstants;
 import org.apache.hadoop.ipc.protobuf.IpcConnectionContextProtos.IpcConnectionContextProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcKindProto;
@@ -35,6 +41,7 @@ import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcRequestHeaderProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto.RpcErrorCodeProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto.RpcStatusProto;
+import org.apache.hadoop.security.AccessControlException;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.SecretManager;
 import org.apache.hadoop.security.token.TokenIdentifier;
@@ -67,7 +74,9 @@ public final class RdmxServer extends RdmxCountingServer {
     private final int hadoopHandlers;
     private final AtomicBoolean stopped = new AtomicBoolean();
     private final Set<RdmxServerCall> pending = ConcurrentHashMap.newKeySet();
-    private final ConcurrentHashMap<ByteBuffer, Context> contexts = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Caller> callers = new ConcurrentHashMap<>();
+    /** Calls whose authorization or queueing may block, taken off the rdmx reader thread; null until started. */
+    private volatile ThreadPoolExecutor slowPath;
     private final LongAdder rdmxCalls = new LongAdder();
     private final String offReason;
     private Node node;
@@ -75,16 +84,39 @@ public final class RdmxServer extends RdmxCountingServer {
     private volatile RpcServer rdmx;
     private long advertised;
 
-    /** A caller's identity, decoded once per distinct prefix. */
+    /**
+     * A caller's identity, decoded and authorized once per caller connection and distinct prefix (protocol and
+     * user), as a stock server authorizes a connection when its context arrives; valid while the authorization it
+     * passed stands: the service ACLs and the proxy-user rules it was checked against are still the server's
+     * (a refresh replaces them, and the next call is authorized again).
+     */
     private static final class Context {
         final String protocol;
         final UserGroupInformation user;
         final InetAddress host;
+        final RdmxIpcBridge.Authorized authorized;
 
-        Context(String protocol, UserGroupInformation user, InetAddress host) {
+        Context(String protocol, UserGroupInformation user, InetAddress host, RdmxIpcBridge.Authorized authorized) {
             this.protocol = protocol;
             this.user = user;
             this.host = host;
+            this.authorized = authorized;
+        }
+    }
+
+    /**
+     * One calling node as the transport knows it: its name and the address its connection really comes from; the
+     * contexts authorized for it. A node that comes back from another address starts again.
+     */
+    private static final class Caller {
+        final String address;
+        /** The parsed address, or null: the transport cannot tell where the caller is (refused). */
+        final InetAddress inet;
+        final ConcurrentHashMap<ByteBuffer, Context> contexts = new ConcurrentHashMap<>();
+
+        Caller(String address, InetAddress inet) {
+            this.address = address;
+            this.inet = inet;
         }
     }
 
@@ -126,6 +158,9 @@ public final class RdmxServer extends RdmxCountingServer {
         InetSocketAddress tcp = getListenerAddress();
         int code;
         NodeOptions.Builder opts = NodeOptions.builder().name("hadoop-ipc-" + tcp.getPort());
+        if (rcfg.secret != null) {
+            opts.secret(rcfg.secret);             // Hadoop's configuration (a credential store) first
+        }
         if (rcfg.provider.equals("shm")) {
             code = RdmxEndpoint.SHM;
             opts.bindAddress(ShmFabric.root().resolve(RdmxEndpoint.shmNodeName(tcp.getPort())).toString());
@@ -166,6 +201,18 @@ public final class RdmxServer extends RdmxCountingServer {
         return e == null ? null : e.config();
     }
 
+    /** @return requests the rdmx listener refused before reassembling them (too large), tests */
+    long rdmxRequestsRefused() {
+        RpcServer r = rdmx;
+        return r == null ? 0 : r.callsRefused();
+    }
+
+    /** @return where the rdmx listener's secret comes from ({@code NodeOptions.secretSource()}), or null without one */
+    String rdmxSecretSource() {
+        Node n = node;
+        return n == null ? null : n.options().secretSource();
+    }
+
     /** @return Hadoop calls this server received over rdmx */
     public long rdmxCalls() {
         return rdmxCalls.sum();
@@ -182,13 +229,14 @@ public final class RdmxServer extends RdmxCountingServer {
             long bound = Math.max((long) rcfg.maxDataLength + PREFIX_ALLOWANCE, rcfg.maxResponseLength);
             RpcConfig cfg = RpcConfig.builder().maxMessageBytes((int) Math.min(Integer.MAX_VALUE - 64, bound))
                 .handlerThreads(threads).build();
+            slowPath = slowPathPool(threads, cfg.handlerQueue());
             RpcServer.Builder b = RpcServer.builder(engine).handle(METHOD_PING, c -> ByteBuffer.allocate(0))
-                .config(cfg);
+                .config(cfg).gate(this::admit);
             // queue: the rdmx reader decodes a call and queues it into Hadoop's call queue; the Hadoop handler
             // that runs it writes the answer (no rdmx handler thread in between); direct: an rdmx handler runs it;
             // reader: the rdmx reader runs it and writes the answer (no hand-off)
-            rdmx = (rcfg.direct && !rcfg.onReader ? b.handleAsync(METHOD_CALL, this::serve)
-                : b.handleAsyncOnReader(METHOD_CALL, this::serve)).build().start();
+            rdmx = (rcfg.direct && !rcfg.onReader ? b.handleAsync(METHOD_CALL, rc -> serve(rc, false))
+                : b.handleAsyncOnReader(METHOD_CALL, rc -> serve(rc, true))).build().start();
             LOG.info("Hadoop RPC server {}: rdmx {} listener {} beside TCP {} ({} rdmx handler threads, {} dispatch)",
                 getServerName(), rcfg.provider, rdmx.address(), getListenerAddress(), threads,
                 rcfg.onReader ? "reader" : rcfg.direct ? "direct" : "queue");
@@ -221,6 +269,10 @@ public final class RdmxServer extends RdmxCountingServer {
         if (r != null) {
             r.close();
         }
+        ThreadPoolExecutor p = slowPath;
+        if (p != null) {
+            p.shutdownNow();
+        }
         if (engine != null) {
             engine.close();
         }
@@ -229,18 +281,170 @@ public final class RdmxServer extends RdmxCountingServer {
         }
     }
 
+    /** The pool of {@link #slowPath}: bounded threads and queue; a call it cannot take is refused, retriable. */
+    private ThreadPoolExecutor slowPathPool(int threads, int queue) {
+        AtomicInteger n = new AtomicInteger();
+        String name = "rdmx-hadoop-admit-" + getListenerAddress().getPort() + "-";
+        ThreadPoolExecutor p = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(queue), r -> {
+                Thread t = new Thread(r, name + n.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+            });
+        p.allowCoreThreadTimeOut(true);
+        return p;
+    }
+
     /**
-     * rdmx reader thread (dispatch {@code queue}, {@code reader}) or rdmx handler thread ({@code direct}): decodes
-     * one Hadoop call and queues it to Hadoop's call queue (or runs it); whichever thread completes its response (the Hadoop
-     * handler once it counted the call in the metrics, or the thread that sends a postponed or deferred response)
-     * writes the answer into the client's ring. The body
-     * is: the caller's host (writeUTF), a delimited {@code IpcConnectionContextProto} (protocol, user), then
-     * exactly what a stock client sends after the 4-byte length: a delimited {@code RpcRequestHeaderProto}, the
-     * delimited {@code RequestHeaderProto} and the delimited request message.
+     * rdmx reader thread: a Hadoop call's first fragment, before anything of it is reassembled. Refuses a request
+     * whose declared length, less the rdmx context prefix, is over {@code ipc.maximum.data.length}, exactly as the
+     * stock server checks the length a call declares; a prefix not wholly in the fragment counts as none (the
+     * whole declared length is checked).
      */
-    private void serve(RpcCall rc) throws Exception {
+    private RpcRequestGate.Refusal admit(int method, String peer, String address, int length, ByteBuffer first) {
+        if (method != METHOD_CALL) {
+            return null;
+        }
+        int prefix;
+        try {
+            prefix = prefixEnd(first, 0, peer);
+        } catch (IOException e) {
+            prefix = 0;
+        }
+        long dataLength = (long) length - prefix;
+        if (dataLength <= rcfg.maxDataLength) {
+            return null;
+        }
+        return new RpcRequestGate.Refusal(IOException.class.getName(), "Requested data length " + dataLength
+            + " is longer than maximum configured RPC length " + rcfg.maxDataLength + ".  RPC came from " + peer
+            + " (" + address + ") over rdmx");
+    }
+
+    /**
+     * rdmx reader thread (dispatch {@code queue}, {@code reader}; {@code onReader} true) or rdmx handler thread
+     * ({@code direct}): one Hadoop call. The caller's address is the one its connection really comes from
+     * ({@link RpcCall#callerAddress()}); a caller the transport cannot place is refused. Its context (protocol, user)
+     * is authorized once per caller connection and prefix, and again after a refresh of the service ACLs or the
+     * proxy-user rules; on the reader thread, a call that needs authorizing (group and host look-ups may block)
+     * or finds Hadoop's call queue full goes to a pool thread of this server, so the reader never waits. Then the
+     * call is queued to Hadoop's call queue (or run); whichever thread completes its response (the Hadoop handler
+     * once it counted the call in the metrics, or the thread that sends a postponed or deferred response) writes
+     * the answer into the client's ring. The body is: the host the client names (writeUTF; ignored), a delimited
+     * {@code IpcConnectionContextProto} (protocol, user), then exactly what a stock client sends after the 4-byte
+     * length: a delimited {@code RpcRequestHeaderProto}, the delimited {@code RequestHeaderProto} and the delimited
+     * request message.
+     */
+    private void serve(RpcCall rc, boolean onReader) throws Exception {
+        Caller caller = caller(rc);
         ByteBuffer body = rc.request();
-        Context ctx = context(body, rc.peer());
+        Context ctx = cachedContext(caller, body, rc.peer());
+        if (ctx == null) {
+            if (onReader) {
+                offload(rc, () -> serveSlowly(rc, caller));
+                return;
+            }
+            ctx = authorize(caller, body, rc.peer());
+        }
+        proceed(rc, body, ctx, onReader);
+    }
+
+    /** A slow-path pool thread: authorizes the caller's context, then queues (or runs) the call. */
+    private void serveSlowly(RpcCall rc, Caller caller) {
+        try {
+            ByteBuffer body = rc.request();
+            proceed(rc, body, authorize(caller, body, rc.peer()), false);
+        } catch (Exception e) {
+            refuse(rc, e);
+        }
+    }
+
+    /** Answers a call the slow path could not serve, as the rdmx layer answers a handler that threw. */
+    private static void refuse(RpcCall rc, Exception e) {
+        if (!rc.isAnswered()) {
+            try {
+                rc.respondError(e.getClass().getName(), e.getMessage());
+            } catch (IllegalStateException answered) {
+                // answered meanwhile: nothing to add
+            }
+        }
+    }
+
+    /** Reader thread: runs work on the slow-path pool; refuses the call (retriable) if the pool is full. */
+    private void offload(RpcCall rc, Runnable work) {
+        ThreadPoolExecutor p = slowPath;
+        try {
+            if (p == null) {
+                throw new RejectedExecutionException("stopped");
+            }
+            p.execute(work);
+        } catch (RejectedExecutionException e) {
+            refuse(rc, new RetriableException("Hadoop RPC server " + getServerName() + " is too busy for call of '"
+                + rc.peer() + "' over rdmx: " + p.getQueue().size() + " calls wait for its " + p.getMaximumPoolSize()
+                + " threads that authorize and queue calls"));
+        }
+    }
+
+    /**
+     * The caller as the transport knows it. Its address is parsed as an IP literal only (never looked up): a
+     * caller whose connection's address is unknown or not a literal is refused.
+     */
+    private Caller caller(RpcCall rc) throws AccessControlException {
+        String address = rc.callerAddress();
+        Caller c = callers.get(rc.peer());
+        if (c == null || !java.util.Objects.equals(c.address, address)) {
+            c = new Caller(address, ipLiteral(address));
+            if (callers.size() >= CONTEXT_CACHE) {
+                callers.clear();
+            }
+            callers.put(rc.peer(), c);
+        }
+        if (c.inet == null) {
+            throw new AccessControlException("rdmx caller '" + rc.peer() + "' of Hadoop RPC server "
+                + getServerName() + " is refused: the transport cannot tell the address its connection comes from"
+                + " (address=" + address + ")");
+        }
+        return c;
+    }
+
+    /**
+     * @param s an IP address as a transport reports it
+     * @return the address, or null unless {@code s} is an IPv4 literal (four decimal parts) or an IPv6 literal: no
+     *     name is ever resolved
+     */
+    static InetAddress ipLiteral(String s) {
+        if (s == null || s.isEmpty() || s.length() > 64) {
+            return null;
+        }
+        try {
+            if (s.indexOf(':') >= 0) {
+                // a string with a colon is parsed as an IPv6 literal, never looked up
+                return s.chars().allMatch(ch -> Character.digit(ch, 16) >= 0 || ch == ':' || ch == '.' || ch == '%'
+                    || Character.isLetterOrDigit(ch)) ? InetAddress.getByName(s) : null;
+            }
+            String[] parts = s.split("\\.", -1);
+            if (parts.length != 4) {
+                return null;
+            }
+            byte[] b = new byte[4];
+            for (int i = 0; i < 4; i++) {
+                String p = parts[i];
+                if (p.isEmpty() || p.length() > 3 || !p.chars().allMatch(ch -> ch >= '0' && ch <= '9')) {
+                    return null;
+                }
+                int v = Integer.parseInt(p);
+                if (v > 255) {
+                    return null;
+                }
+                b[i] = (byte) v;
+            }
+            return InetAddress.getByAddress(b);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** After the context: decodes the call and queues it (or runs it); {@code onReader}: without blocking. */
+    private void proceed(RpcCall rc, ByteBuffer body, Context ctx, boolean onReader) throws Exception {
         int dataLength = body.remaining();
         RpcRequestHeaderProto header = RdmxIpcBridge.readDelimited(RpcRequestHeaderProto.getDefaultInstance(), body);
         int callId = header.getCallId();
@@ -253,7 +457,7 @@ public final class RdmxServer extends RdmxCountingServer {
                     + rc.peer() + "'")));
             return;
         }
-        if (dataLength > rcfg.maxDataLength) {               // as the stock server: fatal, naming the sizes
+        if (dataLength > rcfg.maxDataLength) {               // the gate refused it already; kept as a last check
             rc.respond(error(callId, retry, header, RpcStatusProto.FATAL, RpcErrorCodeProto.FATAL_INVALID_RPC_HEADER,
                 new IOException("Requested data length " + dataLength + " is longer than maximum configured RPC "
                     + "length " + rcfg.maxDataLength + ".  RPC came from " + rc.peer() + " over rdmx")));
@@ -307,6 +511,24 @@ public final class RdmxServer extends RdmxCountingServer {
             RdmxIpcBridge.runAsHandler(this, call);
             return;
         }
+        if (onReader) {
+            boolean queued;
+            try {
+                queued = RdmxIpcBridge.offerCall(this, call);
+            } catch (IOException e) {         // the scheduler's back-off (RetriableException)
+                call.response().completeExceptionally(e);
+                return;
+            }
+            if (!queued) {                    // Hadoop's call queue is full: a pool thread waits for room
+                offload(rc, () -> queue(call));
+            }
+            return;
+        }
+        queue(call);
+    }
+
+    /** Any thread but the rdmx reader: queues a call into Hadoop's call queue, waiting for room as a stock reader. */
+    private void queue(RdmxServerCall call) {
         try {
             queueCall(call);
         } catch (IOException e) {             // the scheduler's back-off (RetriableException) or overflow
@@ -318,40 +540,48 @@ public final class RdmxServer extends RdmxCountingServer {
         }
     }
 
-    /** The context prefix, decoded once per distinct bytes (same client host, protocol and user). */
-    private Context context(ByteBuffer body, String peer) throws IOException {
+    /**
+     * The caller's context for this prefix if it was authorized on this caller connection and that authorization
+     * still stands (moves {@code body} past the prefix); else null ({@code body} unchanged).
+     */
+    private Context cachedContext(Caller caller, ByteBuffer body, String peer) throws IOException {
+        int start = body.position();
+        int end = prefixEnd(body, start, peer);
+        Context c = caller.contexts.get(body.duplicate().position(start).limit(end));
+        if (c == null || c.authorized != null && !c.authorized.stands()) {
+            return null;
+        }
+        body.position(end);                   // the usual case: no parsing, no copy
+        return c;
+    }
+
+    /**
+     * Decodes the context prefix and authorizes it as a stock server authorizes a connection (proxy users;
+     * service ACLs with {@code hadoop.security.authorization}), with the caller's transport address; remembers it
+     * for this caller. May block (group and host look-ups): never on the rdmx reader thread.
+     */
+    private Context authorize(Caller caller, ByteBuffer body, String peer) throws IOException {
         int start = body.position();
         int end = prefixEnd(body, start, peer);
         ByteBuffer key = body.duplicate().position(start).limit(end);
-        Context c = contexts.get(key);
-        if (c != null) {                     // the usual case: no parsing, no copy
-            body.position(end);
-            return c;
-        }
-        DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(body.array(),
-            body.arrayOffset() + start, body.remaining()));
-        String host = in.readUTF();
-        body.position(start + 2 + (body.getShort(start) & 0xFFFF));
+        body.position(start + 2 + (body.getShort(start) & 0xFFFF));     // the host the client names: not used
         IpcConnectionContextProto icc = RdmxIpcBridge.readDelimited(IpcConnectionContextProto.getDefaultInstance(),
             body);
         UserGroupInformation ugi = ProtoUtil.getUgi(icc);
-        InetAddress addr = null;
-        try {
-            addr = host.isEmpty() ? null : InetAddress.getByName(host);
-        } catch (IOException e) {
-            LOG.debug("rdmx caller '{}' sent an unparsable host '{}'", peer, host);
-        }
         String protocol = icc.hasProtocol() ? icc.getProtocol() : null;
+        RdmxIpcBridge.Authorized authorized = null;
         if (ugi != null) {
-            RdmxIpcBridge.authorize(this, ugi, protocol, addr);  // throws AuthorizationException: not cached
+            // throws AuthorizationException (not remembered: the next call is checked again)
+            authorized = RdmxIpcBridge.authorize(this, ugi, protocol, caller.inet);
         }
-        c = new Context(protocol, ugi, addr);
-        if (contexts.size() >= CONTEXT_CACHE) {
-            contexts.clear();
+        Context c = new Context(protocol, ugi, caller.inet, authorized);
+        if (caller.contexts.size() >= CONTEXT_CACHE) {
+            caller.contexts.clear();
         }
         byte[] copy = new byte[key.remaining()];
         key.get(copy);
-        contexts.put(ByteBuffer.wrap(copy), c);
+        caller.contexts.put(ByteBuffer.wrap(copy), c);
+        body.position(end);
         return c;
     }
 

@@ -5,10 +5,14 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.io.Writable;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.authorize.AuthorizationException;
+import org.apache.hadoop.security.authorize.ProxyUsers;
+import org.apache.hadoop.security.authorize.ServiceAuthorizationManager;
 import org.apache.hadoop.thirdparty.protobuf.CodedOutputStream;
 import org.apache.hadoop.thirdparty.protobuf.Message;
 
@@ -290,32 +294,117 @@ public final class RdmxIpcBridge {
     }
 
     /**
+     * A successful authorization ({@link #authorize}) and what it was checked against: the server's service ACL
+     * and host list of the protocol (with {@code hadoop.security.authorization}) and the proxy-user rules (for a
+     * proxied user). {@code refreshServiceAcl} and {@code ProxyUsers.refreshSuperUserGroupsConfiguration} replace
+     * those objects, so it {@link #stands()} only until a refresh.
+     */
+    public static final class Authorized {
+        private final ServiceAuthorizationManager acls;
+        private final Class<?> protocol;
+        private final Object acl;
+        private final Object hosts;
+        private final boolean proxied;
+        private final Object proxyRules;
+
+        Authorized(ServiceAuthorizationManager acls, Class<?> protocol, boolean proxied, Object proxyRules) {
+            this.acls = acls;
+            this.protocol = protocol;
+            this.acl = acls == null ? null : acls.getProtocolsAcls(protocol);
+            this.hosts = acls == null ? null : acls.getProtocolsMachineList(protocol);
+            this.proxied = proxied;
+            this.proxyRules = proxyRules;
+        }
+
+        /**
+         * Any thread; two map look-ups, no allocation.
+         *
+         * @return true while the ACLs and proxy-user rules it was checked against are still the server's; false
+         *     after a refresh (authorize again), and always for a proxied user under a custom impersonation
+         *     provider (whose refreshes cannot be seen)
+         */
+        public boolean stands() {
+            if (acls != null && (acls.getProtocolsAcls(protocol) != acl
+                || acls.getProtocolsMachineList(protocol) != hosts)) {
+                return false;
+            }
+            return !proxied || proxyRules != null && proxyRules == proxyRules();
+        }
+    }
+
+    /** @return the proxy-user rules in force (replaced by a refresh), or null under a custom provider */
+    private static Object proxyRules() {
+        try {
+            return ProxyUsers.getDefaultImpersonationProvider();
+        } catch (RuntimeException e) {              // ClassCastException: a custom ImpersonationProvider
+            return null;
+        }
+    }
+
+    /**
      * The authorization a stock server does when a connection's context arrives: proxy users (a real user
-     * acting for another) and, with {@code hadoop.security.authorization}, service-level ACLs of the protocol.
+     * acting for another) and, with {@code hadoop.security.authorization}, service-level ACLs of the protocol, both
+     * with the address the caller's connection really comes from. May block (group mapping, host names of the
+     * ACLs' host lists): not on a thread that serves other callers.
      *
      * @param server the server
      * @param user the calling user
      * @param protocolName the protocol of the connection context
-     * @param addr the caller's address, or null
-     * @throws org.apache.hadoop.security.authorize.AuthorizationException if the caller is not allowed
+     * @param addr the address the caller's connection comes from (never null: a caller without one is refused
+     *     before)
+     * @return the authorization, to check with {@link Authorized#stands()} before relying on it again
+     * @throws AuthorizationException if the caller is not allowed
      */
-    public static void authorize(Server server, UserGroupInformation user, String protocolName,
-        java.net.InetAddress addr) throws org.apache.hadoop.security.authorize.AuthorizationException {
-        if (user.getRealUser() != null) {
-            org.apache.hadoop.security.authorize.ProxyUsers.authorize(user,
-                addr == null ? null : addr.getHostAddress());
+    public static Authorized authorize(Server server, UserGroupInformation user, String protocolName,
+        java.net.InetAddress addr) throws AuthorizationException {
+        java.util.Objects.requireNonNull(addr, "addr");
+        boolean proxied = user.getRealUser() != null;
+        Object rules = proxied ? proxyRules() : null;   // taken before the check: a refresh during it is seen
+        if (proxied) {
+            ProxyUsers.authorize(user, addr.getHostAddress());
         }
-        if (server.getConf().getBoolean(
+        if (!server.getConf().getBoolean(
             org.apache.hadoop.fs.CommonConfigurationKeys.HADOOP_SECURITY_AUTHORIZATION, false)) {
-            Class<?> protocol;
-            try {
-                protocol = Server.getProtocolClass(protocolName, server.getConf());
-            } catch (ClassNotFoundException e) {
-                throw new org.apache.hadoop.security.authorize.AuthorizationException("Unknown protocol: "
-                    + protocolName);
-            }
-            server.getServiceAuthorizationManager().authorize(user, protocol, server.getConf(), addr);
+            return new Authorized(null, null, proxied, rules);
         }
+        if (protocolName == null) {
+            throw new AuthorizationException("Null protocol not authorized");
+        }
+        Class<?> protocol;
+        try {
+            protocol = Server.getProtocolClass(protocolName, server.getConf());
+        } catch (ClassNotFoundException e) {
+            throw new AuthorizationException("Unknown protocol: " + protocolName);
+        }
+        ServiceAuthorizationManager acls = server.getServiceAuthorizationManager();
+        Authorized a = new Authorized(acls, protocol, proxied, rules);  // before the check, as the rules
+        acls.authorize(user, protocol, server.getConf(), addr);
+        return a;
+    }
+
+    /**
+     * Queues a call into the server's call queue without waiting: with client back-off enabled as
+     * {@code queueCall} does (a full queue or the scheduler answers {@link RetriableException}); otherwise it offers
+     * the call and says whether there was room (a stock reader would wait in {@code put}).
+     *
+     * @param server the server
+     * @param call the call
+     * @return true if queued; false if the queue is full (queue it from a thread that may wait)
+     * @throws IOException the scheduler's back-off
+     * @throws InterruptedException never in practice (back-off does not wait)
+     */
+    public static boolean offerCall(Server server, Server.Call call) throws IOException, InterruptedException {
+        CallQueueManager<Server.Call> q = server.getCallQueue();
+        if (q.isClientBackoffEnabled()) {
+            server.queueCall(call);
+            return true;
+        }
+        if (!q.offer(call)) {
+            return false;
+        }
+        call.getProcessingDetails().set(ProcessingDetails.Timing.ENQUEUE,
+            org.apache.hadoop.util.Time.monotonicNowNanos() - call.getTimestampNanos(), TimeUnit.NANOSECONDS);
+        return true;
     }
 
     /**
