@@ -247,7 +247,8 @@ public abstract class TransportConformanceSuite {
         assertEquals(inbox.descriptor(sc).remoteKey(), rr.remoteKey());
         assertEquals(64 << 10, rr.length());
         assertEquals(small.descriptor(sc).remoteKey(), c.remoteRegion("small").remoteKey());
-        List<Integer> mine = List.of(target.remoteKey(), small.remoteKey(), inbox.remoteKey(), unnamed.remoteKey());
+        List<Integer> mine = List.of(target.descriptor(sc).remoteKey(), small.descriptor(sc).remoteKey(),
+            inbox.descriptor(sc).remoteKey(), unnamed.descriptor(sc).remoteKey());
         List<Integer> order = new ArrayList<>();
         for (RemoteRegion x : c.remoteRegions()) {
             if (mine.contains(x.remoteKey())) {
