@@ -47,6 +47,7 @@ import org.apache.hadoop.minikdc.MiniKdc;
 import org.apache.hadoop.net.NetUtils;
 import org.apache.hadoop.security.AccessControlException;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.authorize.ProxyUsers;
 import org.apache.hadoop.thirdparty.protobuf.RpcController;
 import org.apache.hadoop.thirdparty.protobuf.ServiceException;
 import org.junit.jupiter.api.AfterAll;
@@ -359,6 +360,50 @@ class KerberosFallbackTest {
         assertEquals(RpcErrorCodeProto.FATAL_UNAUTHORIZED, re.getErrorCode());
         assertEquals(served, s.rdmxCalls(), "the server ran the call");
         assertEquals("alice@" + kdc.getRealm() + " (auth:KERBEROS)", remoteUser(proxy(alice, s, secure)));
+    }
+
+    /**
+     * A proxy user whose real user is the Kerberos caller: SASL authenticates the real user over rdmx, the call runs
+     * as the proxy user the connection context names, and the proxy-user rules are checked as on a stock server
+     * (the same user, and the same refusal, as the stock engine over TCP).
+     */
+    @Test
+    void aProxyUserOfAKerberosCallerRunsAsItOverRdmxAndTheProxyRulesRefuseOthersAsOnTcp() throws Exception {
+        RdmxServer s = secureServer();
+        Configuration rules = new Configuration(false);
+        rules.set("hadoop.proxyuser.alice.hosts", "*");
+        rules.set("hadoop.proxyuser.alice.users", "bob");
+        ProxyUsers.refreshSuperUserGroupsConfiguration(rules);
+        try {
+            UserGroupInformation bob = UserGroupInformation.createProxyUser("bob", alice);
+            long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
+            long tcp = RdmxRpcEngine.clientCallsOverTcp();
+            String overRdmx = remoteUser(proxy(bob, s, secure));
+            assertEquals(1, RdmxRpcEngine.clientCallsOverRdmx() - rdmx, "the proxy user's call did not go over rdmx");
+            assertEquals(0, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+            assertEquals("bob (auth:PROXY) via alice@" + kdc.getRealm() + " (auth:KERBEROS)", overRdmx);
+            assertEquals(remoteUser(stockProxy(bob, s)), overRdmx, "not the user the stock server sees");
+
+            UserGroupInformation carol = UserGroupInformation.createProxyUser("carol", alice);
+            ServiceException e = assertThrows(ServiceException.class, () -> remoteUser(proxy(carol, s, secure)));
+            ServiceException onTcp = assertThrows(ServiceException.class, () -> remoteUser(stockProxy(carol, s)));
+            RemoteException re = assertInstanceOf(RemoteException.class, e.getCause(), chain(e));
+            RemoteException stock = assertInstanceOf(RemoteException.class, onTcp.getCause(), chain(onTcp));
+            assertEquals(stock.getClassName(), re.getClassName());
+            assertTrue(re.getMessage().contains("alice@" + kdc.getRealm() + " is not allowed to impersonate carol"),
+                re.getMessage());
+            assertTrue(stock.getMessage().contains(re.getMessage()), stock.getMessage() + " / " + re.getMessage());
+        } finally {
+            ProxyUsers.refreshSuperUserGroupsConfiguration(new Configuration(false));
+        }
+    }
+
+    /** A proxy of Hadoop's own engine (RPC caches one engine per protocol for the JVM: made here). */
+    private TestRpcService stockProxy(UserGroupInformation user, RPC.Server s) throws IOException {
+        TestRpcService p = new ProtobufRpcEngine2().getProxy(TestRpcService.class, 1, NetUtils.getConnectAddress(s),
+            user, secure, NetUtils.getDefaultSocketFactory(secure), 0, null).getProxy();
+        proxies.add(p);
+        return p;
     }
 
     /**
