@@ -407,6 +407,30 @@ class KerberosFallbackTest {
     }
 
     /**
+     * The server keeps at most {@link RdmxServer#SASL_SESSIONS_PER_CALLER} sessions per caller: one more proxy's
+     * negotiation makes it forget the least recently used session, and that proxy's next call, refused as naming
+     * an unknown session, negotiates again (once) and goes through over rdmx.
+     */
+    @Test
+    void aSessionTheServerForgotBeyondItsBoundIsNegotiatedAgainAndTheCallGoesThrough() throws Exception {
+        RdmxServer s = secureServer();
+        TestRpcService first = proxy(alice, s, secure);
+        first.ping(null, TestRpcBase.newEmptyRequest());
+        for (int i = 0; i < RdmxServer.SASL_SESSIONS_PER_CALLER; i++) {
+            proxy(alice, s, secure).ping(null, TestRpcBase.newEmptyRequest());
+        }
+        assertEquals(RdmxServer.SASL_SESSIONS_PER_CALLER + 1, s.rdmxSaslSessions());
+        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        PINGED_BY.set(null);
+        first.ping(null, TestRpcBase.newEmptyRequest());       // its session was forgotten
+        assertEquals(RdmxServer.SASL_SESSIONS_PER_CALLER + 2, s.rdmxSaslSessions(), "no second negotiation");
+        assertEquals(1, RdmxRpcEngine.clientCallsOverRdmx() - rdmx);
+        assertEquals(0, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+        assertEquals("alice@" + kdc.getRealm(), PINGED_BY.get().getUserName());
+    }
+
+    /**
      * What a peer sends is bounded: a SASL message over {@link RdmxServer#SASL_MAX_BYTES} is refused before it is
      * reassembled, naming the peer and the size; a call naming a session the server does not have is refused.
      */
