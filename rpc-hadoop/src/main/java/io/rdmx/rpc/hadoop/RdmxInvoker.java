@@ -334,6 +334,11 @@ final class RdmxInvoker implements RpcInvocationHandler {
             try {
                 answer = s.client.call(ep.address, RdmxServer.METHOD_SASL, req, timeout);
             } catch (RemoteRpcException e) {
+                if (UnsupportedOperationException.class.getName().equals(e.className())) {
+                    // a listener without SASL (a server made without Kerberos): Hadoop's client decides on TCP
+                    // (ipc.client.fallback-to-simple-auth-allowed), as it would with the stock engine
+                    throw new SaslTransportException(e);
+                }
                 throw new RemoteException(e.className(), e.remoteMessage());
             } catch (RpcException e) {
                 throw new SaslTransportException(e);
