@@ -74,19 +74,21 @@ final class Endpoints {
 
     /**
      * @param server the server's TCP address
+     * @param protocol the proxy's protocol: under Kerberos the probe rides on a connection of that protocol (SASL
+     *     needs its {@code @KerberosInfo}), as Hadoop's {@code RpcClientUtil} does
      * @param ticket the caller's user (the metadata call runs as that user)
      * @param conf configuration
      * @param factory socket factory
      * @param cfg the engine's keys
      * @return the endpoint, or null when the server's TCP port could not be asked (not remembered)
      */
-    static Endpoint resolve(InetSocketAddress server, UserGroupInformation ticket, Configuration conf,
-        SocketFactory factory, HadoopRdmxConfig cfg) {
+    static Endpoint resolve(InetSocketAddress server, Class<?> protocol, UserGroupInformation ticket,
+        Configuration conf, SocketFactory factory, HadoopRdmxConfig cfg) {
         Endpoint e = KNOWN.get(server);
         if (e != null && (e.rdmx() || System.nanoTime() - e.until < 0)) {
             return e;
         }
-        Endpoint found = ask(server, ticket, conf, factory, cfg);
+        Endpoint found = ask(server, protocol, ticket, conf, factory, cfg);
         if (found != null) {
             KNOWN.put(server, found);
             if (found.rdmx()) {
@@ -115,13 +117,13 @@ final class Endpoints {
         KNOWN.clear();
     }
 
-    private static Endpoint ask(InetSocketAddress server, UserGroupInformation ticket, Configuration conf,
-        SocketFactory factory, HadoopRdmxConfig cfg) {
+    private static Endpoint ask(InetSocketAddress server, Class<?> protocol, UserGroupInformation ticket,
+        Configuration conf, SocketFactory factory, HadoopRdmxConfig cfg) {
         long until = System.nanoTime() + cfg.reprobe.toNanos();
         GetProtocolSignatureResponseProto r;
         try {
-            Client.ConnectionId id = RdmxIpcBridge.connectionId(server, ProtocolMetaInfoPB.class, ticket,
-                0, null, conf);
+            Client.ConnectionId id = RdmxIpcBridge.connectionId(server, UserGroupInformation.isSecurityEnabled()
+                ? protocol : ProtocolMetaInfoPB.class, ticket, 0, null, conf);
             ProtocolMetaInfoPB meta = new ProtobufRpcEngine2().getProtocolMetaInfoProxy(id, conf, factory)
                 .getProxy();
             try {

@@ -18,10 +18,12 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.security.PrivilegedExceptionAction;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.SocketFactory;
+import javax.security.sasl.Sasl;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
 import org.apache.hadoop.ipc.AlignmentContext;
@@ -35,8 +37,13 @@ import org.apache.hadoop.ipc.protobuf.ProtobufRpcEngine2Protos.RequestHeaderProt
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcRequestHeaderProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto;
 import org.apache.hadoop.net.NetUtils;
+import org.apache.hadoop.security.SaslPropertiesResolver;
+import org.apache.hadoop.security.SaslRpcClient;
 import org.apache.hadoop.security.SaslRpcServer.AuthMethod;
+import org.apache.hadoop.security.SecurityUtil;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.token.TokenInfo;
+import org.apache.hadoop.security.token.TokenSelector;
 import org.apache.hadoop.thirdparty.protobuf.CodedInputStream;
 import org.apache.hadoop.thirdparty.protobuf.CodedOutputStream;
 import org.apache.hadoop.thirdparty.protobuf.Message;
@@ -75,6 +82,12 @@ final class RdmxInvoker implements RpcInvocationHandler {
     private final ConcurrentHashMap<String, Message> returnTypes = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private byte[] prefix;
+    /** Kerberos: calls go over rdmx in a SASL session, negotiated over rdmx first. */
+    private final boolean secure;
+    /** The SASL session's id, or null before one is negotiated (or after the server forgot it); guarded by this. */
+    private byte[] session;
+    /** The rdmx address the session was negotiated with; guarded by this. */
+    private String sessionAt;
     private RdmxClients.Shared shared;
     private Object tcpProxy;
     /**
@@ -108,11 +121,12 @@ final class RdmxInvoker implements RpcInvocationHandler {
         this.connectTimeout = Duration.ofMillis(Math.max(1, conf.getInt(
             CommonConfigurationKeysPublic.IPC_CLIENT_CONNECT_TIMEOUT_KEY,
             CommonConfigurationKeysPublic.IPC_CLIENT_CONNECT_TIMEOUT_DEFAULT)));
+        this.secure = UserGroupInformation.isSecurityEnabled();
         String why = null;
-        if (UserGroupInformation.isSecurityEnabled()) {
-            why = "Kerberos/SASL (hadoop.security.authentication is not simple)";
-        } else if (alignmentContext != null) {
+        if (alignmentContext != null) {
             why = "an AlignmentContext (observer reads)";
+        } else if (secure) {
+            why = saslNotCarried(protocol, server, ticket, conf);
         }
         this.tcpOnly = why;
         this.tcpClient = why == null ? RdmxIpcBridge.holdTcpClient(conf, factory) : null;
@@ -124,6 +138,36 @@ final class RdmxInvoker implements RpcInvocationHandler {
         if (why != null) {
             LOG.info("{} proxy to {}: over Hadoop's TCP client: {}", protocolName, server, why);
         }
+    }
+
+    /**
+     * Under Kerberos: why this proxy's calls cannot go over rdmx, or null. rdmx carries Hadoop's SASL negotiation
+     * with KERBEROS (GSSAPI) and protection=authentication; a caller that would authenticate with a delegation
+     * token (it holds one for this server: Hadoop's client would choose TOKEN/DIGEST-MD5), or whose SASL
+     * properties for this server ask for integrity or privacy, keeps Hadoop's TCP path.
+     */
+    private static String saslNotCarried(Class<?> protocol, InetSocketAddress server, UserGroupInformation ticket,
+        Configuration conf) {
+        String qop = SaslPropertiesResolver.getInstance(conf).getClientProperties(server.getAddress())
+            .get(Sasl.QOP);
+        String off = RdmxServer.qopNotCarried(qop);
+        if (off != null || qop != null && !qop.equals("auth")) {
+            return off != null ? off : "hadoop.rpc.protection asks for SASL QOP " + qop + ", which may negotiate "
+                + "integrity or privacy: rdmx carries protection=authentication only so far";
+        }
+        try {
+            TokenInfo info = SecurityUtil.getTokenInfo(protocol, conf);
+            if (info != null && ticket != null && server.getAddress() != null) {
+                TokenSelector<?> selector = info.value().getDeclaredConstructor().newInstance();
+                if (selector.selectToken(SecurityUtil.buildTokenService(server), ticket.getTokens()) != null) {
+                    return "the caller holds a delegation token for the server (TOKEN/DIGEST-MD5 is not carried "
+                        + "over rdmx yet)";
+                }
+            }
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return "the protocol's token selector could not be made (" + e + ")";
+        }
+        return null;
     }
 
     @Override
@@ -163,7 +207,7 @@ final class RdmxInvoker implements RpcInvocationHandler {
         // Hadoop's call id and retry count, taken once: the endpoint probe below is a TCP call of its own, and a
         // call that goes over TCP after all gets them back for Hadoop's Client
         int[] idRetry = RdmxIpcBridge.takeCallIdAndRetryCount();
-        Endpoints.Endpoint ep = Endpoints.resolve(server, ticket, conf, factory, cfg);
+        Endpoints.Endpoint ep = Endpoints.resolve(server, protocol, ticket, conf, factory, cfg);
         if (ep == null || !ep.rdmx()) {
             return overTcp(method, args, idRetry);
         }
@@ -194,6 +238,13 @@ final class RdmxInvoker implements RpcInvocationHandler {
                     + ep.address + " interrupted"));
             }
         }
+        byte[] callPrefix = prefix;
+        if (secure) {
+            callPrefix = securePrefix(s, ep, method, request, idRetry);
+            if (callPrefix == null) {
+                return (Message) overTcp(method, new Object[] {null, request}, idRetry);
+            }
+        }
         int callId = idRetry[0];
         RpcRequestHeaderProto header = ProtoUtil.makeRpcRequestHeader(RPC.RpcKind.RPC_PROTOCOL_BUFFER,
             RpcRequestHeaderProto.OperationProto.RPC_FINAL_PACKET, callId, idRetry[1],
@@ -203,7 +254,7 @@ final class RdmxInvoker implements RpcInvocationHandler {
         RpcBody body;
         Message returnType;
         try {
-            body = requestBody(prefix, header, reqHeader, request);
+            body = requestBody(callPrefix, header, reqHeader, request);
             returnType = returnType(method);
         } catch (IOException e) {
             throw new ServiceException(e);
@@ -211,8 +262,29 @@ final class RdmxInvoker implements RpcInvocationHandler {
         // decoded on the client's reader thread as it arrives, in place in the ring (no array, no copy of it)
         RpcResponseReader<Object> reader = rb -> decodeResponse(rb, callId, returnType, ep);
         Object answer;
+        int rdmxMethod = secure ? RdmxServer.METHOD_SECURE_CALL : RdmxServer.METHOD_CALL;
         try {
-            answer = s.client.call(ep.address, RdmxServer.METHOD_CALL, body, reader, timeout);
+            try {
+                answer = s.client.call(ep.address, rdmxMethod, body, reader, timeout);
+            } catch (RemoteRpcException e) {
+                if (!secure || !UnknownSaslSessionException.class.getName().equals(e.className())) {
+                    throw e;
+                }
+                // the server forgot the session (its bound): negotiate again, once, and resend
+                LOG.debug("{} proxy to {}: rdmx SASL session gone ({}); negotiating again", protocolName, server,
+                    e.remoteMessage());
+                forgetSession(callPrefix);
+                callPrefix = securePrefix(s, ep, method, request, idRetry);
+                if (callPrefix == null) {
+                    return (Message) overTcp(method, new Object[] {null, request}, idRetry);
+                }
+                try {
+                    body = requestBody(callPrefix, header, reqHeader, request);
+                } catch (IOException io) {
+                    throw new ServiceException(io);
+                }
+                answer = s.client.call(ep.address, rdmxMethod, body, reader, timeout);
+            }
         } catch (RemoteRpcException e) {
             throw new ServiceException(new RemoteException(e.className(), e.remoteMessage()));
         } catch (RpcPeerException e) {
@@ -234,6 +306,117 @@ final class RdmxInvoker implements RpcInvocationHandler {
             throw (ServiceException) answer;
         }
         return (Message) answer;
+    }
+
+    /**
+     * Kerberos: the prefix of this proxy's calls in its SASL session (session id, host, connection context),
+     * negotiating the session over rdmx first if there is none. Hadoop's own {@link SaslRpcClient} runs the
+     * negotiation (as the real user of a proxy user, as Hadoop's {@code Client} does), its messages carried by
+     * {@link RdmxServer#METHOD_SASL}.
+     *
+     * @return the prefix, or null: the rdmx listener could not be reached (the call goes over TCP, as after a
+     *     failed dial)
+     * @throws ServiceException the negotiation failed: the caller is refused as on TCP (an
+     *     {@link org.apache.hadoop.security.AccessControlException} for a caller without usable credentials, or
+     *     the server's refusal as a {@link RemoteException})
+     */
+    private synchronized byte[] securePrefix(RdmxClients.Shared s, Endpoints.Endpoint ep, Method method,
+        Message request, int[] idRetry) throws ServiceException {
+        if (session != null && ep.address.equals(sessionAt)) {
+            return prefix(session);
+        }
+        session = null;
+        byte[][] sid = {new byte[SaslSession.ID_BYTES]};
+        RdmxIpcBridge.SaslExchange exchange = message -> {
+            ByteBuffer req = ByteBuffer.allocate(sid[0].length + message.length).put(sid[0]).put(message);
+            req.flip();
+            byte[] answer;
+            try {
+                answer = s.client.call(ep.address, RdmxServer.METHOD_SASL, req, timeout);
+            } catch (RemoteRpcException e) {
+                if (UnsupportedOperationException.class.getName().equals(e.className())) {
+                    // a listener without SASL (a server made without Kerberos): Hadoop's client decides on TCP
+                    // (ipc.client.fallback-to-simple-auth-allowed), as it would with the stock engine
+                    throw new SaslTransportException(e);
+                }
+                throw new RemoteException(e.className(), e.remoteMessage());
+            } catch (RpcException e) {
+                throw new SaslTransportException(e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("SASL negotiation with " + server + " over rdmx interrupted");
+            }
+            if (answer.length < sid[0].length) {
+                throw new IOException("SASL answer of " + server + " over rdmx " + ep.address + " is "
+                    + answer.length + " bytes, too short for its session id");
+            }
+            sid[0] = java.util.Arrays.copyOf(answer, sid[0].length);
+            return java.util.Arrays.copyOfRange(answer, sid[0].length, answer.length);
+        };
+        UserGroupInformation authUser = ticket.getRealUser() != null ? ticket.getRealUser() : ticket;
+        SaslRpcClient sasl = new SaslRpcClient(ticket, protocol, server, conf);
+        AuthMethod how;
+        try {
+            how = authUser.doAs((PrivilegedExceptionAction<AuthMethod>) () -> RdmxIpcBridge.saslConnect(sasl,
+                exchange, maxResponseLength(), RdmxServer.SASL_MAX_ROUNDS, server + " (rdmx " + ep.address + ")"));
+        } catch (SaslTransportException e) {
+            Endpoints.fallBack(server, "SASL negotiation over its rdmx listener " + ep.address + " failed: "
+                + e.getCause().getMessage(), cfg);
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ServiceException(new InterruptedIOException("SASL negotiation with " + server
+                + " over rdmx interrupted"));
+        } catch (IOException e) {
+            RdmxRpcEngine.CLIENT_SASL_REFUSED.increment();
+            LOG.warn("{} proxy to {}: SASL authentication over rdmx {} as {} failed: {}", protocolName, server,
+                ep.address, ticket, e.toString());
+            // Hadoop's Client says the same when the SASL set-up of a connection fails
+            throw new ServiceException(wrap(ep, new IOException("Exception encountered while connecting to the "
+                + "server " + server + " over rdmx " + ep.address, e)));
+        } finally {
+            try {
+                sasl.dispose();
+            } catch (IOException e) {
+                // the session is the server's; nothing kept here
+            }
+        }
+        if (how != AuthMethod.KERBEROS) {
+            throw new ServiceException(wrap(ep, new IOException("SASL negotiation with " + server + " over rdmx "
+                + ep.address + " ended with " + how + ", not KERBEROS")));
+        }
+        RdmxRpcEngine.CLIENT_SASL_SESSIONS.increment();
+        session = sid[0];
+        sessionAt = ep.address;
+        return prefix(session);
+    }
+
+    /** The session id, then the host and the connection context (KERBEROS: the effective user only). */
+    private byte[] prefix(byte[] sid) {
+        byte[] p = new byte[sid.length + prefix.length];
+        System.arraycopy(sid, 0, p, 0, sid.length);
+        System.arraycopy(prefix, 0, p, sid.length, prefix.length);
+        return p;
+    }
+
+    /** Forgets the session a call was refused in, unless another thread negotiated a new one meanwhile. */
+    private synchronized void forgetSession(byte[] callPrefix) {
+        if (session != null && java.util.Arrays.equals(session, 0, session.length, callPrefix, 0, session.length)) {
+            session = null;
+        }
+    }
+
+    private int maxResponseLength() {
+        return cfg.maxResponseLength;
+    }
+
+    /** A SASL message could not be carried by rdmx (not a refusal): the call goes over TCP. */
+    private static final class SaslTransportException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        SaslTransportException(RpcException cause) {
+            super(cause.getMessage(), cause);
+        }
     }
 
     /**
@@ -356,7 +539,9 @@ final class RdmxInvoker implements RpcInvocationHandler {
         if (prefix == null) {
             ByteArrayOutputStream o = new ByteArrayOutputStream(128);
             new DataOutputStream(o).writeUTF(LOCAL_HOST);
-            ProtoUtil.makeIpcConnectionContext(protocolName, ticket, AuthMethod.SIMPLE).writeDelimitedTo(o);
+            // under Kerberos the authenticated user comes from SASL: the context names the effective user only
+            ProtoUtil.makeIpcConnectionContext(protocolName, ticket, secure ? AuthMethod.KERBEROS : AuthMethod.SIMPLE)
+                .writeDelimitedTo(o);
             prefix = o.toByteArray();
         }
         return shared;

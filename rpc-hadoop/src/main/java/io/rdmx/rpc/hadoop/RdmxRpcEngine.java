@@ -25,14 +25,17 @@ import org.apache.hadoop.security.token.TokenIdentifier;
  * {@code rpc.engine.<protocol class name>=io.rdmx.rpc.hadoop.RdmxRpcEngine}.
  *
  * <p>Servers are {@code ProtobufRpcEngine2} servers with an rdmx listener beside their TCP one ({@link RdmxServer}).
- * Proxies learn whether a server has one from the server's TCP port ({@link RdmxEndpoint}) and otherwise, under
- * Kerberos/SASL, with an {@link AlignmentContext} and in asynchronous mode, call over Hadoop's own TCP client,
- * logged. Engines are cached per protocol for the whole JVM by {@link RPC}; all state they share is static.
+ * Proxies learn whether a server has one from the server's TCP port ({@link RdmxEndpoint}); under Kerberos they
+ * negotiate Hadoop's SASL (KERBEROS) over rdmx before the first call. With an {@link AlignmentContext}, in
+ * asynchronous mode, with a delegation token or {@code hadoop.rpc.protection} integrity/privacy under Kerberos,
+ * they call over Hadoop's own TCP client, logged. Engines are cached per protocol for the whole JVM by {@link RPC}; all state they share is static.
  */
 public class RdmxRpcEngine implements RpcEngine {
     static final LongAdder CLIENT_RDMX_CALLS = new LongAdder();
     static final LongAdder CLIENT_TCP_CALLS = new LongAdder();
     static final LongAdder SERVER_CALLS = new LongAdder();
+    static final LongAdder CLIENT_SASL_SESSIONS = new LongAdder();
+    static final LongAdder CLIENT_SASL_REFUSED = new LongAdder();
 
     static {
         // what loading ProtobufRpcEngine2 does: servers and the metadata proxy need protobuf RPC registered
@@ -51,6 +54,16 @@ public class RdmxRpcEngine implements RpcEngine {
     /** @return calls this JVM's proxies of this engine made over Hadoop's TCP client (fallbacks) */
     public static long clientCallsOverTcp() {
         return CLIENT_TCP_CALLS.sum();
+    }
+
+    /** @return SASL (Kerberos) sessions this JVM's proxies negotiated over rdmx */
+    public static long clientSaslSessionsOverRdmx() {
+        return CLIENT_SASL_SESSIONS.sum();
+    }
+
+    /** @return SASL negotiations over rdmx of this JVM's proxies that failed: the caller was refused */
+    public static long clientSaslRefusedOverRdmx() {
+        return CLIENT_SASL_REFUSED.sum();
     }
 
     /** @return Hadoop calls this JVM's servers received over rdmx */

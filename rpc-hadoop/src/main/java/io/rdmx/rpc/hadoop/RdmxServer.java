@@ -17,6 +17,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -26,6 +27,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import javax.security.sasl.Sasl;
+import javax.security.sasl.SaslException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.io.Writable;
 import org.apache.hadoop.ipc.AlignmentContext;
@@ -35,13 +38,17 @@ import org.apache.hadoop.ipc.RdmxIpcBridge;
 import org.apache.hadoop.ipc.RdmxServerCall;
 import org.apache.hadoop.ipc.RetriableException;
 import org.apache.hadoop.ipc.RpcConstants;
+import org.apache.hadoop.ipc.Server;
 import org.apache.hadoop.ipc.protobuf.IpcConnectionContextProtos.IpcConnectionContextProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcKindProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcRequestHeaderProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto.RpcErrorCodeProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto.RpcStatusProto;
+import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcSaslProto;
 import org.apache.hadoop.security.AccessControlException;
+import org.apache.hadoop.security.SaslPropertiesResolver;
+import org.apache.hadoop.security.SaslRpcServer.AuthMethod;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.SecretManager;
 import org.apache.hadoop.security.token.TokenIdentifier;
@@ -54,9 +61,12 @@ import org.slf4j.LoggerFactory;
  * The server {@link RdmxRpcEngine#getServer} returns: Hadoop's own {@code ProtobufRpcEngine2.Server} (its TCP
  * listener keeps serving stock clients) plus an rdmx listener whose calls go into the same call queue and are
  * run by the same handlers against the same protocol implementations. The listener is advertised on the TCP port
- * through {@link RdmxEndpoint}. It is left off, logged, under Kerberos/SASL (security enabled), with an
- * {@link AlignmentContext}, or with {@code rdmx.rpc.hadoop.provider=none}; clients then use
- * TCP. A call's answer is written once Hadoop counted the call in its RPC metrics ({@link RdmxCountingServer}), on
+ * through {@link RdmxEndpoint}. Under Kerberos it takes calls of SASL sessions only: a client carries Hadoop's
+ * SASL negotiation ({@code RpcSaslProto}, KERBEROS/GSSAPI) over rdmx first ({@link #METHOD_SASL}, state in a
+ * {@link SaslSession} per caller), then names its session in each call ({@link #METHOD_SECURE_CALL}), and the
+ * call runs as the user the SASL server authenticated, as on a stock connection. It is left off, logged, when
+ * {@code hadoop.rpc.protection} asks for integrity or privacy only (not carried yet), with an
+ * {@link AlignmentContext}, or with {@code rdmx.rpc.hadoop.provider=none}; clients then use TCP. A call's answer is written once Hadoop counted the call in its RPC metrics ({@link RdmxCountingServer}), on
  * the thread that counted it or answered it, whichever is later.
  */
 public final class RdmxServer extends RdmxCountingServer {
@@ -65,6 +75,16 @@ public final class RdmxServer extends RdmxCountingServer {
     static final int METHOD_CALL = 1;
     /** rdmx method id of the client's dial check: answered with an empty body. */
     static final int METHOD_PING = 0;
+    /** rdmx method id of one message of Hadoop's SASL negotiation (Kerberized servers only). */
+    static final int METHOD_SASL = 2;
+    /** rdmx method id of a Hadoop call of an authenticated SASL session (Kerberized servers only). */
+    static final int METHOD_SECURE_CALL = 3;
+    /** The largest SASL message (session id, headers, token) a caller may send. */
+    static final int SASL_MAX_BYTES = 128 * 1024;
+    /** The most SASL messages of one negotiation before it must have succeeded (Kerberos needs three). */
+    static final int SASL_MAX_ROUNDS = 8;
+    /** The most SASL sessions one caller keeps; the least recently used one is forgotten beyond it. */
+    static final int SASL_SESSIONS_PER_CALLER = 64;
     private static final int CONTEXT_CACHE = 4096;
     /** Bytes of an rdmx request body before Hadoop's own request: the caller's host and connection context. */
     static final int PREFIX_ALLOWANCE = 1024;
@@ -79,6 +99,12 @@ public final class RdmxServer extends RdmxCountingServer {
     private volatile ThreadPoolExecutor slowPath;
     private final LongAdder rdmxCalls = new LongAdder();
     private final String offReason;
+    /** Kerberos: calls are taken from authenticated SASL sessions only. */
+    private final boolean kerberos;
+    /** The SASL properties (QOP) per caller address, under Kerberos; else null. */
+    private final SaslPropertiesResolver saslProperties;
+    private final LongAdder saslEstablished = new LongAdder();
+    private final LongAdder saslRefused = new LongAdder();
     private Node node;
     private ChannelEngine engine;
     private volatile RpcServer rdmx;
@@ -95,12 +121,20 @@ public final class RdmxServer extends RdmxCountingServer {
         final UserGroupInformation user;
         final InetAddress host;
         final RdmxIpcBridge.Authorized authorized;
+        /** The SASL session the user was authenticated by, or null (simple authentication). */
+        final SaslSession session;
 
-        Context(String protocol, UserGroupInformation user, InetAddress host, RdmxIpcBridge.Authorized authorized) {
+        Context(String protocol, UserGroupInformation user, InetAddress host, RdmxIpcBridge.Authorized authorized,
+            SaslSession session) {
             this.protocol = protocol;
             this.user = user;
             this.host = host;
             this.authorized = authorized;
+            this.session = session;
+        }
+
+        boolean stands() {
+            return (authorized == null || authorized.stands()) && (session == null || session.live());
         }
     }
 
@@ -113,6 +147,8 @@ public final class RdmxServer extends RdmxCountingServer {
         /** The parsed address, or null: the transport cannot tell where the caller is (refused). */
         final InetAddress inet;
         final ConcurrentHashMap<ByteBuffer, Context> contexts = new ConcurrentHashMap<>();
+        /** SASL sessions by id, least recently used first; guarded by itself. */
+        final LinkedHashMap<ByteBuffer, SaslSession> sessions = new LinkedHashMap<>(16, 0.75f, true);
 
         Caller(String address, InetAddress inet) {
             this.address = address;
@@ -132,8 +168,13 @@ public final class RdmxServer extends RdmxCountingServer {
         String off = null;
         // a secret manager alone (NameNode, ResourceManager in simple mode: delegation tokens) does not mean SASL;
         // with simple authentication a stock client does not negotiate SASL either
-        if (UserGroupInformation.isSecurityEnabled()) {
-            off = "Kerberos/SASL (hadoop.security.authentication=kerberos) needs Hadoop's TCP path";
+        this.kerberos = UserGroupInformation.isSecurityEnabled();
+        this.saslProperties = kerberos ? SaslPropertiesResolver.getInstance(conf) : null;
+        if (kerberos) {
+            off = qopNotCarried(saslProperties.getDefaultProperties().get(Sasl.QOP));
+        }
+        if (off != null) {
+            // set above
         } else if (alignmentContext != null) {
             off = "an AlignmentContext (observer reads) needs Hadoop's TCP path";
         } else if (rcfg.provider.equals("none")) {
@@ -152,6 +193,19 @@ public final class RdmxServer extends RdmxCountingServer {
             LOG.info("Hadoop RPC server {} on {}: no rdmx listener ({}); clients use TCP", getServerName(),
                 getListenerAddress(), off);
         }
+    }
+
+    /**
+     * @param qop the SASL QOP list of the configuration ({@code hadoop.rpc.protection}), e.g. "auth-conf,auth"
+     * @return why a Kerberized listener cannot take it, or null: it includes {@code auth} (authentication only),
+     *     which rdmx carries; integrity and privacy need each message wrapped (not done yet)
+     */
+    static String qopNotCarried(String qop) {
+        if (qop == null || java.util.Arrays.asList(qop.split(",")).contains("auth")) {
+            return null;
+        }
+        return "hadoop.rpc.protection needs SASL QOP " + qop + " (integrity or privacy): rdmx carries Kerberos/SASL"
+            + " with protection=authentication only so far; Hadoop's TCP path wraps each message";
     }
 
     private void openListener() throws RdmxException {
@@ -213,6 +267,16 @@ public final class RdmxServer extends RdmxCountingServer {
         return n == null ? null : n.options().secretSource();
     }
 
+    /** @return SASL sessions authenticated over rdmx (Kerberos) */
+    public long rdmxSaslSessions() {
+        return saslEstablished.sum();
+    }
+
+    /** @return SASL negotiations over rdmx that ended in a refusal (or were given up by the client) */
+    public long rdmxSaslRefused() {
+        return saslRefused.sum();
+    }
+
     /** @return Hadoop calls this server received over rdmx */
     public long rdmxCalls() {
         return rdmxCalls.sum();
@@ -235,8 +299,21 @@ public final class RdmxServer extends RdmxCountingServer {
             // queue: the rdmx reader decodes a call and queues it into Hadoop's call queue; the Hadoop handler
             // that runs it writes the answer (no rdmx handler thread in between); direct: an rdmx handler runs it;
             // reader: the rdmx reader runs it and writes the answer (no hand-off)
-            rdmx = (rcfg.direct && !rcfg.onReader ? b.handleAsync(METHOD_CALL, rc -> serve(rc, false))
-                : b.handleAsyncOnReader(METHOD_CALL, rc -> serve(rc, true))).build().start();
+            if (rcfg.direct && !rcfg.onReader) {
+                b.handleAsync(METHOD_CALL, rc -> serve(rc, false));
+            } else {
+                b.handleAsyncOnReader(METHOD_CALL, rc -> serve(rc, true));
+            }
+            if (kerberos) {
+                // SASL on an rdmx handler thread (GSSAPI may take a while); calls of sessions as calls are served
+                b.handle(METHOD_SASL, this::sasl);
+                if (rcfg.direct && !rcfg.onReader) {
+                    b.handleAsync(METHOD_SECURE_CALL, rc -> serve(rc, false));
+                } else {
+                    b.handleAsyncOnReader(METHOD_SECURE_CALL, rc -> serve(rc, true));
+                }
+            }
+            rdmx = b.build().start();
             LOG.info("Hadoop RPC server {}: rdmx {} listener {} beside TCP {} ({} rdmx handler threads, {} dispatch)",
                 getServerName(), rcfg.provider, rdmx.address(), getListenerAddress(), threads,
                 rcfg.onReader ? "reader" : rcfg.direct ? "direct" : "queue");
@@ -302,12 +379,17 @@ public final class RdmxServer extends RdmxCountingServer {
      * whole declared length is checked).
      */
     private RpcRequestGate.Refusal admit(int method, String peer, String address, int length, ByteBuffer first) {
-        if (method != METHOD_CALL) {
+        if (method == METHOD_SASL) {
+            return length <= SASL_MAX_BYTES ? null : new RpcRequestGate.Refusal(IOException.class.getName(),
+                "SASL message of " + length + " bytes from rdmx caller '" + peer + "' (" + address + ") is longer"
+                    + " than the " + SASL_MAX_BYTES + " bytes Hadoop RPC server " + getServerName() + " takes");
+        }
+        if (method != METHOD_CALL && method != METHOD_SECURE_CALL) {
             return null;
         }
         int prefix;
         try {
-            prefix = prefixEnd(first, 0, peer);
+            prefix = prefixEnd(first, method == METHOD_SECURE_CALL ? SaslSession.ID_BYTES : 0, peer);
         } catch (IOException e) {
             prefix = 0;
         }
@@ -337,6 +419,10 @@ public final class RdmxServer extends RdmxCountingServer {
     private void serve(RpcCall rc, boolean onReader) throws Exception {
         Caller caller = caller(rc);
         ByteBuffer body = rc.request();
+        if (kerberos && rc.method() != METHOD_SECURE_CALL) {
+            refuseSimple(rc, body);
+            return;
+        }
         Context ctx = cachedContext(caller, body, rc.peer());
         if (ctx == null) {
             if (onReader) {
@@ -546,9 +632,9 @@ public final class RdmxServer extends RdmxCountingServer {
      */
     private Context cachedContext(Caller caller, ByteBuffer body, String peer) throws IOException {
         int start = body.position();
-        int end = prefixEnd(body, start, peer);
+        int end = prefixEnd(body, start + (kerberos ? SaslSession.ID_BYTES : 0), peer);
         Context c = caller.contexts.get(body.duplicate().position(start).limit(end));
-        if (c == null || c.authorized != null && !c.authorized.stands()) {
+        if (c == null || !c.stands()) {
             return null;
         }
         body.position(end);                   // the usual case: no parsing, no copy
@@ -562,19 +648,32 @@ public final class RdmxServer extends RdmxCountingServer {
      */
     private Context authorize(Caller caller, ByteBuffer body, String peer) throws IOException {
         int start = body.position();
-        int end = prefixEnd(body, start, peer);
+        int at = start;
+        SaslSession session = null;
+        if (kerberos) {
+            session = session(caller, body.duplicate().position(start).limit(start + SaslSession.ID_BYTES));
+            if (session == null || session.user() == null) {
+                throw new UnknownSaslSessionException("rdmx caller '" + peer + "' of Hadoop RPC server "
+                    + getServerName() + " names no authenticated SASL session of its own (negotiate again)");
+            }
+            at += SaslSession.ID_BYTES;
+        }
+        int end = prefixEnd(body, at, peer);
         ByteBuffer key = body.duplicate().position(start).limit(end);
-        body.position(start + 2 + (body.getShort(start) & 0xFFFF));     // the host the client names: not used
+        body.position(at + 2 + (body.getShort(at) & 0xFFFF));           // the host the client names: not used
         IpcConnectionContextProto icc = RdmxIpcBridge.readDelimited(IpcConnectionContextProto.getDefaultInstance(),
             body);
         UserGroupInformation ugi = ProtoUtil.getUgi(icc);
         String protocol = icc.hasProtocol() ? icc.getProtocol() : null;
+        if (session != null) {
+            ugi = sessionUser(session.user(), ugi, peer);
+        }
         RdmxIpcBridge.Authorized authorized = null;
         if (ugi != null) {
             // throws AuthorizationException (not remembered: the next call is checked again)
             authorized = RdmxIpcBridge.authorize(this, ugi, protocol, caller.inet);
         }
-        Context c = new Context(protocol, ugi, caller.inet, authorized);
+        Context c = new Context(protocol, ugi, caller.inet, authorized, session);
         if (caller.contexts.size() >= CONTEXT_CACHE) {
             caller.contexts.clear();
         }
@@ -583,6 +682,152 @@ public final class RdmxServer extends RdmxCountingServer {
         caller.contexts.put(ByteBuffer.wrap(copy), c);
         body.position(end);
         return c;
+    }
+
+    /**
+     * The user of a call of an authenticated session, as a stock server derives it when a connection's context
+     * arrives after SASL: the authenticated user, or, when the context names another user, that user acting
+     * through the authenticated one (a proxy user, checked against the proxy-user rules by the authorization).
+     */
+    private static UserGroupInformation sessionUser(UserGroupInformation authenticated, UserGroupInformation claimed,
+        String peer) {
+        if (claimed == null || claimed.getUserName().equals(authenticated.getUserName())) {
+            return authenticated;
+        }
+        return UserGroupInformation.createProxyUser(claimed.getUserName(), authenticated);
+    }
+
+    /** @return the caller's session of this id, or null */
+    private static SaslSession session(Caller caller, ByteBuffer id) {
+        synchronized (caller.sessions) {
+            return caller.sessions.get(id);
+        }
+    }
+
+    /**
+     * rdmx handler thread: one message of Hadoop's SASL negotiation. The body is the session id
+     * ({@link SaslSession#ID_BYTES} bytes, zeros for a new negotiation), then what a stock client writes after a
+     * SASL message's 4-byte length (the delimited {@code RpcRequestHeaderProto} with call id -33, the delimited
+     * {@code RpcSaslProto}). The answer is the session id, then what a stock server writes after its answer's
+     * length: the delimited {@code RpcResponseHeaderProto} and the delimited {@code RpcSaslProto}, or a fatal
+     * header (FATAL_UNAUTHORIZED) naming the exception, after which the session is gone.
+     */
+    private ByteBuffer sasl(RpcCall rc) throws IOException {
+        Caller caller = caller(rc);
+        ByteBuffer body = rc.request();
+        String peer = rc.peer();
+        if (body.remaining() < SaslSession.ID_BYTES) {
+            throw new IOException("SASL message of rdmx caller '" + peer + "' is " + body.remaining()
+                + " bytes, too short for its session id");
+        }
+        ByteBuffer id = body.duplicate().limit(body.position() + SaslSession.ID_BYTES);
+        body.position(body.position() + SaslSession.ID_BYTES);
+        SaslSession session;
+        boolean fresh = isZero(id);
+        if (fresh) {
+            session = new SaslSession(SASL_MAX_ROUNDS);
+        } else {
+            session = session(caller, id);
+            if (session == null) {
+                throw new UnknownSaslSessionException("SASL message of rdmx caller '" + peer + "' names no "
+                    + "negotiation of Hadoop RPC server " + getServerName() + " (negotiate again)");
+            }
+        }
+        RpcRequestHeaderProto header = RdmxIpcBridge.readDelimited(RpcRequestHeaderProto.getDefaultInstance(), body);
+        RpcResponseHeaderProto.Builder rh = RpcResponseHeaderProto.newBuilder().setCallId(header.getCallId())
+            .setServerIpcVersionNum(RpcConstants.CURRENT_VERSION);
+        RpcSaslProto answer;
+        try {
+            if (header.getCallId() != Server.AuthProtocol.SASL.callId) {
+                throw new SaslException("SASL message of rdmx caller '" + peer + "' has call id "
+                    + header.getCallId() + ", not " + Server.AuthProtocol.SASL.callId);
+            }
+            RpcSaslProto m = RdmxIpcBridge.readDelimited(RpcSaslProto.getDefaultInstance(), body);
+            answer = session.process(m, peer, caller.inet, saslProperties);
+        } catch (IOException | RuntimeException e) {
+            forget(caller, session);
+            saslRefused.increment();
+            LOG.warn("Hadoop RPC server {}: SASL authentication of rdmx caller '{}' ({}) failed: {}", getServerName(),
+                peer, caller.address, e.toString());
+            String cls = e instanceof IOException ? e.getClass().getName() : IOException.class.getName();
+            rh.setStatus(RpcStatusProto.FATAL).setExceptionClassName(cls)
+                .setErrorMsg(String.valueOf(e.getMessage())).setErrorDetail(RpcErrorCodeProto.FATAL_UNAUTHORIZED);
+            return saslAnswer(session, rh.build(), null);
+        }
+        if (fresh) {
+            remember(caller, session);
+        }
+        if (session.user() != null) {
+            saslEstablished.increment();
+            LOG.debug("Hadoop RPC server {}: SASL authentication of rdmx caller '{}' ({}) succeeded for {}",
+                getServerName(), peer, caller.address, session.user());
+        }
+        return saslAnswer(session, rh.setStatus(RpcStatusProto.SUCCESS).build(), answer);
+    }
+
+    private static ByteBuffer saslAnswer(SaslSession session, RpcResponseHeaderProto header, RpcSaslProto m)
+        throws IOException {
+        java.io.ByteArrayOutputStream o = new java.io.ByteArrayOutputStream(256);
+        o.write(idBytes(session));
+        header.writeDelimitedTo(o);
+        if (m != null) {
+            m.writeDelimitedTo(o);
+        }
+        return ByteBuffer.wrap(o.toByteArray());
+    }
+
+    private static byte[] idBytes(SaslSession session) {
+        byte[] b = new byte[SaslSession.ID_BYTES];
+        session.id.duplicate().get(b);
+        return b;
+    }
+
+    private static boolean isZero(ByteBuffer b) {
+        for (int i = b.position(); i < b.limit(); i++) {
+            if (b.get(i) != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Keeps a new session for its caller, forgetting the least recently used one beyond the bound. */
+    private static void remember(Caller caller, SaslSession session) {
+        SaslSession evicted = null;
+        synchronized (caller.sessions) {
+            caller.sessions.put(session.id, session);
+            if (caller.sessions.size() > SASL_SESSIONS_PER_CALLER) {
+                java.util.Iterator<SaslSession> it = caller.sessions.values().iterator();
+                evicted = it.next();
+                it.remove();
+            }
+        }
+        if (evicted != null) {
+            evicted.forget();
+        }
+    }
+
+    private static void forget(Caller caller, SaslSession session) {
+        synchronized (caller.sessions) {
+            caller.sessions.remove(session.id, session);
+        }
+        session.forget();
+    }
+
+    /**
+     * Under Kerberos, a call without a SASL session (a client with simple authentication): refused as a stock
+     * server refuses a connection whose method it does not take, with its words and error code.
+     */
+    private void refuseSimple(RpcCall rc, ByteBuffer body) throws IOException {
+        int end = prefixEnd(body, body.position(), rc.peer());
+        body.position(end);
+        RpcRequestHeaderProto header = RdmxIpcBridge.readDelimited(RpcRequestHeaderProto.getDefaultInstance(), body);
+        saslRefused.increment();
+        LOG.warn("Hadoop RPC server {}: rdmx caller '{}' ({}) refused: SIMPLE authentication is not enabled",
+            getServerName(), rc.peer(), rc.callerAddress());
+        rc.respond(error(header.getCallId(), header.getRetryCount(), header, RpcStatusProto.FATAL,
+            RpcErrorCodeProto.FATAL_UNAUTHORIZED, new AccessControlException(AuthMethod.SIMPLE
+                + " authentication is not enabled.  Available:" + SaslSession.AVAILABLE)));
     }
 
     /**

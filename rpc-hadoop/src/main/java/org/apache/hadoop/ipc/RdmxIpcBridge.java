@@ -9,6 +9,8 @@ import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.io.Writable;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto;
+import org.apache.hadoop.security.SaslRpcClient;
+import org.apache.hadoop.security.SaslRpcServer;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.authorize.AuthorizationException;
 import org.apache.hadoop.security.authorize.ProxyUsers;
@@ -441,6 +443,167 @@ public final class RdmxIpcBridge {
             Server.getCurCall().set(null);
             CallerContext.setCurrent(null);
             server.updateMetrics(call, start, false);
+        }
+    }
+
+    /** One message of Hadoop's SASL negotiation carried by another transport, and the server's answer to it. */
+    public interface SaslExchange {
+        /**
+         * @param request what a stock client writes after a SASL message's 4-byte length: the delimited
+         *     {@code RpcRequestHeaderProto} (call id -33) and the delimited {@code RpcSaslProto}
+         * @return what a stock server writes after its answer's 4-byte length (the delimited
+         *     {@code RpcResponseHeaderProto} and, unless it is an error, the delimited {@code RpcSaslProto}), or an
+         *     empty array: no answer
+         * @throws IOException if the message could not be carried
+         */
+        byte[] exchange(byte[] request) throws IOException;
+    }
+
+    /**
+     * Runs Hadoop's own client side of the SASL negotiation ({@link SaslRpcClient#saslConnect}: method selection,
+     * server principal checks, the SASL client and its rounds) over {@code exchange} instead of a socket: the
+     * streams it is given are {@code Client.IpcStreams} over a socket that is never connected, whose output cuts
+     * each flushed message out of its 4-byte frame and exchanges it, and whose input yields the answers, framed.
+     * Runs as the caller; a caller that must authenticate as its real user runs this inside that user's doAs.
+     *
+     * @param client Hadoop's SASL client of the caller, protocol and server
+     * @param exchange carries one message and returns the answer
+     * @param maxResponseLength the largest answer accepted ({@code ipc.maximum.response.length})
+     * @param maxRounds the most messages the client may send before the server says SUCCESS
+     * @param server the server, named in errors
+     * @return the authentication method negotiated
+     * @throws IOException as {@code saslConnect} (AccessControlException: no method the caller can use;
+     *     RemoteException: the server refused; SaslException), or what {@code exchange} threw
+     */
+    public static SaslRpcServer.AuthMethod saslConnect(SaslRpcClient client, SaslExchange exchange,
+        int maxResponseLength, int maxRounds, String server) throws IOException {
+        ExchangeSocket socket = new ExchangeSocket(exchange, maxRounds, server);
+        try {
+            return client.saslConnect(new Client.IpcStreams(socket, maxResponseLength));
+        } finally {
+            socket.close();
+        }
+    }
+
+    /**
+     * A SASL server for Kerberos (GSSAPI) the way a stock server makes it for a connection: Hadoop's
+     * {@link SaslRpcServer} of the server's login user, with the SASL properties for the caller's address.
+     *
+     * @param server {@code new SaslRpcServer(AuthMethod.KERBEROS)}, made as the server's login user
+     * @param properties the SASL properties ({@code SaslPropertiesResolver.getServerProperties})
+     * @return the SASL server
+     * @throws IOException if it cannot be made
+     * @throws InterruptedException if interrupted
+     */
+    public static javax.security.sasl.SaslServer kerberosSaslServer(SaslRpcServer server,
+        Map<String, ?> properties) throws IOException, InterruptedException {
+        if (server.authMethod != SaslRpcServer.AuthMethod.KERBEROS) {
+            throw new IOException("not a Kerberos SASL server: " + server.authMethod);
+        }
+        return server.create(null, properties, null);       // no connection: GSSAPI's callback needs none
+    }
+
+    /** The never-connected socket {@link #saslConnect} gives {@code Client.IpcStreams}. */
+    private static final class ExchangeSocket extends java.net.Socket {
+        private final SaslExchange exchange;
+        private final int maxRounds;
+        private final String server;
+        private final java.io.ByteArrayOutputStream written = new java.io.ByteArrayOutputStream();
+        private final java.util.ArrayDeque<byte[]> answers = new java.util.ArrayDeque<>();
+        private int rounds;
+        private byte[] current = new byte[0];
+        private int at;
+
+        ExchangeSocket(SaslExchange exchange, int maxRounds, String server) {
+            this.exchange = exchange;
+            this.maxRounds = maxRounds;
+            this.server = server;
+        }
+
+        @Override
+        public java.io.InputStream getInputStream() {
+            return new java.io.InputStream() {
+                @Override
+                public int read() {
+                    byte[] one = new byte[1];
+                    return read(one, 0, 1) < 0 ? -1 : one[0] & 0xFF;
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) {
+                    while (at == current.length) {
+                        if (answers.isEmpty()) {
+                            return -1;           // nothing more was answered: saslConnect sees EOF
+                        }
+                        current = answers.poll();
+                        at = 0;
+                    }
+                    int n = Math.min(len, current.length - at);
+                    System.arraycopy(current, at, b, off, n);
+                    at += n;
+                    return n;
+                }
+            };
+        }
+
+        @Override
+        public java.io.OutputStream getOutputStream() {
+            return new java.io.OutputStream() {
+                @Override
+                public void write(int b) {
+                    written.write(b);
+                }
+
+                @Override
+                public void write(byte[] b, int off, int len) {
+                    written.write(b, off, len);
+                }
+
+                @Override
+                public void flush() throws IOException {
+                    sendWritten();
+                }
+            };
+        }
+
+        /** Every whole frame written so far goes to the server; its answer, framed, becomes readable. */
+        private void sendWritten() throws IOException {
+            byte[] all = written.toByteArray();
+            ByteBuffer b = ByteBuffer.wrap(all);
+            while (b.remaining() >= 4) {
+                int length = b.getInt(b.position());
+                if (length < 0 || length > b.remaining() - 4) {
+                    break;
+                }
+                if (++rounds > maxRounds) {
+                    throw new IOException("SASL negotiation with " + server + " over rdmx took more than "
+                        + maxRounds + " messages");
+                }
+                byte[] message = new byte[length];
+                b.position(b.position() + 4);
+                b.get(message);
+                byte[] answer = exchange.exchange(message);
+                if (answer.length > 0) {
+                    answers.add(ByteBuffer.allocate(4 + answer.length).putInt(answer.length).put(answer).array());
+                }
+            }
+            written.reset();
+            written.write(all, b.position(), b.remaining());
+        }
+
+        @Override
+        public void setSoTimeout(int timeout) {
+            // the exchange is bounded by the transport's call timeout
+        }
+
+        @Override
+        public int getSoTimeout() {
+            return 0;
+        }
+
+        @Override
+        public String toString() {
+            return "rdmx SASL exchange with " + server;
         }
     }
 }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmx.rpc.RemoteRpcException;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
@@ -14,13 +15,16 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.lang.reflect.Proxy;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.PrivilegedExceptionAction;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeys;
 import org.apache.hadoop.ipc.Client;
@@ -29,17 +33,22 @@ import org.apache.hadoop.ipc.ProtocolMetaInfoPB;
 import org.apache.hadoop.ipc.RPC;
 import org.apache.hadoop.ipc.RdmxIpcBridge;
 import org.apache.hadoop.ipc.RemoteException;
+import org.apache.hadoop.ipc.Server;
 import org.apache.hadoop.ipc.TestRpcBase;
 import org.apache.hadoop.ipc.TestRpcBase.TestRpcService;
 import org.apache.hadoop.ipc.protobuf.ProtocolInfoProtos.GetProtocolSignatureRequestProto;
 import org.apache.hadoop.ipc.protobuf.ProtocolInfoProtos.GetProtocolSignatureResponseProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto.RpcErrorCodeProto;
 import org.apache.hadoop.ipc.protobuf.TestProtos.EchoRequestProto;
+import org.apache.hadoop.ipc.protobuf.TestProtos.EmptyRequestProto;
+import org.apache.hadoop.ipc.protobuf.TestProtos.EmptyResponseProto;
 import org.apache.hadoop.ipc.protobuf.TestRpcServiceProtos.TestProtobufRpcProto;
 import org.apache.hadoop.minikdc.MiniKdc;
 import org.apache.hadoop.net.NetUtils;
 import org.apache.hadoop.security.AccessControlException;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.authorize.ProxyUsers;
+import org.apache.hadoop.thirdparty.protobuf.RpcController;
 import org.apache.hadoop.thirdparty.protobuf.ServiceException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -51,10 +60,12 @@ import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;
 
 /**
- * The engine under Kerberos, against a real KDC in this JVM ({@link MiniKdc}, Apache Kerby): a secure server opens
- * no rdmx listener, proxies call over Hadoop's own TCP client with SASL (GSSAPI, {@code hadoop.rpc.protection=
- * privacy}), both say so in the log, and a caller without Kerberos credentials is refused by Hadoop's SASL layer
- * without anything going over rdmx.
+ * The engine under Kerberos, against a real KDC in this JVM ({@link MiniKdc}, Apache Kerby). With
+ * {@code hadoop.rpc.protection=authentication} a secure server opens its rdmx listener and a proxy carries Hadoop's
+ * SASL negotiation (KERBEROS/GSSAPI) over rdmx before its first call: the calls go over rdmx and the handler sees
+ * the caller's Kerberos principal, exactly as on TCP; a caller without credentials or with simple authentication
+ * is refused over rdmx as on TCP. With {@code privacy} (integrity and privacy are not carried over rdmx yet) the
+ * server opens no rdmx listener and proxies call over Hadoop's own TCP client with SASL, both saying so in the log.
  *
  * <p>Kerberos is JVM-global in Hadoop ({@link UserGroupInformation}'s configuration and login user are static):
  * the class logs the server's principal in as the login user, a client principal beside it, and resets both
@@ -67,15 +78,29 @@ import org.junit.jupiter.api.condition.JRE;
 class KerberosFallbackTest {
     /** The server principal key of {@code TestRpcService}'s {@code @KerberosInfo}. */
     private static final String SERVER_PRINCIPAL_KEY = "test.ipc.server.principal";
+    /** The user {@code Server.getRemoteUser()} returned in the server's last ping handler. */
+    private static final AtomicReference<UserGroupInformation> PINGED_BY = new AtomicReference<>();
 
     private static Path work;
     private static MiniKdc kdc;
     private static String serverPrincipal;
     private static UserGroupInformation alice;
+    /** Kerberos, protection=authentication: carried over rdmx. */
     private static Configuration secure;
+    /** Kerberos, protection=privacy: Hadoop's TCP path. */
+    private static Configuration privacy;
 
     private final List<RPC.Server> servers = new ArrayList<>();
     private final List<Object> proxies = new ArrayList<>();
+
+    /** Hadoop's test protocol, recording who each ping came from as the handler sees it. */
+    private static final class RecordingServerImpl extends TestRpcBase.PBServerImpl {
+        @Override
+        public EmptyResponseProto ping(RpcController unused, EmptyRequestProto request) throws ServiceException {
+            PINGED_BY.set(Server.getRemoteUser());
+            return super.ping(unused, request);
+        }
+    }
 
     @BeforeAll
     static void kdc() throws Exception {
@@ -92,12 +117,14 @@ class KerberosFallbackTest {
 
         secure = new Configuration(false);
         secure.set(CommonConfigurationKeys.HADOOP_SECURITY_AUTHENTICATION, "kerberos");
-        secure.set(CommonConfigurationKeys.HADOOP_RPC_PROTECTION, "privacy");
+        secure.set(CommonConfigurationKeys.HADOOP_RPC_PROTECTION, "authentication");
         secure.set(SERVER_PRINCIPAL_KEY, serverPrincipal);
         secure.set("rpc.engine." + TestRpcService.class.getName(), RdmxRpcEngine.class.getName());
         secure.setInt(CommonConfigurationKeys.IPC_CLIENT_CONNECT_MAX_RETRIES_KEY, 0);
         secure.setInt(CommonConfigurationKeys.IPC_CLIENT_CONNECT_MAX_RETRIES_ON_SASL_KEY, 0);
         secure.setInt(CommonConfigurationKeys.IPC_CLIENT_CONNECT_TIMEOUT_KEY, 5000);
+        privacy = new Configuration(secure);
+        privacy.set(CommonConfigurationKeys.HADOOP_RPC_PROTECTION, "privacy");
         UserGroupInformation.setConfiguration(secure);
         assertTrue(UserGroupInformation.isSecurityEnabled());
         // the server runs as the login user, as a NameNode does
@@ -142,8 +169,12 @@ class KerberosFallbackTest {
 
     /** A server made the way Hadoop daemons make theirs: RPC.Builder, the engine picked from rpc.engine.*. */
     private RdmxServer secureServer() throws IOException {
-        RPC.Server s = new RPC.Builder(secure).setProtocol(TestRpcService.class)
-            .setInstance(TestProtobufRpcProto.newReflectiveBlockingService(new TestRpcBase.PBServerImpl()))
+        return secureServer(secure);
+    }
+
+    private RdmxServer secureServer(Configuration conf) throws IOException {
+        RPC.Server s = new RPC.Builder(conf).setProtocol(TestRpcService.class)
+            .setInstance(TestProtobufRpcProto.newReflectiveBlockingService(new RecordingServerImpl()))
             .setBindAddress("localhost").setPort(0).setNumHandlers(2).build();
         servers.add(s);
         RdmxServer r = assertInstanceOf(RdmxServer.class, s, "rpc.engine.* did not select the rdmx engine");
@@ -166,109 +197,152 @@ class KerberosFallbackTest {
     }
 
     @Test
-    void aKerberosCallerIsAuthenticatedOverHadoopsTcpPathAndNothingGoesOverRdmx() throws Exception {
+    void aKerberosCallerIsAuthenticatedBySaslOverRdmxAndItsCallsGoOverRdmx() throws Exception {
         RdmxServer s = secureServer();
+        assertNotNull(s.rdmxAddress(), "a Kerberized server with protection=authentication opened no rdmx listener: "
+            + s.rdmxOffReason());
         TestRpcService p = proxy(alice, s, secure);
         long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
         long tcp = RdmxRpcEngine.clientCallsOverTcp();
-        long served = RdmxRpcEngine.serverCallsOverRdmx();
+        long sessions = RdmxRpcEngine.clientSaslSessionsOverRdmx();
+        PINGED_BY.set(null);
 
-        // the handler sees the client's Kerberos principal: SASL/GSSAPI ran on the connection
+        p.ping(null, TestRpcBase.newEmptyRequest());
+        // the handler's Server.getRemoteUser(): the Kerberos principal SASL authenticated, as a stock server has it
+        UserGroupInformation remote = PINGED_BY.get();
+        assertNotNull(remote, "the ping handler saw no remote user");
+        assertEquals("alice", remote.getShortUserName());
+        assertEquals("alice@" + kdc.getRealm(), remote.getUserName());
+        assertEquals(UserGroupInformation.AuthenticationMethod.KERBEROS, remote.getAuthenticationMethod());
+        assertNull(remote.getRealUser());
         assertEquals("alice@" + kdc.getRealm() + " (auth:KERBEROS)", remoteUser(p));
         assertEquals("over kerberos", p.echo(null, EchoRequestProto.newBuilder().setMessage("over kerberos")
             .build()).getMessage());
 
-        assertEquals(2, RdmxRpcEngine.clientCallsOverTcp() - tcp, "both calls went over Hadoop's TCP client");
-        assertEquals(0, RdmxRpcEngine.clientCallsOverRdmx() - rdmx, "a call went over rdmx");
-        assertEquals(0, RdmxRpcEngine.serverCallsOverRdmx() - served, "a server got a call over rdmx");
-        assertEquals(0, s.rdmxCalls());
+        assertEquals(3, RdmxRpcEngine.clientCallsOverRdmx() - rdmx, "the calls did not all go over rdmx");
+        assertEquals(0, RdmxRpcEngine.clientCallsOverTcp() - tcp, "a call went over Hadoop's TCP client");
+        assertEquals(3, s.rdmxCalls(), "the server did not get the calls over rdmx");
+        // one negotiation for the proxy, before its first call
+        assertEquals(1, RdmxRpcEngine.clientSaslSessionsOverRdmx() - sessions);
+        assertEquals(1, s.rdmxSaslSessions());
     }
 
     @Test
-    void theFallbackIsExplicitAndLoggedOnBothSides() throws Exception {
+    void withProtectionPrivacyTheServerOpensNoListenerAndCallsStayOnTcpBothSidesSayingWhy() throws Exception {
         String log;
         RdmxServer s;
+        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        String user;
         try (ErrCapture cap = new ErrCapture()) {     // slf4j-simple writes to System.err, looked up per line
-            s = secureServer();
-            TestRpcService p = proxy(alice, s, secure);
-            p.ping(null, TestRpcBase.newEmptyRequest());
+            s = secureServer(privacy);
+            TestRpcService p = proxy(alice, s, privacy);
+            user = remoteUser(p);
             log = cap.text();
         }
-        // the server: no rdmx listener, saying why; it advertises nothing on its TCP port
-        assertNull(s.rdmxAddress(), "a secure server opened an rdmx listener");
+        // the server: no rdmx listener, saying why (the protection, not Kerberos); it advertises nothing
+        assertNull(s.rdmxAddress(), "a server with protection=privacy opened an rdmx listener");
         assertNotNull(s.rdmxOffReason());
-        assertTrue(s.rdmxOffReason().contains("Kerberos/SASL"), s.rdmxOffReason());
+        assertTrue(s.rdmxOffReason().contains("hadoop.rpc.protection") && s.rdmxOffReason().contains("auth-conf"),
+            s.rdmxOffReason());
         assertTrue(log.contains("no rdmx listener (" + s.rdmxOffReason() + "); clients use TCP"), log);
-        // the client: every call of the proxy over Hadoop's TCP client, saying why
-        assertTrue(log.contains(TestRpcService.class.getName()) || log.contains("testProto"), log);
-        assertTrue(log.contains("over Hadoop's TCP client: Kerberos/SASL"), log);
+        // the client: every call of the proxy over Hadoop's TCP client (SASL with privacy there), saying why
+        assertTrue(log.contains("over Hadoop's TCP client: hadoop.rpc.protection"), log);
+        assertEquals("alice@" + kdc.getRealm() + " (auth:KERBEROS)", user);
+        assertEquals(1, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+        assertEquals(0, RdmxRpcEngine.clientCallsOverRdmx() - rdmx);
         assertEquals(0, s.rdmxCalls());
     }
 
     @Test
-    void aSecureServerAdvertisesNoRdmxListenerOnItsTcpPort() throws Exception {
-        RdmxServer s = secureServer();
+    void aSecureServerAdvertisesItsListenerOnItsTcpPortOnlyWhenItCarriesTheProtection() throws Exception {
+        assertEquals(1, advertised(secureServer(secure), secure), "protection=authentication: no listener advertised");
+        assertEquals(0, advertised(secureServer(privacy), privacy), "protection=privacy: a listener advertised");
+    }
+
+    /** The engine's probe (Endpoints), asked as alice over a Kerberos-authenticated TCP connection. */
+    private int advertised(RdmxServer s, Configuration c) throws Exception {
         InetSocketAddress addr = NetUtils.getConnectAddress(s);
-        // the engine's probe (Endpoints), asked as alice over a Kerberos-authenticated connection: SASL needs the
-        // @KerberosInfo of a real protocol, so the metadata proxy rides on TestRpcService's connection id, as
-        // Hadoop's RpcClientUtil does
-        Client.ConnectionId id = RdmxIpcBridge.connectionId(addr, TestRpcService.class, alice, 0, null, secure);
-        ProtocolMetaInfoPB meta = new ProtobufRpcEngine2().getProtocolMetaInfoProxy(id, secure,
-            NetUtils.getDefaultSocketFactory(secure)).getProxy();
+        // SASL needs the @KerberosInfo of a real protocol, so the metadata proxy rides on TestRpcService's
+        // connection id, as Hadoop's RpcClientUtil (and the engine's probe) does
+        Client.ConnectionId id = RdmxIpcBridge.connectionId(addr, TestRpcService.class, alice, 0, null, c);
+        ProtocolMetaInfoPB meta = new ProtobufRpcEngine2().getProtocolMetaInfoProxy(id, c,
+            NetUtils.getDefaultSocketFactory(c)).getProxy();
         try {
             GetProtocolSignatureRequestProto ask = GetProtocolSignatureRequestProto.newBuilder()
                 .setProtocol(RdmxEndpoint.NAME).setRpcKind(RPC.RpcKind.RPC_BUILTIN.toString()).build();
+            int n;
             try {
-                GetProtocolSignatureResponseProto r = meta.getProtocolSignature(null, ask);
-                assertEquals(0, r.getProtocolSignatureCount(), "a secure server advertised an rdmx listener: " + r);
+                n = meta.getProtocolSignature(null, ask).getProtocolSignatureCount();
             } catch (ServiceException e) {
                 // a stock server's answer: the protocol is unknown (a remote error, not a failed connection)
                 assertInstanceOf(RemoteException.class, e.getCause(), chain(e));
+                n = 0;
             }
             // the same connection serves the protocol itself: the answer above came from an authenticated server
             GetProtocolSignatureResponseProto own = meta.getProtocolSignature(null, GetProtocolSignatureRequestProto
                 .newBuilder().setProtocol(RPC.getProtocolName(TestRpcService.class))
                 .setRpcKind(RPC.RpcKind.RPC_PROTOCOL_BUFFER.toString()).build());
             assertTrue(own.getProtocolSignatureCount() > 0, own.toString());
+            return n;
         } finally {
             RPC.stopProxy(meta);
         }
-        assertNull(s.rdmxAddress());
     }
 
     @Test
-    void aCallerWithoutATicketIsRefusedBySaslAndTheServerKeepsServing() throws Exception {
+    void aCallerWithoutATicketIsRefusedOverRdmxAsOnTcpAndTheServerKeepsServing() throws Exception {
         RdmxServer s = secureServer();
-        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
-        long served = RdmxRpcEngine.serverCallsOverRdmx();
+        // alice's proxy learns the server's rdmx listener (JVM-wide, per server address)
+        assertEquals("alice@" + kdc.getRealm() + " (auth:KERBEROS)", remoteUser(proxy(alice, s, secure)));
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        long refused = RdmxRpcEngine.clientSaslRefusedOverRdmx();
+        long served = s.rdmxCalls();
         // a user of this Kerberos-configured JVM without a Kerberos ticket: GSSAPI has no credentials to offer
         UserGroupInformation mallory = UserGroupInformation.createRemoteUser("mallory");
         TestRpcService p = proxy(mallory, s, secure);
         ServiceException e = assertThrows(ServiceException.class, () -> remoteUser(p));
-        // Hadoop's SASL negotiation: the server offered KERBEROS only, and mallory has no Kerberos credentials
+        assertEquals(0, RdmxRpcEngine.clientCallsOverTcp() - tcp, "the caller was refused over TCP, not rdmx");
+        assertEquals(1, RdmxRpcEngine.clientSaslRefusedOverRdmx() - refused, "no SASL refusal over rdmx");
+        // Hadoop's own SASL client: the server offered KERBEROS only, and mallory has no Kerberos credentials
         assertTrue(causes(e, AccessControlException.class), "not a SASL refusal: " + chain(e));
         assertTrue(chain(e).contains("Client cannot authenticate via:[KERBEROS]"), chain(e));
+        assertEquals(served, s.rdmxCalls(), "the server ran a call of a caller without a ticket");
 
-        assertEquals(0, RdmxRpcEngine.clientCallsOverRdmx() - rdmx, "a call went over rdmx");
-        assertEquals(0, RdmxRpcEngine.serverCallsOverRdmx() - served, "a server got a call over rdmx");
-        // the server still serves authenticated callers, on a new connection
+        // the stock engine over TCP refuses the same caller with the same exception and words
+        Configuration stock = new Configuration(secure);
+        InetSocketAddress addr = NetUtils.getConnectAddress(s);
+        // RPC caches one engine per protocol for the JVM: the stock engine is made here
+        TestRpcService viaTcp = new ProtobufRpcEngine2().getProxy(TestRpcService.class, 1, addr, mallory, stock,
+            NetUtils.getDefaultSocketFactory(stock), 0, null).getProxy();
+        proxies.add(viaTcp);
+        ServiceException onTcp = assertThrows(ServiceException.class, () -> remoteUser(viaTcp));
+        assertTrue(causes(onTcp, AccessControlException.class), chain(onTcp));
+        assertTrue(chain(onTcp).contains("Client cannot authenticate via:[KERBEROS]"), chain(onTcp));
+
+        // the server still serves authenticated callers over rdmx
         assertEquals("alice@" + kdc.getRealm() + " (auth:KERBEROS)", remoteUser(proxy(alice, s, secure)));
+        assertTrue(s.rdmxCalls() > served);
     }
 
     /**
      * A stock client without Kerberos (simple authentication, as in a JVM whose configuration lacks
-     * {@code hadoop.security.authentication=kerberos}) against the secure server. Its proxy is not TCP-only: it
-     * asks the server's TCP port for an rdmx listener and would use one. The server's SASL layer refuses it.
+     * {@code hadoop.security.authentication=kerberos}) against the secure server. Its proxy learns the server's rdmx
+     * listener (known in this JVM from alice's proxy: a client that cannot authenticate to the TCP port cannot ask it,
+     * but anyone who knows the listener's address can call it) and calls it without SASL; the listener refuses it
+     * as a stock server refuses a SIMPLE connection.
      * Hadoop's {@code Server} (and {@link RdmxServer}) read the JVM-global security switch once, when made, so the
      * switch is flipped to simple for this caller only and back.
      */
     @Test
-    void aSimpleAuthenticationCallerIsRefusedByTheSecureServerAndGetsNoRdmxPath() throws Exception {
+    void aSimpleAuthenticationCallerIsRefusedOverRdmxAsTheStockServerRefusesIt() throws Exception {
         RdmxServer s = secureServer();
+        assertEquals("alice@" + kdc.getRealm() + " (auth:KERBEROS)", remoteUser(proxy(alice, s, secure)));
+        long served = s.rdmxCalls();
         Configuration simple = new Configuration(secure);
         simple.set(CommonConfigurationKeys.HADOOP_SECURITY_AUTHENTICATION, "simple");
         long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
-        long served = RdmxRpcEngine.serverCallsOverRdmx();
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
         ServiceException e;
         UserGroupInformation.setConfiguration(simple);
         try {
@@ -277,16 +351,110 @@ class KerberosFallbackTest {
         } finally {
             UserGroupInformation.setConfiguration(secure);
         }
+        assertEquals(1, RdmxRpcEngine.clientCallsOverRdmx() - rdmx, "the refused call did not go over rdmx");
+        assertEquals(0, RdmxRpcEngine.clientCallsOverTcp() - tcp, "the call went over TCP");
         RemoteException re = assertInstanceOf(RemoteException.class, e.getCause(), chain(e));
         assertEquals(AccessControlException.class.getName(), re.getClassName());
-        assertTrue(re.getMessage().contains("SIMPLE authentication is not enabled"), re.getMessage());
+        assertTrue(re.getMessage().contains("SIMPLE authentication is not enabled.  Available:[KERBEROS]"),
+            re.getMessage());
         assertEquals(RpcErrorCodeProto.FATAL_UNAUTHORIZED, re.getErrorCode());
-
-        assertEquals(0, RdmxRpcEngine.clientCallsOverRdmx() - rdmx, "a call went over rdmx");
-        assertEquals(0, RdmxRpcEngine.serverCallsOverRdmx() - served, "a server got a call over rdmx");
-        assertEquals(0, s.rdmxCalls());
-        assertNull(s.rdmxAddress());
+        assertEquals(served, s.rdmxCalls(), "the server ran the call");
         assertEquals("alice@" + kdc.getRealm() + " (auth:KERBEROS)", remoteUser(proxy(alice, s, secure)));
+    }
+
+    /**
+     * A proxy user whose real user is the Kerberos caller: SASL authenticates the real user over rdmx, the call runs
+     * as the proxy user the connection context names, and the proxy-user rules are checked as on a stock server
+     * (the same user, and the same refusal, as the stock engine over TCP).
+     */
+    @Test
+    void aProxyUserOfAKerberosCallerRunsAsItOverRdmxAndTheProxyRulesRefuseOthersAsOnTcp() throws Exception {
+        RdmxServer s = secureServer();
+        Configuration rules = new Configuration(false);
+        rules.set("hadoop.proxyuser.alice.hosts", "*");
+        rules.set("hadoop.proxyuser.alice.users", "bob");
+        ProxyUsers.refreshSuperUserGroupsConfiguration(rules);
+        try {
+            UserGroupInformation bob = UserGroupInformation.createProxyUser("bob", alice);
+            long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
+            long tcp = RdmxRpcEngine.clientCallsOverTcp();
+            String overRdmx = remoteUser(proxy(bob, s, secure));
+            assertEquals(1, RdmxRpcEngine.clientCallsOverRdmx() - rdmx, "the proxy user's call did not go over rdmx");
+            assertEquals(0, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+            assertEquals("bob (auth:PROXY) via alice@" + kdc.getRealm() + " (auth:KERBEROS)", overRdmx);
+            assertEquals(remoteUser(stockProxy(bob, s)), overRdmx, "not the user the stock server sees");
+
+            UserGroupInformation carol = UserGroupInformation.createProxyUser("carol", alice);
+            ServiceException e = assertThrows(ServiceException.class, () -> remoteUser(proxy(carol, s, secure)));
+            ServiceException onTcp = assertThrows(ServiceException.class, () -> remoteUser(stockProxy(carol, s)));
+            RemoteException re = assertInstanceOf(RemoteException.class, e.getCause(), chain(e));
+            RemoteException stock = assertInstanceOf(RemoteException.class, onTcp.getCause(), chain(onTcp));
+            assertEquals(stock.getClassName(), re.getClassName());
+            assertTrue(re.getMessage().contains("alice@" + kdc.getRealm() + " is not allowed to impersonate carol"),
+                re.getMessage());
+            assertTrue(stock.getMessage().contains(re.getMessage()), stock.getMessage() + " / " + re.getMessage());
+        } finally {
+            ProxyUsers.refreshSuperUserGroupsConfiguration(new Configuration(false));
+        }
+    }
+
+    /** A proxy of Hadoop's own engine (RPC caches one engine per protocol for the JVM: made here). */
+    private TestRpcService stockProxy(UserGroupInformation user, RPC.Server s) throws IOException {
+        TestRpcService p = new ProtobufRpcEngine2().getProxy(TestRpcService.class, 1, NetUtils.getConnectAddress(s),
+            user, secure, NetUtils.getDefaultSocketFactory(secure), 0, null).getProxy();
+        proxies.add(p);
+        return p;
+    }
+
+    /**
+     * The server keeps at most {@link RdmxServer#SASL_SESSIONS_PER_CALLER} sessions per caller: one more proxy's
+     * negotiation makes it forget the least recently used session, and that proxy's next call, refused as naming
+     * an unknown session, negotiates again (once) and goes through over rdmx.
+     */
+    @Test
+    void aSessionTheServerForgotBeyondItsBoundIsNegotiatedAgainAndTheCallGoesThrough() throws Exception {
+        RdmxServer s = secureServer();
+        TestRpcService first = proxy(alice, s, secure);
+        first.ping(null, TestRpcBase.newEmptyRequest());
+        for (int i = 0; i < RdmxServer.SASL_SESSIONS_PER_CALLER; i++) {
+            proxy(alice, s, secure).ping(null, TestRpcBase.newEmptyRequest());
+        }
+        assertEquals(RdmxServer.SASL_SESSIONS_PER_CALLER + 1, s.rdmxSaslSessions());
+        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        PINGED_BY.set(null);
+        first.ping(null, TestRpcBase.newEmptyRequest());       // its session was forgotten
+        assertEquals(RdmxServer.SASL_SESSIONS_PER_CALLER + 2, s.rdmxSaslSessions(), "no second negotiation");
+        assertEquals(1, RdmxRpcEngine.clientCallsOverRdmx() - rdmx);
+        assertEquals(0, RdmxRpcEngine.clientCallsOverTcp() - tcp);
+        assertEquals("alice@" + kdc.getRealm(), PINGED_BY.get().getUserName());
+    }
+
+    /**
+     * What a peer sends is bounded: a SASL message over {@link RdmxServer#SASL_MAX_BYTES} is refused before it is
+     * reassembled, naming the peer and the size; a call naming a session the server does not have is refused.
+     */
+    @Test
+    void aSaslMessageOverTheBoundAndACallOfAnUnknownSessionAreRefusedOverRdmx() throws Exception {
+        RdmxServer s = secureServer();
+        assertNotNull(s.rdmxAddress(), s.rdmxOffReason());
+        RdmxClients.Shared c = RdmxClients.acquire("tcp", HadoopRdmxConfig.of(secure).ringBytes, 16 << 20,
+            HadoopRdmxConfig.of(secure));
+        try {
+            ByteBuffer big = ByteBuffer.allocate(RdmxServer.SASL_MAX_BYTES + 1);
+            RemoteRpcException tooLarge = assertThrows(RemoteRpcException.class, () ->
+                c.client.call(s.rdmxAddress(), RdmxServer.METHOD_SASL, big, Duration.ofSeconds(30)));
+            assertTrue(tooLarge.remoteMessage().contains(String.valueOf(RdmxServer.SASL_MAX_BYTES + 1))
+                && tooLarge.remoteMessage().contains("SASL message"), tooLarge.remoteMessage());
+            // a session id the server never made, an empty host and an empty connection context
+            ByteBuffer call = ByteBuffer.allocate(SaslSession.ID_BYTES + 3).put(0, (byte) 7);
+            RemoteRpcException unknown = assertThrows(RemoteRpcException.class, () ->
+                c.client.call(s.rdmxAddress(), RdmxServer.METHOD_SECURE_CALL, call, Duration.ofSeconds(30)));
+            assertEquals(UnknownSaslSessionException.class.getName(), unknown.className(), unknown.toString());
+        } finally {
+            RdmxClients.release(c);
+        }
+        assertEquals(0, s.rdmxCalls());
     }
 
     private static boolean causes(Throwable t, Class<? extends Throwable> type) {
