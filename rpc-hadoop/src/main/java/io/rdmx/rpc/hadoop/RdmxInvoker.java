@@ -170,11 +170,21 @@ final class RdmxInvoker implements RpcInvocationHandler {
         return overRdmx(ep, method, (Message) args[1], idRetry);
     }
 
-    private Message overRdmx(Endpoints.Endpoint ep, Method method, Message request, int[] idRetry)
+    private Message overRdmx(Endpoints.Endpoint known, Method method, Message request, int[] idRetry)
         throws Throwable {
+        Endpoints.Endpoint ep = known;
         RdmxClients.Shared s;
         try {
             s = shared(ep.provider, ep.ringBytes);
+            if (ep.dialled && !s.client.connected(ep.address)) {
+                // a listener this JVM was connected to and lost: the server may have restarted on the same TCP
+                // port with a new listener; ask its TCP port again before dialling
+                ep = Endpoints.reprobe(server, ep, ticket, conf, factory, cfg);
+                if (ep == null || !ep.rdmx()) {
+                    return (Message) overTcp(method, new Object[] {null, request}, idRetry);
+                }
+                s = shared(ep.provider, ep.ringBytes);
+            }
         } catch (IOException e) {
             Endpoints.fallBack(server, e.getMessage(), cfg);
             return (Message) overTcp(method, new Object[] {null, request}, idRetry);
@@ -193,6 +203,7 @@ final class RdmxInvoker implements RpcInvocationHandler {
                 throw new ServiceException(new InterruptedIOException("connecting to " + server + " over rdmx "
                     + ep.address + " interrupted"));
             }
+            ep.dialled = true;
         }
         int callId = idRetry[0];
         RpcRequestHeaderProto header = ProtoUtil.makeRpcRequestHeader(RPC.RpcKind.RPC_PROTOCOL_BUFFER,
@@ -209,7 +220,8 @@ final class RdmxInvoker implements RpcInvocationHandler {
             throw new ServiceException(e);
         }
         // decoded on the client's reader thread as it arrives, in place in the ring (no array, no copy of it)
-        RpcResponseReader<Object> reader = rb -> decodeResponse(rb, callId, returnType, ep);
+        Endpoints.Endpoint at = ep;
+        RpcResponseReader<Object> reader = rb -> decodeResponse(rb, callId, returnType, at);
         Object answer;
         try {
             answer = s.client.call(ep.address, RdmxServer.METHOD_CALL, body, reader, timeout);
