@@ -203,7 +203,9 @@ final class RdmxInvoker implements RpcInvocationHandler {
                 throw new ServiceException(new InterruptedIOException("connecting to " + server + " over rdmx "
                     + ep.address + " interrupted"));
             }
-            ep.dialled = true;
+        }
+        if (!ep.dialled) {
+            ep.dialled = true; // connected now (by this dial or another proxy's): a later loss means a re-probe
         }
         int callId = idRetry[0];
         RpcRequestHeaderProto header = ProtoUtil.makeRpcRequestHeader(RPC.RpcKind.RPC_PROTOCOL_BUFFER,
