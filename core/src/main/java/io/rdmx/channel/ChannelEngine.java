@@ -9,6 +9,7 @@ import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.internal.CompletionQueueImpl;
 import io.rdmx.transport.internal.InputFollower;
+import io.rdmx.transport.internal.SafeLog;
 import io.rdmx.spi.Platform;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
@@ -322,6 +323,11 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
                     } catch (RdmxException e) {
                         c.close(); // the engine closed after accept returned it: the peer sees it end
                         throw e;
+                    } catch (Throwable e) {
+                        // that connection alone goes; the acceptor takes the next
+                        c.close();
+                        SafeLog.error(LOG, "node '" + node.name() + "': setting up an accepted channel failed", e);
+                        continue;
                     }
                     accepted.offer(p);
                 }
@@ -444,9 +450,41 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
                 return;
             } catch (InterruptedException e) {
                 return;
-            } catch (RuntimeException e) {
-                LOG.error("channel engine of node '{}': unexpected error", node.name(), e);
+            } catch (Throwable e) {
+                // a peer's own failures are caught around its work (onCompletion, housekeeping): this is the
+                // engine's; the thread goes on, as every peer depends on it
+                SafeLog.error(LOG, "channel engine of node '" + node.name() + "': unexpected error", e);
             }
+        }
+    }
+
+    /**
+     * Runs one peer's part of the network thread's work; whatever it throws (a {@link LinkageError} from a
+     * handler or a log call included) fails that peer alone, and the thread goes on with the others.
+     *
+     * @param p the peer
+     * @param work its work
+     */
+    private static void forPeer(PeerChannel p, Runnable work) {
+        try {
+            work.run();
+        } catch (Throwable e) {
+            failPeer(p, e);
+        }
+    }
+
+    /**
+     * Fails a peer whose work threw on an I/O or network thread; never throws.
+     *
+     * @param p the peer
+     * @param e what its work threw
+     */
+    static void failPeer(PeerChannel p, Throwable e) {
+        try {
+            p.fail(new ConnectionClosedException(p.name(), "handling the channel to '" + p.name()
+                + "' failed: " + e, e));
+        } catch (Throwable failing) {
+            SafeLog.error(LOG, "failing the channel to '" + p.name() + "' after " + e + " failed too", failing);
         }
     }
 
@@ -554,7 +592,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         if (startFailures && node.completionQueue().size() == 0) {
             startFailures = false;
             for (PeerChannel p : peers.values()) {
-                p.applyStartFailure();
+                forPeer(p, p::applyStartFailure);
             }
             n++;
         }
@@ -563,7 +601,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         if (now - lastScan >= scanNanos) {
             lastScan = now;
             for (PeerChannel p : peers.values()) {
-                p.scan();
+                forPeer(p, p::scan);
             }
             scanned = true;
             n++;
@@ -585,7 +623,11 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         queuedCompletions++;
         PeerChannel p = peers.get(WrIdDescriptor.peerId(c.wrId()));
         if (p != null) {
-            p.onCompletion(c);
+            try {
+                p.onCompletion(c);
+            } catch (Throwable e) {
+                failPeer(p, e);
+            }
         }
     }
 
@@ -632,11 +674,8 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
 
     void peerFailed(PeerChannel p, ConnectionClosedException e) {
         // no SLF4J 2 fluent calls (atLevel): Hadoop 3.4 puts SLF4J 1.7 on the class path of the modules it loads
-        if (failureLogLevel(p) == Level.DEBUG) {
-            LOG.debug("node '{}': {}", node.name(), e.getMessage());
-        } else {
-            LOG.info("node '{}': {}", node.name(), e.getMessage());
-        }
+        // and a log call that throws (a binding that does not link) must not keep the readers from being told
+        SafeLog.infoOrDebug(LOG, failureLogLevel(p) == Level.DEBUG, "node '" + node.name() + "': " + e.getMessage());
         for (ChannelReader r : readers) {
             r.peerFailed(e);
         }

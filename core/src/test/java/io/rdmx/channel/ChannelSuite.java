@@ -1050,4 +1050,133 @@ public abstract class ChannelSuite {
         closeables.add(second);
         assertTrue(second.isOpen());
     }
+
+    /**
+     * A log call that throws a {@link LinkageError} while a peer's failure is handled (what the SLF4J 2 fluent API
+     * did under Hadoop's SLF4J 1.7: {@code NoSuchMethodError: Logger.atLevel}, on the I/O thread) fails that peer
+     * only: the network and I/O threads live on, another peer's records still flow both ways, and a new peer
+     * connects. slf4j-simple looks System.err up on every line, so a System.err that throws makes every log call
+     * throw while the peer goes.
+     */
+    @Test
+    void aLogCallThatThrowsWhileAPeerFailsKillsNoThread() throws Exception {
+        Node nodeS = open("s");
+        ChannelEngine s = ChannelEngine.open(nodeS, ChannelConfig.builder(1).build());
+        closeables.add(s);
+        ChannelEngine[] clients = new ChannelEngine[3];
+        Node[] nodes = new Node[3];
+        for (int i = 0; i < 3; i++) {
+            nodes[i] = open("c" + i);
+            clients[i] = ChannelEngine.open(nodes[i], ChannelConfig.builder(1).build());
+            closeables.add(clients[i]);
+        }
+        clients[0].connect(nodeS.address(), WAIT);
+        PeerChannel s0 = s.accept(WAIT);
+        PeerChannel c1 = clients[1].connect(nodeS.address(), WAIT);
+        PeerChannel s1 = s.accept(WAIT);
+        java.util.Set<String> threads = threadsOf(nodeS.name());
+        assertTrue(threads.stream().anyMatch(t -> t.startsWith("rdmx-channel-")), "no network thread: " + threads);
+        // the tests' slf4j-simple logs at WARN; the engine logs a peer's end at INFO: let it, for this test
+        int level = engineLogLevel(-1);
+        java.io.PrintStream err = System.err;
+        java.util.Set<String> threw = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        System.setErr(new java.io.PrintStream(new java.io.OutputStream() {
+            @Override
+            public void write(int b) {
+                threw.add(Thread.currentThread().getName());
+                throw new NoSuchMethodError("'org.slf4j.spi.LoggingEventBuilder org.slf4j.Logger.atLevel("
+                    + "org.slf4j.event.Level)'");
+            }
+        }, true));
+        try {
+            kill(nodes[0]);
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            // until the node logged the peer's end: a thread not of the killed node wrote to System.err (one of the
+            // node's threads; on loopback, whose completions are delivered by the thread that causes them, this one)
+            while ((s0.isOpen() || threw.stream().allMatch(t -> t.contains(nodes[0].name())))
+                && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+        } finally {
+            System.setErr(err);
+            engineLogLevel(level);
+        }
+        assertFalse(s0.isOpen(), "the killed peer is still open");
+        assertFalse(threw.stream().allMatch(t -> t.contains(nodes[0].name())), "no log call of the node threw: "
+            + threw);
+        assertTrue(s1.isOpen() && c1.isOpen(), "the other peer went down");
+        assertTrue(threadsOf(nodeS.name()).containsAll(threads), "threads of the node died: before " + threads
+            + ", now " + threadsOf(nodeS.name()));
+        String gone = nodes[0].name();
+        echo(c1, s, s1, clients[1], gone);
+        PeerChannel c2 = clients[2].connect(nodeS.address(), WAIT);
+        PeerChannel s2 = s.accept(WAIT);
+        echo(c2, s, s2, clients[2], gone);
+        echo(c1, s, s1, clients[1], gone);
+    }
+
+    /**
+     * One record from the client to the server and one back, each read within {@link #WAIT}; the server's reader
+     * reports the failure of the peer {@code gone} (once) before.
+     */
+    private static void echo(PeerChannel client, ChannelEngine server, PeerChannel atServer, ChannelEngine clientEngine,
+                             String gone) throws Exception {
+        client.writer(0, 0).write(1, ByteBuffer.allocate(16), 10, TimeUnit.SECONDS);
+        client.writer(0, 0).flush();
+        AtomicInteger got = new AtomicInteger();
+        assertEquals(1, readOne(server.reader(0), got, gone));
+        atServer.writer(0, 0).write(2, ByteBuffer.allocate(24), 10, TimeUnit.SECONDS);
+        atServer.writer(0, 0).flush();
+        assertEquals(1, readOne(clientEngine.reader(0), got, gone));
+        assertEquals(40, got.get());
+    }
+
+    /**
+     * Sets the level of {@link ChannelEngine}'s logger (slf4j-simple's {@code SimpleLogger.currentLogLevel}, the
+     * tests' binding); aborts the test under another binding.
+     *
+     * @param level the level to set, or -1 for INFO
+     * @return the level it had
+     */
+    private static int engineLogLevel(int level) throws ReflectiveOperationException {
+        java.lang.reflect.Field log = ChannelEngine.class.getDeclaredField("LOG");
+        log.setAccessible(true);
+        Object logger = log.get(null);
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+            logger.getClass().getName().equals("org.slf4j.simple.SimpleLogger"),
+            "the test sets the level of slf4j-simple's logger; the binding is " + logger.getClass().getName());
+        java.lang.reflect.Field current = logger.getClass().getDeclaredField("currentLogLevel");
+        current.setAccessible(true);
+        int was = current.getInt(logger);
+        if (level < 0) {
+            java.lang.reflect.Field info = logger.getClass().getDeclaredField("LOG_LEVEL_INFO");
+            info.setAccessible(true);
+            level = info.getInt(null);
+        }
+        current.setInt(logger, level);
+        return was;
+    }
+
+    /** The names of the live threads named after a node (its I/O and network threads). */
+    private static java.util.Set<String> threadsOf(String node) {
+        java.util.Set<String> names = new java.util.TreeSet<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive() && t.getName().contains(node)) {
+                names.add(t.getName());
+            }
+        }
+        return names;
+    }
+
+    private static int readOne(ChannelReader r, AtomicInteger bytes, String gone) throws Exception {
+        for (int i = 0; ; i++) {
+            try {
+                return r.read((st, b, o, l, src) -> bytes.addAndGet(l), 1, 10, TimeUnit.SECONDS);
+            } catch (ConnectionClosedException e) {
+                if (i > 0 || !gone.equals(e.peer())) {
+                    throw e;
+                }
+            }
+        }
+    }
 }

@@ -471,11 +471,13 @@ public abstract class AbstractConnection implements Connection, CompletionBacklo
             deliver(new Completion(this, wrId, op, status, len, imm, hasImm, detail));
             return;
         }
-        RuntimeException thrown = null;
+        Throwable thrown = null;
         synchronized (inlineLock) {
             try {
                 h.onCompletion(wrId, op.ordinal(), status.ordinal(), len, imm, hasImm, detail);
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
+                // whatever the handler throws (a LinkageError of a class it or a log call uses too) fails this
+                // connection only: the provider's I/O thread serves the node's other connections
                 thrown = e;
             }
         }

@@ -11,6 +11,7 @@ import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
 import io.rdmx.transport.internal.CompletionQueueImpl;
 import io.rdmx.transport.internal.InputHold;
+import io.rdmx.transport.internal.SafeLog;
 import io.rdmx.transport.wire.Placer;
 import java.io.IOException;
 import java.net.ConnectException;
@@ -104,7 +105,7 @@ class ShmNode extends AbstractNode {
     private final long tickNanos;
     private Selector selector;
     /** The I/O thread's handler of a ready key (one object, not one per select). */
-    private final java.util.function.Consumer<SelectionKey> onReady = this::ready;
+    private final java.util.function.Consumer<SelectionKey> onReady = this::readyGuarded;
     private ServerSocketChannel server;
     /** Listens on {@link ShmFabric#BELL_FILE}: peers open bells there ({@link #dialBell}). */
     private ServerSocketChannel bellServer;
@@ -459,11 +460,7 @@ class ShmNode extends AbstractNode {
                 long now = System.nanoTime();
                 if (now - nextTick >= 0) {
                     for (SelectionKey k : new ArrayList<>(selector.keys())) {
-                        if (k.attachment() instanceof Link) {
-                            ((Link) k.attachment()).tick(now);
-                        } else if (k.attachment() instanceof BellAccept) {
-                            ((BellAccept) k.attachment()).tick(now);
-                        }
+                        tickGuarded(k, now);
                     }
                     nextTick = now + tickNanos;
                 }
@@ -504,8 +501,9 @@ class ShmNode extends AbstractNode {
         while ((r = tasks.poll()) != null) {
             try {
                 r.run();
-            } catch (RuntimeException e) {
-                LOG.error("node '{}': a task of the {} I/O thread failed", name(), fabric().name(), e);
+            } catch (Throwable e) {
+                // one connection's task (a close, a flush): the thread serves the others on
+                SafeLog.error(LOG, "node '" + name() + "': a task of the " + fabric().name() + " I/O thread failed", e);
             }
         }
     }
@@ -526,6 +524,50 @@ class ShmNode extends AbstractNode {
             LOG.debug("node '{}': selector already closed", name());
         }
         closeQuietly();
+    }
+
+    /**
+     * I/O thread: {@link #ready} for one socket; whatever it throws (a {@link LinkageError} from a completion
+     * handler or a log call included) closes that socket alone, and the thread goes on serving the others.
+     */
+    private void readyGuarded(SelectionKey k) {
+        try {
+            ready(k);
+        } catch (Throwable e) {
+            ioFailed(k, "handling a ready socket", e);
+        }
+    }
+
+    /** I/O thread: the timers of one socket, guarded as {@link #readyGuarded}. */
+    private void tickGuarded(SelectionKey k, long now) {
+        try {
+            if (k.attachment() instanceof Link) {
+                ((Link) k.attachment()).tick(now);
+            } else if (k.attachment() instanceof BellAccept) {
+                ((BellAccept) k.attachment()).tick(now);
+            }
+        } catch (Throwable e) {
+            ioFailed(k, "a timer of a socket", e);
+        }
+    }
+
+    /**
+     * I/O thread: the work of one socket threw: logs it (to System.err if the log call fails too) and closes that
+     * socket (its connection fails); the listening sockets stay. Never throws.
+     */
+    private void ioFailed(SelectionKey k, String what, Throwable e) {
+        SafeLog.error(LOG, "node '" + name() + "': " + what + " failed on the " + fabric().name()
+            + " I/O thread; closing that socket", e);
+        Object a = k.attachment();
+        try {
+            if (a instanceof Link) {
+                ((Link) a).doClose();
+            } else if (a instanceof BellAccept) {
+                ((BellAccept) a).close();
+            }
+        } catch (Throwable closing) {
+            SafeLog.error(LOG, "node '" + name() + "': closing a socket after " + e + " failed", closing);
+        }
     }
 
     private void ready(SelectionKey k) {

@@ -11,6 +11,7 @@ import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
 import io.rdmx.transport.internal.RegionImpl;
+import io.rdmx.transport.internal.SafeLog;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
@@ -376,8 +377,10 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
             }
         } catch (ProtocolException e) {
             protocolError(e);
-        } catch (RuntimeException e) {
-            log.error("node '{}': unexpected error on the connection from '{}'", node.name(), peerName(), e);
+        } catch (Throwable e) {
+            // anything (a LinkageError included) fails this connection only, never the provider's I/O thread
+            SafeLog.error(log, "node '" + node.name() + "': unexpected error on the connection from '" + peerName()
+                + "'", e);
             protocolError(new ProtocolException("internal error handling a frame from '" + peerName() + "': "
                 + e));
         }

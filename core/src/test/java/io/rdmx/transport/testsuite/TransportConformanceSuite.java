@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rdmx.transport.Access;
 import io.rdmx.transport.Completion;
@@ -34,6 +35,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -1034,5 +1037,48 @@ public abstract class TransportConformanceSuite {
         List<Completion> out = new ArrayList<>();
         assertEquals(0, client.completionQueue().await(out::add, 1, 50, TimeUnit.MILLISECONDS));
         assertTrue(out.isEmpty());
+    }
+
+    /**
+     * An inline completion handler that throws an {@link Error} (the {@link NoSuchMethodError} of a log call
+     * made against another version of a library, say) fails its own connection only: the provider's I/O thread
+     * goes on delivering the completions of the node's other connections, and of connections made after.
+     */
+    @Test
+    void anErrorFromAnInlineHandlerFailsThatConnectionOnly() throws Exception {
+        BlockingQueue<String> seen = new ArrayBlockingQueue<>(16);
+        assumeTrue(s2c.completionHandler((wrId, op, status, len, imm, hasImm, detail) -> {
+            throw new NoSuchMethodError("'org.slf4j.spi.LoggingEventBuilder org.slf4j.Logger.atInfo()'");
+        }), fabric().name() + " delivers no completion inline");
+        Node other = open("other", b -> b);
+        Connection o2s = other.connect(server.address(), WAIT);
+        Connection s2o = server.accept(WAIT);
+        assertTrue(s2o.completionHandler((wrId, op, status, len, imm, hasImm, detail) ->
+            seen.add("other wrId=" + wrId + " len=" + len)));
+        Region rbuf = server.register(256, Access.ALL);
+        Region src = filled(client, 64, 11);
+        Region osrc = filled(other, 64, 12);
+        assertEquals(Post.OK, s2c.post(WorkRequest.recv(rbuf, 0, 64).wrId(1)));
+        assertEquals(Post.OK, s2o.post(WorkRequest.recv(rbuf, 64, 64).wrId(2)));
+        assertEquals(Post.OK, c2s.post(WorkRequest.send(src, 0, 5)));
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (s2c.isOpen() && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertFalse(s2c.isOpen(), "the connection whose handler threw is still open");
+        assertTrue(String.valueOf(s2c.closeCause()).contains("NoSuchMethodError"), String.valueOf(s2c.closeCause()));
+        // the other connection, on the same node (and I/O thread), still gets its completions
+        assertEquals(Post.OK, o2s.post(WorkRequest.send(osrc, 0, 6)));
+        assertEquals("other wrId=2 len=6", seen.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+        // and a connection made after works too
+        Node late = open("late", b -> b);
+        Connection l2s = late.connect(server.address(), WAIT);
+        Connection s2l = server.accept(WAIT);
+        assertTrue(s2l.completionHandler((wrId, op, status, len, imm, hasImm, detail) ->
+            seen.add("late wrId=" + wrId + " len=" + len)));
+        assertEquals(Post.OK, s2l.post(WorkRequest.recv(rbuf, 128, 64).wrId(3)));
+        assertEquals(Post.OK, l2s.post(WorkRequest.send(filled(late, 64, 13), 0, 7)));
+        assertEquals("late wrId=3 len=7", seen.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+        assertTrue(o2s.isOpen() && s2o.isOpen(), "the other connection went down");
     }
 }

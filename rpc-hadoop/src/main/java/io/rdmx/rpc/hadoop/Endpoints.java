@@ -54,6 +54,8 @@ final class Endpoints {
         final String reason;
         /** The listener's ring capacity, or 0: not advertised (the channel default). */
         final int ringBytes;
+        /** Set once a client of this JVM has dialled the listener: a later dial is to a listener it lost. */
+        volatile boolean dialled;
 
         Endpoint(String provider, String address, long until, String reason) {
             this(provider, address, until, reason, 0);
@@ -96,6 +98,35 @@ final class Endpoints {
             } else {
                 LOG.info("Hadoop server {}: calls go over TCP ({})", server, found.reason);
             }
+        }
+        return found;
+    }
+
+    /**
+     * Asks a server's TCP port again where its rdmx listener is, replacing what was known: for a listener this JVM
+     * was connected to and lost. A server restarted on the same TCP port (a NameNode restart) has a new listener
+     * port; dialling the old one would wait the whole connect timeout for nothing listening there, then send the
+     * server's calls over TCP for the re-probe period.
+     *
+     * @param server the server's TCP address
+     * @param lost the endpoint whose listener was lost
+     * @param ticket the caller's user
+     * @param conf configuration
+     * @param factory socket factory
+     * @param cfg the engine's keys
+     * @return the endpoint now, or null when the server's TCP port could not be asked (then nothing is known of it)
+     */
+    static Endpoint reprobe(InetSocketAddress server, Endpoint lost, UserGroupInformation ticket, Configuration conf,
+        SocketFactory factory, HadoopRdmxConfig cfg) {
+        Endpoint now = KNOWN.get(server);
+        if (now != null && now != lost) {
+            return now; // another caller asked already
+        }
+        KNOWN.remove(server, lost);
+        Endpoint found = resolve(server, ticket, conf, factory, cfg);
+        if (found != null && found.rdmx() && !found.address.equals(lost.address)) {
+            LOG.info("Hadoop server {}: its rdmx listener moved from {} to {} (the server restarted)", server,
+                lost.address, found.address);
         }
         return found;
     }

@@ -214,11 +214,21 @@ final class RdmxInvoker implements RpcInvocationHandler {
         return overRdmx(ep, method, (Message) args[1], idRetry);
     }
 
-    private Message overRdmx(Endpoints.Endpoint ep, Method method, Message request, int[] idRetry)
+    private Message overRdmx(Endpoints.Endpoint known, Method method, Message request, int[] idRetry)
         throws Throwable {
+        Endpoints.Endpoint ep = known;
         RdmxClients.Shared s;
         try {
             s = shared(ep.provider, ep.ringBytes);
+            if (ep.dialled && !s.client.connected(ep.address)) {
+                // a listener this JVM was connected to and lost: the server may have restarted on the same TCP
+                // port with a new listener; ask its TCP port again before dialling
+                ep = Endpoints.reprobe(server, ep, ticket, conf, factory, cfg);
+                if (ep == null || !ep.rdmx()) {
+                    return (Message) overTcp(method, new Object[] {null, request}, idRetry);
+                }
+                s = shared(ep.provider, ep.ringBytes);
+            }
         } catch (IOException e) {
             Endpoints.fallBack(server, e.getMessage(), cfg);
             return (Message) overTcp(method, new Object[] {null, request}, idRetry);
@@ -237,6 +247,9 @@ final class RdmxInvoker implements RpcInvocationHandler {
                 throw new ServiceException(new InterruptedIOException("connecting to " + server + " over rdmx "
                     + ep.address + " interrupted"));
             }
+        }
+        if (!ep.dialled) {
+            ep.dialled = true; // connected now (by this dial or another proxy's): a later loss means a re-probe
         }
         byte[] callPrefix = prefix;
         if (secure) {
@@ -260,7 +273,8 @@ final class RdmxInvoker implements RpcInvocationHandler {
             throw new ServiceException(e);
         }
         // decoded on the client's reader thread as it arrives, in place in the ring (no array, no copy of it)
-        RpcResponseReader<Object> reader = rb -> decodeResponse(rb, callId, returnType, ep);
+        Endpoints.Endpoint at = ep;
+        RpcResponseReader<Object> reader = rb -> decodeResponse(rb, callId, returnType, at);
         Object answer;
         int rdmxMethod = secure ? RdmxServer.METHOD_SECURE_CALL : RdmxServer.METHOD_CALL;
         try {
