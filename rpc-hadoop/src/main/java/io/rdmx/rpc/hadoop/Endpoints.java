@@ -110,20 +110,21 @@ final class Endpoints {
      *
      * @param server the server's TCP address
      * @param lost the endpoint whose listener was lost
+     * @param protocol the protocol of the caller's proxy (under Kerberos the probe runs on a connection of it)
      * @param ticket the caller's user
      * @param conf configuration
      * @param factory socket factory
      * @param cfg the engine's keys
      * @return the endpoint now, or null when the server's TCP port could not be asked (then nothing is known of it)
      */
-    static Endpoint reprobe(InetSocketAddress server, Endpoint lost, UserGroupInformation ticket, Configuration conf,
-        SocketFactory factory, HadoopRdmxConfig cfg) {
+    static Endpoint reprobe(InetSocketAddress server, Endpoint lost, Class<?> protocol, UserGroupInformation ticket,
+        Configuration conf, SocketFactory factory, HadoopRdmxConfig cfg) {
         Endpoint now = KNOWN.get(server);
         if (now != null && now != lost) {
             return now; // another caller asked already
         }
         KNOWN.remove(server, lost);
-        Endpoint found = resolve(server, ticket, conf, factory, cfg);
+        Endpoint found = resolve(server, protocol, ticket, conf, factory, cfg);
         if (found != null && found.rdmx() && !found.address.equals(lost.address)) {
             LOG.info("Hadoop server {}: its rdmx listener moved from {} to {} (the server restarted)", server,
                 lost.address, found.address);

@@ -223,7 +223,7 @@ final class RdmxInvoker implements RpcInvocationHandler {
             if (ep.dialled && !s.client.connected(ep.address)) {
                 // a listener this JVM was connected to and lost: the server may have restarted on the same TCP
                 // port with a new listener; ask its TCP port again before dialling
-                ep = Endpoints.reprobe(server, ep, ticket, conf, factory, cfg);
+                ep = Endpoints.reprobe(server, ep, protocol, ticket, conf, factory, cfg);
                 if (ep == null || !ep.rdmx()) {
                     return (Message) overTcp(method, new Object[] {null, request}, idRetry);
                 }
