@@ -1,6 +1,9 @@
 package io.rdmx.affinity;
 
 import io.rdmx.spi.PlatformHooks;
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.FabricTraits;
+import io.rdmx.transport.Fabrics;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -112,23 +115,38 @@ public final class AffinityHooks implements PlatformHooks {
      * @return the locality
      */
     public DeviceLocality locate(CpuTopology topo, String fabric, String address) {
-        switch (fabric) {
-            case "tcp":
-            case "verbs": {
-                String host = address;
-                int colon = host.lastIndexOf(':');
-                if (colon > 0) {
-                    host = host.substring(0, colon);
-                }
-                host = host.replace("[", "").replace("]", "");
-                if (fabric.equals("verbs") && !host.matches("[0-9.:a-fA-F]+")) {
-                    return DeviceLocality.rdmaDevice(sys, topo, host);
-                }
-                return DeviceLocality.forAddress(sys, topo, host);
-            }
-            default:
-                return DeviceLocality.fallback(topo, "provider " + fabric + " uses no NIC");
+        FabricTraits.Nic nic;
+        try {
+            nic = Fabrics.get(fabric).traits().nic();
+        } catch (IllegalArgumentException unknown) {
+            return DeviceLocality.fallback(topo, "provider " + fabric + " is not on the class path");
         }
+        return locate(topo, fabric, nic, address);
+    }
+
+    /**
+     * The locality of the device a node of a provider with these traits uses.
+     *
+     * @param topo the topology
+     * @param fabric provider name, for the explanation
+     * @param nic the device kind the provider declares ({@link FabricTraits#nic()})
+     * @param address the node's address
+     * @return the locality
+     */
+    DeviceLocality locate(CpuTopology topo, String fabric, FabricTraits.Nic nic, String address) {
+        if (nic == FabricTraits.Nic.NONE) {
+            return DeviceLocality.fallback(topo, "provider " + fabric + " uses no NIC");
+        }
+        String host = address;
+        int colon = host.lastIndexOf(':');
+        if (colon > 0) {
+            host = host.substring(0, colon);
+        }
+        host = host.replace("[", "").replace("]", "");
+        if (nic == FabricTraits.Nic.RDMA_DEVICE && !host.matches("[0-9.:a-fA-F]+")) {
+            return DeviceLocality.rdmaDevice(sys, topo, host);
+        }
+        return DeviceLocality.forAddress(sys, topo, host);
     }
 
     /**
@@ -185,14 +203,23 @@ public final class AffinityHooks implements PlatformHooks {
             : "unsupported here (no-op)"));
         try {
             CpuTopology topo = topology();
-            DeviceLocality tcp = locate(topo, "tcp", "127.0.0.1:0");
-            DeviceLocality shm = locate(topo, "shm", "");
-            out.add("  NIC locality: tcp on 127.0.0.1 -> " + tcp.localCpus() + " [" + tcp.source() + "]");
-            out.add("  NIC locality: shm -> " + shm.localCpus() + " [" + shm.source() + "]");
-            if (policy.kind() != Policy.Kind.NONE) {
-                Placement p = new Placement(topo, tcp, policy);
-                out.add("  first communication threads (tcp): " + p.assign(0) + ", " + p.assign(1) + ", "
-                    + p.assign(2));
+            DeviceLocality first = null;
+            String firstName = null;
+            for (Fabric f : Fabrics.all()) {
+                FabricTraits.Nic nic = f.traits().nic();
+                boolean ip = nic == FabricTraits.Nic.IP_ROUTE;
+                DeviceLocality d = locate(topo, f.name(), nic, ip ? "127.0.0.1:0" : "");
+                out.add("  NIC locality: " + f.name() + (ip ? " on 127.0.0.1" : "") + " -> " + d.localCpus() + " ["
+                    + d.source() + "]");
+                if (first == null && ip) {
+                    first = d;
+                    firstName = f.name();
+                }
+            }
+            if (policy.kind() != Policy.Kind.NONE && first != null) {
+                Placement p = new Placement(topo, first, policy);
+                out.add("  first communication threads (" + firstName + "): " + p.assign(0) + ", " + p.assign(1)
+                    + ", " + p.assign(2));
             }
         } catch (IOException e) {
             out.add("  topology unreadable: " + e.getMessage());

@@ -42,4 +42,26 @@ public interface Fabric {
     default boolean scopesRegions() {
         return true;
     }
+
+    /**
+     * What the provider is, for code that chooses one ({@link Fabrics#choose}) or places threads near the device it
+     * uses. The default: a network provider that goes through the IP route and that {@code auto} never picks.
+     *
+     * @return the traits
+     */
+    default FabricTraits traits() {
+        return new FabricTraits(FabricTraits.Reach.NETWORK, FabricTraits.Nic.IP_ROUTE, 0);
+    }
+
+    /**
+     * The address to connect to a node of this provider, from what a configuration knows of it: its name, and the
+     * host and port it binds to (used where the provider {@link FabricTraits#bindsToHost() binds to a host}).
+     *
+     * @param nodeName the node's name ({@link NodeOptions#name()})
+     * @param hostAndPort its {@code host:port}
+     * @return what {@link Node#connect} takes
+     */
+    default String addressOf(String nodeName, String hostAndPort) {
+        return hostAndPort;
+    }
 }

@@ -1,12 +1,14 @@
 package io.rdmx.transport;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
+import java.util.function.Predicate;
 
 /** Finds providers by name through {@link ServiceLoader}. */
 public final class Fabrics {
@@ -79,5 +81,94 @@ public final class Fabrics {
             name = DEFAULT_PROVIDER;
         }
         return get(name.trim());
+    }
+
+    /**
+     * The provider {@code auto} uses to reach a peer: among the usable providers with an {@code autoRank} above 0
+     * that reach it ({@link FabricTraits#reaches}) and that the peer serves, the one ranked highest. Today: shm on
+     * the same host, else verbs where an RDMA device is up, else tcp.
+     *
+     * @param peerOnThisHost whether the peer runs on this host
+     * @param peerServes whether the peer can be reached over a provider, by name (an advertisement; {@code n -> true}
+     *     when the peer serves whatever is chosen)
+     * @return the provider, or null if none qualifies
+     */
+    public static Fabric choose(boolean peerOnThisHost, Predicate<String> peerServes) {
+        return choose(autoCandidates(), peerOnThisHost, peerServes);
+    }
+
+    /**
+     * {@link #choose(boolean, Predicate)} among given providers (those a server serves, say): the one with the
+     * highest {@code autoRank} above 0 that reaches the peer and that the peer serves.
+     *
+     * @param candidates the providers to choose among
+     * @param peerOnThisHost whether the peer runs on this host
+     * @param peerServes whether the peer can be reached over a provider, by name
+     * @return the provider, or null if none qualifies
+     */
+    public static Fabric choose(Collection<Fabric> candidates, boolean peerOnThisHost, Predicate<String> peerServes) {
+        Fabric best = null;
+        for (Fabric f : candidates) {
+            if (f.traits().autoRank() <= 0) {
+                continue;
+            }
+            if (f.traits().reaches(peerOnThisHost) && peerServes.test(f.name())
+                && (best == null || f.traits().autoRank() > best.traits().autoRank())) {
+                best = f;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * The providers {@code auto} may use on this host: usable, with an {@code autoRank} above 0; those that reach
+     * this host only first, then by rank from the lowest (the one that works everywhere, the fallback, before the
+     * faster ones that need a device). What a server serves under {@code auto}, in the order it advertises them.
+     *
+     * @return the providers
+     */
+    public static List<Fabric> autoCandidates() {
+        List<Fabric> out = new ArrayList<>();
+        for (Fabric f : all()) {
+            if (f.traits().autoRank() > 0 && f.availability().usable()) {
+                out.add(f);
+            }
+        }
+        out.sort(Comparator.comparing((Fabric f) -> f.traits().reach() != FabricTraits.Reach.SAME_HOST)
+            .thenComparingInt(f -> f.traits().autoRank()));
+        return out;
+    }
+
+    /**
+     * @return the providers {@code auto} could use on some host but cannot here, each with why (to log)
+     */
+    public static List<Fabric> autoUnusable() {
+        List<Fabric> out = new ArrayList<>();
+        for (Fabric f : all()) {
+            if (f.traits().autoRank() > 0 && !f.availability().usable()) {
+                out.add(f);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The providers rdmx ships, each in its own module: the one place their names are registered. A configuration may
+     * name any of them whether or not its module is on this class path (a member entry for another host, say); one
+     * that is not here fails when a node of it opens, naming it.
+     */
+    private static final List<String> SHIPPED = List.of("loopback", "shm", "tcp", "verbs", "disni");
+
+    /**
+     * @return the names a configuration may use: the providers rdmx ships and every other provider on the class path
+     */
+    public static List<String> names() {
+        List<String> out = new ArrayList<>(SHIPPED);
+        for (Fabric f : all()) {
+            if (!out.contains(f.name())) {
+                out.add(f.name());
+            }
+        }
+        return out;
     }
 }

@@ -2,6 +2,7 @@ package io.rdmx.disni;
 
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
+import io.rdmx.transport.FabricTraits;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
@@ -22,6 +23,12 @@ public final class DisniFabric implements Fabric {
     @Override
     public String name() {
         return "disni";
+    }
+
+    /** Any host, through an RDMA device; chosen by name only (needs DiSNI's libdisni), never by {@code auto}. */
+    @Override
+    public FabricTraits traits() {
+        return new FabricTraits(FabricTraits.Reach.NETWORK, FabricTraits.Nic.RDMA_DEVICE, 0);
     }
 
     /**

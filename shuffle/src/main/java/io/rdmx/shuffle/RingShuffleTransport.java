@@ -12,8 +12,6 @@ import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
-import io.rdmx.transport.loopback.LoopbackFabric;
-import io.rdmx.transport.shm.ShmFabric;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
@@ -107,7 +105,6 @@ final class RingShuffleTransport implements ShuffleTransport {
      */
     static String[] choose(ShuffleConfig cfg) throws RdmxException {
         String[] out = new String[cfg.processes()];
-        Boolean verbsUp = null;
         for (int r = 0; r < out.length; r++) {
             if (r == cfg.rank()) {
                 continue;
@@ -117,29 +114,20 @@ final class RingShuffleTransport implements ShuffleTransport {
                 out[r] = pinned;
                 continue;
             }
-            if (!cfg.provider().equals("auto")) {
+            if (!cfg.provider().equals(ShuffleConfig.AUTO)) {
                 out[r] = cfg.provider();
                 continue;
             }
-            if (isLocal(cfg.host(r))) {
-                out[r] = "shm";
-            } else {
-                if (verbsUp == null) {
-                    verbsUp = verbsUsable();
-                }
-                out[r] = verbsUp ? "verbs" : "tcp";
+            boolean local = isLocal(cfg.host(r));
+            Fabric f = Fabrics.choose(local, name -> true);
+            if (f == null) {
+                throw new RdmxException("shuffle provider=auto: no usable provider reaches rank " + r + " ("
+                    + cfg.members().get(r) + (local ? ", this host" : ", another host") + "); usable here: "
+                    + Fabrics.autoCandidates().stream().map(Fabric::name).toList());
             }
+            out[r] = f.name();
         }
         return out;
-    }
-
-    private static boolean verbsUsable() {
-        for (Fabric f : Fabrics.all()) {
-            if (f.name().equals("verbs")) {
-                return f.availability().usable();
-            }
-        }
-        return false;
     }
 
     static boolean isLocal(String host) throws RdmxException {
@@ -158,14 +146,7 @@ final class RingShuffleTransport implements ShuffleTransport {
     }
 
     private String address(String provider, int rank) {
-        switch (provider) {
-            case "shm":
-                return ShmFabric.root().resolve(cfg.nodeName(rank)).toAbsolutePath().toString();
-            case "loopback":
-                return LoopbackFabric.SCHEME + cfg.nodeName(rank);
-            default:
-                return cfg.address(rank);
-        }
+        return Fabrics.get(provider).addressOf(cfg.nodeName(rank), cfg.address(rank));
     }
 
     static RingShuffleTransport open(ShuffleConfig cfg) throws RdmxException {
@@ -188,14 +169,14 @@ final class RingShuffleTransport implements ShuffleTransport {
                 continue;
             }
             NodeOptions.Builder nb = NodeOptions.builder().name(cfg.nodeName(cfg.rank()));
-            if (!p.equals("shm") && !p.equals("loopback")) {
-                nb.bindAddress(cfg.address(cfg.rank()));
-            }
             Fabric f;
             try {
                 f = Fabrics.get(p);
             } catch (IllegalArgumentException e) {
                 throw new RdmxException("shuffle provider=" + p + " (for rank " + r + "): " + e.getMessage(), e);
+            }
+            if (f.traits().bindsToHost()) {
+                nb.bindAddress(cfg.address(cfg.rank()));
             }
             Node node = f.open(nb.build());
             nodes.put(p, node);
@@ -239,7 +220,7 @@ final class RingShuffleTransport implements ShuffleTransport {
      * 1.27/1.50/1.58/1.55.
      */
     static int creditEvery(String provider, int bufferSize) {
-        return provider.equals("shm") || provider.equals("loopback") ? bufferSize / 8 : bufferSize / 4;
+        return Fabrics.get(provider).traits().bindsToHost() ? bufferSize / 4 : bufferSize / 8;
     }
 
     /** Connects to every lower rank (the engine retries while it starts) and accepts every higher rank. */
@@ -302,7 +283,7 @@ final class RingShuffleTransport implements ShuffleTransport {
 
     private void log(int r, String p) {
         LOG.info("shuffle job '{}' rank {}: rank {} ({}) over {}{}", cfg.job(), cfg.rank(), r, cfg.members().get(r),
-            p, cfg.provider().equals("auto") ? " (auto)" : "");
+            p, cfg.provider().equals(ShuffleConfig.AUTO) ? " (auto)" : "");
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.rdmx.shuffle;
 
+import io.rdmx.transport.Fabrics;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,8 +22,30 @@ import java.util.Set;
  * reaches its rank ({@code tcp://hostB:7000}): every pair with that rank uses it.
  */
 public final class ShuffleConfig {
-    /** The provider names accepted by {@link Builder#provider}. */
-    public static final List<String> PROVIDERS = List.of("auto", "shm", "tcp", "verbs", "disni", "loopback");
+    /** The provider name that chooses one per peer ({@link io.rdmx.transport.Fabrics#choose}). */
+    public static final String AUTO = "auto";
+    /**
+     * The provider names accepted by {@link Builder#provider}: {@value #AUTO} and {@link Fabrics#names()} (the
+     * providers rdmx ships and any other on the class path). One whose module is not on the class path fails when
+     * the service opens, naming it.
+     */
+    public static final List<String> PROVIDERS = providers();
+
+    private static List<String> providers() {
+        List<String> out = new ArrayList<>();
+        out.add(AUTO);
+        out.addAll(Fabrics.names());
+        return List.copyOf(out);
+    }
+
+    /** @return true if the provider is on the class path and reaches processes of this host only (shm, loopback) */
+    private static boolean sameHostOnly(String provider) {
+        try {
+            return !Fabrics.get(provider).traits().bindsToHost();
+        } catch (IllegalArgumentException notHere) {
+            return false; // fails naming itself when the service opens
+        }
+    }
 
     private final String provider;
     private final String job;
@@ -214,7 +237,7 @@ public final class ShuffleConfig {
         int scheme = m.indexOf("://");
         if (scheme >= 0) {
             String p = m.substring(0, scheme).toLowerCase(Locale.ROOT);
-            if (p.equals("auto") || !PROVIDERS.contains(p)) {
+            if (p.equals(AUTO) || !PROVIDERS.contains(p)) {
                 throw new IllegalArgumentException("member of rank " + r + " '" + member + "': provider=" + p
                     + " is not one of " + PROVIDERS.subList(1, PROVIDERS.size()));
             }
@@ -270,7 +293,7 @@ public final class ShuffleConfig {
 
     /** Builder. */
     public static final class Builder {
-        private String provider = "shm";
+        private String provider = Fabrics.DEFAULT_PROVIDER;
         private String job = "rdmx";
         private final int rank;
         private List<String> members = List.of();
@@ -425,7 +448,7 @@ public final class ShuffleConfig {
                 throw new IllegalArgumentException("job=" + job + " must be 1-40 letters, digits or '-'");
             }
             List<String> m = members;
-            if (m.isEmpty() && (provider.equals("shm") || provider.equals("loopback"))) {
+            if (m.isEmpty() && !provider.equals(AUTO) && sameHostOnly(provider)) {
                 List<String> d = new ArrayList<>();
                 for (int r = 0; r < processes; r++) {
                     d.add("localhost:" + r);

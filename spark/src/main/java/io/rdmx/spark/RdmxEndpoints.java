@@ -36,6 +36,8 @@ import org.slf4j.LoggerFactory;
  * {@link BlockFetcher} are {@code provider=address}, so {@link #call} knows which client carries them.
  */
 public final class RdmxEndpoints implements AutoCloseable {
+    /** The provider name that chooses one per peer ({@link Fabrics#choose}). */
+    static final String AUTO = "auto";
     private static final Logger LOG = LoggerFactory.getLogger(RdmxEndpoints.class);
 
     private final RdmxShuffleConf conf;
@@ -43,6 +45,8 @@ public final class RdmxEndpoints implements AutoCloseable {
     /** The cluster secret of every node (Spark's application secret), or null for rdmx's own settings. */
     private final String secret;
     private final Map<String, Served> served = new LinkedHashMap<>();
+    /** The providers of {@link #served}, for {@code auto}'s choice. */
+    private final List<Fabric> servedFabrics = new ArrayList<>();
     private final Map<String, Client> clients = new ConcurrentHashMap<>();
     private volatile boolean closed;
     /** Where fetch answers land (off the heap), reused by every task of the executor. */
@@ -136,6 +140,7 @@ public final class RdmxEndpoints implements AutoCloseable {
                 ChannelEngine engine = ChannelEngine.open(node, channelConfig(conf));
                 BlockServer server = BlockServer.start(engine, source, conf.chunkBytes(), conf.serverThreads());
                 e.served.put(p, new Served(node, engine, server));
+                e.servedFabrics.add(node.fabric());
             }
         } catch (RdmxException | RuntimeException ex) {
             e.close();
@@ -148,29 +153,18 @@ public final class RdmxEndpoints implements AutoCloseable {
 
     static List<String> servedProviders(String provider) {
         List<String> out = new ArrayList<>();
-        if (!"auto".equals(provider)) {
+        if (!AUTO.equals(provider)) {
             out.add(provider);
             return out;
         }
-        // auto: tcp always (it is the fallback for every peer), shm and verbs where this host can use them
-        for (Fabric f : Fabrics.all()) {
-            String n = f.name();
-            if ("tcp".equals(n) || ("shm".equals(n) || "verbs".equals(n)) && f.availability().usable()) {
-                out.add(n);
-            } else if ("shm".equals(n) || "verbs".equals(n)) {
-                LOG.info("rdmx shuffle: not serving on {}: {}", n, f.availability().reason());
-            }
+        // auto: every provider auto may use here (the same-host one first, then the fallback, then the faster)
+        for (Fabric f : Fabrics.autoCandidates()) {
+            out.add(f.name());
         }
-        out.sort((a, b) -> Integer.compare(order(a), order(b)));
+        for (Fabric f : Fabrics.autoUnusable()) {
+            LOG.info("rdmx shuffle: not serving on {}: {}", f.name(), f.availability().reason());
+        }
         return out;
-    }
-
-    private static int order(String provider) {
-        return switch (provider) {
-            case "shm" -> 0;
-            case "tcp" -> 1;
-            default -> 2;
-        };
     }
 
     /**
@@ -190,10 +184,11 @@ public final class RdmxEndpoints implements AutoCloseable {
         if (secret != null) {
             o.secret(secret);
         }
-        if (!"shm".equals(provider) && !"loopback".equals(provider)) {
+        Fabric f = Fabrics.get(provider);
+        if (f.traits().bindsToHost()) {
             o.bindAddress((host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":0");
         }
-        return Fabrics.get(provider).open(o.build());
+        return f.open(o.build());
     }
 
     /** @return the host the servers bind to */
@@ -236,22 +231,26 @@ public final class RdmxEndpoints implements AutoCloseable {
      * @param peerHost the peer's host
      * @param peerId the peer executor's id (for the error)
      * @param advertisement the peer's advertisement
-     * @param localVerbs whether this executor serves (so can use) verbs
+     * @param servedHere the providers this executor serves (so can use)
      * @return {@code provider=address}
      * @throws IllegalArgumentException if the peer serves no usable provider (naming it and its advertisement)
      */
     static String choose(String provider, String localHost, String peerHost, String peerId, String advertisement,
-                         boolean localVerbs) {
+                         java.util.Collection<Fabric> servedHere) {
         Map<String, String> ad = parse(advertisement);
         String p;
-        if (!"auto".equals(provider)) {
+        if (!AUTO.equals(provider)) {
             p = provider;
-        } else if (localHost.equals(peerHost) && ad.containsKey("shm")) {
-            p = "shm";
-        } else if (localVerbs && ad.containsKey("verbs")) {
-            p = "verbs";
         } else {
-            p = "tcp";
+            // what both ends serve, the best auto ranks for a peer on this host or another
+            Fabric f = Fabrics.choose(servedHere, localHost.equals(peerHost), ad::containsKey);
+            if (f == null) {
+                throw new IllegalArgumentException("executor " + peerId + " on " + peerHost + " serves " + ad.keySet()
+                    + " and this executor on " + localHost + " serves "
+                    + servedHere.stream().map(Fabric::name).toList()
+                    + ": no provider both ends can use reaches it (spark.rdmx.provider=auto)");
+            }
+            p = f.name();
         }
         String a = ad.get(p);
         if (a == null) {
@@ -268,7 +267,7 @@ public final class RdmxEndpoints implements AutoCloseable {
      * @return {@code provider=address} to fetch from it
      */
     public String choose(String peerHost, String peerId, String advertisement) {
-        return choose(conf.provider(), host, peerHost, peerId, advertisement, served.containsKey("verbs"));
+        return choose(conf.provider(), host, peerHost, peerId, advertisement, servedFabrics);
     }
 
     /**

@@ -5,6 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmx.transport.Availability;
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.FabricTraits;
+import io.rdmx.transport.Fabrics;
+import io.rdmx.transport.Node;
+import io.rdmx.transport.NodeOptions;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
@@ -17,23 +23,59 @@ import org.junit.jupiter.api.Timeout;
 class RdmxEndpointsTest {
     private static final String AD = "shm=/dev/shm/rdmx-u/node-a\ntcp=10.0.0.2:4711";
 
+    /** A provider as auto sees it: its name and traits (the verbs module is not on this module's class path). */
+    private static Fabric fabric(String name, FabricTraits.Reach reach, FabricTraits.Nic nic, int rank) {
+        return new Fabric() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public Availability availability() {
+                return Availability.usable("a test double");
+            }
+
+            @Override
+            public Node open(NodeOptions options) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public FabricTraits traits() {
+                return new FabricTraits(reach, nic, rank);
+            }
+        };
+    }
+
+    private static final Fabric SHM = Fabrics.get("shm");
+    private static final Fabric TCP = Fabrics.get("tcp");
+    private static final Fabric VERBS = fabric("verbs", FabricTraits.Reach.NETWORK, FabricTraits.Nic.RDMA_DEVICE, 30);
+
     @Test
     void autoPicksShmOnTheSameHostAndTcpElsewhere() {
-        assertEquals("shm=/dev/shm/rdmx-u/node-a", RdmxEndpoints.choose("auto", "h1", "h1", "3", AD, false));
-        assertEquals("tcp=10.0.0.2:4711", RdmxEndpoints.choose("auto", "h1", "h2", "3", AD, false));
-        assertEquals("tcp=10.0.0.2:4711", RdmxEndpoints.choose("auto", "h1", "h2", "3", AD, true),
+        List<Fabric> here = List.of(SHM, TCP);
+        List<Fabric> withVerbs = List.of(SHM, TCP, VERBS);
+        assertEquals("shm=/dev/shm/rdmx-u/node-a", RdmxEndpoints.choose("auto", "h1", "h1", "3", AD, here));
+        assertEquals("tcp=10.0.0.2:4711", RdmxEndpoints.choose("auto", "h1", "h2", "3", AD, here));
+        assertEquals("tcp=10.0.0.2:4711", RdmxEndpoints.choose("auto", "h1", "h2", "3", AD, withVerbs),
             "verbs only when the peer serves it");
         assertEquals("verbs=10.0.0.2:18515", RdmxEndpoints.choose("auto", "h1", "h2", "3",
-            AD + "\nverbs=10.0.0.2:18515", true));
-        assertEquals("tcp=10.0.0.2:4711", RdmxEndpoints.choose("auto", "h1", "h1", "3", "tcp=10.0.0.2:4711", false),
+            AD + "\nverbs=10.0.0.2:18515", withVerbs));
+        assertEquals("tcp=10.0.0.2:4711", RdmxEndpoints.choose("auto", "h1", "h2", "3",
+            AD + "\nverbs=10.0.0.2:18515", here), "verbs only when this executor serves it too");
+        assertEquals("tcp=10.0.0.2:4711", RdmxEndpoints.choose("auto", "h1", "h1", "3", "tcp=10.0.0.2:4711", here),
             "a peer without shm is fetched over tcp even on the same host");
+        IllegalArgumentException none = assertThrows(IllegalArgumentException.class,
+            () -> RdmxEndpoints.choose("auto", "h1", "h2", "3", "shm=/dev/shm/rdmx-u/node-a", here));
+        assertTrue(none.getMessage().contains("executor 3 on h2 serves [shm]"), none.getMessage());
     }
 
     @Test
     void aNamedProviderIsUsedForEveryPeerOrFailsNamingThePeer() {
-        assertEquals("tcp=10.0.0.2:4711", RdmxEndpoints.choose("tcp", "h1", "h1", "3", AD, false));
+        assertEquals("tcp=10.0.0.2:4711", RdmxEndpoints.choose("tcp", "h1", "h1", "3", AD, List.of(TCP)));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-            () -> RdmxEndpoints.choose("verbs", "h1", "h2", "3", AD, true));
+            () -> RdmxEndpoints.choose("verbs", "h1", "h2", "3", AD, List.of(SHM, TCP, VERBS)));
         assertEquals("executor 3 on h2 does not serve provider=verbs (spark.rdmx.provider=verbs); it serves [shm, tcp]",
             e.getMessage());
     }

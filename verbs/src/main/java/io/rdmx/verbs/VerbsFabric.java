@@ -1,5 +1,6 @@
 package io.rdmx.verbs;
 
+import io.rdmx.transport.FabricTraits;
 import io.rdmx.transport.internal.RdmaDevices;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
@@ -27,6 +28,12 @@ public final class VerbsFabric implements Fabric {
     @Override
     public String name() {
         return "verbs";
+    }
+
+    /** Any host, through an RDMA device: {@code auto} prefers it to tcp for a peer on another host where a device is up. */
+    @Override
+    public FabricTraits traits() {
+        return new FabricTraits(FabricTraits.Reach.NETWORK, FabricTraits.Nic.RDMA_DEVICE, 30);
     }
 
     @Override

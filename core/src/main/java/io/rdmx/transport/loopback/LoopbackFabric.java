@@ -2,6 +2,7 @@ package io.rdmx.transport.loopback;
 
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
+import io.rdmx.transport.FabricTraits;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
@@ -23,6 +24,18 @@ public final class LoopbackFabric implements Fabric {
     @Override
     public String name() {
         return NAME;
+    }
+
+    /** Nodes of this JVM only; never chosen by {@code auto}. */
+    @Override
+    public FabricTraits traits() {
+        return new FabricTraits(FabricTraits.Reach.SAME_PROCESS, FabricTraits.Nic.NONE, 0);
+    }
+
+    /** A node's address is {@value #SCHEME} and its name. */
+    @Override
+    public String addressOf(String nodeName, String hostAndPort) {
+        return SCHEME + nodeName;
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.rdmx.transport.shm;
 
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
+import io.rdmx.transport.FabricTraits;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
@@ -52,6 +53,18 @@ public final class ShmFabric implements Fabric {
     @Override
     public String name() {
         return NAME;
+    }
+
+    /** Processes of this host, through memory: {@code auto}'s first choice for a peer on this host. */
+    @Override
+    public FabricTraits traits() {
+        return new FabricTraits(FabricTraits.Reach.SAME_HOST, FabricTraits.Nic.NONE, 100);
+    }
+
+    /** A node's address is its directory under the shm root, by its name. */
+    @Override
+    public String addressOf(String nodeName, String hostAndPort) {
+        return root().resolve(nodeName).toAbsolutePath().toString();
     }
 
     /** @return the parent directory of node directories */

@@ -83,10 +83,11 @@ final class RdmxClients {
                 if (cfg.secret != null) {
                     o.secret(cfg.secret);
                 }
-                if (provider.equals("shm")) {
-                    o.bindAddress(io.rdmx.transport.shm.ShmFabric.root().resolve(name).toString());
+                io.rdmx.transport.Fabric fabric = Fabrics.get(provider);
+                if (!fabric.traits().bindsToHost()) {
+                    o.bindAddress(fabric.addressOf(name, null)); // a same-host node's address is its name's
                 }
-                node = Fabrics.get(provider).open(o.build());
+                node = fabric.open(o.build());
                 // every RPC frame is flushed by its sender: no timed flush, so the engine's network thread has
                 // no flush scan to run (it slept 1 ms at a time with the default 2 ms interval)
                 ChannelConfig.Builder cb = ChannelConfig.builder(1).flushInterval(Duration.ZERO);

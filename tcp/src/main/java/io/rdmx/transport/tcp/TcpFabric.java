@@ -15,6 +15,7 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import java.util.concurrent.ThreadFactory;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
+import io.rdmx.transport.FabricTraits;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.RdmxException;
@@ -67,6 +68,12 @@ public final class TcpFabric implements Fabric {
     @Override
     public String name() {
         return NAME;
+    }
+
+    /** Any host, through the IP route: {@code auto}'s fallback, the provider that works everywhere. */
+    @Override
+    public FabricTraits traits() {
+        return new FabricTraits(FabricTraits.Reach.NETWORK, FabricTraits.Nic.IP_ROUTE, 10);
     }
 
     @Override
