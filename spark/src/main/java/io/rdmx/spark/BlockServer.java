@@ -8,7 +8,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Serves map output blocks of one executor over one channel engine: answers each {@link FetchProtocol} request
- * with the bytes its {@link BlockSource} reads. A request that is malformed or names a block the source cannot
+ * with the bytes its {@link BlockSource} reads, and each corruption diagnosis request with the source's diagnosis
+ * ({@link BlockSource#diagnose}). A request that is malformed or names a block the source cannot
  * read is answered with an error naming the block and the reason; the server goes on serving.
  */
 public final class BlockServer implements AutoCloseable {
@@ -27,6 +28,7 @@ public final class BlockServer implements AutoCloseable {
     private final int maxAnswer;
     private final AtomicLong bytesServed = new AtomicLong();
     private final AtomicLong requestsServed = new AtomicLong();
+    private final AtomicLong diagnoses = new AtomicLong();
 
     private BlockServer(ChannelEngine engine, BlockSource source, int chunkBytes, int threads) {
         this.maxAnswer = chunkBytes + FetchProtocol.ANSWER_HEADER;
@@ -54,6 +56,17 @@ public final class BlockServer implements AutoCloseable {
                 bytesServed.addAndGet(n);
                 requestsServed.incrementAndGet();
                 return answer.flip();
+            })
+            .handle(FetchProtocol.METHOD_DIAGNOSE, call -> {
+                ByteBuffer req = call.request();
+                String bad = FetchProtocol.validateDiagnose(req);
+                if (bad != null) {
+                    throw new IllegalArgumentException("bad diagnosis request from " + call.peer() + ": " + bad);
+                }
+                String cause = source.diagnose(FetchProtocol.shuffleId(req), FetchProtocol.mapId(req),
+                    FetchProtocol.reduceId(req), FetchProtocol.checksum(req), FetchProtocol.algorithm(req));
+                diagnoses.incrementAndGet();
+                return FetchProtocol.diagnosis(cause);
             })
             .fallback(call -> {
                 throw new IllegalArgumentException("no block method " + call.method() + " (from " + call.peer()
@@ -105,6 +118,11 @@ public final class BlockServer implements AutoCloseable {
     /** @return requests answered with data */
     public long requestsServed() {
         return requestsServed.get();
+    }
+
+    /** @return corruption diagnoses answered */
+    public long diagnosesServed() {
+        return diagnoses.get();
     }
 
     /** @return requests answered with an error */
