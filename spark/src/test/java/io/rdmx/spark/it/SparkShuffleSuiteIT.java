@@ -20,6 +20,7 @@ import java.util.jar.JarOutputStream;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.apache.spark.launcher.JavaModuleOptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -72,17 +73,21 @@ class SparkShuffleSuiteIT {
         }
         Path tmp = Files.createDirectories(work.resolve("tmp"));
         Path log = work.resolve("shuffle-suite.log");
-        List<String> cmd = List.of(SparkCluster.javaHome().resolve("bin/java").toString(), "-Xmx2g",
-            "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", String.join(File.pathSeparator, driverCp),
+        List<String> cmd = new ArrayList<>(List.of(SparkCluster.javaHome().resolve("bin/java").toString(), "-Xmx2g",
+            "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
+        // the JDK module options spark-submit gives a driver
+        cmd.addAll(List.of(JavaModuleOptions.defaultModuleOptionArray()));
+        cmd.addAll(List.of("-cp", String.join(File.pathSeparator, driverCp),
             "-Dspark.testing=1", "-Dspark.test.home=" + home, "-Dspark.ui.enabled=false",
             "-Dspark.ui.showConsoleProgress=false", "-Djava.io.tmpdir=" + tmp,
             "-Drdmx.spark.shadedJar=" + shaded,
-            "org.scalatest.tools.Runner", "-oD", "-u", reports.toString(), "-s", RdmxShuffleSuite.class.getName());
+            "org.scalatest.tools.Runner", "-oD", "-u", reports.toString(), "-s", RdmxShuffleSuite.class.getName()));
         ProcessBuilder pb = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true)
             .redirectOutput(log.toFile());
         pb.environment().put("JAVA_HOME", SparkCluster.javaHome().toString());
         pb.environment().put("SPARK_HOME", home.toString());
         pb.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
+        pb.environment().put("SPARK_SCALA_VERSION", "2.13");   // the launcher looks for build directories else
         pb.environment().put("SPARK_DIST_CLASSPATH", String.join(File.pathSeparator, testCp));
         pb.environment().remove("SPARK_CONF_DIR");
         long t0 = System.nanoTime();
