@@ -5,6 +5,8 @@ import io.rdmx.rpc.RpcConfig;
 import io.rdmx.rpc.RpcServer;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Serves map output blocks of one executor over one channel engine: answers each {@link FetchProtocol} request
@@ -13,6 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * read is answered with an error naming the block and the reason; the server goes on serving.
  */
 public final class BlockServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(BlockServer.class);
     /** The smallest answer buffer a handler thread keeps (it grows, in powers of two, to the largest answer). */
     private static final int MIN_ANSWER_BUFFER = 64 << 10;
 
@@ -66,6 +69,9 @@ public final class BlockServer implements AutoCloseable {
                 String cause = source.diagnose(FetchProtocol.shuffleId(req), FetchProtocol.mapId(req),
                     FetchProtocol.reduceId(req), FetchProtocol.checksum(req), FetchProtocol.algorithm(req));
                 diagnoses.incrementAndGet();
+                LOG.info("rdmx shuffle: corrupt block {} of {} diagnosed: {}", FetchProtocol.blockName(
+                    FetchProtocol.shuffleId(req), FetchProtocol.mapId(req), FetchProtocol.reduceId(req)),
+                    call.peer(), cause);
                 return FetchProtocol.diagnosis(cause);
             })
             .fallback(call -> {
