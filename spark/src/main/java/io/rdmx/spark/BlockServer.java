@@ -5,13 +5,17 @@ import io.rdmx.rpc.RpcConfig;
 import io.rdmx.rpc.RpcServer;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Serves map output blocks of one executor over one channel engine: answers each {@link FetchProtocol} request
- * with the bytes its {@link BlockSource} reads. A request that is malformed or names a block the source cannot
+ * with the bytes its {@link BlockSource} reads, and each corruption diagnosis request with the source's diagnosis
+ * ({@link BlockSource#diagnose}). A request that is malformed or names a block the source cannot
  * read is answered with an error naming the block and the reason; the server goes on serving.
  */
 public final class BlockServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(BlockServer.class);
     /** The smallest answer buffer a handler thread keeps (it grows, in powers of two, to the largest answer). */
     private static final int MIN_ANSWER_BUFFER = 64 << 10;
 
@@ -27,6 +31,7 @@ public final class BlockServer implements AutoCloseable {
     private final int maxAnswer;
     private final AtomicLong bytesServed = new AtomicLong();
     private final AtomicLong requestsServed = new AtomicLong();
+    private final AtomicLong diagnoses = new AtomicLong();
 
     private BlockServer(ChannelEngine engine, BlockSource source, int chunkBytes, int threads) {
         this.maxAnswer = chunkBytes + FetchProtocol.ANSWER_HEADER;
@@ -54,6 +59,20 @@ public final class BlockServer implements AutoCloseable {
                 bytesServed.addAndGet(n);
                 requestsServed.incrementAndGet();
                 return answer.flip();
+            })
+            .handle(FetchProtocol.METHOD_DIAGNOSE, call -> {
+                ByteBuffer req = call.request();
+                String bad = FetchProtocol.validateDiagnose(req);
+                if (bad != null) {
+                    throw new IllegalArgumentException("bad diagnosis request from " + call.peer() + ": " + bad);
+                }
+                String cause = source.diagnose(FetchProtocol.shuffleId(req), FetchProtocol.mapId(req),
+                    FetchProtocol.reduceId(req), FetchProtocol.checksum(req), FetchProtocol.algorithm(req));
+                diagnoses.incrementAndGet();
+                LOG.info("rdmx shuffle: corrupt block {} of {} diagnosed: {}", FetchProtocol.blockName(
+                    FetchProtocol.shuffleId(req), FetchProtocol.mapId(req), FetchProtocol.reduceId(req)),
+                    call.peer(), cause);
+                return FetchProtocol.diagnosis(cause);
             })
             .fallback(call -> {
                 throw new IllegalArgumentException("no block method " + call.method() + " (from " + call.peer()
@@ -105,6 +124,11 @@ public final class BlockServer implements AutoCloseable {
     /** @return requests answered with data */
     public long requestsServed() {
         return requestsServed.get();
+    }
+
+    /** @return corruption diagnoses answered */
+    public long diagnosesServed() {
+        return diagnoses.get();
     }
 
     /** @return requests answered with an error */

@@ -28,4 +28,22 @@ public interface BlockSource {
      * @throws IOException if the block is unknown, shorter than asked or unreadable (the message names it)
      */
     void read(int shuffleId, long mapId, int reduceId, long offset, ByteBuffer dst) throws IOException;
+
+    /**
+     * Diagnoses why a reader found a block corrupt (Spark's {@code ShuffleChecksumHelper.diagnoseCorruption}):
+     * compares the checksum the map task wrote for it, one computed again from the block as it is now and the
+     * reader's.
+     *
+     * @param shuffleId the shuffle
+     * @param mapId the map task's id
+     * @param reduceId the partition
+     * @param checksum the checksum the reader computed over the bytes it read
+     * @param algorithm the checksum's algorithm
+     * @return the name of Spark's {@code Cause}
+     * @throws IOException if this source cannot diagnose (the reader then reports the cause as unknown)
+     */
+    default String diagnose(int shuffleId, long mapId, int reduceId, long checksum, String algorithm)
+        throws IOException {
+        throw new IOException("no corruption diagnosis here");
+    }
 }

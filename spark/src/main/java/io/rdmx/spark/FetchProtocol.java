@@ -1,6 +1,7 @@
 package io.rdmx.spark;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 
 /**
  * The fetch request of the block channels: an RPC ({@code rdmx-rpc}) request of method {@link #METHOD_FETCH}
@@ -32,10 +33,39 @@ import java.nio.ByteBuffer;
  *  +---------------------------------------------------------------+
  * </pre>
  * Big-endian (the ByteBuffer default), {@link #LENGTH} bytes.
+ *
+ * <p>A reader that found a block corrupt asks the executor that served it why, as Spark's own fetcher does
+ * ({@code spark.shuffle.checksum.enabled}): a request of method {@link #METHOD_DIAGNOSE} carries the block, the
+ * checksum the reader computed over the bytes it received and the algorithm's name; the server compares the
+ * checksum the map task wrote (its checksum file) with one computed again from the block on its disk and with the
+ * reader's, and answers the cause's name (Spark's {@code Cause}: {@code DISK_ISSUE}, {@code NETWORK_ISSUE},
+ * {@code CHECKSUM_VERIFY_PASS}, {@code UNSUPPORTED_CHECKSUM_ALGORITHM} or {@code UNKNOWN_ISSUE}), ASCII.
+ *
+ * <pre>
+ *  +---------------------------------------------------------------+
+ *  |                         version (1)                           |  0
+ *  +---------------------------------------------------------------+
+ *  |                         shuffle id                            |  4
+ *  +---------------------------------------------------------------+
+ *  |                   map id (8 bytes)                            |  8
+ *  +---------------------------------------------------------------+
+ *  |                       reduce id (partition)                   | 16
+ *  +---------------------------------------------------------------+
+ *  |          algorithm name length (1 .. MAX_ALGORITHM)           | 20
+ *  +---------------------------------------------------------------+
+ *  |                the reader's checksum (8 bytes)                | 24
+ *  +---------------------------------------------------------------+
+ *  |     algorithm name (ASCII upper-case letters and digits)      | 32
+ *  +---------------------------------------------------------------+
+ * </pre>
+ * The name becomes part of a file name on the server (Spark's checksum file, {@code <block>.checksum.<name>}),
+ * hence its narrow alphabet.
  */
 public final class FetchProtocol {
     /** RPC method id of a fetch. */
     public static final int METHOD_FETCH = 1;
+    /** RPC method id of a corruption diagnosis. */
+    public static final int METHOD_DIAGNOSE = 2;
     /** The version this code writes and accepts. */
     public static final int VERSION = 1;
     /** Offset of the version. */
@@ -52,6 +82,16 @@ public final class FetchProtocol {
     public static final int BLOCK_OFFSET_OFFSET = 24;
     /** Length of a request. */
     public static final int LENGTH = 32;
+    /** Offset of a diagnosis request's algorithm name length. */
+    public static final int ALGORITHM_LENGTH_OFFSET = 20;
+    /** Offset of a diagnosis request's checksum. */
+    public static final int CHECKSUM_OFFSET = 24;
+    /** Offset of a diagnosis request's algorithm name. */
+    public static final int ALGORITHM_OFFSET = 32;
+    /** The longest algorithm name a diagnosis request carries (Spark's are ADLER32, CRC32 and CRC32C). */
+    public static final int MAX_ALGORITHM = 16;
+    /** The longest cause name a diagnosis answer carries. */
+    public static final int MAX_CAUSE = 64;
     /** Length of the answer's header: the block's size. */
     public static final int ANSWER_HEADER = 8;
 
@@ -201,6 +241,140 @@ public final class FetchProtocol {
      */
     public static long answerSize(ByteBuffer answer) {
         return answer.getLong(answer.position());
+    }
+
+    /**
+     * Writes a corruption diagnosis request.
+     *
+     * @param shuffleId the shuffle
+     * @param mapId the map task's id
+     * @param reduceId the partition
+     * @param checksum the checksum the reader computed over the block's bytes it received
+     * @param algorithm the checksum's algorithm (Spark's {@code spark.shuffle.checksum.algorithm})
+     * @return the request body, positioned at 0
+     * @throws IllegalArgumentException if the algorithm's name is not 1 to {@link #MAX_ALGORITHM} upper-case
+     *         ASCII letters and digits
+     */
+    public static ByteBuffer diagnoseRequest(int shuffleId, long mapId, int reduceId, long checksum,
+                                             String algorithm) {
+        String bad = validateName("algorithm", algorithm, MAX_ALGORITHM, false);
+        if (bad != null) {
+            throw new IllegalArgumentException(bad);
+        }
+        byte[] name = algorithm.getBytes(StandardCharsets.US_ASCII);
+        ByteBuffer b = ByteBuffer.allocate(ALGORITHM_OFFSET + name.length);
+        b.putInt(VERSION_OFFSET, VERSION).putInt(SHUFFLE_OFFSET, shuffleId).putLong(MAP_OFFSET, mapId)
+            .putInt(REDUCE_OFFSET, reduceId).putInt(ALGORITHM_LENGTH_OFFSET, name.length)
+            .putLong(CHECKSUM_OFFSET, checksum).put(ALGORITHM_OFFSET, name);
+        return b;
+    }
+
+    /**
+     * Checks a diagnosis request read from a peer.
+     *
+     * @param b the body, from its position
+     * @return null when valid, else the reason as {@code name=value}
+     */
+    public static String validateDiagnose(ByteBuffer b) {
+        int n = b.remaining();
+        if (n < ALGORITHM_OFFSET + 1 || n > ALGORITHM_OFFSET + MAX_ALGORITHM) {
+            return "diagnosis request length=" + n + " out of range [" + (ALGORITHM_OFFSET + 1) + ", "
+                + (ALGORITHM_OFFSET + MAX_ALGORITHM) + "]";
+        }
+        int p = b.position();
+        int version = b.getInt(p + VERSION_OFFSET);
+        if (version != VERSION) {
+            return "diagnosis request version=" + version + " expected=" + VERSION;
+        }
+        if (b.getInt(p + SHUFFLE_OFFSET) < 0) {
+            return "shuffleId=" + b.getInt(p + SHUFFLE_OFFSET) + " is negative";
+        }
+        if (b.getLong(p + MAP_OFFSET) < 0) {
+            return "mapId=" + b.getLong(p + MAP_OFFSET) + " is negative";
+        }
+        if (b.getInt(p + REDUCE_OFFSET) < 0) {
+            return "reduceId=" + b.getInt(p + REDUCE_OFFSET) + " is negative";
+        }
+        int nameLength = b.getInt(p + ALGORITHM_LENGTH_OFFSET);
+        if (nameLength != n - ALGORITHM_OFFSET) {
+            return "algorithm length=" + nameLength + " expected=" + (n - ALGORITHM_OFFSET);
+        }
+        return validateName("algorithm", ascii(b, p + ALGORITHM_OFFSET, nameLength), MAX_ALGORITHM, false);
+    }
+
+    /**
+     * @param b a valid diagnosis request
+     * @return the reader's checksum
+     */
+    public static long checksum(ByteBuffer b) {
+        return b.getLong(b.position() + CHECKSUM_OFFSET);
+    }
+
+    /**
+     * @param b a valid diagnosis request
+     * @return the checksum's algorithm
+     */
+    public static String algorithm(ByteBuffer b) {
+        return ascii(b, b.position() + ALGORITHM_OFFSET, b.getInt(b.position() + ALGORITHM_LENGTH_OFFSET));
+    }
+
+    /**
+     * @param cause the cause's name
+     * @return the diagnosis answer
+     * @throws IllegalArgumentException if the name is not 1 to {@link #MAX_CAUSE} upper-case ASCII letters,
+     *         digits and underscores
+     */
+    public static ByteBuffer diagnosis(String cause) {
+        String bad = validateName("cause", cause, MAX_CAUSE, true);
+        if (bad != null) {
+            throw new IllegalArgumentException(bad);
+        }
+        return ByteBuffer.wrap(cause.getBytes(StandardCharsets.US_ASCII));
+    }
+
+    /**
+     * Checks a diagnosis answer read from a peer.
+     *
+     * @param answer the answer's bytes
+     * @return null when valid, else the reason as {@code name=value}
+     */
+    public static String validateDiagnosis(byte[] answer) {
+        if (answer.length < 1 || answer.length > MAX_CAUSE) {
+            return "diagnosis answer length=" + answer.length + " out of range [1, " + MAX_CAUSE + "]";
+        }
+        return validateName("cause", ascii(ByteBuffer.wrap(answer), 0, answer.length), MAX_CAUSE, true);
+    }
+
+    /**
+     * @param answer a valid diagnosis answer
+     * @return the cause's name
+     */
+    public static String cause(byte[] answer) {
+        return new String(answer, StandardCharsets.US_ASCII);
+    }
+
+    /** Each byte as a char (a byte over 127 becomes a char the name check refuses). */
+    private static String ascii(ByteBuffer b, int at, int n) {
+        char[] c = new char[n];
+        for (int i = 0; i < n; i++) {
+            c[i] = (char) (b.get(at + i) & 0xFF);
+        }
+        return new String(c);
+    }
+
+    /** @return null if {@code s} is 1 to {@code max} of A-Z, 0-9 (and '_' if allowed), else the reason */
+    private static String validateName(String what, String s, int max, boolean underscore) {
+        if (s == null || s.isEmpty() || s.length() > max) {
+            return what + " name length=" + (s == null ? 0 : s.length()) + " out of range [1, " + max + "]";
+        }
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (!(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || underscore && c == '_')) {
+                return what + " name has character=0x" + Integer.toHexString(c) + " at index=" + i
+                    + " (only A-Z, 0-9" + (underscore ? ", _" : "") + ")";
+            }
+        }
+        return null;
     }
 
     /**

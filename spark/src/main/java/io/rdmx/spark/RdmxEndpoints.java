@@ -292,6 +292,25 @@ public final class RdmxEndpoints implements AutoCloseable {
             timeout);
     }
 
+    /**
+     * Asks a block server why a block is corrupt ({@link FetchProtocol#METHOD_DIAGNOSE}).
+     *
+     * @param target {@code provider=address}
+     * @param request a {@link FetchProtocol#diagnoseRequest}
+     * @param timeout its bound
+     * @return the answer's bytes
+     */
+    public CompletableFuture<byte[]> diagnose(String target, ByteBuffer request, Duration timeout) {
+        int eq = target.indexOf('=');
+        Client c;
+        try {
+            c = client(target.substring(0, eq));
+        } catch (RdmxException | RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return c.client().callAsync(target.substring(eq + 1), FetchProtocol.METHOD_DIAGNOSE, request, timeout);
+    }
+
     private Client client(String provider) throws RdmxException {
         Client c = clients.get(provider);
         if (c != null) {

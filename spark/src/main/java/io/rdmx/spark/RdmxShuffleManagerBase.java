@@ -219,6 +219,10 @@ public abstract class RdmxShuffleManagerBase {
         return executorSide().call(target, request, timeout);
     }
 
+    CompletableFuture<byte[]> diagnose(String target, ByteBuffer request, Duration timeout) {
+        return executorSide().diagnose(target, request, timeout);
+    }
+
     /** Gives back a fetch answer's buffer ({@link RdmxEndpoints#release}). */
     void release(ByteBuffer answer) {
         RdmxEndpoints e = endpoints;

@@ -2,12 +2,17 @@ package io.rdmx.spark;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.concurrent.TimeUnit;
+import java.util.zip.CheckedInputStream;
+import java.util.zip.Checksum;
 import org.apache.spark.Aggregator;
 import org.apache.spark.InterruptibleIterator;
 import org.apache.spark.ShuffleDependency;
@@ -16,6 +21,8 @@ import org.apache.spark.SparkEnv;
 import org.apache.spark.internal.config.package$;
 import org.apache.spark.TaskContext;
 import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.network.shuffle.checksum.Cause;
+import org.apache.spark.network.shuffle.checksum.ShuffleChecksumHelper;
 import org.apache.spark.serializer.DeserializationStream;
 import org.apache.spark.serializer.SerializerInstance;
 import org.apache.spark.serializer.SerializerManager;
@@ -37,13 +44,19 @@ import scala.collection.Iterator;
 import scala.collection.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 import scala.math.Ordering;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Reads one reduce task's partitions: local blocks from this executor's own files, remote blocks over rdmx
  * through a {@link BlockFetcher}; then deserializes, aggregates and sorts as Spark's own reader does
  * (serializer manager's stream wrapping, the dependency's aggregator and key ordering, ExternalSorter), and fills
  * the shuffle read metrics. A block that cannot be fetched raises Spark's {@link FetchFailedException} naming
- * the executor and the block, so the scheduler re-runs the lost map outputs.
+ * the executor and the block, so the scheduler re-runs the lost map outputs. With {@code
+ * spark.shuffle.checksum.enabled} (Spark's default) a corrupt block is diagnosed as Spark's fetcher does: against
+ * the checksum file its map task wrote, by this executor for its own blocks and by the serving executor for a
+ * remote one ({@link FetchProtocol#METHOD_DIAGNOSE}), and the failure says why in Spark's words
+ * ({@code Block shuffle_0_1_0 is corrupted due to DISK_ISSUE}).
  *
  * <p>Fetching starts when the records are first asked for (the reduce-side operators ask in {@code read()}
  * when they aggregate or sort).
@@ -52,6 +65,7 @@ import scala.math.Ordering;
  * @param <C> combined value type
  */
 final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
+    private static final Logger LOG = LoggerFactory.getLogger(RdmxShuffleReader.class);
     private final BaseShuffleHandle<K, ?, C> handle;
     private final int startMapIndex;
     private final int endMapIndex;
@@ -115,6 +129,12 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
         private int localNext;
         private Iterator<Tuple2<Object, Object>> current;
         private DeserializationStream currentStream;
+        /** The block's bytes as read (under the codec's stream), closed with it. */
+        private InputStream currentIn;
+        /** The local block's bytes through the checksum, when checksums are on. */
+        private CheckedInputStream currentChecked;
+        /** {@code spark.shuffle.checksum.algorithm} when {@code spark.shuffle.checksum.enabled}, else null. */
+        private final String checksumAlgorithm = checksumAlgorithm(SparkEnv.get().conf());
         private BlockFetcher.Block currentRemote;
         /** The remote block being read: its buffers go back when it is closed. */
         private BlockFetcher.Fetched currentFetched;
@@ -203,11 +223,12 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 ShuffleBlockId id = localBlocks.get(localNext)._1();
                 int mapIndex = localBlocks.get(localNext++)._2();
                 ShuffleBlockResolver resolver = manager.shuffleBlockResolver();
+                InputStream in;
                 try {
                     ManagedBuffer buf = resolver.getBlockData(id, Option.empty());
+                    in = buf.createInputStream();
                     metrics.incLocalBlocksFetched(1);
                     metrics.incLocalBytesRead(buf.size());
-                    open(id, buf.createInputStream());
                 } catch (IOException | RuntimeException e) {
                     BlockManagerId bm = SparkEnv.get().blockManager().blockManagerId();
                     throw fetchFailed(bm, id.shuffleId(), id.mapId(), mapIndex, id.reduceId(),
@@ -216,6 +237,8 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 currentRemote = null;
                 currentLocal = id;
                 currentLocalMapIndex = mapIndex;
+                currentChecked = checked(in);
+                open(id, currentChecked != null ? currentChecked : in);
                 return true;
             }
             if (!fetcher.hasNext()) {
@@ -242,14 +265,38 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
             metrics.incRemoteBytesRead(f.length());
             currentRemote = b;
             currentFetched = f;
+            currentChecked = null;
             open(new ShuffleBlockId(b.shuffleId(), b.mapId(), b.reduceId()), f.stream());
             return true;
         }
 
+        /** Opens a block's records; a codec that finds the stream corrupt as it opens fails as reading does. */
         private void open(BlockId id, InputStream in) {
-            InputStream wrapped = serializerManager.wrapStream(id, in);
-            currentStream = serializer.deserializeStream(wrapped);
+            currentIn = in;
+            try {
+                InputStream wrapped = serializerManager.wrapStream(id, in);
+                currentStream = serializer.deserializeStream(wrapped);
+            } catch (Exception e) { // Scala throws IOException undeclared
+                throw onFailure.apply(e);
+            }
             current = currentStream.asKeyValueIterator();
+        }
+
+        /**
+         * @param in a local block's bytes
+         * @return them through the checksum of {@code spark.shuffle.checksum.algorithm} (as Spark's fetcher reads
+         *         a block when checksums are on, for a diagnosis if it is corrupt), or null when checksums are off
+         *         or the algorithm is unknown here
+         */
+        private CheckedInputStream checked(InputStream in) {
+            if (checksumAlgorithm == null) {
+                return null;
+            }
+            try {
+                return new CheckedInputStream(in, ShuffleChecksumHelper.getChecksumByAlgorithm(checksumAlgorithm));
+            } catch (UnsupportedOperationException e) {
+                return null;
+            }
         }
 
         @Override
@@ -273,15 +320,68 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
             }
             BlockFetcher.Block b = currentRemote;
             if (b != null) {
+                String message = checksumAlgorithm == null
+                    ? "corrupt block " + b.name() + " from executor " + b.executorId() + ": " + e
+                    : diagnosisMessage(b.name(), diagnoseRemote(b), checksumAlgorithm);
                 return fetchFailed(managers.get(b.executorId()), b.shuffleId(), b.mapId(), b.mapIndex(),
-                    b.reduceId(), "corrupt block " + b.name() + " from executor " + b.executorId() + ": " + e, e);
+                    b.reduceId(), message, e);
             }
             ShuffleBlockId id = currentLocal;
             if (id == null) {
                 return e instanceof RuntimeException ? (RuntimeException) e : sneaky(e);
             }
+            String message = checksumAlgorithm == null ? "corrupt local block " + id + ": " + e
+                : diagnosisMessage(id.name(), diagnoseLocal(id), checksumAlgorithm);
             return fetchFailed(SparkEnv.get().blockManager().blockManagerId(), id.shuffleId(), id.mapId(),
-                currentLocalMapIndex, id.reduceId(), "corrupt local block " + id + ": " + e, e);
+                currentLocalMapIndex, id.reduceId(), message, e);
+        }
+
+        /**
+         * Asks the executor that served a corrupt block why (Spark's fetcher asks the same of the serving block
+         * manager), with the checksum of the bytes received, which the reader still holds. Best effort, as in
+         * Spark: whatever fails makes the cause unknown.
+         */
+        private Cause diagnoseRemote(BlockFetcher.Block b) {
+            long checksum;
+            try {
+                checksum = checksumOf(currentFetched.chunks(), checksumAlgorithm);
+            } catch (UnsupportedOperationException e) {
+                return Cause.UNSUPPORTED_CHECKSUM_ALGORITHM;
+            }
+            Duration timeout = manager.rdmxConf().peerTimeout();
+            try {
+                byte[] answer = manager.diagnose(b.address(), FetchProtocol.diagnoseRequest(b.shuffleId(),
+                    b.mapId(), b.reduceId(), checksum, checksumAlgorithm), timeout)
+                    .get(timeout.plus(BlockFetcher.GRACE).toMillis(), TimeUnit.MILLISECONDS);
+                String bad = FetchProtocol.validateDiagnosis(answer);
+                if (bad != null) {
+                    throw new IOException("diagnosis answer from executor " + b.executorId() + ": " + bad);
+                }
+                return Cause.valueOf(FetchProtocol.cause(answer));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Cause.UNKNOWN_ISSUE;
+            } catch (Exception e) {
+                LOG.warn("Unable to diagnose the corruption of block {} from executor {}", b.name(), b.executorId(),
+                    e);
+                return Cause.UNKNOWN_ISSUE;
+            }
+        }
+
+        /** Diagnoses a corrupt block of this executor's own, from the rest of its bytes read through the checksum. */
+        private Cause diagnoseLocal(ShuffleBlockId id) {
+            CheckedInputStream in = currentChecked;
+            if (in == null) {
+                return Cause.UNSUPPORTED_CHECKSUM_ALGORITHM;
+            }
+            try {
+                in.transferTo(OutputStream.nullOutputStream());
+                return ResolverBlockSource.diagnose(manager.shuffleBlockResolver(), id.shuffleId(), id.mapId(),
+                    id.reduceId(), in.getChecksum().getValue(), checksumAlgorithm);
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("Unable to diagnose the corruption of local block {}", id, e);
+                return Cause.UNKNOWN_ISSUE;
+            }
         }
 
         private void closeCurrent() {
@@ -292,6 +392,15 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 }
             } finally {
                 current = null;
+                currentChecked = null;
+                if (currentIn != null) {
+                    try {
+                        currentIn.close(); // a block whose codec failed as it opened
+                    } catch (IOException e) {
+                        LOG.debug("closing a block's stream", e);
+                    }
+                    currentIn = null;
+                }
                 if (currentFetched != null) {
                     fetcher.release(currentFetched); // nothing reads its buffers after this
                     currentFetched = null;
@@ -334,6 +443,50 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
         int highly = (Integer) conf.get(package$.MODULE$.SHUFFLE_MIN_NUM_PARTS_TO_HIGHLY_COMPRESS());
         long floor = partitions > highly ? (Long) conf.get(package$.MODULE$.SHUFFLE_ACCURATE_BLOCK_THRESHOLD()) : 0;
         return new BlockFetcher.SizeLimit(floor, maxBlockBytes);
+    }
+
+    /**
+     * @param conf the application's configuration
+     * @return {@code spark.shuffle.checksum.algorithm} if {@code spark.shuffle.checksum.enabled}, else null
+     */
+    static String checksumAlgorithm(SparkConf conf) {
+        if (!(Boolean) conf.get(package$.MODULE$.SHUFFLE_CHECKSUM_ENABLED())) {
+            return null;
+        }
+        return conf.get(package$.MODULE$.SHUFFLE_CHECKSUM_ALGORITHM());
+    }
+
+    /**
+     * @param chunks a block's bytes, in order (each buffer from its position to its limit; positions unchanged)
+     * @param algorithm a checksum algorithm Spark knows
+     * @return the block's checksum
+     * @throws UnsupportedOperationException if Spark does not know the algorithm
+     */
+    static long checksumOf(List<ByteBuffer> chunks, String algorithm) {
+        Checksum c = ShuffleChecksumHelper.getChecksumByAlgorithm(algorithm);
+        for (ByteBuffer b : chunks) {
+            c.update(b.duplicate());
+        }
+        return c.getValue();
+    }
+
+    /**
+     * The failure message of a corrupt block that was diagnosed, in Spark's words (its fetcher's, so that what
+     * users and Spark's own tests look for is there).
+     *
+     * @param block the block's name
+     * @param cause the diagnosis
+     * @param algorithm the checksum's algorithm
+     * @return the message
+     */
+    static String diagnosisMessage(String block, Cause cause, String algorithm) {
+        return switch (cause) {
+            case UNSUPPORTED_CHECKSUM_ALGORITHM -> "Block " + block + " is corrupted but corruption diagnosis "
+                + "failed due to unsupported checksum algorithm: " + algorithm;
+            case CHECKSUM_VERIFY_PASS -> "Block " + block + " is corrupted but checksum verification passed";
+            case UNKNOWN_ISSUE -> "Block " + block + " is corrupted but the cause is unknown";
+            default -> "Block " + block + " is corrupted due to " + cause;
+        };
     }
 
     /**

@@ -1,11 +1,15 @@
 package io.rdmx.spark;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
 import org.apache.spark.network.buffer.FileSegmentManagedBuffer;
 import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.network.shuffle.checksum.Cause;
+import org.apache.spark.network.shuffle.checksum.ShuffleChecksumHelper;
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleBlockResolver;
 import org.apache.spark.storage.ShuffleBlockId;
 import scala.Option;
@@ -59,5 +63,35 @@ final class ResolverBlockSource implements BlockSource {
             ByteBuffer all = buf.nioByteBuffer();
             out.put(all.slice(all.position() + (int) offset, length));
         }
+    }
+
+    @Override
+    public String diagnose(int shuffleId, long mapId, int reduceId, long checksum, String algorithm)
+        throws IOException {
+        return diagnose(resolver, shuffleId, mapId, reduceId, checksum, algorithm).name();
+    }
+
+    /**
+     * Spark's diagnosis of a corrupt block ({@code ShuffleChecksumHelper.diagnoseCorruption}, as Spark's block
+     * manager calls it for its own fetcher): the checksum the map task wrote in its checksum file against one
+     * computed again from the data file, then against the reader's.
+     *
+     * @param resolver the sort shuffle's block resolver
+     * @param shuffleId the shuffle
+     * @param mapId the map task's id
+     * @param reduceId the partition
+     * @param checksum the reader's checksum of the block
+     * @param algorithm the checksum's algorithm
+     * @return the cause
+     * @throws IOException if the block is unknown
+     */
+    static Cause diagnose(ShuffleBlockResolver resolver, int shuffleId, long mapId, int reduceId, long checksum,
+                          String algorithm) throws IOException {
+        if (!(resolver instanceof IndexShuffleBlockResolver index)) {
+            throw new IOException("no checksum files with block resolver " + resolver.getClass().getName());
+        }
+        File file = index.getChecksumFile(shuffleId, mapId, algorithm, Option.empty());
+        return ShuffleChecksumHelper.diagnoseCorruption(algorithm, file, reduceId,
+            new ResolverBlockSource(resolver).block(shuffleId, mapId, reduceId), checksum);
     }
 }

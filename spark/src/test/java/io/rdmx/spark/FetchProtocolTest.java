@@ -2,6 +2,7 @@ package io.rdmx.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
@@ -56,5 +57,51 @@ class FetchProtocolTest {
         assertEquals("block size=-1 is negative",
             FetchProtocol.validateAnswer(ByteBuffer.allocate(8).putLong(-1).array(), 0, 4096));
         assertEquals("answer length=3 shorter than its header=8", FetchProtocol.validateAnswer(new byte[3], 0, 1));
+    }
+
+    @Test
+    void aDiagnosisRequestReadsBackItsFields() {
+        ByteBuffer b = FetchProtocol.diagnoseRequest(3, 1L << 40, 7, -2L, "CRC32C");
+        assertEquals(FetchProtocol.ALGORITHM_OFFSET + 6, b.remaining());
+        assertNull(FetchProtocol.validateDiagnose(b));
+        assertEquals(3, FetchProtocol.shuffleId(b));
+        assertEquals(1L << 40, FetchProtocol.mapId(b));
+        assertEquals(7, FetchProtocol.reduceId(b));
+        assertEquals(-2L, FetchProtocol.checksum(b));
+        assertEquals("CRC32C", FetchProtocol.algorithm(b));
+        byte[] answer = FetchProtocol.diagnosis("CHECKSUM_VERIFY_PASS").array();
+        assertNull(FetchProtocol.validateDiagnosis(answer));
+        assertEquals("CHECKSUM_VERIFY_PASS", FetchProtocol.cause(answer));
+    }
+
+    @Test
+    void badDiagnosisRequestsAndAnswersAreNamedWithTheirValue() {
+        assertEquals("shuffleId=-1 is negative",
+            FetchProtocol.validateDiagnose(FetchProtocol.diagnoseRequest(-1, 2, 3, 0, "CRC32")));
+        assertEquals("mapId=-2 is negative",
+            FetchProtocol.validateDiagnose(FetchProtocol.diagnoseRequest(1, -2, 3, 0, "CRC32")));
+        assertEquals("reduceId=-3 is negative",
+            FetchProtocol.validateDiagnose(FetchProtocol.diagnoseRequest(1, 2, -3, 0, "CRC32")));
+        ByteBuffer v2 = FetchProtocol.diagnoseRequest(1, 2, 3, 0, "CRC32");
+        v2.putInt(FetchProtocol.VERSION_OFFSET, 2);
+        assertEquals("diagnosis request version=2 expected=1", FetchProtocol.validateDiagnose(v2));
+        assertEquals("diagnosis request length=32 out of range [33, 48]",
+            FetchProtocol.validateDiagnose(ByteBuffer.allocate(32)));
+        ByteBuffer high = FetchProtocol.diagnoseRequest(1, 2, 3, 0, "CRC32");
+        high.put(FetchProtocol.ALGORITHM_OFFSET + 4, (byte) 0xC3);
+        assertEquals("algorithm name has character=0xc3 at index=4 (only A-Z, 0-9)",
+            FetchProtocol.validateDiagnose(high));
+        ByteBuffer shortName = FetchProtocol.diagnoseRequest(1, 2, 3, 0, "CRC32");
+        shortName.putInt(FetchProtocol.ALGORITHM_LENGTH_OFFSET, 4);
+        assertEquals("algorithm length=4 expected=5", FetchProtocol.validateDiagnose(shortName));
+        assertThrows(IllegalArgumentException.class, () -> FetchProtocol.diagnoseRequest(1, 2, 3, 0, "a/b"));
+        assertThrows(IllegalArgumentException.class, () -> FetchProtocol.diagnoseRequest(1, 2, 3, 0, ""));
+        assertThrows(IllegalArgumentException.class,
+            () -> FetchProtocol.diagnoseRequest(1, 2, 3, 0, "A".repeat(FetchProtocol.MAX_ALGORITHM + 1)));
+        assertEquals("diagnosis answer length=0 out of range [1, 64]", FetchProtocol.validateDiagnosis(new byte[0]));
+        assertEquals("cause name has character=0x2d at index=4 (only A-Z, 0-9, _)",
+            FetchProtocol.validateDiagnosis("DISK-ISSUE".getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+        assertEquals("diagnosis answer length=65 out of range [1, 64]",
+            FetchProtocol.validateDiagnosis(new byte[65]));
     }
 }

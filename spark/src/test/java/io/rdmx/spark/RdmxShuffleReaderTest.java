@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import org.apache.spark.network.shuffle.checksum.Cause;
+import org.apache.spark.network.shuffle.checksum.ShuffleChecksumHelper;
 import org.junit.jupiter.api.Test;
 import scala.collection.AbstractIterator;
 
@@ -111,5 +113,45 @@ class RdmxShuffleReaderTest {
             "5m");
         assertEquals(new BlockFetcher.SizeLimit(5L << 20, 1L << 30), RdmxShuffleReader.sizeLimit(conf, 11, 1L << 30));
         assertEquals(new BlockFetcher.SizeLimit(0, 1L << 30), RdmxShuffleReader.sizeLimit(conf, 10, 1L << 30));
+    }
+
+    @Test
+    void aDiagnosedCorruptBlockFailsInSparksWords() {
+        assertEquals("Block shuffle_0_1_0 is corrupted due to DISK_ISSUE",
+            RdmxShuffleReader.diagnosisMessage("shuffle_0_1_0", Cause.DISK_ISSUE, "ADLER32"));
+        assertEquals("Block shuffle_0_1_0 is corrupted due to NETWORK_ISSUE",
+            RdmxShuffleReader.diagnosisMessage("shuffle_0_1_0", Cause.NETWORK_ISSUE, "ADLER32"));
+        assertEquals("Block shuffle_0_1_0 is corrupted but checksum verification passed",
+            RdmxShuffleReader.diagnosisMessage("shuffle_0_1_0", Cause.CHECKSUM_VERIFY_PASS, "ADLER32"));
+        assertEquals("Block shuffle_0_1_0 is corrupted but the cause is unknown",
+            RdmxShuffleReader.diagnosisMessage("shuffle_0_1_0", Cause.UNKNOWN_ISSUE, "ADLER32"));
+        assertEquals("Block shuffle_0_1_0 is corrupted but corruption diagnosis failed due to unsupported checksum "
+            + "algorithm: MD5", RdmxShuffleReader.diagnosisMessage("shuffle_0_1_0",
+                Cause.UNSUPPORTED_CHECKSUM_ALGORITHM, "MD5"));
+    }
+
+    @Test
+    void aFetchedBlocksChecksumIsSparksChecksumOfItsBytesInOrder() {
+        byte[] all = new byte[10_000];
+        new java.util.Random(5).nextBytes(all);
+        java.util.List<java.nio.ByteBuffer> chunks = java.util.List.of(java.nio.ByteBuffer.wrap(all, 0, 4096).slice(),
+            java.nio.ByteBuffer.allocateDirect(5904).put(all, 4096, 5904).flip());
+        for (String algorithm : java.util.List.of("ADLER32", "CRC32", "CRC32C")) {
+            java.util.zip.Checksum c = ShuffleChecksumHelper.getChecksumByAlgorithm(algorithm);
+            c.update(all, 0, all.length);
+            assertEquals(c.getValue(), RdmxShuffleReader.checksumOf(chunks, algorithm), algorithm);
+            assertEquals(c.getValue(), RdmxShuffleReader.checksumOf(chunks, algorithm), "positions unchanged");
+        }
+        assertThrows(UnsupportedOperationException.class, () -> RdmxShuffleReader.checksumOf(chunks, "MD5"));
+    }
+
+    @Test
+    void checksumsAreOnWithSparksDefaultAlgorithmAndOffWhenDisabled() {
+        org.apache.spark.SparkConf conf = new org.apache.spark.SparkConf(false);
+        assertEquals("ADLER32", RdmxShuffleReader.checksumAlgorithm(conf));
+        conf.set("spark.shuffle.checksum.algorithm", "CRC32C");
+        assertEquals("CRC32C", RdmxShuffleReader.checksumAlgorithm(conf));
+        conf.set("spark.shuffle.checksum.enabled", "false");
+        assertEquals(null, RdmxShuffleReader.checksumAlgorithm(conf));
     }
 }

@@ -162,6 +162,7 @@ public final class ShuffleJobs {
                 pauseForPeers(sc, shuffleId, Paths.get(args[2]));
             }
             case "kill" -> kill(sc, Paths.get(args[2]), lines);
+            case "corrupt" -> corrupt(sc, Paths.get(args[2]), lines);
             case "bench" -> bench(sc, Integer.parseInt(args[2]), Integer.parseInt(args[3]), metrics, lines);
             default -> throw new IllegalArgumentException("mode=" + mode);
         }
@@ -391,6 +392,62 @@ public final class ShuffleJobs {
         long total = (long) maps * perMap;
         lines.add("kill count=" + count + " sum=" + sum + " expectedCount=" + total + " expectedSum="
             + (total * (total - 1) / 2));
+    }
+
+    /**
+     * A corrupt remote block with shuffle checksums on: both executors hold map output; the one reduce task, before
+     * it reads a record, overwrites the first byte of every map output data file of the other executor (all under
+     * this application's {@code spark.local.dir}, one host), as Spark's ShuffleSuite corrupts a file. Its local
+     * blocks stay intact, so the corruption it finds is in a remote block, which the serving executor diagnoses.
+     * Writes {@code corrupt corrupted=<files> failure=<the job's failure message>}.
+     */
+    private static void corrupt(JavaSparkContext sc, Path dir, List<String> lines) {
+        int maps = 4;
+        String dirName = dir.toString();
+        String localRoot = sc.getConf().get("spark.local.dir");
+        JavaPairRDD<Integer, Long> shuffled = sc.parallelize(IntStream.range(0, maps).boxed().toList(), maps)
+            .flatMapToPair(m -> {
+                mark(Paths.get(dirName, "map-" + m + "-" + ProcessHandle.current().pid()));
+                if (TaskContext.get().stageAttemptNumber() == 0) {
+                    awaitMarkersOfTwoProcesses(Paths.get(dirName), 60);
+                }
+                List<Tuple2<Integer, Long>> out = new ArrayList<>();
+                for (int i = 0; i < 10_000; i++) {
+                    out.add(new Tuple2<>(i % 100, (long) m * 10_000 + i));
+                }
+                return out.iterator();
+            }).partitionBy(new HashPartitioner(1));
+        lines.add("corrupt intactCount=" + shuffled.count());
+        String failure = "none";
+        try {
+            shuffled.mapPartitions(it -> {
+                List<Path> own = new ArrayList<>();
+                for (java.io.File f : SparkEnv.get().blockManager().diskBlockManager().localDirs()) {
+                    own.add(f.toPath().toAbsolutePath());
+                }
+                List<Path> others;
+                try (Stream<Path> files = Files.walk(Paths.get(localRoot))) {
+                    others = files.filter(f -> f.getFileName().toString().matches("shuffle_\\d+_\\d+_0\\.data"))
+                        .filter(f -> own.stream().noneMatch(o -> f.toAbsolutePath().startsWith(o))).toList();
+                }
+                for (Path f : others) {
+                    try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(f.toFile(), "rw")) {
+                        raf.seek(0);
+                        raf.write(new byte[] {12});
+                    }
+                }
+                mark(Paths.get(dirName, "corrupted-" + others.size()));
+                long n = 0;
+                while (it.hasNext()) {
+                    it.next();
+                    n++;
+                }
+                return Collections.singletonList(n).iterator();
+            }).collect();
+        } catch (Exception e) { // Spark's SparkException, undeclared
+            failure = String.valueOf(e.getMessage()).replace('\n', ' ');
+        }
+        lines.add("corrupt failure=" + failure);
     }
 
     private static void awaitMarkersOfTwoProcesses(Path dir, int seconds) throws IOException, InterruptedException {

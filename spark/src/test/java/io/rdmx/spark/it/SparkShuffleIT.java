@@ -306,6 +306,48 @@ class SparkShuffleIT {
         }
     }
 
+    @Test
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void aCorruptRemoteBlockIsDiagnosedByTheExecutorThatServedIt() throws Exception {
+        Path dir = work.resolve("corrupt-markers");
+        if (Files.isDirectory(dir)) {
+            try (Stream<Path> files = Files.list(dir)) {
+                for (Path f : (Iterable<Path>) files::iterator) {
+                    Files.delete(f);
+                }
+            }
+        }
+        Files.createDirectories(dir);
+        // no stage retry (as ShuffleSuite's checksum test): the first fetch failure fails the job with its message
+        SparkCluster.Run run = cluster.start("corrupt-rdmx", true, List.of("spark.shuffle.checksum.enabled=true",
+            "spark.stage.maxConsecutiveAttempts=1"), true, "corrupt", dir.toString());
+        try {
+            List<String> out = run.await(Duration.ofMinutes(4));
+            assertTrue(out.contains("corrupt intactCount=40000"), out::toString);
+            List<Path> corrupted = list(dir, "corrupted-");
+            assertEquals(1, corrupted.size(), corrupted::toString);
+            assertTrue(Integer.parseInt(corrupted.get(0).getFileName().toString().substring("corrupted-".length()))
+                > 0, "the other executor's map output files were corrupted: " + corrupted);
+            String failure = out.stream().filter(l -> l.startsWith("corrupt failure=")).findFirst().orElseThrow();
+            assertTrue(failure.matches(".*Block shuffle_\\d+_\\d+_0 is corrupted due to DISK_ISSUE.*"), failure);
+            // the serving executor diagnosed it (its log), not the reader
+            String served;
+            try (Stream<Path> logs = Files.walk(work.resolve("corrupt-rdmx-executors"))) {
+                served = logs.filter(Files::isRegularFile).map(f -> {
+                    try {
+                        return Files.readString(f);
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }).collect(Collectors.joining("\n"));
+            }
+            assertTrue(served.matches("(?s).*rdmx shuffle: corrupt block shuffle_\\d+_\\d+_0 of .* diagnosed: "
+                + "DISK_ISSUE.*"), "no diagnosis in the executors' logs");
+        } finally {
+            run.kill();
+        }
+    }
+
     private static String pidOf(Path marker) {
         String n = marker.getFileName().toString();
         return n.substring(n.lastIndexOf('-') + 1);
