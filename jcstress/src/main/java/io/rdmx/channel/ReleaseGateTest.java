@@ -70,21 +70,58 @@ public final class ReleaseGateTest {
 
     /**
      * The loss was announced to one reader (its hold taken, as the failing thread does before it retires the
-     * peer); the reader reads the peer's rings for the last time and lets go, a completion comes, the peer is
-     * retired: neither the reader (r1) nor the completion (r2: 0 handled, 2 dropped) sees released memory, and
-     * it goes once (r3).
+     * peer); the reader reads the peer's rings for the last time and lets go as the peer is retired: the reader
+     * never sees released memory (r1 = 0), and it goes once (r2 = 1).
      */
     @JCStressTest
-    @Description("ReleaseGate: neither a reader that reports the loss nor a completion sees released memory")
+    @Description("ReleaseGate: a reader that reports the loss as the peer is retired never sees released memory")
+    @Outcome(id = "0, 1", expect = Expect.ACCEPTABLE, desc = "released once, after the reader let go")
+    @Outcome(id = "1, .*", expect = Expect.FORBIDDEN, desc = "the reader read released memory")
+    @Outcome(expect = Expect.FORBIDDEN, desc = "never released, or twice")
+    @State
+    public static class ReaderVsRetire extends Memory {
+        /** The loss announced to one reader. */
+        public ReaderVsRetire() {
+            gate.hold(1);
+        }
+
+        /** The reader, as it reports the loss. */
+        @Actor
+        public void reader(II_Result r) {
+            r.r1 = freed ? 1 : 0;
+            gate.leave();
+        }
+
+        /** The failing thread, after the announcement. */
+        @Actor
+        public void fail() {
+            gate.retire();
+        }
+
+        /** After both. */
+        @Arbiter
+        public void arbiter(II_Result r) {
+            r.r2 = releases.get();
+        }
+    }
+
+    /**
+     * The peer is retired and one reader still holds it; the reader lets go as a completion of the peer comes (the
+     * last two holders race): neither sees released memory (r1 reader; r2: 0 handled, 2 dropped), and it goes
+     * once (r3 = 1), on whichever thread let go last.
+     */
+    @JCStressTest
+    @Description("ReleaseGate: the last reader and a completion letting go at once release once, under neither")
     @Outcome(id = "0, [02], 1", expect = Expect.ACCEPTABLE, desc = "released once, after both let go")
     @Outcome(id = "1, .*, .*", expect = Expect.FORBIDDEN, desc = "the reader read released memory")
     @Outcome(id = ".*, 1, .*", expect = Expect.FORBIDDEN, desc = "the completion touched released memory")
     @Outcome(expect = Expect.FORBIDDEN, desc = "never released, or twice")
     @State
-    public static class ReaderCompletionRetire extends Memory {
-        /** The loss announced to one reader. */
-        public ReaderCompletionRetire() {
+    public static class ReaderVsCompletion extends Memory {
+        /** Announced to one reader, then retired. */
+        public ReaderVsCompletion() {
             gate.hold(1);
+            gate.retire();
         }
 
         /** The reader, as it reports the loss. */
@@ -105,13 +142,7 @@ public final class ReleaseGateTest {
             }
         }
 
-        /** The failing thread, after the announcement. */
-        @Actor
-        public void fail() {
-            gate.retire();
-        }
-
-        /** After all. */
+        /** After both. */
         @Arbiter
         public void arbiter(III_Result r) {
             r.r3 = releases.get();
