@@ -116,9 +116,9 @@ public final class ChannelReader {
     /**
      * Reader thread, as it reports a peer's loss: lets go of every ring of that peer. Its rings leave the mapped
      * scan and the parked words (this thread's own sleep words too, so nothing touches the peer's memory when a
-     * read ends or sleeps again); any of its rings still in the ready queue, or signaled there later by a
-     * completion handled as the peer failed, is dropped unread ({@link IncomingRing#dropped}). Then the peer's
-     * memory may go once the other holders let go ({@link PeerChannel#readerDone}).
+     * read ends or sleeps again), and its bell closes; any of its rings still in the ready queue, or signaled there
+     * later by a completion handled as the peer failed, is dropped unread ({@link IncomingRing#dropped}). Then the
+     * peer's memory may go once the other holders let go ({@link PeerChannel#readerDone}).
      *
      * @param p the lost peer
      */
@@ -155,6 +155,7 @@ public final class ChannelReader {
                 parkValues = v2;
                 sleepingOn = w2;
             }
+            sleeper.forgetBell(p.connection());
         }
         p.readerDone();
     }
@@ -438,6 +439,16 @@ public final class ChannelReader {
         }
         parkValues = values;
         sleepingOn = words;
+    }
+
+    /** @return the peers this reader's sleeper keeps a bell (or the attempt at one) of (tests) */
+    int bellPeers() {
+        return sleeper.bellPeers();
+    }
+
+    /** @return the mapped rings this reader scans (tests) */
+    int mappedRings() {
+        return mapped.length;
     }
 
     /** Closes the sleeper's bells (the engine closed). Any thread. */

@@ -712,6 +712,10 @@ public abstract class ChannelSuite {
             Blocking.awaitTrue("peer " + i + "'s ring memory released", () -> server.ringMemory() == 0, WAIT);
         }
         assertEquals(0, server.peerCount(), "the engine forgot every released peer");
+        for (int w = 0; w < 2; w++) {
+            assertEquals(0, server.reader(w).mappedRings(), "reader " + w + " forgot the lost peers' rings");
+            assertEquals(0, server.reader(w).bellPeers(), "reader " + w + " forgot the lost peers' bells");
+        }
 
         Node honestNode = open("honest");
         ChannelEngine honest = ChannelEngine.open(honestNode, ChannelConfig.builder(3).ringCapacity(capacity)
