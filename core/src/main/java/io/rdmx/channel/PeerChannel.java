@@ -621,11 +621,6 @@ public final class PeerChannel {
         return released.get();
     }
 
-    /** @return the holds on this peer's memory: readers yet to report its loss, completions being handled (tests) */
-    int holds() {
-        return gate.holds();
-    }
-
     /** The failed peer's last hold went: its memory goes, and the engine forgets it. */
     private void releaseFailed() {
         try {

@@ -686,7 +686,7 @@ public abstract class ChannelSuite {
                 .mapped(mapped).build());
             closeables.add(client);
             PeerChannel toServer = client.connect(serverNode.address(), WAIT);
-            server.accept(WAIT);
+            PeerChannel fromClient = server.accept(WAIT);
             ChannelReader r = server.reader(i % 2);
             toServer.writer(2, i % 2).write(1, le(i), 5, TimeUnit.SECONDS);
             toServer.writer(2, i % 2).flush();
@@ -710,6 +710,7 @@ public abstract class ChannelSuite {
             }
             assertEquals(List.of(i), got, "peer " + i + "'s record, once, before its loss");
             Blocking.awaitTrue("peer " + i + "'s ring memory released", () -> server.ringMemory() == 0, WAIT);
+            assertTrue(fromClient.released(), "peer " + i + "'s regions released");
         }
         assertEquals(0, server.peerCount(), "the engine forgot every released peer");
         for (int w = 0; w < 2; w++) {
