@@ -115,6 +115,9 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     private volatile boolean startFailures;
 
     private final LongAdder recordsRead = new LongAdder();
+    /** Records and bytes committed by the writers of peers released and forgotten ({@link #forget}). */
+    private final LongAdder forgottenRecords = new LongAdder();
+    private final LongAdder forgottenBytes = new LongAdder();
     private final LongAdder writesPosted = new LongAdder();
     private final LongAdder notificationsSent = new LongAdder();
     private final LongAdder notificationsReceived = new LongAdder();
@@ -677,8 +680,39 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         // and a log call that throws (a binding that does not link) must not keep the readers from being told
         SafeLog.infoOrDebug(LOG, failureLogLevel(p) == Level.DEBUG, "node '" + node.name() + "': " + e.getMessage());
         for (ChannelReader r : readers) {
-            r.peerFailed(e);
+            r.peerFailed(p, e);
         }
+    }
+
+    /**
+     * A failed peer's memory was released ({@link PeerChannel#release}): the engine forgets it, so that a node
+     * serving many short-lived peers holds only its live ones. Its writers' counts stay in the engine's totals.
+     * The thread that dropped the peer's last hold.
+     *
+     * @param p the peer
+     */
+    void forget(PeerChannel p) {
+        synchronized (byConnection) {
+            if (!peers.remove(p.id(), p)) {
+                return;
+            }
+            byConnection.remove(p.connection(), p);
+            long[] w = p.written();
+            forgottenRecords.add(w[0]);
+            forgottenBytes.add(w[1]);
+            if (peers.size() == 1) {
+                for (PeerChannel only : peers.values()) {
+                    solePeer = InputFollower.Input.of(only.connection());
+                }
+            } else {
+                solePeer = null;
+            }
+        }
+    }
+
+    /** @return the peers this engine holds now: the live ones and the failed ones not released yet (tests) */
+    int peerCount() {
+        return peers.size();
     }
 
     /**
@@ -873,7 +907,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
 
     @Override
     public long getRecordsWritten() {
-        long n = 0;
+        long n = forgottenRecords.sum();
         for (PeerChannel p : peers.values()) {
             n += p.written()[0];
         }
@@ -882,7 +916,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
 
     @Override
     public long getBytesWritten() {
-        long n = 0;
+        long n = forgottenBytes.sum();
         for (PeerChannel p : peers.values()) {
             n += p.written()[1];
         }

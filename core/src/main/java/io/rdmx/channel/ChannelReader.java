@@ -33,7 +33,7 @@ public final class ChannelReader {
     private volatile boolean wakeupRequested;
     private final PeerLosses losses = new PeerLosses();
     /** A loss taken while records were still there to read: reported by a later call (reader thread only). */
-    private ConnectionClosedException heldLoss;
+    private PeerLosses.Loss heldLoss;
     /** Incoming rings of mapped channels, copy on write (the network thread adds, the reader thread scans). */
     private volatile IncomingRing[] mapped = new IncomingRing[0];
     /** One ring per mapped peer: its shared reader-parked word is this reader's, for that peer. */
@@ -102,13 +102,67 @@ public final class ChannelReader {
     }
 
     /**
-     * A peer failed; the reader throws it once, when it has read what had arrived. Any thread.
+     * A peer failed; the reader throws it once, when it has read what had arrived, and then forgets the peer's
+     * rings ({@link #forget}). Any thread.
      *
+     * @param p the peer, whose memory this reader holds until then
      * @param e the failure naming the peer
      */
-    void peerFailed(ConnectionClosedException e) {
-        losses.add(e);
+    void peerFailed(PeerChannel p, ConnectionClosedException e) {
+        losses.add(p, e);
         wake();
+    }
+
+    /**
+     * Reader thread, as it reports a peer's loss: lets go of every ring of that peer. Its rings leave the mapped
+     * scan and the parked words (this thread's own sleep words too, so nothing touches the peer's memory when a
+     * read ends or sleeps again), and its bell closes; any of its rings still in the ready queue, or signaled there
+     * later by a completion handled as the peer failed, is dropped unread ({@link IncomingRing#dropped}). Then the
+     * peer's memory may go once the other holders let go ({@link PeerChannel#readerDone}).
+     *
+     * @param p the lost peer
+     */
+    private void forget(PeerChannel p) {
+        RingSet rs = p.rings();
+        for (IncomingRing r : rs.incomingOf(worker)) {
+            r.dropped = true;
+        }
+        if (rs.mapped()) {
+            synchronized (this) {
+                mapped = without(mapped, p);
+                parkWords = without(parkWords, p);
+            }
+            IncomingRing[] words = sleepingOn;
+            int keep = 0;
+            for (IncomingRing w : words) {
+                keep += w.peer == p ? 0 : 1;
+            }
+            if (keep < words.length) {
+                IncomingRing[] w2 = new IncomingRing[keep];
+                long[] v2 = new long[keep];
+                long[] addresses = new long[Sleeper.futexes() ? keep : 0];
+                for (int i = 0, j = 0; i < words.length; i++) {
+                    if (words[i].peer != p) {
+                        w2[j] = words[i];
+                        v2[j] = parkValues[i];
+                        if (addresses.length > 0) {
+                            addresses[j] = words[i].shared().readerParkedAddress();
+                        }
+                        j++;
+                    }
+                }
+                sleeper.sharedWords(addresses, SharedRing.PARKED_FUTEX);
+                parkValues = v2;
+                sleepingOn = w2;
+            }
+            sleeper.forgetBell(p.connection());
+        }
+        p.readerDone();
+    }
+
+    /** @return the rings without those of one peer (a new array) */
+    private static IncomingRing[] without(IncomingRing[] rings, PeerChannel p) {
+        return java.util.Arrays.stream(rings).filter(r -> r.peer != p).toArray(IncomingRing[]::new);
     }
 
     /**
@@ -169,6 +223,10 @@ public final class ChannelReader {
         int n = 0;
         IncomingRing r;
         while (n < limit && (r = ready.poll()) != null) {
+            if (r.dropped) {
+                r.queuedForReader.set(false); // a ring of a peer whose loss this reader reported: not read again
+                continue;
+            }
             try {
                 n += r.read(handler, limit - n);
             } finally {
@@ -383,6 +441,16 @@ public final class ChannelReader {
         sleepingOn = words;
     }
 
+    /** @return the peers this reader's sleeper keeps a bell (or the attempt at one) of (tests) */
+    int bellPeers() {
+        return sleeper.bellPeers();
+    }
+
+    /** @return the mapped rings this reader scans (tests) */
+    int mappedRings() {
+        return mapped.length;
+    }
+
     /** Closes the sleeper's bells (the engine closed). Any thread. */
     void closeSleeper() {
         sleeper.close();
@@ -397,15 +465,16 @@ public final class ChannelReader {
      * @return records the extra poll read (0: nothing failed)
      */
     private int checkFailure(RecordHandler handler, int limit) throws RdmxException {
-        ConnectionClosedException f = heldLoss != null ? heldLoss : losses.take();
-        heldLoss = null;
+        PeerLosses.Loss f = heldLoss != null ? heldLoss : losses.take();
         if (f != null) {
+            heldLoss = f; // kept if the poll finds records, or its handler throws
             int n = poll(handler, limit);
             if (n > 0) {
-                heldLoss = f;
                 return n;
             }
-            throw ChannelErrors.forCaller(f);
+            heldLoss = null;
+            forget(f.peer());
+            throw ChannelErrors.forCaller(f.failure());
         }
         if (!engine.isOpen()) {
             throw new RdmxException("channel engine of node '" + engine.node().name() + "' is closed");

@@ -32,6 +32,11 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
     private boolean ended;
     /** Reader thread: what the read threw came from the handler (not from the ring or its memory). */
     private boolean handlerThrew;
+    /**
+     * Reader thread: the reader reported the loss of this ring's peer and let go of the ring; its memory may be
+     * released, so the reader drops it unread if it still finds it in its ready queue.
+     */
+    boolean dropped;
 
     IncomingRing(PeerChannel peer, int index, int peerWorker, int localWorker, ByteBuffer memory, ChannelConfig cfg,
                  SharedRing shared) {

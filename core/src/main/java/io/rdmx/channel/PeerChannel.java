@@ -55,6 +55,15 @@ public final class PeerChannel {
     private Region extraRecvs;
     /** The rings, from the peer's HELLO on (set by the handshake on the completion thread). */
     private volatile RingSet rings;
+    /** Who tells the readers of the loss: the failing thread, or the thread that attaches the rings after it. */
+    private final LossLatch loss = new LossLatch();
+    /**
+     * When this failed peer's memory may go: after the failure, once no completion is being handled and every
+     * reader told of the loss reported it and forgot the rings ({@link #readerDone}).
+     */
+    private final ReleaseGate gate = new ReleaseGate(this::releaseFailed);
+    /** Set by the first {@link #release}. */
+    private final AtomicBoolean released = new AtomicBoolean();
 
     PeerChannel(ChannelEngine engine, int id, Connection connection) throws RdmxException {
         String badId = WrIdDescriptor.validatePeerId(id);
@@ -106,9 +115,15 @@ public final class PeerChannel {
         return r != null && r.mapped();
     }
 
-    /** Completion thread, from the peer's HELLO: the rings exist. */
+    /**
+     * Completion thread, from the peer's HELLO: the rings exist. If the peer failed meanwhile (on another thread,
+     * which saw no rings yet), the readers are told of the loss from here, so that they forget the rings.
+     */
     void attach(RingSet set) {
         rings = set;
+        if (loss.attach()) {
+            announceLoss(set);
+        }
     }
 
     /** @return the rings, or null before the peer's HELLO */
@@ -167,6 +182,10 @@ public final class PeerChannel {
         if (rc != Post.OK) {
             throw new RdmxException("handshake SEND to '" + name() + "' refused: " + Post.name(rc));
         }
+    }
+
+    int id() {
+        return id;
     }
 
     long wrId(int kind, int index) {
@@ -288,8 +307,24 @@ public final class PeerChannel {
                 immediate, hasImmediate, detail));
     }
 
-    /** One completion; {@code failed} is the completion object of a failed one (only those are allocated). */
+    /**
+     * One completion; {@code failed} is the completion object of a failed one (only those are allocated). Holds
+     * the peer's memory meanwhile ({@link ReleaseGate#enter}); a completion that comes once it is released (a
+     * flushed request, say) is dropped.
+     */
     private void handle(long wr, int status, int byteLength, int immediate, boolean hasImmediate, Completion failed) {
+        if (!gate.enter()) {
+            return;
+        }
+        try {
+            handleHeld(wr, status, byteLength, immediate, hasImmediate, failed);
+        } finally {
+            gate.leave();
+        }
+    }
+
+    private void handleHeld(long wr, int status, int byteLength, int immediate, boolean hasImmediate,
+                            Completion failed) {
         if (status != Status.SUCCESS.ordinal()) {
             if (open) {
                 fail(ChannelErrors.completionFailure(name(), failed));
@@ -509,8 +544,12 @@ public final class PeerChannel {
     /** Network thread: time-bound flush of idle unsent data. */
     void scan() {
         RingSet r = rings;
-        if (r != null && open) {
-            r.scan();
+        if (r != null && open && gate.enter()) {
+            try {
+                r.scan();
+            } finally {
+                gate.leave();
+            }
         }
     }
 
@@ -549,19 +588,57 @@ public final class PeerChannel {
         failure = ChannelErrors.peerFailure(name(), cause);
         open = false;
         handshake.failed(failure);
-        RingSet r = rings;
-        if (r != null) {
-            r.wakeWriters();
-            engine.peerFailed(this, failure);
+        if (loss.fail()) {
+            announceLoss(rings);
         }
         connection.close();
+        gate.retire(); // the release follows once nothing holds the peer's memory any more
     }
 
     /**
-     * Releases the regions; called when the engine closes. The connection is closed first, so a thread that
-     * still posts from them is told the connection is closed, not that a region is gone.
+     * Tells every blocked writer and every reader of the engine that this peer is lost; each reader holds the
+     * peer's memory until it reported the loss and forgot the rings ({@link #readerDone}). Once, by the failing
+     * thread or, when the rings came after the failure, by the completion thread that attached them; either holds
+     * the gate, so the holds are taken before it can open.
+     */
+    private void announceLoss(RingSet r) {
+        gate.hold(cfg.workers());
+        r.wakeWriters();
+        engine.peerFailed(this, failure);
+    }
+
+    /**
+     * Reader thread: that reader reported this peer's loss and holds none of its rings any more (not in its scan,
+     * its parked words or its sleeper; a ring still in its ready queue is dropped unread). The last one lets the
+     * memory go.
+     */
+    void readerDone() {
+        gate.leave();
+    }
+
+    /** @return true once this peer's memory was released (tests) */
+    boolean released() {
+        return released.get();
+    }
+
+    /** The failed peer's last hold went: its memory goes, and the engine forgets it. */
+    private void releaseFailed() {
+        try {
+            release();
+        } finally {
+            engine.forget(this);
+        }
+    }
+
+    /**
+     * Releases the regions and the ring memory reserved for them: once the peer failed and nothing holds them
+     * ({@link ReleaseGate}), or when the engine closes. The connection is closed first, so a thread that still
+     * posts from them is told the connection is closed, not that a region is gone. Idempotent.
      */
     void release() {
+        if (!released.compareAndSet(false, true)) {
+            return;
+        }
         connection.close();
         RingSet r = rings;
         if (r != null) {

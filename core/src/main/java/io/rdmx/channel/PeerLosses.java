@@ -8,15 +8,25 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * a lock-free queue, any thread adds, the reader's thread takes.
  */
 final class PeerLosses {
-    private final ConcurrentLinkedQueue<ConnectionClosedException> pending = new ConcurrentLinkedQueue<>();
+    /**
+     * One lost peer, for one reader.
+     *
+     * @param peer the peer, whose memory this reader holds until it reported the loss
+     * @param failure the failure, naming the peer
+     */
+    record Loss(PeerChannel peer, ConnectionClosedException failure) {
+    }
+
+    private final ConcurrentLinkedQueue<Loss> pending = new ConcurrentLinkedQueue<>();
 
     /**
      * Records a failure to report. Any thread.
      *
+     * @param peer the peer
      * @param e the failure, naming the peer
      */
-    void add(ConnectionClosedException e) {
-        pending.offer(e);
+    void add(PeerChannel peer, ConnectionClosedException e) {
+        pending.offer(new Loss(peer, e));
     }
 
     /**
@@ -24,7 +34,7 @@ final class PeerLosses {
      *
      * @return it, or null
      */
-    ConnectionClosedException take() {
+    Loss take() {
         return pending.poll();
     }
 

@@ -153,6 +153,18 @@ final class RingSet {
 
     /**
      * @param localWorker the receiving worker here
+     * @return the incoming rings of that worker, one per worker of the peer (a new array)
+     */
+    IncomingRing[] incomingOf(int localWorker) {
+        IncomingRing[] mine = new IncomingRing[peerWorkers];
+        for (int b = 0; b < peerWorkers; b++) {
+            mine[b] = incoming(localWorker, b);
+        }
+        return mine;
+    }
+
+    /**
+     * @param localWorker the receiving worker here
      * @param peerWorker the writing worker of the peer
      * @return the incoming ring between them
      */
@@ -269,7 +281,10 @@ final class RingSet {
         return pair.refCnt() > 0;
     }
 
-    /** Engine closing: closes the writers' sleepers and releases the pair region. */
+    /**
+     * Closes the writers' sleepers and releases the pair region and its ring memory: the peer failed and nothing
+     * holds them any more, or the engine closes. Once ({@link PeerChannel#release}).
+     */
     void release() {
         ChannelWriter[] o = out;
         if (o != null) {

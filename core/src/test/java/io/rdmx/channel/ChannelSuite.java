@@ -663,6 +663,93 @@ public abstract class ChannelSuite {
         assertUserFacing(w);
     }
 
+    /**
+     * Issue 37: a failed peer's rings, control regions, ring memory and entry go once its readers reported it, so a
+     * long-lived node serves many more short-lived peers (announcing many workers each) than its ring memory holds
+     * at once, closing cleanly or dying; the records sent before the end still come before the loss. Mapped where
+     * the provider maps (shm, loopback), and by WRITE.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void aServerOutlivesManyMorePeersComingAndGoingThanItsRingMemoryHoldsAtOnce(boolean mapped) throws Exception {
+        int capacity = 64 << 10;
+        long perPeer = new PairLayout(2, 3, capacity, true).regionLength();
+        Node serverNode = open("srv");
+        ChannelEngine server = ChannelEngine.open(serverNode, ChannelConfig.builder(2).ringCapacity(capacity)
+            .mapped(mapped).maxPeerMemory(perPeer).maxRingMemory(2 * perPeer).build());
+        closeables.add(server);
+        List<Integer> got = new ArrayList<>();
+        RecordHandler h = (stream, buf, off, len, src) -> got.add(buf.getInt(off));
+        for (int i = 0; i < 50; i++) {
+            Node clientNode = open("churn" + i);
+            ChannelEngine client = ChannelEngine.open(clientNode, ChannelConfig.builder(3).ringCapacity(capacity)
+                .mapped(mapped).build());
+            closeables.add(client);
+            PeerChannel toServer = client.connect(serverNode.address(), WAIT);
+            PeerChannel fromClient = server.accept(WAIT);
+            ChannelReader r = server.reader(i % 2);
+            toServer.writer(2, i % 2).write(1, le(i), 5, TimeUnit.SECONDS);
+            toServer.writer(2, i % 2).flush();
+            got.clear();
+            if (i % 2 == 0) {
+                client.close(); // delivers the record first, then BYE
+            } else {
+                while (got.isEmpty()) {
+                    assertTrue(r.read(h, 10, 5, TimeUnit.SECONDS) > 0, "peer " + i + "'s record");
+                }
+                kill(clientNode);
+            }
+            for (int w = 0; w < 2; w++) {
+                ChannelReader reader = server.reader(w);
+                ConnectionClosedException lost = assertThrows(ConnectionClosedException.class, () -> {
+                    while (true) {
+                        assertTrue(reader.read(h, 10, 10, TimeUnit.SECONDS) > 0, "no loss reported");
+                    }
+                });
+                assertEquals(clientNode.name(), lost.peer());
+            }
+            assertEquals(List.of(i), got, "peer " + i + "'s record, once, before its loss");
+            Blocking.awaitTrue("peer " + i + "'s ring memory released", () -> server.ringMemory() == 0, WAIT);
+            assertTrue(fromClient.released(), "peer " + i + "'s regions released");
+        }
+        assertEquals(0, server.peerCount(), "the engine forgot every released peer");
+        for (int w = 0; w < 2; w++) {
+            assertEquals(0, server.reader(w).mappedRings(), "reader " + w + " forgot the lost peers' rings");
+            assertEquals(0, server.reader(w).bellPeers(), "reader " + w + " forgot the lost peers' bells");
+        }
+
+        Node honestNode = open("honest");
+        ChannelEngine honest = ChannelEngine.open(honestNode, ChannelConfig.builder(3).ringCapacity(capacity)
+            .mapped(mapped).build());
+        closeables.add(honest);
+        PeerChannel toServer = honest.connect(serverNode.address(), WAIT);
+        PeerChannel fromHonest = server.accept(WAIT);
+        assertEquals(new PairLayout(2, 3, capacity, fromHonest.mapped()).regionLength(), server.ringMemory(),
+            "ring memory is the live peer's");
+        got.clear();
+        for (int w = 0; w < 3; w++) {
+            for (int v = 0; v < 2; v++) {
+                toServer.writer(w, v).write(1, le(100 + w * 2 + v), 5, TimeUnit.SECONDS);
+                toServer.writer(w, v).flush();
+            }
+        }
+        for (int v = 0; v < 2; v++) {
+            int want = got.size() + 3;
+            while (got.size() < want) {
+                assertTrue(server.reader(v).read(h, 10, 5, TimeUnit.SECONDS) > 0, "honest peer's records: " + got);
+            }
+        }
+        assertEquals(List.of(100, 102, 104, 101, 103, 105), List.of(got.stream().limit(3).sorted().toList(),
+            got.stream().skip(3).sorted().toList()).stream().flatMap(List::stream).toList());
+        fromHonest.writer(1, 2).write(1, le(7), 5, TimeUnit.SECONDS);
+        fromHonest.writer(1, 2).flush();
+        got.clear();
+        while (got.isEmpty()) {
+            assertTrue(honest.reader(2).read(h, 10, 5, TimeUnit.SECONDS) > 0, "the server's answer");
+        }
+        assertEquals(List.of(7), got);
+    }
+
     @Test
     void aCleanCloseIsNoFailureOnEitherSide() throws Exception {
         Pair p = new Pair(2, 3, c -> c);

@@ -105,8 +105,13 @@ public final class Sleeper {
         try {
             b = c.openBell();
         } catch (RdmxException e) {
-            LOG.warn("no bell from peer '{}' (its wake-ups go through doorbell messages): {}", c.peerName(),
-                e.getMessage());
+            if (c.isOpen()) {
+                LOG.warn("no bell from peer '{}' (its wake-ups go through doorbell messages): {}", c.peerName(),
+                    e.getMessage());
+            } else {
+                // the peer is going (a reader that sleeps once more before it reports the loss): nothing to warn of
+                LOG.debug("no bell from peer '{}', whose connection is closed: {}", c.peerName(), e.getMessage());
+            }
         }
         if (b != null && !addBell(b)) {
             b = null;
@@ -116,6 +121,39 @@ public final class Sleeper {
         bellPeers[bellPeers.length - 1] = c;
         bellOf[bellOf.length - 1] = b;
         return b == null ? -1 : b.slot();
+    }
+
+    /** @return the connections this sleeper asked bells of and still remembers (tests, diagnostics) */
+    public synchronized int bellPeers() {
+        return bellPeers.length;
+    }
+
+    /**
+     * Sleeper thread: forgets a peer that is gone (its bell closes, if it had one), so that a sleeper that outlives
+     * many peers keeps only its live peers' bells and connections. The next {@link #bell} of that connection would
+     * ask for a new one.
+     *
+     * @param c the peer's connection
+     */
+    public synchronized void forgetBell(Connection c) {
+        for (int i = 0; i < bellPeers.length; i++) {
+            if (bellPeers[i] == c) {
+                Bell b = bellOf[i];
+                if (b != null) {
+                    b.close(); // its key leaves the selector at the next select
+                }
+                int last = bellPeers.length - 1;
+                Connection[] peers = Arrays.copyOf(bellPeers, last);
+                Bell[] of = Arrays.copyOf(bellOf, last);
+                if (i < last) {
+                    peers[i] = bellPeers[last];
+                    of[i] = bellOf[last];
+                }
+                bellPeers = peers;
+                bellOf = of;
+                return;
+            }
+        }
     }
 
     /**
