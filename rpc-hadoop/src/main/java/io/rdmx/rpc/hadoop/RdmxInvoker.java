@@ -91,7 +91,7 @@ final class RdmxInvoker implements RpcInvocationHandler {
     /** The rdmx address the session was negotiated with; guarded by this. */
     private String sessionAt;
     /** The session's SASL client when it wraps (QOP integrity or privacy), else null; guarded by this. */
-    private SaslClient sessionWrap;
+    private Wrapping sessionWrap;
     /** Tests: applied to each wrapped request token before it is sent (tampering), or null. */
     static volatile UnaryOperator<byte[]> wrappedRequestHook;
     /** Tests: applied to each wrapped answer token before it is unwrapped (tampering), or null. */
@@ -240,7 +240,7 @@ final class RdmxInvoker implements RpcInvocationHandler {
             }
         }
         byte[] callPrefix = prefix;
-        SaslClient[] wrap = {null};
+        Wrapping[] wrap = {null};
         if (secure) {
             callPrefix = securePrefix(s, ep, method, request, idRetry, wrap);
             if (callPrefix == null) {
@@ -332,7 +332,7 @@ final class RdmxInvoker implements RpcInvocationHandler {
      *     the server's refusal as a {@link RemoteException})
      */
     private synchronized byte[] securePrefix(RdmxClients.Shared s, Endpoints.Endpoint ep, Method method,
-        Message request, int[] idRetry, SaslClient[] wrap) throws ServiceException {
+        Message request, int[] idRetry, Wrapping[] wrap) throws ServiceException {
         if (session != null && ep.address.equals(sessionAt)) {
             wrap[0] = sessionWrap;
             return prefix(session);
@@ -387,7 +387,7 @@ final class RdmxInvoker implements RpcInvocationHandler {
                     return null;
                 }
                 keep = true;                  // it wraps every call and answer of the session
-                wrap[0] = c;
+                wrap[0] = new Wrapping(c);
             }
         } catch (SaslTransportException e) {
             Endpoints.fallBack(server, "SASL negotiation over its rdmx listener " + ep.address + " failed: "
@@ -420,6 +420,20 @@ final class RdmxInvoker implements RpcInvocationHandler {
         return prefix(session);
     }
 
+    /**
+     * The SASL client of a session that wraps, and its two locks: calls are wrapped and sent under one (the server
+     * must receive them in sequence), answers unwrapped under the other (in the order they arrive); wrapping and
+     * unwrapping run at once, as Hadoop's client wraps on the sending thread and unwraps on the connection's.
+     */
+    private static final class Wrapping {
+        final SaslClient sasl;
+        final Object unwrapLock = new Object();
+
+        Wrapping(SaslClient sasl) {
+            this.sasl = sasl;
+        }
+    }
+
     /** An answer of a wrapping session that did not unwrap: the call's failure, and the session is over. */
     private static final class WrapFailure {
         final ServiceException failure;
@@ -435,7 +449,7 @@ final class RdmxInvoker implements RpcInvocationHandler {
      * client's lock, so the server receives the tokens in the order their sequence numbers were given. The answer
      * is unwrapped on the client's reader thread, in the order answers arrive.
      */
-    private Object callWrapped(RdmxClients.Shared s, Endpoints.Endpoint ep, byte[] callPrefix, SaslClient wrap,
+    private Object callWrapped(RdmxClients.Shared s, Endpoints.Endpoint ep, byte[] callPrefix, Wrapping wrap,
         RpcBody body, int callId, Message returnType) throws RpcException, InterruptedException, ServiceException {
         int idBytes = SaslSession.ID_BYTES;
         byte[] plain;
@@ -455,8 +469,8 @@ final class RdmxInvoker implements RpcInvocationHandler {
             }
             byte[] answer;
             try {
-                synchronized (wrap) {
-                    answer = wrap.unwrap(token, 0, token.length);
+                synchronized (wrap.unwrapLock) {
+                    answer = wrap.sasl.unwrap(token, 0, token.length);
                 }
             } catch (SaslException | RuntimeException e) {
                 LOG.warn("{} proxy to {}: an answer of {} bytes over rdmx {} did not unwrap; the SASL session is "
@@ -471,7 +485,7 @@ final class RdmxInvoker implements RpcInvocationHandler {
         synchronized (wrap) {
             byte[] token;
             try {
-                token = wrap.wrap(plain, 0, plain.length);
+                token = wrap.sasl.wrap(plain, 0, plain.length);
             } catch (SaslException e) {
                 forgetSession(callPrefix);
                 throw new ServiceException(wrap(ep, e));
@@ -511,11 +525,13 @@ final class RdmxInvoker implements RpcInvocationHandler {
         }
     }
 
-    private static void disposeWrap(SaslClient c) {
-        if (c != null) {
+    private static void disposeWrap(Wrapping w) {
+        if (w != null) {
             try {
-                synchronized (c) {
-                    c.dispose();
+                synchronized (w) {
+                    synchronized (w.unwrapLock) {
+                        w.sasl.dispose();
+                    }
                 }
             } catch (SaslException e) {
                 // nothing kept

@@ -43,11 +43,13 @@ final class SaslSession {
 
     final ByteBuffer id;
     private final int maxRounds;
-    /** Orders wrap and unwrap (the SASL server keeps sequence numbers and is not thread-safe). */
+    /** Orders wraps (answers leave in the order of their sequence numbers). */
     private final Object wrapLock = new Object();
+    /** Orders unwraps (calls are unwrapped in the order they arrived); wrap and unwrap run at once, as on TCP. */
+    private final Object unwrapLock = new Object();
     private int rounds;
     private boolean negotiated;
-    private SaslServer sasl;
+    private volatile SaslServer sasl;
     private volatile UserGroupInformation user;
     /** True once established with QOP integrity or privacy: calls and answers are wrapped. */
     private volatile boolean wraps;
@@ -92,7 +94,7 @@ final class SaslSession {
      * @throws SaslException if the token does not unwrap (tampered, replayed, out of order) or the session is over
      */
     byte[] unwrap(byte[] token, String peer) throws SaslException {
-        synchronized (wrapLock) {
+        synchronized (unwrapLock) {
             SaslServer s = sasl;
             if (!live || s == null) {
                 throw new SaslException("SASL session of rdmx caller '" + peer + "' is over");
@@ -230,8 +232,10 @@ final class SaslSession {
     private void dispose() {
         SaslServer s;
         synchronized (wrapLock) {
-            s = sasl;
-            sasl = null;
+            synchronized (unwrapLock) {
+                s = sasl;
+                sasl = null;
+            }
         }
         if (s != null) {
             try {

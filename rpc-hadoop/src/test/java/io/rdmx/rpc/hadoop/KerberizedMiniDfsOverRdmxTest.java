@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.security.PrivilegedExceptionAction;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeys;
 import org.apache.hadoop.fs.FSDataInputStream;
@@ -33,13 +34,15 @@ import org.apache.hadoop.security.token.Token;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;
 
 /**
  * A Kerberized HDFS (a MiniDFSCluster against a real KDC, {@link MiniKdc}) with the NameNode client protocol switched
- * to rdmx by configuration only, {@code hadoop.rpc.protection=authentication}. The NameNode and the DataNode log in
+ * to rdmx by configuration only, {@code hadoop.rpc.protection=authentication} (and {@code privacy}: the subclass
+ * {@link KerberizedPrivacyMiniDfsOverRdmxTest}, every call and answer wrapped). The NameNode and the DataNode log in
  * from a keytab ({@code hdfs/localhost}, SPNEGO {@code HTTP/localhost}), block access tokens are on and data
  * transfer is SASL-protected, as Hadoop's own secure MiniDFS tests set them up (the DataNode on unprivileged ports,
  * {@code ignore.secure.ports.for.testing}). Every client call to the NameNode is checked to have gone over rdmx
@@ -52,16 +55,24 @@ import org.junit.jupiter.api.condition.JRE;
  */
 @EnabledForJreRange(max = JRE.JAVA_22, disabledReason = HadoopJdk.REASON)
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class KerberizedMiniDfsOverRdmxTest {
-    private static java.nio.file.Path work;
-    private static MiniKdc kdc;
-    private static MiniDFSCluster cluster;
-    private static Configuration conf;
-    private static FileSystem fs;
-    private static UserGroupInformation alice;
+    /** Wrapped requests sent over rdmx (counted by the engine's test hook). */
+    private static final AtomicLong WRAPPED = new AtomicLong();
+    private java.nio.file.Path work;
+    private MiniKdc kdc;
+    private MiniDFSCluster cluster;
+    private Configuration conf;
+    private FileSystem fs;
+    private UserGroupInformation alice;
+
+    /** @return the cluster's {@code hadoop.rpc.protection} */
+    String protection() {
+        return "authentication";
+    }
 
     @BeforeAll
-    static void startCluster() throws Exception {
+    void startCluster() throws Exception {
         HadoopJdk.assumeHadoopRuns();
         work = Files.createTempDirectory("rdmx-krb-dfs");
         kdc = new MiniKdc(MiniKdc.createConf(), work.toFile());
@@ -75,7 +86,7 @@ class KerberizedMiniDfsOverRdmxTest {
 
         conf = new HdfsConfiguration();
         conf.set(CommonConfigurationKeys.HADOOP_SECURITY_AUTHENTICATION, "kerberos");
-        conf.set(CommonConfigurationKeys.HADOOP_RPC_PROTECTION, "authentication");
+        conf.set(CommonConfigurationKeys.HADOOP_RPC_PROTECTION, protection());
         conf.set(DFSConfigKeys.DFS_NAMENODE_KERBEROS_PRINCIPAL_KEY, hdfs);
         conf.set(DFSConfigKeys.DFS_NAMENODE_KEYTAB_FILE_KEY, keytab.getPath());
         conf.set(DFSConfigKeys.DFS_DATANODE_KERBEROS_PRINCIPAL_KEY, hdfs);
@@ -94,13 +105,18 @@ class KerberizedMiniDfsOverRdmxTest {
         UserGroupInformation.loginUserFromKeytab(hdfs, keytab.getPath());
         alice = UserGroupInformation.loginUserFromKeytabAndReturnUGI("alice@" + realm, aliceKeytab.getPath());
 
+        RdmxInvoker.wrappedRequestHook = t -> {
+            WRAPPED.incrementAndGet();
+            return t;
+        };
         cluster = new MiniDFSCluster.Builder(conf, work.resolve("dfs").toFile()).numDataNodes(1).build();
         cluster.waitActive();
         fs = cluster.getFileSystem();
     }
 
     @AfterAll
-    static void stopCluster() throws Exception {
+    void stopCluster() throws Exception {
+        RdmxInvoker.wrappedRequestHook = null;
         try {
             if (fs != null) {
                 fs.close();
@@ -127,14 +143,20 @@ class KerberizedMiniDfsOverRdmxTest {
     }
 
     /** Runs one operation and checks it made NameNode calls over rdmx and none over the engine's TCP path. */
-    private static <T> T overRdmx(String what, MiniDfsOverRdmxTest.Op<T> op) throws Exception {
+    private <T> T overRdmx(String what, MiniDfsOverRdmxTest.Op<T> op) throws Exception {
         long client = RdmxRpcEngine.clientCallsOverRdmx();
         long server = RdmxRpcEngine.serverCallsOverRdmx();
         long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        long wrapped = WRAPPED.get();
         T r = op.run();
         assertTrue(RdmxRpcEngine.clientCallsOverRdmx() > client, what + ": no client call went over rdmx");
         assertTrue(RdmxRpcEngine.serverCallsOverRdmx() > server, what + ": the NameNode got no call over rdmx");
         assertEquals(tcp, RdmxRpcEngine.clientCallsOverTcp(), what + ": a call fell back to TCP");
+        if ("authentication".equals(protection())) {
+            assertEquals(wrapped, WRAPPED.get(), what + ": a call was wrapped under protection=authentication");
+        } else {
+            assertTrue(WRAPPED.get() > wrapped, what + ": no call was wrapped under protection=" + protection());
+        }
         return r;
     }
 

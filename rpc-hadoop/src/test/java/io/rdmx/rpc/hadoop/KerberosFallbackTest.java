@@ -286,7 +286,7 @@ class KerberosFallbackTest {
         TestRpcService other = proxy(alice, s, privacy);
         victim.ping(null, TestRpcBase.newEmptyRequest());
         other.ping(null, TestRpcBase.newEmptyRequest());
-        assertEquals(2, s.rdmxSaslSessions());
+        assertEquals(2, s.rdmxSaslSessions(), "the privacy sessions were not negotiated over rdmx");
         long served = s.rdmxCalls();
         RdmxInvoker.wrappedRequestHook = t -> {
             t[t.length / 2] ^= 1;
