@@ -294,7 +294,9 @@ public final class RdmxServer extends RdmxCountingServer {
                 // SASL on an rdmx handler thread (GSSAPI may take a while); calls of sessions as calls are served
                 b.handle(METHOD_SASL, this::sasl);
                 if (rcfg.direct && !rcfg.onReader) {
-                    b.handleAsync(METHOD_SECURE_CALL, rc -> serve(rc, false));
+                    // wrapped calls must be unwrapped in the order they arrived: on the reader, then run by a
+                    // pool thread of this server (bounded like the rdmx handlers; refused, retriable, when full)
+                    b.handleAsyncOnReader(METHOD_SECURE_CALL, this::serveOffReader);
                 } else {
                     b.handleAsyncOnReader(METHOD_SECURE_CALL, rc -> serve(rc, true));
                 }
@@ -422,6 +424,7 @@ public final class RdmxServer extends RdmxCountingServer {
             refuseSimple(rc, request);
             return;
         }
+        // unwrapped here, in arrival order: this is the rdmx reader for METHOD_SECURE_CALL
         ByteBuffer body = kerberos ? unwrapped(rc, caller, request) : request;
         if (body == null) {
             return;                           // did not unwrap: refused, the session is over
@@ -437,6 +440,26 @@ public final class RdmxServer extends RdmxCountingServer {
         proceed(rc, body, ctx, onReader);
     }
 
+    /**
+     * rdmx reader thread, {@code direct} dispatch under Kerberos: unwraps a call of a wrapping session here (in
+     * arrival order), then serves it on a pool thread of this server, as an rdmx handler thread would.
+     */
+    private void serveOffReader(RpcCall rc) throws Exception {
+        Caller caller = caller(rc);
+        ByteBuffer body = unwrapped(rc, caller, rc.request());
+        if (body == null) {
+            return;                           // did not unwrap: refused, the session is over
+        }
+        offload(rc, () -> {
+            try {
+                Context ctx = cachedContext(caller, body, rc.peer());
+                proceed(rc, body, ctx != null ? ctx : authorize(caller, body, rc.peer()), false);
+            } catch (Exception e) {
+                refuse(rc, e);
+            }
+        });
+    }
+
     /** A slow-path pool thread: authorizes the caller's context, then queues (or runs) the call. */
     private void serveSlowly(RpcCall rc, Caller caller, ByteBuffer body) {
         try {
@@ -449,7 +472,7 @@ public final class RdmxServer extends RdmxCountingServer {
     /**
      * A call of a session with QOP integrity or privacy arrives as its session id, then the SASL token the client's
      * SASL client wrapped the rest into (host, connection context, headers, request): unwrapped here, in arrival
-     * order (the rdmx reader thread, except with {@code direct} dispatch), as a stock reader unwraps a connection's
+     * order (the rdmx reader thread, with every dispatch), as a stock reader unwraps a connection's
      * messages. A token that does not unwrap (tampered, replayed, out of order) ends that session only: the call is
      * refused, naming the caller, and the caller's next call negotiates again.
      *

@@ -58,6 +58,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The engine under Kerberos, against a real KDC in this JVM ({@link MiniKdc}, Apache Kerby). With
@@ -272,6 +274,47 @@ class KerberosFallbackTest {
         assertEquals(2, sent.size(), "the calls were not wrapped");
         boolean plainVisible = new String(sent.get(1), StandardCharsets.ISO_8859_1).contains(text);
         assertEquals(!"auth-conf".equals(qop), plainVisible, "privacy must hide the request, integrity does not");
+    }
+
+    /**
+     * Concurrent callers of one proxy share its privacy session: the client wraps and sends its calls in sequence
+     * and the server unwraps them in arrival order (Kerberos tokens carry sequence numbers the JDK checks), with
+     * each dispatch of the listener; every call goes through over rdmx in that one session.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"queue", "direct", "reader"})
+    void concurrentCallersOfOnePrivacySessionAllGoThrough(String dispatch) throws Exception {
+        Configuration c = new Configuration(privacy);
+        c.set("rdmx.rpc.hadoop.dispatch", dispatch);
+        RdmxServer s = secureServer(c);
+        TestRpcService p = proxy(alice, s, c);
+        p.ping(null, TestRpcBase.newEmptyRequest());
+        int threads = 4;
+        int calls = 200;
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+        try {
+            List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int id = t;
+                done.add(pool.submit(() -> alice.doAs((PrivilegedExceptionAction<Void>) () -> {
+                    for (int i = 0; i < calls; i++) {
+                        String m = "t" + id + "-" + i;
+                        assertEquals(m, p.echo(null, EchoRequestProto.newBuilder().setMessage(m).build())
+                            .getMessage());
+                    }
+                    return null;
+                })));
+            }
+            for (java.util.concurrent.Future<?> f : done) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(1, s.rdmxSaslSessions(), "dispatch " + dispatch + ": a session failed and was negotiated again");
+        assertEquals(1 + threads * calls, s.rdmxCalls(), "dispatch " + dispatch + ": not every call went over rdmx");
+        assertEquals(tcp, RdmxRpcEngine.clientCallsOverTcp());
     }
 
     /**
