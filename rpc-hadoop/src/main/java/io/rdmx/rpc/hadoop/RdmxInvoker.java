@@ -23,7 +23,10 @@ import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.SocketFactory;
+import java.util.function.UnaryOperator;
 import javax.security.sasl.Sasl;
+import javax.security.sasl.SaslClient;
+import javax.security.sasl.SaslException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
 import org.apache.hadoop.ipc.AlignmentContext;
@@ -37,7 +40,6 @@ import org.apache.hadoop.ipc.protobuf.ProtobufRpcEngine2Protos.RequestHeaderProt
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcRequestHeaderProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto;
 import org.apache.hadoop.net.NetUtils;
-import org.apache.hadoop.security.SaslPropertiesResolver;
 import org.apache.hadoop.security.SaslRpcClient;
 import org.apache.hadoop.security.SaslRpcServer.AuthMethod;
 import org.apache.hadoop.security.SecurityUtil;
@@ -88,6 +90,12 @@ final class RdmxInvoker implements RpcInvocationHandler {
     private byte[] session;
     /** The rdmx address the session was negotiated with; guarded by this. */
     private String sessionAt;
+    /** The session's SASL client when it wraps (QOP integrity or privacy), else null; guarded by this. */
+    private Wrapping sessionWrap;
+    /** Tests: applied to each wrapped request token before it is sent (tampering), or null. */
+    static volatile UnaryOperator<byte[]> wrappedRequestHook;
+    /** Tests: applied to each wrapped answer token before it is unwrapped (tampering), or null. */
+    static volatile UnaryOperator<byte[]> wrappedAnswerHook;
     private RdmxClients.Shared shared;
     private Object tcpProxy;
     /**
@@ -142,19 +150,12 @@ final class RdmxInvoker implements RpcInvocationHandler {
 
     /**
      * Under Kerberos: why this proxy's calls cannot go over rdmx, or null. rdmx carries Hadoop's SASL negotiation
-     * with KERBEROS (GSSAPI) and protection=authentication; a caller that would authenticate with a delegation
-     * token (it holds one for this server: Hadoop's client would choose TOKEN/DIGEST-MD5), or whose SASL
-     * properties for this server ask for integrity or privacy, keeps Hadoop's TCP path.
+     * with KERBEROS (GSSAPI) and every protection (integrity and privacy wrap each call and answer); a caller
+     * that would authenticate with a delegation token (it holds one for this server: Hadoop's client would choose
+     * TOKEN/DIGEST-MD5) keeps Hadoop's TCP path.
      */
     private static String saslNotCarried(Class<?> protocol, InetSocketAddress server, UserGroupInformation ticket,
         Configuration conf) {
-        String qop = SaslPropertiesResolver.getInstance(conf).getClientProperties(server.getAddress())
-            .get(Sasl.QOP);
-        String off = RdmxServer.qopNotCarried(qop);
-        if (off != null || qop != null && !qop.equals("auth")) {
-            return off != null ? off : "hadoop.rpc.protection asks for SASL QOP " + qop + ", which may negotiate "
-                + "integrity or privacy: rdmx carries protection=authentication only so far";
-        }
         try {
             TokenInfo info = SecurityUtil.getTokenInfo(protocol, conf);
             if (info != null && ticket != null && server.getAddress() != null) {
@@ -252,8 +253,9 @@ final class RdmxInvoker implements RpcInvocationHandler {
             ep.dialled = true; // connected now (by this dial or another proxy's): a later loss means a re-probe
         }
         byte[] callPrefix = prefix;
+        Wrapping[] wrap = {null};
         if (secure) {
-            callPrefix = securePrefix(s, ep, method, request, idRetry);
+            callPrefix = securePrefix(s, ep, method, request, idRetry, wrap);
             if (callPrefix == null) {
                 return (Message) overTcp(method, new Object[] {null, request}, idRetry);
             }
@@ -279,8 +281,12 @@ final class RdmxInvoker implements RpcInvocationHandler {
         int rdmxMethod = secure ? RdmxServer.METHOD_SECURE_CALL : RdmxServer.METHOD_CALL;
         try {
             try {
-                answer = s.client.call(ep.address, rdmxMethod, body, reader, timeout);
+                answer = wrap[0] == null ? s.client.call(ep.address, rdmxMethod, body, reader, timeout)
+                    : callWrapped(s, ep, callPrefix, wrap[0], body, callId, returnType);
             } catch (RemoteRpcException e) {
+                if (secure && SaslException.class.getName().equals(e.className())) {
+                    forgetSession(callPrefix);        // the server ended the session: the next call negotiates
+                }
                 if (!secure || !UnknownSaslSessionException.class.getName().equals(e.className())) {
                     throw e;
                 }
@@ -288,7 +294,7 @@ final class RdmxInvoker implements RpcInvocationHandler {
                 LOG.debug("{} proxy to {}: rdmx SASL session gone ({}); negotiating again", protocolName, server,
                     e.remoteMessage());
                 forgetSession(callPrefix);
-                callPrefix = securePrefix(s, ep, method, request, idRetry);
+                callPrefix = securePrefix(s, ep, method, request, idRetry, wrap);
                 if (callPrefix == null) {
                     return (Message) overTcp(method, new Object[] {null, request}, idRetry);
                 }
@@ -297,7 +303,8 @@ final class RdmxInvoker implements RpcInvocationHandler {
                 } catch (IOException io) {
                     throw new ServiceException(io);
                 }
-                answer = s.client.call(ep.address, rdmxMethod, body, reader, timeout);
+                answer = wrap[0] == null ? s.client.call(ep.address, rdmxMethod, body, reader, timeout)
+                    : callWrapped(s, ep, callPrefix, wrap[0], body, callId, returnType);
             }
         } catch (RemoteRpcException e) {
             throw new ServiceException(new RemoteException(e.className(), e.remoteMessage()));
@@ -316,6 +323,10 @@ final class RdmxInvoker implements RpcInvocationHandler {
                 + ep.address + " interrupted"));
         }
         RdmxRpcEngine.CLIENT_RDMX_CALLS.increment();
+        if (answer instanceof WrapFailure) {
+            forgetSession(callPrefix);            // an answer that does not unwrap ends the session
+            throw ((WrapFailure) answer).failure;
+        }
         if (answer instanceof ServiceException) {
             throw (ServiceException) answer;
         }
@@ -335,11 +346,14 @@ final class RdmxInvoker implements RpcInvocationHandler {
      *     the server's refusal as a {@link RemoteException})
      */
     private synchronized byte[] securePrefix(RdmxClients.Shared s, Endpoints.Endpoint ep, Method method,
-        Message request, int[] idRetry) throws ServiceException {
+        Message request, int[] idRetry, Wrapping[] wrap) throws ServiceException {
         if (session != null && ep.address.equals(sessionAt)) {
+            wrap[0] = sessionWrap;
             return prefix(session);
         }
         session = null;
+        sessionWrap = null;
+        wrap[0] = null;
         byte[][] sid = {new byte[SaslSession.ID_BYTES]};
         RdmxIpcBridge.SaslExchange exchange = message -> {
             ByteBuffer req = ByteBuffer.allocate(sid[0].length + message.length).put(sid[0]).put(message);
@@ -370,9 +384,25 @@ final class RdmxInvoker implements RpcInvocationHandler {
         UserGroupInformation authUser = ticket.getRealUser() != null ? ticket.getRealUser() : ticket;
         SaslRpcClient sasl = new SaslRpcClient(ticket, protocol, server, conf);
         AuthMethod how;
+        boolean keep = false;
         try {
             how = authUser.doAs((PrivilegedExceptionAction<AuthMethod>) () -> RdmxIpcBridge.saslConnect(sasl,
                 exchange, maxResponseLength(), RdmxServer.SASL_MAX_ROUNDS, server + " (rdmx " + ep.address + ")"));
+            if (how != AuthMethod.KERBEROS) {
+                throw new ServiceException(wrap(ep, new IOException("SASL negotiation with " + server + " over rdmx "
+                    + ep.address + " ended with " + how + ", not KERBEROS")));
+            }
+            Object qop = sasl.getNegotiatedProperty(Sasl.QOP);
+            if (qop != null && !"auth".equals(qop)) {
+                SaslClient c = RdmxIpcBridge.saslClientOf(sasl);
+                if (c == null) {
+                    LOG.info("{} proxy to {}: over Hadoop's TCP client: SASL QOP {} needs the negotiated SASL "
+                        + "client, which this Hadoop's SaslRpcClient does not expose", protocolName, server, qop);
+                    return null;
+                }
+                keep = true;                  // it wraps every call and answer of the session
+                wrap[0] = new Wrapping(c);
+            }
         } catch (SaslTransportException e) {
             Endpoints.fallBack(server, "SASL negotiation over its rdmx listener " + ep.address + " failed: "
                 + e.getCause().getMessage(), cfg);
@@ -389,20 +419,107 @@ final class RdmxInvoker implements RpcInvocationHandler {
             throw new ServiceException(wrap(ep, new IOException("Exception encountered while connecting to the "
                 + "server " + server + " over rdmx " + ep.address, e)));
         } finally {
-            try {
-                sasl.dispose();
-            } catch (IOException e) {
-                // the session is the server's; nothing kept here
+            if (!keep) {
+                try {
+                    sasl.dispose();
+                } catch (IOException e) {
+                    // the session is the server's; nothing kept here
+                }
             }
-        }
-        if (how != AuthMethod.KERBEROS) {
-            throw new ServiceException(wrap(ep, new IOException("SASL negotiation with " + server + " over rdmx "
-                + ep.address + " ended with " + how + ", not KERBEROS")));
         }
         RdmxRpcEngine.CLIENT_SASL_SESSIONS.increment();
         session = sid[0];
         sessionAt = ep.address;
+        sessionWrap = wrap[0];
         return prefix(session);
+    }
+
+    /**
+     * The SASL client of a session that wraps, and its two locks: calls are wrapped and sent under one (the server
+     * must receive them in sequence), answers unwrapped under the other (in the order they arrive); wrapping and
+     * unwrapping run at once, as Hadoop's client wraps on the sending thread and unwraps on the connection's.
+     */
+    private static final class Wrapping {
+        final SaslClient sasl;
+        final Object unwrapLock = new Object();
+
+        Wrapping(SaslClient sasl) {
+            this.sasl = sasl;
+        }
+    }
+
+    /** An answer of a wrapping session that did not unwrap: the call's failure, and the session is over. */
+    private static final class WrapFailure {
+        final ServiceException failure;
+
+        WrapFailure(ServiceException failure) {
+            this.failure = failure;
+        }
+    }
+
+    /**
+     * A call in a session with QOP integrity or privacy: the session id, then the rest of the request (host,
+     * connection context, headers, request) wrapped by the session's SASL client; wrapped and sent under the SASL
+     * client's lock, so the server receives the tokens in the order their sequence numbers were given. The answer
+     * is unwrapped on the client's reader thread, in the order answers arrive.
+     */
+    private Object callWrapped(RdmxClients.Shared s, Endpoints.Endpoint ep, byte[] callPrefix, Wrapping wrap,
+        RpcBody body, int callId, Message returnType) throws RpcException, InterruptedException, ServiceException {
+        int idBytes = SaslSession.ID_BYTES;
+        byte[] plain;
+        try {
+            ByteBuffer all = ByteBuffer.allocate(body.length());
+            body.writeTo(all);
+            plain = java.util.Arrays.copyOfRange(all.array(), idBytes, all.capacity());
+        } catch (IOException e) {
+            throw new ServiceException(e);
+        }
+        RpcResponseReader<Object> reader = rb -> {
+            byte[] token = new byte[rb.remaining()];
+            rb.get(token);
+            UnaryOperator<byte[]> hook = wrappedAnswerHook;
+            if (hook != null) {
+                token = hook.apply(token);
+            }
+            byte[] answer;
+            try {
+                synchronized (wrap.unwrapLock) {
+                    answer = wrap.sasl.unwrap(token, 0, token.length);
+                }
+            } catch (SaslException | RuntimeException e) {
+                LOG.warn("{} proxy to {}: an answer of {} bytes over rdmx {} did not unwrap; the SASL session is "
+                    + "over: {}", protocolName, server, token.length, ep.address, e.toString());
+                return new WrapFailure(new ServiceException(wrap(ep, new SaslException("answer of " + token.length
+                    + " bytes to call " + callId + " from " + server + " over rdmx " + ep.address + " did not "
+                    + "unwrap (" + e.getMessage() + ")", e))));
+            }
+            return decodeResponse(ByteBuffer.wrap(answer), callId, returnType, ep);
+        };
+        java.util.concurrent.CompletableFuture<Object> f;
+        synchronized (wrap) {
+            byte[] token;
+            try {
+                token = wrap.sasl.wrap(plain, 0, plain.length);
+            } catch (SaslException e) {
+                forgetSession(callPrefix);
+                throw new ServiceException(wrap(ep, e));
+            }
+            UnaryOperator<byte[]> hook = wrappedRequestHook;
+            if (hook != null) {
+                token = hook.apply(token);
+            }
+            ByteBuffer req = ByteBuffer.allocate(idBytes + token.length).put(callPrefix, 0, idBytes).put(token);
+            f = s.client.callAsync(ep.address, RdmxServer.METHOD_SECURE_CALL, req.flip(), reader, timeout);
+        }
+        try {
+            return f.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof RpcException) {
+                throw (RpcException) c;
+            }
+            throw new RpcException(String.valueOf(c), c);
+        }
     }
 
     /** The session id, then the host and the connection context (KERBEROS: the effective user only). */
@@ -417,6 +534,22 @@ final class RdmxInvoker implements RpcInvocationHandler {
     private synchronized void forgetSession(byte[] callPrefix) {
         if (session != null && java.util.Arrays.equals(session, 0, session.length, callPrefix, 0, session.length)) {
             session = null;
+            disposeWrap(sessionWrap);
+            sessionWrap = null;
+        }
+    }
+
+    private static void disposeWrap(Wrapping w) {
+        if (w != null) {
+            try {
+                synchronized (w) {
+                    synchronized (w.unwrapLock) {
+                        w.sasl.dispose();
+                    }
+                }
+            } catch (SaslException e) {
+                // nothing kept
+            }
         }
     }
 
@@ -584,6 +717,9 @@ final class RdmxInvoker implements RpcInvocationHandler {
                 s = shared;
                 tcpProxy = null;
                 shared = null;
+                disposeWrap(sessionWrap);
+                sessionWrap = null;
+                session = null;
             }
             if (p != null) {
                 RPC.stopProxy(p);

@@ -2,6 +2,7 @@ package io.rdmx.rpc.hadoop;
 
 import io.rdmx.channel.ChannelConfig;
 import io.rdmx.channel.ChannelEngine;
+import io.rdmx.rpc.RpcBody;
 import io.rdmx.rpc.RpcCall;
 import io.rdmx.rpc.RpcConfig;
 import io.rdmx.rpc.RpcRequestGate;
@@ -27,7 +28,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
-import javax.security.sasl.Sasl;
 import javax.security.sasl.SaslException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.io.Writable;
@@ -64,8 +64,9 @@ import org.slf4j.LoggerFactory;
  * through {@link RdmxEndpoint}. Under Kerberos it takes calls of SASL sessions only: a client carries Hadoop's
  * SASL negotiation ({@code RpcSaslProto}, KERBEROS/GSSAPI) over rdmx first ({@link #METHOD_SASL}, state in a
  * {@link SaslSession} per caller), then names its session in each call ({@link #METHOD_SECURE_CALL}), and the
- * call runs as the user the SASL server authenticated, as on a stock connection. It is left off, logged, when
- * {@code hadoop.rpc.protection} asks for integrity or privacy only (not carried yet), with an
+ * call runs as the user the SASL server authenticated, as on a stock connection; with the QOP integrity or privacy
+ * ({@code hadoop.rpc.protection}) each call and answer of the session is wrapped by the negotiated SASL client and
+ * server, as on a stock connection. It is left off, logged, with an
  * {@link AlignmentContext}, or with {@code rdmx.rpc.hadoop.provider=none}; clients then use TCP. A call's answer is written once Hadoop counted the call in its RPC metrics ({@link RdmxCountingServer}), on
  * the thread that counted it or answered it, whichever is later.
  */
@@ -88,6 +89,8 @@ public final class RdmxServer extends RdmxCountingServer {
     private static final int CONTEXT_CACHE = 4096;
     /** Bytes of an rdmx request body before Hadoop's own request: the caller's host and connection context. */
     static final int PREFIX_ALLOWANCE = 1024;
+    /** Bytes a SASL token may add to what it wraps (a Kerberos wrap token adds tens of bytes). */
+    static final int WRAP_ALLOWANCE = 1024;
 
     private final Configuration serverConf;
     private final HadoopRdmxConfig rcfg;
@@ -170,12 +173,7 @@ public final class RdmxServer extends RdmxCountingServer {
         // with simple authentication a stock client does not negotiate SASL either
         this.kerberos = UserGroupInformation.isSecurityEnabled();
         this.saslProperties = kerberos ? SaslPropertiesResolver.getInstance(conf) : null;
-        if (kerberos) {
-            off = qopNotCarried(saslProperties.getDefaultProperties().get(Sasl.QOP));
-        }
-        if (off != null) {
-            // set above
-        } else if (alignmentContext != null) {
+        if (alignmentContext != null) {
             off = "an AlignmentContext (observer reads) needs Hadoop's TCP path";
         } else if (rcfg.provider.equals("none")) {
             off = HadoopRdmxConfig.PROVIDER_KEY + "=none";
@@ -193,19 +191,6 @@ public final class RdmxServer extends RdmxCountingServer {
             LOG.info("Hadoop RPC server {} on {}: no rdmx listener ({}); clients use TCP", getServerName(),
                 getListenerAddress(), off);
         }
-    }
-
-    /**
-     * @param qop the SASL QOP list of the configuration ({@code hadoop.rpc.protection}), e.g. "auth-conf,auth"
-     * @return why a Kerberized listener cannot take it, or null: it includes {@code auth} (authentication only),
-     *     which rdmx carries; integrity and privacy need each message wrapped (not done yet)
-     */
-    static String qopNotCarried(String qop) {
-        if (qop == null || java.util.Arrays.asList(qop.split(",")).contains("auth")) {
-            return null;
-        }
-        return "hadoop.rpc.protection needs SASL QOP " + qop + " (integrity or privacy): rdmx carries Kerberos/SASL"
-            + " with protection=authentication only so far; Hadoop's TCP path wraps each message";
     }
 
     private void openListener() throws RdmxException {
@@ -290,7 +275,8 @@ public final class RdmxServer extends RdmxCountingServer {
             // rdmx's bound applies to requests and responses alike: requests are checked exactly against
             // ipc.maximum.data.length in serve(); the rdmx bound leaves room for responses up to
             // ipc.maximum.response.length and for the context prefix
-            long bound = Math.max((long) rcfg.maxDataLength + PREFIX_ALLOWANCE, rcfg.maxResponseLength);
+            long bound = Math.max((long) rcfg.maxDataLength + PREFIX_ALLOWANCE, rcfg.maxResponseLength)
+                + (kerberos ? SaslSession.ID_BYTES + WRAP_ALLOWANCE : 0);
             RpcConfig cfg = RpcConfig.builder().maxMessageBytes((int) Math.min(Integer.MAX_VALUE - 64, bound))
                 .handlerThreads(threads).build();
             slowPath = slowPathPool(threads, cfg.handlerQueue());
@@ -308,7 +294,9 @@ public final class RdmxServer extends RdmxCountingServer {
                 // SASL on an rdmx handler thread (GSSAPI may take a while); calls of sessions as calls are served
                 b.handle(METHOD_SASL, this::sasl);
                 if (rcfg.direct && !rcfg.onReader) {
-                    b.handleAsync(METHOD_SECURE_CALL, rc -> serve(rc, false));
+                    // wrapped calls must be unwrapped in the order they arrived: on the reader, then run by a
+                    // pool thread of this server (bounded like the rdmx handlers; refused, retriable, when full)
+                    b.handleAsyncOnReader(METHOD_SECURE_CALL, this::serveOffReader);
                 } else {
                     b.handleAsyncOnReader(METHOD_SECURE_CALL, rc -> serve(rc, true));
                 }
@@ -387,6 +375,19 @@ public final class RdmxServer extends RdmxCountingServer {
         if (method != METHOD_CALL && method != METHOD_SECURE_CALL) {
             return null;
         }
+        if (method == METHOD_SECURE_CALL && kerberos) {
+            Caller c = callers.get(peer);
+            SaslSession s = c == null || first.limit() < SaslSession.ID_BYTES ? null
+                : session(c, first.duplicate().position(0).limit(SaslSession.ID_BYTES));
+            if (s != null && s.wraps()) {
+                // wrapped: the plain length is checked exactly once unwrapped; the token may be a little longer
+                long max = (long) SaslSession.ID_BYTES + PREFIX_ALLOWANCE + rcfg.maxDataLength + WRAP_ALLOWANCE;
+                return length <= max ? null : new RpcRequestGate.Refusal(IOException.class.getName(), "Wrapped call"
+                    + " of " + length + " bytes from rdmx caller '" + peer + "' (" + address + ") in a SASL session"
+                    + " with QOP " + s.qop() + " is longer than the " + max + " bytes Hadoop RPC server "
+                    + getServerName() + " takes (ipc.maximum.data.length " + rcfg.maxDataLength + ")");
+            }
+        }
         int prefix;
         try {
             prefix = prefixEnd(first, method == METHOD_SECURE_CALL ? SaslSession.ID_BYTES : 0, peer);
@@ -418,15 +419,20 @@ public final class RdmxServer extends RdmxCountingServer {
      */
     private void serve(RpcCall rc, boolean onReader) throws Exception {
         Caller caller = caller(rc);
-        ByteBuffer body = rc.request();
+        ByteBuffer request = rc.request();
         if (kerberos && rc.method() != METHOD_SECURE_CALL) {
-            refuseSimple(rc, body);
+            refuseSimple(rc, request);
             return;
+        }
+        // unwrapped here, in arrival order: this is the rdmx reader for METHOD_SECURE_CALL
+        ByteBuffer body = kerberos ? unwrapped(rc, caller, request) : request;
+        if (body == null) {
+            return;                           // did not unwrap: refused, the session is over
         }
         Context ctx = cachedContext(caller, body, rc.peer());
         if (ctx == null) {
             if (onReader) {
-                offload(rc, () -> serveSlowly(rc, caller));
+                offload(rc, () -> serveSlowly(rc, caller, body));
                 return;
             }
             ctx = authorize(caller, body, rc.peer());
@@ -434,12 +440,104 @@ public final class RdmxServer extends RdmxCountingServer {
         proceed(rc, body, ctx, onReader);
     }
 
+    /**
+     * rdmx reader thread, {@code direct} dispatch under Kerberos: unwraps a call of a wrapping session here (in
+     * arrival order), then serves it on a pool thread of this server, as an rdmx handler thread would.
+     */
+    private void serveOffReader(RpcCall rc) throws Exception {
+        Caller caller = caller(rc);
+        ByteBuffer body = unwrapped(rc, caller, rc.request());
+        if (body == null) {
+            return;                           // did not unwrap: refused, the session is over
+        }
+        offload(rc, () -> {
+            try {
+                Context ctx = cachedContext(caller, body, rc.peer());
+                proceed(rc, body, ctx != null ? ctx : authorize(caller, body, rc.peer()), false);
+            } catch (Exception e) {
+                refuse(rc, e);
+            }
+        });
+    }
+
     /** A slow-path pool thread: authorizes the caller's context, then queues (or runs) the call. */
-    private void serveSlowly(RpcCall rc, Caller caller) {
+    private void serveSlowly(RpcCall rc, Caller caller, ByteBuffer body) {
         try {
-            ByteBuffer body = rc.request();
             proceed(rc, body, authorize(caller, body, rc.peer()), false);
         } catch (Exception e) {
+            refuse(rc, e);
+        }
+    }
+
+    /**
+     * A call of a session with QOP integrity or privacy arrives as its session id, then the SASL token the client's
+     * SASL client wrapped the rest into (host, connection context, headers, request): unwrapped here, in arrival
+     * order (the rdmx reader thread, with every dispatch), as a stock reader unwraps a connection's
+     * messages. A token that does not unwrap (tampered, replayed, out of order) ends that session only: the call is
+     * refused, naming the caller, and the caller's next call negotiates again.
+     *
+     * @return the call's body (the session id, then the plain bytes), {@code request} itself for a session that
+     *     does not wrap (or an unknown one: refused later), or null if the call was refused
+     */
+    private ByteBuffer unwrapped(RpcCall rc, Caller caller, ByteBuffer request) {
+        int start = request.position();
+        if (request.remaining() < SaslSession.ID_BYTES) {
+            return request;
+        }
+        SaslSession session = session(caller, request.duplicate().position(start).limit(start + SaslSession.ID_BYTES));
+        if (session == null || !session.wraps()) {
+            return request;
+        }
+        byte[] token = new byte[request.remaining() - SaslSession.ID_BYTES];
+        request.duplicate().position(start + SaslSession.ID_BYTES).get(token);
+        byte[] plain;
+        try {
+            plain = session.unwrap(token, rc.peer());
+        } catch (SaslException | RuntimeException e) {
+            forget(caller, session);
+            saslRefused.increment();
+            LOG.warn("Hadoop RPC server {}: a call of {} bytes of rdmx caller '{}' ({}) in its SASL session (QOP {})"
+                + " did not unwrap; the session is over: {}", getServerName(), token.length, rc.peer(),
+                caller.address, session.qop(), e.toString());
+            refuse(rc, new SaslException("a call of " + token.length + " bytes of rdmx caller '" + rc.peer()
+                + "' in its SASL session (QOP " + session.qop() + ") with Hadoop RPC server " + getServerName()
+                + " did not unwrap (" + e.getMessage() + "); the session is over"));
+            return null;
+        }
+        ByteBuffer body = ByteBuffer.allocate(SaslSession.ID_BYTES + plain.length);
+        body.put(request.duplicate().position(start).limit(start + SaslSession.ID_BYTES)).put(plain).flip();
+        return body;
+    }
+
+    /**
+     * Answers a call: as is, or, in a session with QOP integrity or privacy, wrapped by its SASL server (and written
+     * under the session's lock, so answers reach the client in the order they were wrapped). Never throws: an
+     * answer that cannot be wrapped is answered with the error.
+     */
+    private static void answer(RpcCall rc, Context ctx, Object response) {
+        SaslSession session = ctx.session;
+        try {
+            if (session == null || !session.wraps()) {
+                if (response instanceof RpcBody) {
+                    rc.respond((RpcBody) response);
+                } else {
+                    rc.respond((ByteBuffer) response);
+                }
+                return;
+            }
+            byte[] plain;
+            if (response instanceof RpcBody) {
+                RpcBody b = (RpcBody) response;
+                ByteBuffer buf = ByteBuffer.allocate(b.length());
+                b.writeTo(buf);
+                plain = buf.array();
+            } else {
+                ByteBuffer b = ((ByteBuffer) response).duplicate();
+                plain = new byte[b.remaining()];
+                b.get(plain);
+            }
+            session.wrapAndSend(plain, rc.peer(), token -> rc.respond(ByteBuffer.wrap(token)));
+        } catch (IOException | RuntimeException e) {
             refuse(rc, e);
         }
     }
@@ -537,20 +635,22 @@ public final class RdmxServer extends RdmxCountingServer {
         int retry = header.getRetryCount();
         if (!header.hasRpcKind() || header.getRpcKind() != RpcKindProto.RPC_PROTOCOL_BUFFER
             || header.getRpcOp() != RpcRequestHeaderProto.OperationProto.RPC_FINAL_PACKET || callId < 0) {
-            rc.respond(error(callId, retry, header, RpcStatusProto.FATAL, RpcErrorCodeProto.FATAL_INVALID_RPC_HEADER,
+            answer(rc, ctx, error(callId, retry, header, RpcStatusProto.FATAL,
+                RpcErrorCodeProto.FATAL_INVALID_RPC_HEADER,
                 new IOException("rdmx listener of " + getServerName() + " takes protobuf calls only: rpcKind="
                     + header.getRpcKind() + ", rpcOp=" + header.getRpcOp() + ", callId=" + callId + " from '"
                     + rc.peer() + "'")));
             return;
         }
         if (dataLength > rcfg.maxDataLength) {               // the gate refused it already; kept as a last check
-            rc.respond(error(callId, retry, header, RpcStatusProto.FATAL, RpcErrorCodeProto.FATAL_INVALID_RPC_HEADER,
+            answer(rc, ctx, error(callId, retry, header, RpcStatusProto.FATAL,
+                RpcErrorCodeProto.FATAL_INVALID_RPC_HEADER,
                 new IOException("Requested data length " + dataLength + " is longer than maximum configured RPC "
                     + "length " + rcfg.maxDataLength + ".  RPC came from " + rc.peer() + " over rdmx")));
             return;
         }
         if (ctx.user == null) {
-            rc.respond(error(callId, retry, header, RpcStatusProto.FATAL, RpcErrorCodeProto.FATAL_UNAUTHORIZED,
+            answer(rc, ctx, error(callId, retry, header, RpcStatusProto.FATAL, RpcErrorCodeProto.FATAL_UNAUTHORIZED,
                 new IOException("no user in the connection context of '" + rc.peer() + "'")));
             return;
         }
@@ -558,7 +658,7 @@ public final class RdmxServer extends RdmxCountingServer {
         try {
             request = RdmxIpcBridge.readProtobufRequest(this, body, serverConf);
         } catch (IOException | RuntimeException e) {
-            rc.respond(error(callId, retry, header, RpcStatusProto.FATAL,
+            answer(rc, ctx, error(callId, retry, header, RpcStatusProto.FATAL,
                 RpcErrorCodeProto.FATAL_DESERIALIZING_REQUEST,
                 new IOException("IPC server unable to read call parameters: " + e.getMessage(), e)));
             return;
@@ -576,11 +676,11 @@ public final class RdmxServer extends RdmxCountingServer {
         call.response().whenComplete((answer, failure) -> {
             pending.remove(call);
             if (failure == null) {
-                rc.respond(answer);
+                answer(rc, ctx, answer);
                 return;
             }
             try {
-                rc.respond(error(callId, retry, header, RpcStatusProto.ERROR, RpcErrorCodeProto.ERROR_RPC_SERVER,
+                answer(rc, ctx, error(callId, retry, header, RpcStatusProto.ERROR, RpcErrorCodeProto.ERROR_RPC_SERVER,
                     failure instanceof IOException ? (IOException) failure : new IOException(failure)));
             } catch (IOException e) {
                 rc.respondError(e.getClass().getName(), e.getMessage());

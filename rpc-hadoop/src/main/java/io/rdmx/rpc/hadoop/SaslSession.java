@@ -29,8 +29,10 @@ import org.apache.hadoop.thirdparty.protobuf.ByteString;
  * methods this listener takes (KERBEROS), INITIATE with the method the client chose and its first token, then
  * RESPONSE/CHALLENGE rounds until the SASL server completes (SUCCESS). The SASL server is Hadoop's own
  * ({@link SaslRpcServer}), with the SASL properties of {@link SaslPropertiesResolver} for the caller's address.
- * Only QOP {@code auth} is taken: a negotiation that ends with integrity or privacy is refused (they would need
- * every message wrapped, which this listener does not do yet), never carried weaker.
+ * A negotiation that ends with QOP integrity ({@code auth-int}) or privacy ({@code auth-conf}) keeps its SASL
+ * server: every call of the session then arrives wrapped by the client's SASL client and every answer leaves
+ * wrapped by this server ({@link #unwrap}, {@link #wrapAndSend}), as a stock connection wraps each RPC message; a message
+ * that does not unwrap ends the session (its caller negotiates again).
  */
 final class SaslSession {
     /** Bytes of a session id. */
@@ -41,10 +43,18 @@ final class SaslSession {
 
     final ByteBuffer id;
     private final int maxRounds;
+    /** Orders wraps (answers leave in the order of their sequence numbers). */
+    private final Object wrapLock = new Object();
+    /** Orders unwraps (calls are unwrapped in the order they arrived); wrap and unwrap run at once, as on TCP. */
+    private final Object unwrapLock = new Object();
     private int rounds;
     private boolean negotiated;
-    private SaslServer sasl;
+    private volatile SaslServer sasl;
     private volatile UserGroupInformation user;
+    /** True once established with QOP integrity or privacy: calls and answers are wrapped. */
+    private volatile boolean wraps;
+    /** The negotiated QOP, or null before the negotiation succeeded. */
+    private volatile String qop;
     /** False once forgotten by its caller (evicted): calls naming it negotiate again. */
     private volatile boolean live = true;
 
@@ -62,6 +72,54 @@ final class SaslSession {
 
     boolean live() {
         return live;
+    }
+
+    /** @return true if the session's calls and answers are wrapped (QOP integrity or privacy) */
+    boolean wraps() {
+        return wraps;
+    }
+
+    /** @return the negotiated QOP ({@code auth}, {@code auth-int}, {@code auth-conf}), or null before */
+    String qop() {
+        return qop;
+    }
+
+    /**
+     * Unwraps a call of a wrapping session. The SASL server's sequence numbers need the tokens in the order the
+     * client wrapped them: the caller unwraps a session's calls in the order they arrived.
+     *
+     * @param token the wrapped bytes
+     * @param peer the rdmx caller, named in errors
+     * @return the plain bytes
+     * @throws SaslException if the token does not unwrap (tampered, replayed, out of order) or the session is over
+     */
+    byte[] unwrap(byte[] token, String peer) throws SaslException {
+        synchronized (unwrapLock) {
+            SaslServer s = sasl;
+            if (!live || s == null) {
+                throw new SaslException("SASL session of rdmx caller '" + peer + "' is over");
+            }
+            return s.unwrap(token, 0, token.length);
+        }
+    }
+
+    /**
+     * Wraps an answer of a wrapping session, and hands it on ({@code send}) under the same lock, so answers leave
+     * in the order their sequence numbers were given.
+     *
+     * @param plain the answer
+     * @param peer the rdmx caller, named in errors
+     * @param send writes the wrapped answer
+     * @throws SaslException if it cannot be wrapped (the session is over)
+     */
+    void wrapAndSend(byte[] plain, String peer, java.util.function.Consumer<byte[]> send) throws SaslException {
+        synchronized (wrapLock) {
+            SaslServer s = sasl;
+            if (!live || s == null) {
+                throw new SaslException("SASL session of rdmx caller '" + peer + "' is over");
+            }
+            send.accept(s.wrap(plain, 0, plain.length));
+        }
     }
 
     /** Forgets the session: its SASL server is disposed, calls naming it are refused. */
@@ -153,12 +211,16 @@ final class SaslSession {
         if (!sasl.isComplete()) {
             r.setState(SaslState.CHALLENGE);
         } else {
-            Object qop = sasl.getNegotiatedProperty(Sasl.QOP);
-            if (qop != null && !"auth".equals(qop)) {
-                throw new AccessControlException("rdmx caller '" + peer + "' negotiated SASL QOP " + qop
-                    + ": integrity and privacy are not carried over rdmx yet (the caller should use TCP)");
+            Object q = sasl.getNegotiatedProperty(Sasl.QOP);
+            qop = q == null ? "auth" : q.toString();
+            if (!"auth".equals(qop) && !"auth-int".equals(qop) && !"auth-conf".equals(qop)) {
+                throw new AccessControlException("rdmx caller '" + peer + "' negotiated an unknown SASL QOP " + qop);
             }
+            wraps = !"auth".equals(qop);
             user = UserGroupInformation.createRemoteUser(sasl.getAuthorizationID(), AuthMethod.KERBEROS);
+            if (!wraps) {
+                dispose();                    // authentication only: nothing is wrapped, the SASL server is done
+            }
             r.setState(SaslState.SUCCESS);
         }
         if (challenge != null) {
@@ -168,7 +230,13 @@ final class SaslSession {
     }
 
     private void dispose() {
-        SaslServer s = sasl;
+        SaslServer s;
+        synchronized (wrapLock) {
+            synchronized (unwrapLock) {
+                s = sasl;
+                sasl = null;
+            }
+        }
         if (s != null) {
             try {
                 s.dispose();

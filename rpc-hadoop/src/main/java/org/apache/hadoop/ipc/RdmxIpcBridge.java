@@ -503,6 +503,23 @@ public final class RdmxIpcBridge {
         return server.create(null, properties, null);       // no connection: GSSAPI's callback needs none
     }
 
+    /**
+     * The SASL client a {@link SaslRpcClient} negotiated with (its private {@code saslClient}), which a stock
+     * connection wraps and unwraps each message with under QOP integrity or privacy.
+     *
+     * @param client Hadoop's SASL client after {@link #saslConnect}
+     * @return its SASL client, or null if this Hadoop's classes are not as expected (reflection failed)
+     */
+    public static javax.security.sasl.SaslClient saslClientOf(SaslRpcClient client) {
+        try {
+            java.lang.reflect.Field f = SaslRpcClient.class.getDeclaredField("saslClient");
+            f.setAccessible(true);
+            return (javax.security.sasl.SaslClient) f.get(client);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
+        }
+    }
+
     /** The never-connected socket {@link #saslConnect} gives {@code Client.IpcStreams}. */
     private static final class ExchangeSocket extends java.net.Socket {
         private final SaslExchange exchange;

@@ -58,6 +58,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The engine under Kerberos, against a real KDC in this JVM ({@link MiniKdc}, Apache Kerby). With
@@ -227,37 +229,147 @@ class KerberosFallbackTest {
         assertEquals(1, s.rdmxSaslSessions());
     }
 
-    @Test
-    void withProtectionPrivacyTheServerOpensNoListenerAndCallsStayOnTcpBothSidesSayingWhy() throws Exception {
-        String log;
-        RdmxServer s;
-        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
-        long tcp = RdmxRpcEngine.clientCallsOverTcp();
-        String user;
-        try (ErrCapture cap = new ErrCapture()) {     // slf4j-simple writes to System.err, looked up per line
-            s = secureServer(privacy);
-            TestRpcService p = proxy(alice, s, privacy);
-            user = remoteUser(p);
-            log = cap.text();
-        }
-        // the server: no rdmx listener, saying why (the protection, not Kerberos); it advertises nothing
-        assertNull(s.rdmxAddress(), "a server with protection=privacy opened an rdmx listener");
-        assertNotNull(s.rdmxOffReason());
-        assertTrue(s.rdmxOffReason().contains("hadoop.rpc.protection") && s.rdmxOffReason().contains("auth-conf"),
-            s.rdmxOffReason());
-        assertTrue(log.contains("no rdmx listener (" + s.rdmxOffReason() + "); clients use TCP"), log);
-        // the client: every call of the proxy over Hadoop's TCP client (SASL with privacy there), saying why
-        assertTrue(log.contains("over Hadoop's TCP client: hadoop.rpc.protection"), log);
-        assertEquals("alice@" + kdc.getRealm() + " (auth:KERBEROS)", user);
-        assertEquals(1, RdmxRpcEngine.clientCallsOverTcp() - tcp);
-        assertEquals(0, RdmxRpcEngine.clientCallsOverRdmx() - rdmx);
-        assertEquals(0, s.rdmxCalls());
+    /** Kerberos with {@code hadoop.rpc.protection} = {@code protection}. */
+    private static Configuration protection(String protection) {
+        Configuration c = new Configuration(secure);
+        c.set(CommonConfigurationKeys.HADOOP_RPC_PROTECTION, protection);
+        return c;
     }
 
     @Test
-    void aSecureServerAdvertisesItsListenerOnItsTcpPortOnlyWhenItCarriesTheProtection() throws Exception {
+    void withProtectionIntegrityCallsAndAnswersAreWrappedOverRdmx() throws Exception {
+        wrappedCallsGoOverRdmx(protection("integrity"), "auth-int");
+    }
+
+    @Test
+    void withProtectionPrivacyCallsAndAnswersAreEncryptedOverRdmx() throws Exception {
+        wrappedCallsGoOverRdmx(privacy, "auth-conf");
+    }
+
+    /**
+     * The calls of a proxy go over rdmx in a session of the given QOP, each call and answer wrapped (the tokens are
+     * not the plain bytes: the echoed text is not in the wrapped request under privacy).
+     */
+    private void wrappedCallsGoOverRdmx(Configuration c, String qop) throws Exception {
+        RdmxServer s = secureServer(c);
+        assertNotNull(s.rdmxAddress(), "protection " + qop + ": no rdmx listener: " + s.rdmxOffReason());
+        TestRpcService p = proxy(alice, s, c);
+        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        List<byte[]> sent = new java.util.concurrent.CopyOnWriteArrayList<>();
+        RdmxInvoker.wrappedRequestHook = t -> {
+            sent.add(t.clone());
+            return t;
+        };
+        String text = "secret-text-" + qop;
+        try {
+            assertEquals("alice@" + kdc.getRealm() + " (auth:KERBEROS)", remoteUser(p));
+            assertEquals(text, p.echo(null, EchoRequestProto.newBuilder().setMessage(text).build()).getMessage());
+        } finally {
+            RdmxInvoker.wrappedRequestHook = null;
+        }
+        assertEquals(2, RdmxRpcEngine.clientCallsOverRdmx() - rdmx, "the calls did not go over rdmx");
+        assertEquals(0, RdmxRpcEngine.clientCallsOverTcp() - tcp, "a call went over TCP");
+        assertEquals(2, s.rdmxCalls());
+        assertEquals(2, sent.size(), "the calls were not wrapped");
+        boolean plainVisible = new String(sent.get(1), StandardCharsets.ISO_8859_1).contains(text);
+        assertEquals(!"auth-conf".equals(qop), plainVisible, "privacy must hide the request, integrity does not");
+    }
+
+    /**
+     * Concurrent callers of one proxy share its privacy session: the client wraps and sends its calls in sequence
+     * and the server unwraps them in arrival order (Kerberos tokens carry sequence numbers the JDK checks), with
+     * each dispatch of the listener; every call goes through over rdmx in that one session.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"queue", "direct", "reader"})
+    void concurrentCallersOfOnePrivacySessionAllGoThrough(String dispatch) throws Exception {
+        Configuration c = new Configuration(privacy);
+        c.set("rdmx.rpc.hadoop.dispatch", dispatch);
+        RdmxServer s = secureServer(c);
+        TestRpcService p = proxy(alice, s, c);
+        p.ping(null, TestRpcBase.newEmptyRequest());
+        int threads = 4;
+        int calls = 200;
+        long tcp = RdmxRpcEngine.clientCallsOverTcp();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+        try {
+            List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int id = t;
+                done.add(pool.submit(() -> alice.doAs((PrivilegedExceptionAction<Void>) () -> {
+                    for (int i = 0; i < calls; i++) {
+                        String m = "t" + id + "-" + i;
+                        assertEquals(m, p.echo(null, EchoRequestProto.newBuilder().setMessage(m).build())
+                            .getMessage());
+                    }
+                    return null;
+                })));
+            }
+            for (java.util.concurrent.Future<?> f : done) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(1, s.rdmxSaslSessions(), "dispatch " + dispatch + ": a session failed and was negotiated again");
+        assertEquals(1 + threads * calls, s.rdmxCalls(), "dispatch " + dispatch + ": not every call went over rdmx");
+        assertEquals(tcp, RdmxRpcEngine.clientCallsOverTcp());
+    }
+
+    /**
+     * A wrapped call tampered with on the way is refused by the server's SASL unwrap, naming the caller; that
+     * session only is over (another proxy's session keeps working), and the tampered proxy's next call negotiates
+     * a new session and goes through. A tampered answer fails the call at the client the same way.
+     */
+    @Test
+    void aTamperedWrappedCallOrAnswerIsRefusedAndEndsThatSessionOnly() throws Exception {
+        RdmxServer s = secureServer(privacy);
+        TestRpcService victim = proxy(alice, s, privacy);
+        TestRpcService other = proxy(alice, s, privacy);
+        victim.ping(null, TestRpcBase.newEmptyRequest());
+        other.ping(null, TestRpcBase.newEmptyRequest());
+        assertEquals(2, s.rdmxSaslSessions(), "the privacy sessions were not negotiated over rdmx");
+        long served = s.rdmxCalls();
+        RdmxInvoker.wrappedRequestHook = t -> {
+            t[t.length / 2] ^= 1;
+            return t;
+        };
+        ServiceException e;
+        try {
+            e = assertThrows(ServiceException.class, () -> victim.ping(null, TestRpcBase.newEmptyRequest()));
+        } finally {
+            RdmxInvoker.wrappedRequestHook = null;
+        }
+        RemoteException re = assertInstanceOf(RemoteException.class, e.getCause(), chain(e));
+        assertEquals(javax.security.sasl.SaslException.class.getName(), re.getClassName(), chain(e));
+        assertTrue(re.getMessage().contains("did not unwrap") && re.getMessage().contains("rdmx caller '"),
+            re.getMessage());
+        assertEquals(served, s.rdmxCalls(), "the server ran a tampered call");
+        other.ping(null, TestRpcBase.newEmptyRequest());              // its session is untouched
+        assertEquals(2, s.rdmxSaslSessions(), "the other proxy had to negotiate again");
+        victim.ping(null, TestRpcBase.newEmptyRequest());             // a new session
+        assertEquals(3, s.rdmxSaslSessions(), "the tampered session was not ended");
+
+        RdmxInvoker.wrappedAnswerHook = t -> {
+            t[t.length / 2] ^= 1;
+            return t;
+        };
+        try {
+            e = assertThrows(ServiceException.class, () -> victim.ping(null, TestRpcBase.newEmptyRequest()));
+        } finally {
+            RdmxInvoker.wrappedAnswerHook = null;
+        }
+        assertTrue(causes(e, javax.security.sasl.SaslException.class), chain(e));
+        assertTrue(chain(e).contains("did not unwrap"), chain(e));
+        victim.ping(null, TestRpcBase.newEmptyRequest());             // negotiates again after the bad answer
+        assertEquals(4, s.rdmxSaslSessions(), "the client kept a session whose answer did not unwrap");
+    }
+
+    @Test
+    void aSecureServerAdvertisesItsListenerOnItsTcpPortWithEveryProtection() throws Exception {
         assertEquals(1, advertised(secureServer(secure), secure), "protection=authentication: no listener advertised");
-        assertEquals(0, advertised(secureServer(privacy), privacy), "protection=privacy: a listener advertised");
+        assertEquals(1, advertised(secureServer(privacy), privacy), "protection=privacy: no listener advertised");
     }
 
     /** The engine's probe (Endpoints), asked as alice over a Kerberos-authenticated TCP connection. */
