@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A DiSNI node: rdma_cm through DiSNI's event channel, one protection domain, and one CQ shared by the node's
- * queue pairs (DiSNI waits for completion events per CQ), sized by {@value #CQ_SIZE_PROP}. Two threads: the
+ * queue pairs (DiSNI waits for completion events per CQ), sized by {@value #CQ_SIZE_PROP} (65536 entries, or the
+ * largest {@code 2^k - 1} below that the device accepts: DiSNI cannot query its {@code max_cqe}). Two threads: the
  * rdma_cm event thread and the CQ thread, each waiting with a 100 ms bound so close stops them. Connection
  * setup is the {@code verbs} provider's: rdma_cm connect/accept, then {@link SetupMessage} over the queue pair.
  *
@@ -71,6 +72,8 @@ final class DisniNode extends AbstractNode {
     /** The hardware id of keep-alive probes. */
     static final long CTRL_PROBE = WorkQueues.CTRL_BIT | 3;
     private static final int[] EVENT_MS = {100};
+    /** The smallest CQ a node tries before giving up. */
+    private static final int MIN_CQ = 256;
 
     private final InetAddress ip;
     private final RdmaEventChannel channel;
@@ -79,7 +82,7 @@ final class DisniNode extends AbstractNode {
     private final IbvPd pd;
     private final IbvCompChannel compChannel;
     private final IbvCQ cq;
-    private final int cqSize = Integer.getInteger(CQ_SIZE_PROP, 65536);
+    private final int cqSize;
     private final String address;
     private final Map<RdmaCmId, Setup> setups = new ConcurrentHashMap<>();
     private final Map<Integer, Setup> byQp = new ConcurrentHashMap<>();
@@ -141,7 +144,24 @@ final class DisniNode extends AbstractNode {
             }
             pd = ctx.allocPd();
             compChannel = ctx.createCompChannel();
-            cq = ctx.createCQ(compChannel, cqSize, 0);
+            int entries = Integer.getInteger(CQ_SIZE_PROP, 65536);
+            IbvCQ created = null;
+            while (created == null) {
+                try {
+                    created = ctx.createCQ(compChannel, entries, 0);
+                } catch (IOException e) {
+                    // DiSNI cannot query the device's max_cqe (rxe's is 32767): fit under it, as ibv_create_cq says
+                    int smaller = smallerCq(entries);
+                    if (smaller < MIN_CQ) {
+                        throw e;
+                    }
+                    LOG.debug("disni: node '{}': a CQ of {} entries is refused ({}), trying {}", options.name(),
+                        entries, e.getMessage(), smaller);
+                    entries = smaller;
+                }
+            }
+            cq = created;
+            cqSize = entries;
             cq.reqNotification(false).execute().free();
             InetSocketAddress bound = (InetSocketAddress) listenId.getSource();
             address = ip.getHostAddress() + ":" + bound.getPort();
@@ -155,6 +175,18 @@ final class DisniNode extends AbstractNode {
         cqThread.setDaemon(true);
         cmThread.start();
         cqThread.start();
+    }
+
+    /**
+     * The next CQ size to try after {@code entries} was refused: devices' limits are mostly {@code 2^k - 1}
+     * (rxe: 32767), so 65536 is followed by 65535, then 32767, 16383 and so on.
+     *
+     * @param entries the refused size
+     * @return a smaller size
+     */
+    static int smallerCq(int entries) {
+        boolean allOnes = (entries & (entries + 1)) == 0;
+        return allOnes ? entries >>> 1 : Integer.highestOneBit(entries) - 1;
     }
 
     static WorkQueues.Failure failure(int status) {

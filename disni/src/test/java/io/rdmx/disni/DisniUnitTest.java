@@ -22,14 +22,38 @@ class DisniUnitTest {
         DisniFabric f = (DisniFabric) Fabrics.get("disni");
         Availability a = f.availability();
         assertTrue(a.reason().startsWith("disni: ") || a.usable(), a.reason());
-        if (DisniFabric.loadFailure() != null) {
-            assertTrue(a.reason().contains("libdisni") && a.reason().contains("java.library.path"), a.reason());
+        String failure = DisniFabric.loadFailure();
+        if (failure != null) {
+            assertTrue(a.reason().contains(failure), a.reason());
+            assertTrue(failure.contains("--add-exports")
+                || failure.contains("libdisni") && failure.contains("java.library.path"), failure);
             RdmxException e = assertThrows(RdmxException.class,
                 () -> f.open(NodeOptions.builder().name("nodisni").build()));
-            assertTrue(e.getMessage().contains("libdisni"), e.getMessage());
+            assertTrue(e.getMessage().contains(failure), e.getMessage());
             // nothing else broke: another provider still opens
             assertTrue(Fabrics.get("loopback").availability().usable());
         }
+    }
+
+    @Test
+    void withoutTheExportOfSunNioChDisniIsUnusableAndTheReasonNamesTheJvmOption() {
+        Module unnamed = DisniUnitTest.class.getModule();
+        String why = DisniFabric.missingExport(unnamed);
+        if (Object.class.getModule().isExported("sun.nio.ch", unnamed)) {
+            assertEquals(null, why);
+        } else {
+            assertTrue(why.contains("--add-exports java.base/sun.nio.ch=ALL-UNNAMED"), why);
+        }
+        assertEquals(null, DisniFabric.missingExport(Object.class.getModule()), "java.base itself");
+    }
+
+    @Test
+    void aRefusedCqSizeIsFollowedByTheLargestAllOnesSizeBelowIt() {
+        assertEquals(65535, DisniNode.smallerCq(65536));
+        assertEquals(32767, DisniNode.smallerCq(65535));
+        assertEquals(16383, DisniNode.smallerCq(32767));
+        assertEquals(32767, DisniNode.smallerCq(40000));
+        assertEquals(0, DisniNode.smallerCq(1));
     }
 
     @Test
