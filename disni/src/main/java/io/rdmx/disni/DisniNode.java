@@ -357,10 +357,12 @@ final class DisniNode extends AbstractNode {
         }
     }
 
-    private RdmaConnParam connParam() throws IOException {
+    /**
+     * rdma_cm's connection parameters: retries only. DiSNI 2.1 refuses to set the RDMA READ depths (its setters
+     * throw "Operation currently not supported"): libdisni sets both to the device's {@code max_qp_rd_atom}.
+     */
+    static RdmaConnParam connParam() throws IOException {
         RdmaConnParam p = new RdmaConnParam();
-        p.setResponder_resources((byte) 1);
-        p.setInitiator_depth((byte) 1);
         p.setRetry_count((byte) 7);
         p.setRnr_retry_count((byte) 7);
         return p;

@@ -56,6 +56,14 @@ class DisniUnitTest {
         assertEquals(0, DisniNode.smallerCq(1));
     }
 
+    /** DiSNI's own Java, no libdisni needed: its setters of the READ depths throw, so connParam sets neither. */
+    @Test
+    void theConnectionParametersAreOnesDisniAccepts() throws Exception {
+        var p = DisniNode.connParam();
+        assertEquals(7, p.getRetry_count());
+        assertEquals(7, p.getRnr_retry_count());
+    }
+
     @Test
     void workCompletionStatusesMapToTheSpi() {
         assertEquals(Status.REMOTE_ACCESS_ERROR, WorkQueues.status(DisniNode.failure(10)));
