@@ -284,7 +284,10 @@ final class DisniConnection extends AbstractConnection {
             }
             boolean ok = status == DisniNode.WC_SUCCESS;
             boolean hasImm = ok && (flags & DisniNode.WC_WITH_IMM) != 0;
-            queues.complete(this, hwId, ok, DisniNode.failure(status), "ibv_wc_status " + status, byteLength,
+            boolean recv = (hwId & WorkQueues.RECV_BIT) != 0;
+            WorkQueues.Failure failure = DisniNode.failure(status, dnode.softRoce(), recv,
+                recv ? null : queues.sendOpcode(hwId));
+            queues.complete(this, hwId, ok, failure, "ibv_wc_status " + status, byteLength,
                 hasImm, Integer.reverseBytes(imm));
         } finally {
             unlock();
@@ -328,6 +331,9 @@ final class DisniConnection extends AbstractConnection {
         lock.lock();
         try {
             closed = true;
+            // flushed before rdma_disconnect (slow in a VM), not after: once the connection reads closed its
+            // requests' completions follow at once (fail flushes again, finding nothing)
+            queues.flushAll(this, flushDetail());
             for (SVCPostSend p : prepared) {
                 if (p != null) {
                     p.free();

@@ -18,6 +18,7 @@ import com.ibm.disni.verbs.RdmaEventChannel;
 import io.rdmx.transport.Access;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.Opcode;
 import io.rdmx.transport.ProtocolException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
@@ -32,6 +33,8 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedList;
 import java.util.List;
@@ -65,6 +68,8 @@ final class DisniNode extends AbstractNode {
     static final String CQ_SIZE_PROP = "rdmx.disni.cqSize";
     static final int WC_SUCCESS = 0;
     static final int WC_WITH_IMM = 2;
+    static final int WC_LOC_QP_OP_ERR = 2;
+    static final int WC_REM_OP_ERR = 11;
     private static final Logger LOG = LoggerFactory.getLogger(DisniNode.class);
     private static final int CTRL = 64 * 1024;
     private static final long CTRL_RECV = WorkQueues.CTRL_BIT | 1;
@@ -84,6 +89,8 @@ final class DisniNode extends AbstractNode {
     private final IbvCQ cq;
     private final int cqSize;
     private final String address;
+    /** Whether the device is Soft-RoCE (rxe), whose completion statuses deviate (see the four-argument failure). */
+    private final boolean softRoce;
     private final Map<RdmaCmId, Setup> setups = new ConcurrentHashMap<>();
     private final Map<Integer, Setup> byQp = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
@@ -169,6 +176,7 @@ final class DisniNode extends AbstractNode {
             throw new RdmxException("disni: node '" + options.name() + "' cannot open on " + ip.getHostAddress() + ": "
                 + e.getMessage(), e);
         }
+        softRoce = softRoce(ip);
         cmThread = new Thread(this::cmLoop, "rdmx-disni-cm-" + name());
         cqThread = new Thread(this::cqLoop, "rdmx-disni-cq-" + name());
         cmThread.setDaemon(true);
@@ -189,6 +197,29 @@ final class DisniNode extends AbstractNode {
         return allOnes ? entries >>> 1 : Integer.highestOneBit(entries) - 1;
     }
 
+    /**
+     * Maps a failed completion of a user request, with Soft-RoCE's two deviations (as the verbs provider does): rxe
+     * completes a receive too small for the SEND that arrived as a malformed WQE ({@code IBV_WC_LOC_QP_OP_ERR},
+     * copy_data's -EINVAL in rxe_resp.c) instead of {@code IBV_WC_LOC_LEN_ERR}, and that SEND with
+     * {@code IBV_WC_REM_OP_ERR} instead of {@code IBV_WC_REM_INV_REQ_ERR}. Our SGEs are checked, so the length is
+     * the cause.
+     *
+     * @param status the {@code ibv_wc_status}
+     * @param softRoce whether the device is rxe
+     * @param recv whether the request is a receive
+     * @param sendOp the opcode of a send-queue request, null for a receive
+     * @return the failure
+     */
+    static WorkQueues.Failure failure(int status, boolean softRoce, boolean recv, Opcode sendOp) {
+        if (softRoce && recv && status == WC_LOC_QP_OP_ERR) {
+            return WorkQueues.Failure.LOCAL_LENGTH;
+        }
+        if (softRoce && !recv && status == WC_REM_OP_ERR && sendOp == Opcode.SEND) {
+            return WorkQueues.Failure.REMOTE_INVALID;
+        }
+        return failure(status);
+    }
+
     static WorkQueues.Failure failure(int status) {
         switch (status) {
             case 10:
@@ -202,6 +233,21 @@ final class DisniNode extends AbstractNode {
             default:
                 return WorkQueues.Failure.OTHER;
         }
+    }
+
+    /** @return whether the RDMA device whose interface has {@code ip} is an rxe device (as verbs decides it) */
+    private static boolean softRoce(InetAddress ip) {
+        for (RdmaDevices.Device d : RdmaDevices.list()) {
+            if (ip.equals(d.address())) {
+                return Files.exists(RdmaDevices.SYSFS.resolve(d.name()).resolve("parent"))
+                    && Files.isDirectory(Path.of("/sys/module/rdma_rxe"));
+            }
+        }
+        return false;
+    }
+
+    boolean softRoce() {
+        return softRoce;
     }
 
     void execute(Runnable task) {

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.Opcode;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.WorkQueues;
@@ -62,6 +63,16 @@ class DisniUnitTest {
         var p = DisniNode.connParam();
         assertEquals(7, p.getRetry_count());
         assertEquals(7, p.getRnr_retry_count());
+    }
+
+    @Test
+    void softRoceStatusesOfATooSmallReceiveMapAsOnHardware() {
+        assertEquals(Status.LOCAL_LENGTH_ERROR, WorkQueues.status(DisniNode.failure(2, true, true, null)));
+        assertEquals(Status.REMOTE_INVALID_REQUEST,
+            WorkQueues.status(DisniNode.failure(11, true, false, Opcode.SEND)));
+        assertEquals(Status.TRANSPORT_ERROR, WorkQueues.status(DisniNode.failure(11, true, false, Opcode.WRITE)));
+        assertEquals(Status.TRANSPORT_ERROR, WorkQueues.status(DisniNode.failure(2, false, true, null)));
+        assertEquals(Status.REMOTE_ACCESS_ERROR, WorkQueues.status(DisniNode.failure(10, true, false, Opcode.WRITE)));
     }
 
     @Test
