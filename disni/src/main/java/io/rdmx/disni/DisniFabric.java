@@ -13,10 +13,13 @@ import io.rdmx.transport.internal.RdmaDevices;
  * sources) on {@code java.library.path}; the {@code verbs} provider needs no native build at all.
  */
 public final class DisniFabric implements Fabric {
-    /** No: keys are checked by the NIC against the node's one protection domain; DiSNI has no memory windows. */
+    /**
+     * Yes, as on {@code verbs}: every queue pair has a protection domain of its own, and a region is registered in
+     * a connection's domain only when used there or described to its peer ({@link Registrations}).
+     */
     @Override
     public boolean scopesRegions() {
-        return false;
+        return true;
     }
 
     @Override

@@ -25,6 +25,7 @@ import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
 import io.rdmx.transport.internal.KeepAlive;
+import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.internal.RdmaDevices;
 import io.rdmx.transport.internal.SetupAuth;
 import io.rdmx.transport.internal.SetupMessage;
@@ -36,6 +37,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedList;
 import java.util.List;
 import java.util.Map;
@@ -46,7 +48,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A DiSNI node: rdma_cm through DiSNI's event channel, one protection domain, and one CQ shared by the node's
+ * A DiSNI node: rdma_cm through DiSNI's event channel, a protection domain per queue pair (keys are honoured on
+ * the connection whose peer was told them, as on {@code verbs}: {@link Registrations}), and one CQ shared by the node's
  * queue pairs (DiSNI waits for completion events per CQ), sized by {@value #CQ_SIZE_PROP} (65536 entries, or the
  * largest {@code 2^k - 1} below that the device accepts: DiSNI cannot query its {@code max_cqe}). Two threads: the
  * rdma_cm event thread and the CQ thread, each waiting with a 100 ms bound so close stops them. Connection
@@ -110,6 +113,8 @@ final class DisniNode extends AbstractNode {
         final CompletableFuture<AbstractConnection> future;
         final long deadline;
         IbvQP qp;
+        /** The queue pair's own protection domain. */
+        Domain domain;
         ByteBuffer ctrl;
         IbvMr ctrlMr;
         volatile DisniConnection conn;
@@ -272,21 +277,76 @@ final class DisniNode extends AbstractNode {
 
     // ------------------------------------------------------------------ memory
 
+    /**
+     * Memory registered in the node's protection domain: its home registration, which no queue pair is in, so its
+     * keys reach nothing until the memory is registered in a connection's domain ({@link Registrations}).
+     */
     @Override
     protected Allocation allocate(int length, int access, int remoteKey) throws RdmxException {
         checkOpen();
         ByteBuffer mem = ByteBuffer.allocateDirect(length);
+        IbvMr mr = register(pd, mem, access);
+        Registrations regs = new Registrations(this, mem, access, null);
+        return new Allocation(mem, () -> {
+            regs.release();
+            deregister(mr);
+        }, mr.getAddr(), mr.getLkey(), mr.getRkey(), regs);
+    }
+
+    /**
+     * A region granted to one connection: registered in that connection's protection domain alone (with remote
+     * access), so its key is honoured on that queue pair only; used on another connection (as a local source) it is
+     * registered there for local access only. Its descriptor carries this key.
+     */
+    @Override
+    protected Allocation allocateGranted(int length, int access, int remoteKey, AbstractConnection grantee)
+        throws RdmxException {
+        checkOpen();
+        Domain d = ((DisniConnection) grantee).domain();
+        ByteBuffer mem = ByteBuffer.allocateDirect(length);
+        Registrations regs = new Registrations(this, mem, access, d);
+        IbvMr mr = d.registrationOf(regs);
+        return new Allocation(mem, regs::release, mr.getAddr(), mr.getLkey(), mr.getRkey(), regs);
+    }
+
+    /** A node-wide region's key on one connection: its registration in that queue pair's protection domain. */
+    @Override
+    protected RemoteRegion describe(RegionImpl region, AbstractConnection via) throws RdmxException {
+        IbvMr mr = ((DisniConnection) via).domain().registrationOf((Registrations) region.handle());
+        return new RemoteRegion(region.address(), region.length(), mr.getRkey(), region.name());
+    }
+
+    /** The node-wide exported regions as the peer of one setup reaches them: each registered in its domain. */
+    private List<RemoteRegion> exportedTo(Setup s) throws RdmxException {
+        List<RegionImpl> live = exportedRegionList();
+        List<RemoteRegion> out = new ArrayList<>(live.size());
+        for (RegionImpl r : live) {
+            try {
+                IbvMr mr = s.domain.registrationOf((Registrations) r.handle());
+                out.add(new RemoteRegion(r.address(), r.length(), mr.getRkey(), r.name()));
+            } catch (IllegalStateException released) {
+                // released since it was listed: not exported
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Registers memory with a protection domain.
+     *
+     * @param domain the domain
+     * @param mem the memory
+     * @param access SPI access flags
+     * @return the registration
+     * @throws RdmxException naming the usual cause
+     */
+    IbvMr register(IbvPd domain, ByteBuffer mem, int access) throws RdmxException {
         int flags = IbvMr.IBV_ACCESS_LOCAL_WRITE;
         if ((access & Access.REMOTE_WRITE) != 0) {
             flags |= IbvMr.IBV_ACCESS_REMOTE_WRITE;
         }
-        IbvMr mr = register(mem, flags);
-        return new Allocation(mem, () -> deregister(mr), mr.getAddr(), mr.getLkey(), mr.getRkey());
-    }
-
-    private IbvMr register(ByteBuffer mem, int flags) throws RdmxException {
         try {
-            var call = pd.regMr(mem, flags).execute();
+            var call = domain.regMr(mem, flags).execute();
             IbvMr mr = call.getMr();
             call.free();
             return mr;
@@ -296,7 +356,7 @@ final class DisniNode extends AbstractNode {
         }
     }
 
-    private void deregister(IbvMr mr) {
+    void deregister(IbvMr mr) {
         try {
             mr.deregMr().execute().free();
         } catch (IOException e) {
@@ -382,7 +442,7 @@ final class DisniNode extends AbstractNode {
                         sendSetup(s, new SetupMessage(SetupMessage.HELLO, name(), address, List.of(), null, null,
                             s.nonce));
                     } else {
-                        sendSetup(s, new SetupMessage(SetupMessage.HELLO, name(), address, exportedRegions(), null,
+                        sendSetup(s, new SetupMessage(SetupMessage.HELLO, name(), address, exportedTo(s), null,
                             probeTarget(s)));
                     }
                 }
@@ -432,11 +492,12 @@ final class DisniNode extends AbstractNode {
         attr.setQp_type(IbvQP.IBV_QPT_RC);
         attr.setSend_cq(cq);
         attr.setRecv_cq(cq);
-        s.qp = s.id.createQP(pd, attr);
+        s.domain = new Domain(ctx.allocPd());
+        s.qp = s.id.createQP(s.domain.pd(), attr);
         byQp.put(s.qp.getQp_num(), s);
         s.ctrl = ByteBuffer.allocateDirect(2 * CTRL);
         // remote WRITE: the peer's keep-alive probes land at the end of the region
-        s.ctrlMr = register(s.ctrl, IbvMr.IBV_ACCESS_LOCAL_WRITE | IbvMr.IBV_ACCESS_REMOTE_WRITE);
+        s.ctrlMr = register(s.domain.pd(), s.ctrl, Access.ALL);
         postRecv(s.qp, CTRL_RECV, s.ctrlMr.getAddr(), CTRL, s.ctrlMr.getLkey());
     }
 
@@ -532,7 +593,7 @@ final class DisniNode extends AbstractNode {
                 }
                 DisniConnection c = null;
                 if (refusal == null) {
-                    c = new DisniConnection(this, m.name, m.address, m.regions, s.id, s.qp,
+                    c = new DisniConnection(this, m.name, m.address, m.regions, s.id, s.qp, s.domain,
                         probeSource(s), s.ctrlMr.getLkey(), m.probe);
                     if (auth.enabled()) {
                         c.trustAddress(); // the peer's proof covered the address it announced
@@ -546,7 +607,7 @@ final class DisniNode extends AbstractNode {
                     sendSetup(s, new SetupMessage(SetupMessage.REFUSE, name(), address, List.of(), refusal));
                     return;
                 }
-                sendSetup(s, new SetupMessage(SetupMessage.ACCEPT, name(), address, exportedRegions(), null,
+                sendSetup(s, new SetupMessage(SetupMessage.ACCEPT, name(), address, exportedTo(s), null,
                     probeTarget(s)));
                 s.conn = c;
                 if (!offerAccepted(c)) {
@@ -565,10 +626,10 @@ final class DisniNode extends AbstractNode {
                 }
                 s.proved = true;
                 postRecv(s.qp, CTRL_RECV, s.ctrlMr.getAddr(), CTRL, s.ctrlMr.getLkey()); // for its ACCEPT
-                sendSetup(s, new SetupMessage(SetupMessage.PROVE, name(), address, exportedRegions(), null,
+                sendSetup(s, new SetupMessage(SetupMessage.PROVE, name(), address, exportedTo(s), null,
                     probeTarget(s), auth.prove(s.nonce, SetupAuth.nonceOf(m), name(), m.name, address)));
             } else if (m.kind == SetupMessage.ACCEPT) {
-                DisniConnection c = new DisniConnection(this, m.name, s.dialAddress, m.regions, s.id, s.qp,
+                DisniConnection c = new DisniConnection(this, m.name, s.dialAddress, m.regions, s.id, s.qp, s.domain,
                     probeSource(s), s.ctrlMr.getLkey(), m.probe);
                 c.trustAddress(); // dialed there
                 if (!addConnection(c)) {
@@ -687,6 +748,9 @@ final class DisniNode extends AbstractNode {
             }
             if (s.ctrlMr != null) {
                 deregister(s.ctrlMr);
+            }
+            if (s.domain != null) {
+                s.domain.destroy(); // its registrations, then the domain
             }
             s.id.destroyId();
         } catch (IOException e) {
