@@ -31,6 +31,20 @@ SELECT="${RDMX_SOFTROCE_SELECT:---select-class=io.rdmx.verbs.VerbsConformanceTes
   --select-class=io.rdmx.verbs.VerbsSetupTest --select-class=io.rdmx.verbs.VerbsInlineCompletionTest \
   --select-class=io.rdmx.verbs.VerbsAuthTest --select-class=io.rdmx.verbs.VerbsSecretConformanceTest \
   --select-class=io.rdmx.verbs.VerbsScopeTest}"
+# RDMX_SOFTROCE_LIBDISNI (for developers): a directory holding libdisni.so (disni/scripts/build-libdisni.sh builds
+# it from DiSNI's source, which is on GitHub only: CI has none, so CI does not run this). With it the disni module
+# is built too, its classes join the class path, libdisni goes on java.library.path, and the disni provider's
+# suites run on rxe0 as well (the conformance suite without and with a secret, the authentication and scope tests)
+LIBDISNI="${RDMX_SOFTROCE_LIBDISNI:-}"
+if [ -n "$LIBDISNI" ]; then
+  [ -f "$LIBDISNI/libdisni.so" ] || { echo "softroce: no libdisni.so in RDMX_SOFTROCE_LIBDISNI=$LIBDISNI"; exit 1; }
+  LIBDISNI="$(cd "$LIBDISNI" && pwd)"
+  if [ -z "${RDMX_SOFTROCE_SELECT:-}" ]; then
+    SELECT="$SELECT --select-class=io.rdmx.disni.DisniConformanceTest \
+      --select-class=io.rdmx.disni.DisniSecretConformanceTest --select-class=io.rdmx.disni.DisniAuthTest \
+      --select-class=io.rdmx.disni.DisniScopeTest"
+  fi
+fi
 BW_SIZE=65536
 BW_N=2000
 LAT_SIZE=64
@@ -68,10 +82,21 @@ CP="$CP:$ROOT/shuffle/target/classes:$ROOT/shuffle/target/test-classes"
 # the TPC-C queries across processes (io.rdmx.bench.queries.QueriesCheck, with bench's own dependencies)
 (cd "$ROOT" && $MVN -q dependency:build-classpath -pl bench -Dmdep.outputFile="$WORK/cp-bench.txt" >/dev/null)
 CP="$CP:$ROOT/bench/target/classes:$(cat "$WORK/cp-bench.txt")"
+JUNIT_BOUND=420
+if [ -n "$LIBDISNI" ]; then
+  echo "softroce: building disni (libdisni from $LIBDISNI)"
+  (cd "$ROOT" && $MVN -q -DskipTests install -pl disni -am >/dev/null)
+  (cd "$ROOT" && $MVN -q dependency:build-classpath -pl disni -Dmdep.includeScope=test \
+    -Dmdep.outputFile="$WORK/cp-disni.txt" >/dev/null)
+  CP="$CP:$ROOT/disni/target/classes:$ROOT/disni/target/test-classes:$(cat "$WORK/cp-disni.txt")"
+  JUNIT_BOUND=840
+fi
 JOPTS="-XX:TieredStopAtLevel=1 --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow"
 JOPTS="$JOPTS -Drdmx.leakDetection=disabled -Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
 # RDMX_SOFTROCE_JOPTS (for developers): more JVM options for every JVM in the VM (a log level, say)
 JOPTS="$JOPTS ${RDMX_SOFTROCE_JOPTS:-}"
+# DiSNI casts direct buffers to sun.nio.ch.DirectBuffer for their addresses: it needs that package exported
+[ -z "$LIBDISNI" ] || JOPTS="$JOPTS -Djava.library.path=$LIBDISNI --add-exports java.base/sun.nio.ch=ALL-UNNAMED"
 
 cat > "$WORK/inside.sh" <<INSIDE
 set -u
@@ -97,7 +122,7 @@ timeout 120 "$JAVA" $JOPTS -cp "$CP" io.rdmx.cli.Rdmx doctor --provider verbs > 
 echo \$? > doctor_after.rc
 step "verbs suites (one JVM)"
 # past the bound the JVM gets SIGQUIT first (its threads' stacks go to junit.txt: a hang shows where), then KILL
-timeout -k 20 -s QUIT 420 "$JAVA" $JOPTS -cp "$CP" org.junit.platform.console.ConsoleLauncher execute --disable-banner \
+timeout -k 20 -s QUIT $JUNIT_BOUND "$JAVA" $JOPTS -cp "$CP" org.junit.platform.console.ConsoleLauncher execute --disable-banner \
   --disable-ansi-colors --details=tree --reports-dir="$WORK/junit" $SELECT > junit.txt 2>&1
 echo \$? > junit.rc
 if [ -n "${RDMX_SOFTROCE_SELECT:-}" ]; then step "done (selected tests only)"; echo ok > done.txt; exit 0; fi
@@ -147,7 +172,7 @@ start=$(date +%s)
 # 4 GiB: the TPC-C step runs three JVMs at once (QueriesCheck's reference evaluation and two ranks allowed -Xmx1g
 # each). The rank JVMs' fatal errors seen in 2 GiB and again in 4 GiB were not memory: their reports showed
 # SIGSEGV in C2's compiler thread and in compiled code (see the queries step: they now run C1 only, as the rest)
-if ! timeout 840 vng --disable-kvm --run "$KERNEL" --user root --cpus 2 --memory 4G --rwdir "$WORK" \
+if ! timeout $((840 + JUNIT_BOUND - 420)) vng --disable-kvm --run "$KERNEL" --user root --cpus 2 --memory 4G --rwdir "$WORK" \
       --exec "bash $WORK/inside.sh" > "$WORK/vng.log" 2>&1 || [ ! -f "$WORK/done.txt" ]; then
   echo "softroce: the VM run failed or timed out; progress:"
   cat "$WORK/progress.txt" 2>/dev/null || true

@@ -9,6 +9,7 @@ import com.ibm.disni.verbs.SVCPostSend;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
+import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.KeepAlive;
@@ -34,6 +35,7 @@ final class DisniConnection extends AbstractConnection {
     private final DisniNode dnode;
     private final RdmaCmId id;
     private final IbvQP qp;
+    private final Domain domain;
     private final WorkQueues queues;
     private final ReentrantLock lock = new ReentrantLock();
     private final SVCPostSend[] prepared = new SVCPostSend[4];
@@ -51,16 +53,18 @@ final class DisniConnection extends AbstractConnection {
      * @param regions the peer's exported regions
      * @param id the rdma_cm id
      * @param qp its queue pair
+     * @param domain the queue pair's protection domain
      * @param probeSource address of the bytes this side's probes WRITE (in its control region)
      * @param probeLkey local key of that region
      * @param peerProbe the peer's keep-alive target, or null if it announced none (no keep-alive then)
      */
     DisniConnection(DisniNode node, String peerName, String peerAddress, List<RemoteRegion> regions, RdmaCmId id,
-                    IbvQP qp, long probeSource, int probeLkey, RemoteRegion peerProbe) {
+                    IbvQP qp, Domain domain, long probeSource, int probeLkey, RemoteRegion peerProbe) {
         super(node, peerName, peerAddress, regions);
         this.dnode = node;
         this.id = id;
         this.qp = qp;
+        this.domain = domain;
         this.queues = new WorkQueues(node.name(), node.options().sendQueueDepth(), node.options().recvQueueDepth());
         this.keepAlive = new KeepAlive(node.options().peerTimeout().toNanos(), System.nanoTime());
         this.probeSource = probeSource;
@@ -70,6 +74,20 @@ final class DisniConnection extends AbstractConnection {
 
     RdmaCmId id() {
         return id;
+    }
+
+    Domain domain() {
+        return domain;
+    }
+
+    /** The local key of a region posted here: its registration in this queue pair's domain, made on first use. */
+    private int localKeyOf(RegionImpl local) {
+        try {
+            return domain.registrationOf((Registrations) local.handle()).getLkey();
+        } catch (RdmxException e) {
+            throw new IllegalStateException("disni: " + local + " cannot be used on the connection to '" + peerName()
+                + "': " + e.getMessage(), e);
+        }
     }
 
     private static IbvSendWR sendWr(int opcode, int numSge) {
@@ -124,7 +142,7 @@ final class DisniConnection extends AbstractConnection {
                     IbvSge sge = wr.getSge(0);
                     sge.setAddr(local.address() + localOffset);
                     sge.setLength(length);
-                    sge.setLkey(local.localKey());
+                    sge.setLkey(localKeyOf(local));
                 }
                 qp.postSend(List.of(wr), null).execute().free();
             } else {
@@ -136,7 +154,7 @@ final class DisniConnection extends AbstractConnection {
                     SVCPostSend.SgeMod sge = m.getSgeMod(0);
                     sge.setAddr(local.address() + localOffset);
                     sge.setLength(length);
-                    sge.setLkey(local.localKey());
+                    sge.setLkey(localKeyOf(local));
                 }
                 if (op != Opcode.SEND) {
                     m.getRdmaMod().setRemote_addr(remoteAddr);
@@ -169,7 +187,8 @@ final class DisniConnection extends AbstractConnection {
             if (hwId < 0) {
                 return Post.RECV_QUEUE_FULL;
             }
-            DisniNode.postRecv(qp, hwId, local.address() + localOffset, length, local.localKey());
+            int lkey = length == 0 ? 0 : localKeyOf(local);
+            DisniNode.postRecv(qp, hwId, local.address() + localOffset, length, lkey);
             queues.recvPosted();
             return Post.OK;
         } catch (IOException e) {
@@ -284,7 +303,10 @@ final class DisniConnection extends AbstractConnection {
             }
             boolean ok = status == DisniNode.WC_SUCCESS;
             boolean hasImm = ok && (flags & DisniNode.WC_WITH_IMM) != 0;
-            queues.complete(this, hwId, ok, DisniNode.failure(status), "ibv_wc_status " + status, byteLength,
+            boolean recv = (hwId & WorkQueues.RECV_BIT) != 0;
+            WorkQueues.Failure failure = DisniNode.failure(status, dnode.softRoce(), recv,
+                recv ? null : queues.sendOpcode(hwId));
+            queues.complete(this, hwId, ok, failure, "ibv_wc_status " + status, byteLength,
                 hasImm, Integer.reverseBytes(imm));
         } finally {
             unlock();
@@ -328,6 +350,9 @@ final class DisniConnection extends AbstractConnection {
         lock.lock();
         try {
             closed = true;
+            // flushed before rdma_disconnect (slow in a VM), not after: once the connection reads closed its
+            // requests' completions follow at once (fail flushes again, finding nothing)
+            queues.flushAll(this, flushDetail());
             for (SVCPostSend p : prepared) {
                 if (p != null) {
                     p.free();

@@ -14,10 +14,13 @@ import io.rdmx.transport.internal.RdmaDevices;
  * sources) on {@code java.library.path}; the {@code verbs} provider needs no native build at all.
  */
 public final class DisniFabric implements Fabric {
-    /** No: keys are checked by the NIC against the node's one protection domain; DiSNI has no memory windows. */
+    /**
+     * Yes, as on {@code verbs}: every queue pair has a protection domain of its own, and a region is registered in
+     * a connection's domain only when used there or described to its peer ({@link Registrations}).
+     */
     @Override
     public boolean scopesRegions() {
-        return false;
+        return true;
     }
 
     @Override
@@ -37,15 +40,44 @@ public final class DisniFabric implements Fabric {
      * @return null when it loaded, else why not
      */
     static String loadFailure() {
+        return Load.FAILURE;
+    }
+
+    /** Loads DiSNI once: a second attempt would only say "Could not initialize class", not why. */
+    private static final class Load {
+        static final String FAILURE = load();
+
+        private Load() {
+        }
+    }
+
+    private static String load() {
         try {
             Class.forName("com.ibm.disni.verbs.impl.NativeDispatcher", true, DisniFabric.class.getClassLoader());
-            return null;
         } catch (UnsatisfiedLinkError | ExceptionInInitializerError | NoClassDefFoundError
                  | ClassNotFoundException e) {
             Throwable c = e.getCause() != null ? e.getCause() : e;
             return "libdisni cannot be loaded (build DiSNI's native library and put libdisni.so on"
                 + " java.library.path=" + System.getProperty("java.library.path") + "): " + c;
         }
+        return missingExport(com.ibm.disni.util.MemoryUtils.class.getModule());
+    }
+
+    /**
+     * DiSNI reads the address of every direct buffer it hands to libdisni (each verb call's parameters) by a cast
+     * to {@code sun.nio.ch.DirectBuffer}, which java.base does not export: without the export its first call fails
+     * with an {@link IllegalAccessError}.
+     *
+     * @param disni the module of DiSNI's classes
+     * @return null if java.base exports {@code sun.nio.ch} to it, else the JVM option that does
+     */
+    static String missingExport(Module disni) {
+        if (Object.class.getModule().isExported("sun.nio.ch", disni)) {
+            return null;
+        }
+        String to = disni.isNamed() ? disni.getName() : "ALL-UNNAMED";
+        return "DiSNI reads direct buffers' addresses through sun.nio.ch.DirectBuffer, which java.base does not"
+            + " export to it: run the JVM with --add-exports java.base/sun.nio.ch=" + to;
     }
 
     @Override

@@ -18,12 +18,14 @@ import com.ibm.disni.verbs.RdmaEventChannel;
 import io.rdmx.transport.Access;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.Opcode;
 import io.rdmx.transport.ProtocolException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
 import io.rdmx.transport.internal.KeepAlive;
+import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.internal.RdmaDevices;
 import io.rdmx.transport.internal.SetupAuth;
 import io.rdmx.transport.internal.SetupMessage;
@@ -32,7 +34,10 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedList;
 import java.util.List;
 import java.util.Map;
@@ -43,8 +48,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A DiSNI node: rdma_cm through DiSNI's event channel, one protection domain, and one CQ shared by the node's
- * queue pairs (DiSNI waits for completion events per CQ), sized by {@value #CQ_SIZE_PROP}. Two threads: the
+ * A DiSNI node: rdma_cm through DiSNI's event channel, a protection domain per queue pair (keys are honoured on
+ * the connection whose peer was told them, as on {@code verbs}: {@link Registrations}), and one CQ shared by the node's
+ * queue pairs (DiSNI waits for completion events per CQ), sized by {@value #CQ_SIZE_PROP} (65536 entries, or the
+ * largest {@code 2^k - 1} below that the device accepts: DiSNI cannot query its {@code max_cqe}). Two threads: the
  * rdma_cm event thread and the CQ thread, each waiting with a 100 ms bound so close stops them. Connection
  * setup is the {@code verbs} provider's: rdma_cm connect/accept, then {@link SetupMessage} over the queue pair.
  *
@@ -64,6 +71,8 @@ final class DisniNode extends AbstractNode {
     static final String CQ_SIZE_PROP = "rdmx.disni.cqSize";
     static final int WC_SUCCESS = 0;
     static final int WC_WITH_IMM = 2;
+    static final int WC_LOC_QP_OP_ERR = 2;
+    static final int WC_REM_OP_ERR = 11;
     private static final Logger LOG = LoggerFactory.getLogger(DisniNode.class);
     private static final int CTRL = 64 * 1024;
     private static final long CTRL_RECV = WorkQueues.CTRL_BIT | 1;
@@ -71,6 +80,8 @@ final class DisniNode extends AbstractNode {
     /** The hardware id of keep-alive probes. */
     static final long CTRL_PROBE = WorkQueues.CTRL_BIT | 3;
     private static final int[] EVENT_MS = {100};
+    /** The smallest CQ a node tries before giving up. */
+    private static final int MIN_CQ = 256;
 
     private final InetAddress ip;
     private final RdmaEventChannel channel;
@@ -79,8 +90,10 @@ final class DisniNode extends AbstractNode {
     private final IbvPd pd;
     private final IbvCompChannel compChannel;
     private final IbvCQ cq;
-    private final int cqSize = Integer.getInteger(CQ_SIZE_PROP, 65536);
+    private final int cqSize;
     private final String address;
+    /** Whether the device is Soft-RoCE (rxe), whose completion statuses deviate (see the four-argument failure). */
+    private final boolean softRoce;
     private final Map<RdmaCmId, Setup> setups = new ConcurrentHashMap<>();
     private final Map<Integer, Setup> byQp = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
@@ -100,6 +113,8 @@ final class DisniNode extends AbstractNode {
         final CompletableFuture<AbstractConnection> future;
         final long deadline;
         IbvQP qp;
+        /** The queue pair's own protection domain. */
+        Domain domain;
         ByteBuffer ctrl;
         IbvMr ctrlMr;
         volatile DisniConnection conn;
@@ -141,7 +156,24 @@ final class DisniNode extends AbstractNode {
             }
             pd = ctx.allocPd();
             compChannel = ctx.createCompChannel();
-            cq = ctx.createCQ(compChannel, cqSize, 0);
+            int entries = Integer.getInteger(CQ_SIZE_PROP, 65536);
+            IbvCQ created = null;
+            while (created == null) {
+                try {
+                    created = ctx.createCQ(compChannel, entries, 0);
+                } catch (IOException e) {
+                    // DiSNI cannot query the device's max_cqe (rxe's is 32767): fit under it, as ibv_create_cq says
+                    int smaller = smallerCq(entries);
+                    if (smaller < MIN_CQ) {
+                        throw e;
+                    }
+                    LOG.debug("disni: node '{}': a CQ of {} entries is refused ({}), trying {}", options.name(),
+                        entries, e.getMessage(), smaller);
+                    entries = smaller;
+                }
+            }
+            cq = created;
+            cqSize = entries;
             cq.reqNotification(false).execute().free();
             InetSocketAddress bound = (InetSocketAddress) listenId.getSource();
             address = ip.getHostAddress() + ":" + bound.getPort();
@@ -149,12 +181,48 @@ final class DisniNode extends AbstractNode {
             throw new RdmxException("disni: node '" + options.name() + "' cannot open on " + ip.getHostAddress() + ": "
                 + e.getMessage(), e);
         }
+        softRoce = softRoce(ip);
         cmThread = new Thread(this::cmLoop, "rdmx-disni-cm-" + name());
         cqThread = new Thread(this::cqLoop, "rdmx-disni-cq-" + name());
         cmThread.setDaemon(true);
         cqThread.setDaemon(true);
         cmThread.start();
         cqThread.start();
+    }
+
+    /**
+     * The next CQ size to try after {@code entries} was refused: devices' limits are mostly {@code 2^k - 1}
+     * (rxe: 32767), so 65536 is followed by 65535, then 32767, 16383 and so on.
+     *
+     * @param entries the refused size
+     * @return a smaller size
+     */
+    static int smallerCq(int entries) {
+        boolean allOnes = (entries & (entries + 1)) == 0;
+        return allOnes ? entries >>> 1 : Integer.highestOneBit(entries) - 1;
+    }
+
+    /**
+     * Maps a failed completion of a user request, with Soft-RoCE's two deviations (as the verbs provider does): rxe
+     * completes a receive too small for the SEND that arrived as a malformed WQE ({@code IBV_WC_LOC_QP_OP_ERR},
+     * copy_data's -EINVAL in rxe_resp.c) instead of {@code IBV_WC_LOC_LEN_ERR}, and that SEND with
+     * {@code IBV_WC_REM_OP_ERR} instead of {@code IBV_WC_REM_INV_REQ_ERR}. Our SGEs are checked, so the length is
+     * the cause.
+     *
+     * @param status the {@code ibv_wc_status}
+     * @param softRoce whether the device is rxe
+     * @param recv whether the request is a receive
+     * @param sendOp the opcode of a send-queue request, null for a receive
+     * @return the failure
+     */
+    static WorkQueues.Failure failure(int status, boolean softRoce, boolean recv, Opcode sendOp) {
+        if (softRoce && recv && status == WC_LOC_QP_OP_ERR) {
+            return WorkQueues.Failure.LOCAL_LENGTH;
+        }
+        if (softRoce && !recv && status == WC_REM_OP_ERR && sendOp == Opcode.SEND) {
+            return WorkQueues.Failure.REMOTE_INVALID;
+        }
+        return failure(status);
     }
 
     static WorkQueues.Failure failure(int status) {
@@ -170,6 +238,21 @@ final class DisniNode extends AbstractNode {
             default:
                 return WorkQueues.Failure.OTHER;
         }
+    }
+
+    /** @return whether the RDMA device whose interface has {@code ip} is an rxe device (as verbs decides it) */
+    private static boolean softRoce(InetAddress ip) {
+        for (RdmaDevices.Device d : RdmaDevices.list()) {
+            if (ip.equals(d.address())) {
+                return Files.exists(RdmaDevices.SYSFS.resolve(d.name()).resolve("parent"))
+                    && Files.isDirectory(Path.of("/sys/module/rdma_rxe"));
+            }
+        }
+        return false;
+    }
+
+    boolean softRoce() {
+        return softRoce;
     }
 
     void execute(Runnable task) {
@@ -194,21 +277,76 @@ final class DisniNode extends AbstractNode {
 
     // ------------------------------------------------------------------ memory
 
+    /**
+     * Memory registered in the node's protection domain: its home registration, which no queue pair is in, so its
+     * keys reach nothing until the memory is registered in a connection's domain ({@link Registrations}).
+     */
     @Override
     protected Allocation allocate(int length, int access, int remoteKey) throws RdmxException {
         checkOpen();
         ByteBuffer mem = ByteBuffer.allocateDirect(length);
+        IbvMr mr = register(pd, mem, access);
+        Registrations regs = new Registrations(this, mem, access, null);
+        return new Allocation(mem, () -> {
+            regs.release();
+            deregister(mr);
+        }, mr.getAddr(), mr.getLkey(), mr.getRkey(), regs);
+    }
+
+    /**
+     * A region granted to one connection: registered in that connection's protection domain alone (with remote
+     * access), so its key is honoured on that queue pair only; used on another connection (as a local source) it is
+     * registered there for local access only. Its descriptor carries this key.
+     */
+    @Override
+    protected Allocation allocateGranted(int length, int access, int remoteKey, AbstractConnection grantee)
+        throws RdmxException {
+        checkOpen();
+        Domain d = ((DisniConnection) grantee).domain();
+        ByteBuffer mem = ByteBuffer.allocateDirect(length);
+        Registrations regs = new Registrations(this, mem, access, d);
+        IbvMr mr = d.registrationOf(regs);
+        return new Allocation(mem, regs::release, mr.getAddr(), mr.getLkey(), mr.getRkey(), regs);
+    }
+
+    /** A node-wide region's key on one connection: its registration in that queue pair's protection domain. */
+    @Override
+    protected RemoteRegion describe(RegionImpl region, AbstractConnection via) throws RdmxException {
+        IbvMr mr = ((DisniConnection) via).domain().registrationOf((Registrations) region.handle());
+        return new RemoteRegion(region.address(), region.length(), mr.getRkey(), region.name());
+    }
+
+    /** The node-wide exported regions as the peer of one setup reaches them: each registered in its domain. */
+    private List<RemoteRegion> exportedTo(Setup s) throws RdmxException {
+        List<RegionImpl> live = exportedRegionList();
+        List<RemoteRegion> out = new ArrayList<>(live.size());
+        for (RegionImpl r : live) {
+            try {
+                IbvMr mr = s.domain.registrationOf((Registrations) r.handle());
+                out.add(new RemoteRegion(r.address(), r.length(), mr.getRkey(), r.name()));
+            } catch (IllegalStateException released) {
+                // released since it was listed: not exported
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Registers memory with a protection domain.
+     *
+     * @param domain the domain
+     * @param mem the memory
+     * @param access SPI access flags
+     * @return the registration
+     * @throws RdmxException naming the usual cause
+     */
+    IbvMr register(IbvPd domain, ByteBuffer mem, int access) throws RdmxException {
         int flags = IbvMr.IBV_ACCESS_LOCAL_WRITE;
         if ((access & Access.REMOTE_WRITE) != 0) {
             flags |= IbvMr.IBV_ACCESS_REMOTE_WRITE;
         }
-        IbvMr mr = register(mem, flags);
-        return new Allocation(mem, () -> deregister(mr), mr.getAddr(), mr.getLkey(), mr.getRkey());
-    }
-
-    private IbvMr register(ByteBuffer mem, int flags) throws RdmxException {
         try {
-            var call = pd.regMr(mem, flags).execute();
+            var call = domain.regMr(mem, flags).execute();
             IbvMr mr = call.getMr();
             call.free();
             return mr;
@@ -218,7 +356,7 @@ final class DisniNode extends AbstractNode {
         }
     }
 
-    private void deregister(IbvMr mr) {
+    void deregister(IbvMr mr) {
         try {
             mr.deregMr().execute().free();
         } catch (IOException e) {
@@ -304,7 +442,7 @@ final class DisniNode extends AbstractNode {
                         sendSetup(s, new SetupMessage(SetupMessage.HELLO, name(), address, List.of(), null, null,
                             s.nonce));
                     } else {
-                        sendSetup(s, new SetupMessage(SetupMessage.HELLO, name(), address, exportedRegions(), null,
+                        sendSetup(s, new SetupMessage(SetupMessage.HELLO, name(), address, exportedTo(s), null,
                             probeTarget(s)));
                     }
                 }
@@ -325,10 +463,12 @@ final class DisniNode extends AbstractNode {
         }
     }
 
-    private RdmaConnParam connParam() throws IOException {
+    /**
+     * rdma_cm's connection parameters: retries only. DiSNI 2.1 refuses to set the RDMA READ depths (its setters
+     * throw "Operation currently not supported"): libdisni sets both to the device's {@code max_qp_rd_atom}.
+     */
+    static RdmaConnParam connParam() throws IOException {
         RdmaConnParam p = new RdmaConnParam();
-        p.setResponder_resources((byte) 1);
-        p.setInitiator_depth((byte) 1);
         p.setRetry_count((byte) 7);
         p.setRnr_retry_count((byte) 7);
         return p;
@@ -352,11 +492,12 @@ final class DisniNode extends AbstractNode {
         attr.setQp_type(IbvQP.IBV_QPT_RC);
         attr.setSend_cq(cq);
         attr.setRecv_cq(cq);
-        s.qp = s.id.createQP(pd, attr);
+        s.domain = new Domain(ctx.allocPd());
+        s.qp = s.id.createQP(s.domain.pd(), attr);
         byQp.put(s.qp.getQp_num(), s);
         s.ctrl = ByteBuffer.allocateDirect(2 * CTRL);
         // remote WRITE: the peer's keep-alive probes land at the end of the region
-        s.ctrlMr = register(s.ctrl, IbvMr.IBV_ACCESS_LOCAL_WRITE | IbvMr.IBV_ACCESS_REMOTE_WRITE);
+        s.ctrlMr = register(s.domain.pd(), s.ctrl, Access.ALL);
         postRecv(s.qp, CTRL_RECV, s.ctrlMr.getAddr(), CTRL, s.ctrlMr.getLkey());
     }
 
@@ -452,7 +593,7 @@ final class DisniNode extends AbstractNode {
                 }
                 DisniConnection c = null;
                 if (refusal == null) {
-                    c = new DisniConnection(this, m.name, m.address, m.regions, s.id, s.qp,
+                    c = new DisniConnection(this, m.name, m.address, m.regions, s.id, s.qp, s.domain,
                         probeSource(s), s.ctrlMr.getLkey(), m.probe);
                     if (auth.enabled()) {
                         c.trustAddress(); // the peer's proof covered the address it announced
@@ -466,7 +607,7 @@ final class DisniNode extends AbstractNode {
                     sendSetup(s, new SetupMessage(SetupMessage.REFUSE, name(), address, List.of(), refusal));
                     return;
                 }
-                sendSetup(s, new SetupMessage(SetupMessage.ACCEPT, name(), address, exportedRegions(), null,
+                sendSetup(s, new SetupMessage(SetupMessage.ACCEPT, name(), address, exportedTo(s), null,
                     probeTarget(s)));
                 s.conn = c;
                 if (!offerAccepted(c)) {
@@ -485,10 +626,10 @@ final class DisniNode extends AbstractNode {
                 }
                 s.proved = true;
                 postRecv(s.qp, CTRL_RECV, s.ctrlMr.getAddr(), CTRL, s.ctrlMr.getLkey()); // for its ACCEPT
-                sendSetup(s, new SetupMessage(SetupMessage.PROVE, name(), address, exportedRegions(), null,
+                sendSetup(s, new SetupMessage(SetupMessage.PROVE, name(), address, exportedTo(s), null,
                     probeTarget(s), auth.prove(s.nonce, SetupAuth.nonceOf(m), name(), m.name, address)));
             } else if (m.kind == SetupMessage.ACCEPT) {
-                DisniConnection c = new DisniConnection(this, m.name, s.dialAddress, m.regions, s.id, s.qp,
+                DisniConnection c = new DisniConnection(this, m.name, s.dialAddress, m.regions, s.id, s.qp, s.domain,
                     probeSource(s), s.ctrlMr.getLkey(), m.probe);
                 c.trustAddress(); // dialed there
                 if (!addConnection(c)) {
@@ -607,6 +748,9 @@ final class DisniNode extends AbstractNode {
             }
             if (s.ctrlMr != null) {
                 deregister(s.ctrlMr);
+            }
+            if (s.domain != null) {
+                s.domain.destroy(); // its registrations, then the domain
             }
             s.id.destroyId();
         } catch (IOException e) {

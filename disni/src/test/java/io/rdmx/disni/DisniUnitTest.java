@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.Opcode;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.WorkQueues;
@@ -22,14 +23,56 @@ class DisniUnitTest {
         DisniFabric f = (DisniFabric) Fabrics.get("disni");
         Availability a = f.availability();
         assertTrue(a.reason().startsWith("disni: ") || a.usable(), a.reason());
-        if (DisniFabric.loadFailure() != null) {
-            assertTrue(a.reason().contains("libdisni") && a.reason().contains("java.library.path"), a.reason());
+        String failure = DisniFabric.loadFailure();
+        if (failure != null) {
+            assertTrue(a.reason().contains(failure), a.reason());
+            assertTrue(failure.contains("--add-exports")
+                || failure.contains("libdisni") && failure.contains("java.library.path"), failure);
             RdmxException e = assertThrows(RdmxException.class,
                 () -> f.open(NodeOptions.builder().name("nodisni").build()));
-            assertTrue(e.getMessage().contains("libdisni"), e.getMessage());
+            assertTrue(e.getMessage().contains(failure), e.getMessage());
             // nothing else broke: another provider still opens
             assertTrue(Fabrics.get("loopback").availability().usable());
         }
+    }
+
+    @Test
+    void withoutTheExportOfSunNioChDisniIsUnusableAndTheReasonNamesTheJvmOption() {
+        Module unnamed = DisniUnitTest.class.getModule();
+        String why = DisniFabric.missingExport(unnamed);
+        if (Object.class.getModule().isExported("sun.nio.ch", unnamed)) {
+            assertEquals(null, why);
+        } else {
+            assertTrue(why.contains("--add-exports java.base/sun.nio.ch=ALL-UNNAMED"), why);
+        }
+        assertEquals(null, DisniFabric.missingExport(Object.class.getModule()), "java.base itself");
+    }
+
+    @Test
+    void aRefusedCqSizeIsFollowedByTheLargestAllOnesSizeBelowIt() {
+        assertEquals(65535, DisniNode.smallerCq(65536));
+        assertEquals(32767, DisniNode.smallerCq(65535));
+        assertEquals(16383, DisniNode.smallerCq(32767));
+        assertEquals(32767, DisniNode.smallerCq(40000));
+        assertEquals(0, DisniNode.smallerCq(1));
+    }
+
+    /** DiSNI's own Java, no libdisni needed: its setters of the READ depths throw, so connParam sets neither. */
+    @Test
+    void theConnectionParametersAreOnesDisniAccepts() throws Exception {
+        var p = DisniNode.connParam();
+        assertEquals(7, p.getRetry_count());
+        assertEquals(7, p.getRnr_retry_count());
+    }
+
+    @Test
+    void softRoceStatusesOfATooSmallReceiveMapAsOnHardware() {
+        assertEquals(Status.LOCAL_LENGTH_ERROR, WorkQueues.status(DisniNode.failure(2, true, true, null)));
+        assertEquals(Status.REMOTE_INVALID_REQUEST,
+            WorkQueues.status(DisniNode.failure(11, true, false, Opcode.SEND)));
+        assertEquals(Status.TRANSPORT_ERROR, WorkQueues.status(DisniNode.failure(11, true, false, Opcode.WRITE)));
+        assertEquals(Status.TRANSPORT_ERROR, WorkQueues.status(DisniNode.failure(2, false, true, null)));
+        assertEquals(Status.REMOTE_ACCESS_ERROR, WorkQueues.status(DisniNode.failure(10, true, false, Opcode.WRITE)));
     }
 
     @Test
