@@ -56,9 +56,10 @@ public interface Connection extends AutoCloseable {
      * {@link Status#REMOTE_ACCESS_ERROR}, exactly as an unknown key), and it is never listed in a setup message:
      * tell the peer its {@link Region#descriptor()} yourself (the channel layer sends its pair region this way). This
      * is how a region is granted to one peer; {@link Node#register(int, int, String)} is the explicit choice of a
-     * region every peer of the node may reach. On verbs the NIC confines the key (the region is registered in this
-     * queue pair's own protection domain only). Where the provider cannot confine keys ({@link Fabric#scopesRegions()}
-     * false: disni), the key is still told to this peer only, but a peer that guesses it is not stopped.
+     * region every peer of the node may reach. On verbs and disni the NIC confines the key (the region is registered
+     * in this queue pair's own protection domain only). Where a provider cannot confine keys
+     * ({@link Fabric#scopesRegions()} false), the key is still told to this peer only, but a peer that guesses it is
+     * not stopped.
      *
      * @param length bytes, at least 1
      * @param access {@link Access} flags

@@ -33,9 +33,9 @@ public interface Fabric {
     /**
      * Whether the provider confines a region granted to one connection ({@link Connection#register}) to that
      * connection's peer: a request naming its key on any other connection is refused and the region stays
-     * untouched. The software providers (loopback, shm, tcp) check every request themselves; {@code verbs} has the
-     * NIC do it (a protection domain per queue pair); {@code disni} leaves key checks to the NIC against the node's
-     * one protection domain and says false.
+     * untouched. The software providers (loopback, shm, tcp) check every request themselves; {@code verbs} and
+     * {@code disni} have the NIC do it (a protection domain per queue pair). A provider that cannot confine keys
+     * says false.
      *
      * @return true if granted regions are confined to their connection
      */

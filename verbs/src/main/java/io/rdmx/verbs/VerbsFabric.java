@@ -30,7 +30,10 @@ public final class VerbsFabric implements Fabric {
         return "verbs";
     }
 
-    /** Any host, through an RDMA device: {@code auto} prefers it to tcp for a peer on another host where a device is up. */
+    /**
+     * Any host, through an RDMA device: {@code auto} prefers it to tcp for a peer on another host where a device is
+     * up.
+     */
     @Override
     public FabricTraits traits() {
         return new FabricTraits(FabricTraits.Reach.NETWORK, FabricTraits.Nic.RDMA_DEVICE, 30);

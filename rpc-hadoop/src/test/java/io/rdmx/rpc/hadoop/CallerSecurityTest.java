@@ -79,8 +79,7 @@ class CallerSecurityTest {
         }
     };
 
-    private final List<RPC.Server> servers = new ArrayList<>();
-    private final List<Object> proxies = new ArrayList<>();
+    private final Started started = new Started();
     private Configuration conf;
 
     @BeforeAll
@@ -91,19 +90,12 @@ class CallerSecurityTest {
     @BeforeEach
     void setUp() {
         Endpoints.clear();
-        conf = new Configuration(false);
-        conf.setInt(CommonConfigurationKeys.IPC_CLIENT_CONNECT_MAX_RETRIES_KEY, 0);
-        conf.setInt(CommonConfigurationKeys.IPC_CLIENT_CONNECT_TIMEOUT_KEY, 2000);
+        conf = Started.clientConf();
     }
 
     @AfterEach
     void tearDown() {
-        for (Object p : proxies) {
-            RPC.stopProxy(p);
-        }
-        for (RPC.Server s : servers) {
-            s.stop();
-        }
+        started.stopAll();
         ProxyUsers.refreshSuperUserGroupsConfiguration(new Configuration(false));
     }
 
@@ -137,7 +129,7 @@ class CallerSecurityTest {
         BlockingService svc = TestProtobufRpcProto.newReflectiveBlockingService(impl);
         RdmxServer s = (RdmxServer) new RdmxRpcEngine().getServer(TestRpcService.class, svc, "127.0.0.1", 0,
             handlers, 1, queuePerHandler, false, c, null, null, null);
-        servers.add(s);
+        started.server(s);
         if (c.getBoolean(CommonConfigurationKeys.HADOOP_SECURITY_AUTHORIZATION, false)) {
             s.refreshServiceAcl(c, POLICY);
         }
@@ -149,7 +141,7 @@ class CallerSecurityTest {
         InetSocketAddress addr = NetUtils.getConnectAddress(s);
         TestRpcService p = new RdmxRpcEngine().getProxy(TestRpcService.class, 1, addr, user, c,
             NetUtils.getDefaultSocketFactory(c), 0, null).getProxy();
-        proxies.add(p);
+        started.proxy(p);
         return p;
     }
 

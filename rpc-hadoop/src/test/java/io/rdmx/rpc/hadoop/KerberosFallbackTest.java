@@ -92,8 +92,7 @@ class KerberosFallbackTest {
     /** Kerberos, protection=privacy: Hadoop's TCP path. */
     private static Configuration privacy;
 
-    private final List<RPC.Server> servers = new ArrayList<>();
-    private final List<Object> proxies = new ArrayList<>();
+    private final Started started = new Started();
 
     /** Hadoop's test protocol, recording who each ping came from as the handler sees it. */
     private static final class RecordingServerImpl extends TestRpcBase.PBServerImpl {
@@ -160,12 +159,7 @@ class KerberosFallbackTest {
 
     @AfterEach
     void tearDown() {
-        for (Object p : proxies) {
-            RPC.stopProxy(p);
-        }
-        for (RPC.Server s : servers) {
-            s.stop();
-        }
+        started.stopAll();
         Endpoints.clear();
     }
 
@@ -178,7 +172,7 @@ class KerberosFallbackTest {
         RPC.Server s = new RPC.Builder(conf).setProtocol(TestRpcService.class)
             .setInstance(TestProtobufRpcProto.newReflectiveBlockingService(new RecordingServerImpl()))
             .setBindAddress("localhost").setPort(0).setNumHandlers(2).build();
-        servers.add(s);
+        started.server(s);
         RdmxServer r = assertInstanceOf(RdmxServer.class, s, "rpc.engine.* did not select the rdmx engine");
         s.start();
         return r;
@@ -189,7 +183,7 @@ class KerberosFallbackTest {
         InetSocketAddress addr = NetUtils.getConnectAddress(s);
         TestRpcService p = user.doAs((PrivilegedExceptionAction<TestRpcService>) () ->
             RPC.getProxy(TestRpcService.class, 1, addr, c));
-        proxies.add(p);
+        started.proxy(p);
         assertInstanceOf(RdmxInvoker.class, Proxy.getInvocationHandler(p), "not an rdmx engine proxy");
         return p;
     }
@@ -427,7 +421,7 @@ class KerberosFallbackTest {
         // RPC caches one engine per protocol for the JVM: the stock engine is made here
         TestRpcService viaTcp = new ProtobufRpcEngine2().getProxy(TestRpcService.class, 1, addr, mallory, stock,
             NetUtils.getDefaultSocketFactory(stock), 0, null).getProxy();
-        proxies.add(viaTcp);
+        started.proxy(viaTcp);
         ServiceException onTcp = assertThrows(ServiceException.class, () -> remoteUser(viaTcp));
         assertTrue(causes(onTcp, AccessControlException.class), chain(onTcp));
         assertTrue(chain(onTcp).contains("Client cannot authenticate via:[KERBEROS]"), chain(onTcp));
@@ -514,7 +508,7 @@ class KerberosFallbackTest {
     private TestRpcService stockProxy(UserGroupInformation user, RPC.Server s) throws IOException {
         TestRpcService p = new ProtobufRpcEngine2().getProxy(TestRpcService.class, 1, NetUtils.getConnectAddress(s),
             user, secure, NetUtils.getDefaultSocketFactory(secure), 0, null).getProxy();
-        proxies.add(p);
+        started.proxy(p);
         return p;
     }
 

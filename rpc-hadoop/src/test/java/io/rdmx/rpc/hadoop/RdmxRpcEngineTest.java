@@ -64,8 +64,7 @@ import org.junit.jupiter.api.condition.JRE;
 @EnabledForJreRange(max = JRE.JAVA_22, disabledReason = HadoopJdk.REASON)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class RdmxRpcEngineTest {
-    private final List<RPC.Server> servers = new ArrayList<>();
-    private final List<Object> proxies = new ArrayList<>();
+    private final Started started = new Started();
     private Configuration conf;
 
     @BeforeAll
@@ -76,19 +75,12 @@ class RdmxRpcEngineTest {
     @BeforeEach
     void setUp() {
         Endpoints.clear();
-        conf = new Configuration(false);
-        conf.setInt(CommonConfigurationKeys.IPC_CLIENT_CONNECT_MAX_RETRIES_KEY, 0);
-        conf.setInt(CommonConfigurationKeys.IPC_CLIENT_CONNECT_TIMEOUT_KEY, 2000);
+        conf = Started.clientConf();
     }
 
     @AfterEach
     void tearDown() {
-        for (Object p : proxies) {
-            RPC.stopProxy(p);
-        }
-        for (RPC.Server s : servers) {
-            s.stop();
-        }
+        started.stopAll();
     }
 
     /** Records what Hadoop's server-side accessors report for each ping. */
@@ -111,7 +103,7 @@ class RdmxRpcEngineTest {
     }
 
     private RPC.Server start(RPC.Server s) {
-        servers.add(s);
+        started.server(s);
         s.start();
         return s;
     }
@@ -126,7 +118,7 @@ class RdmxRpcEngineTest {
         InetSocketAddress addr = NetUtils.getConnectAddress(s);
         TestRpcService p = new RdmxRpcEngine().getProxy(TestRpcService.class, 1, addr,
             UserGroupInformation.getCurrentUser(), c, NetUtils.getDefaultSocketFactory(c), 0, null).getProxy();
-        proxies.add(p);
+        started.proxy(p);
         return p;
     }
 
@@ -458,7 +450,7 @@ class RdmxRpcEngineTest {
         TestRpcService p = new RdmxRpcEngine().getProxy(TestRpcService.class, 1, NetUtils.getConnectAddress(s),
             UserGroupInformation.getCurrentUser(), conf, NetUtils.getDefaultSocketFactory(conf), 0, null, null,
             new org.apache.hadoop.hdfs.ClientGSIContext()).getProxy();
-        proxies.add(p);
+        started.proxy(p);
         long tcp = RdmxRpcEngine.clientCallsOverTcp();
         assertEquals("observer", p.echo(null, echo("observer")).getMessage());
         assertEquals(1, RdmxRpcEngine.clientCallsOverTcp() - tcp);
@@ -490,7 +482,7 @@ class RdmxRpcEngineTest {
         TestRpcService stock = new ProtobufRpcEngine2().getProxy(TestRpcService.class, 1,
             NetUtils.getConnectAddress(s), UserGroupInformation.getCurrentUser(), conf,
             NetUtils.getDefaultSocketFactory(conf), 0, null).getProxy();
-        proxies.add(stock);
+        started.proxy(stock);
         assertEquals("tcp", stock.echo(null, echo("tcp")).getMessage());
         assertEquals(0, s.rdmxCalls());
     }
