@@ -1,134 +1,24 @@
 package io.rdmx.disni;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import io.rdmx.transport.Access;
-import io.rdmx.transport.Completion;
-import io.rdmx.transport.Connection;
-import io.rdmx.transport.Node;
-import io.rdmx.transport.NodeOptions;
-import io.rdmx.transport.Post;
-import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Region;
-import io.rdmx.transport.RemoteRegion;
-import io.rdmx.transport.Status;
-import io.rdmx.transport.WorkRequest;
 import io.rdmx.transport.internal.RegionImpl;
-import io.rdmx.transport.testsuite.Completions;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import io.rdmx.transport.testsuite.RdmaScopeSuite;
 
-/**
- * Keys confined in hardware on disni, as on verbs: every queue pair has a protection domain of its own, so the NIC
- * honours a key only on the connection it was told to. Before, every connection shared the node's domain and any
- * peer could WRITE with a key told to another (the conformance suite's cross-peer case covers granted regions; this
- * covers node-wide regions, whose key differs per connection, and the registrations' life).
- */
-@Timeout(value = 90, unit = TimeUnit.SECONDS)
-class DisniScopeTest {
-    private static final Duration WAIT = Duration.ofSeconds(30);
-    private final List<Node> nodes = new ArrayList<>();
+/** Keys confined in hardware on disni (a protection domain per queue pair), on Soft-RoCE. */
+class DisniScopeTest extends RdmaScopeSuite {
+    @Override
+    protected Fabric fabric() {
+        return new DisniFabric();
+    }
 
-    @BeforeAll
-    static void rdma() {
+    @Override
+    protected void assumeUsable() {
         RequiresDisni.assume();
     }
 
-    private Node open(String name) throws RdmxException {
-        Node n = new DisniFabric().open(NodeOptions.builder().name(name + "-" + ProcessHandle.current().pid())
-            .build());
-        nodes.add(n);
-        return n;
-    }
-
-    @AfterEach
-    void close() {
-        nodes.forEach(Node::close);
-    }
-
-    private static Region filled(Node n, int length, int seed) throws RdmxException {
-        Region r = n.register(length, Access.LOCAL_WRITE);
-        for (int i = 0; i < length; i++) {
-            r.buffer().put(i, (byte) (seed + i));
-        }
-        return r;
-    }
-
-    private static byte[] bytes(Region r, int length) {
-        byte[] b = new byte[length];
-        r.buffer().get(0, b);
-        return b;
-    }
-
-    @Test
-    void aNodeWideRegionsKeyToldToOnePeerIsRefusedOnAnotherPeersConnection() throws Exception {
-        Node server = open("scope-server");
-        Node a = open("scope-a");
-        Node b = open("scope-b");
-        Region inbox = server.register(4096, Access.ALL, "inbox");
-        Connection ca = a.connect(server.address(), WAIT);
-        Connection sa = server.accept(WAIT);
-        Connection cb = b.connect(server.address(), WAIT);
-        server.accept(WAIT);
-        RemoteRegion forA = ca.remoteRegion("inbox");
-        RemoteRegion forB = cb.remoteRegion("inbox");
-        assertNotEquals(forA.remoteKey(), forB.remoteKey(), "a key per connection");
-        assertEquals(forA, inbox.descriptor(sa), "what a peer is told is what descriptor(connection) says");
-
-        Region fromB = filled(b, 64, 7);
-        assertEquals(Post.OK, cb.post(WorkRequest.write(fromB, 0, 64, forA, 0).wrId(1)));
-        Completion refused = Completions.one(b);
-        assertEquals(Status.REMOTE_ACCESS_ERROR, refused.status(), refused.toString());
-        assertArrayEquals(new byte[64], bytes(inbox, 64), "the NIC wrote nothing");
-
-        Region fromA = filled(a, 64, 9);
-        assertEquals(Post.OK, ca.post(WorkRequest.write(fromA, 0, 64, forA, 0).wrId(2)));
-        assertTrue(Completions.one(a).ok());
-        assertArrayEquals(bytes(fromA, 64), bytes(inbox, 64), "the peer it was told to reaches it");
-        assertTrue(sa.isOpen(), "the other peer's failure stayed with that peer");
-    }
-
-    @Test
-    void aRegionsRegistrationsInConnectionsDomainsGoWithTheConnectionAndWithTheRegion() throws Exception {
-        Node server = open("life-server");
-        Node a = open("life-a");
-        Node b = open("life-b");
-        Region target = server.register(4096, Access.ALL);
-        a.connect(server.address(), WAIT);
-        Connection sa = server.accept(WAIT);
-        b.connect(server.address(), WAIT);
-        Connection sb = server.accept(WAIT);
-        Registrations regs = (Registrations) ((RegionImpl) target).handle();
-        target.descriptor(sa);
-        target.descriptor(sb);
-        assertEquals(2, regs.domains(), "one registration in each connection's domain (setup made them)");
-
-        Region granted = sa.register(4096, Access.ALL);
-        Registrations grantRegs = (Registrations) ((RegionImpl) granted).handle();
-        assertEquals(1, grantRegs.domains(), "a grant is registered in its grantee's domain only");
-        assertThrows(IllegalArgumentException.class, () -> granted.descriptor(sb));
-
-        sa.close();
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (regs.domains() > 1 && System.nanoTime() < deadline) {
-            Thread.onSpinWait(); // the rdma_cm thread destroys the queue pair, its registrations, then its domain
-        }
-        assertEquals(1, regs.domains(), "the closed connection's registration went with its domain");
-        assertEquals(0, grantRegs.domains(), "and so did the grant's");
-        assertTrue(granted.release());
-
-        assertTrue(target.release());
-        assertEquals(0, regs.domains(), "a released region is registered nowhere");
-        assertTrue(sb.isOpen());
+    @Override
+    protected int domains(Region r) {
+        return ((Registrations) ((RegionImpl) r).handle()).domains();
     }
 }
