@@ -105,6 +105,7 @@ final class RingShuffleTransport implements ShuffleTransport {
      */
     static String[] choose(ShuffleConfig cfg) throws RdmxException {
         String[] out = new String[cfg.processes()];
+        List<Fabric> candidates = null; // what auto may use here: looked up (each provider's availability) once
         for (int r = 0; r < out.length; r++) {
             if (r == cfg.rank()) {
                 continue;
@@ -119,11 +120,14 @@ final class RingShuffleTransport implements ShuffleTransport {
                 continue;
             }
             boolean local = isLocal(cfg.host(r));
-            Fabric f = Fabrics.choose(local, name -> true);
+            if (candidates == null) {
+                candidates = Fabrics.autoCandidates();
+            }
+            Fabric f = Fabrics.choose(candidates, local, name -> true);
             if (f == null) {
                 throw new RdmxException("shuffle provider=auto: no usable provider reaches rank " + r + " ("
                     + cfg.members().get(r) + (local ? ", this host" : ", another host") + "); usable here: "
-                    + Fabrics.autoCandidates().stream().map(Fabric::name).toList());
+                    + candidates.stream().map(Fabric::name).toList());
             }
             out[r] = f.name();
         }
@@ -146,7 +150,7 @@ final class RingShuffleTransport implements ShuffleTransport {
     }
 
     private String address(String provider, int rank) {
-        return Fabrics.get(provider).addressOf(cfg.nodeName(rank), cfg.address(rank));
+        return nodes.get(provider).fabric().addressOf(cfg.nodeName(rank), cfg.address(rank));
     }
 
     static RingShuffleTransport open(ShuffleConfig cfg) throws RdmxException {
@@ -180,7 +184,7 @@ final class RingShuffleTransport implements ShuffleTransport {
             }
             Node node = f.open(nb.build());
             nodes.put(p, node);
-            ChannelEngine engine = ChannelEngine.open(node, channelConfig(cfg, p));
+            ChannelEngine engine = ChannelEngine.open(node, channelConfig(cfg, f));
             engines.put(p, engine);
             list.add(engine);
         }
@@ -198,10 +202,14 @@ final class RingShuffleTransport implements ShuffleTransport {
      * tcp (3,000-3,900 without).
      *
      * @param cfg the shuffle's configuration
-     * @param provider the engine's provider
+     * @param provider the engine's provider, by name
      * @return its channel configuration
      */
     static ChannelConfig channelConfig(ShuffleConfig cfg, String provider) {
+        return channelConfig(cfg, Fabrics.get(provider));
+    }
+
+    private static ChannelConfig channelConfig(ShuffleConfig cfg, Fabric provider) {
         ChannelConfig.Builder b = ChannelConfig.builder(cfg.workers()).ringCapacity(cfg.bufferSize())
             .batchThreshold(cfg.batchThreshold()).readNotifyThreshold(creditEvery(provider, cfg.bufferSize()));
         if (System.getProperty(ChannelConfig.FLUSH_INTERVAL_PROP) == null) {
@@ -219,8 +227,8 @@ final class RingShuffleTransport implements ShuffleTransport {
      * process, 64 KiB rings, half vs quarter: P=4 W=2 0.85/0.77 vs 0.69/0.68; P=8 W=4 1.76/1.70/1.79/1.46 vs
      * 1.27/1.50/1.58/1.55.
      */
-    static int creditEvery(String provider, int bufferSize) {
-        return Fabrics.get(provider).traits().bindsToHost() ? bufferSize / 4 : bufferSize / 8;
+    static int creditEvery(Fabric provider, int bufferSize) {
+        return provider.traits().bindsToHost() ? bufferSize / 4 : bufferSize / 8;
     }
 
     /** Connects to every lower rank (the engine retries while it starts) and accepts every higher rank. */

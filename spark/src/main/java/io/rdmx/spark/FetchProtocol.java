@@ -127,18 +127,9 @@ public final class FetchProtocol {
             return "fetch request length=" + b.remaining() + " expected=" + LENGTH;
         }
         int p = b.position();
-        int version = b.getInt(p + VERSION_OFFSET);
-        if (version != VERSION) {
-            return "fetch request version=" + version + " expected=" + VERSION;
-        }
-        if (b.getInt(p + SHUFFLE_OFFSET) < 0) {
-            return "shuffleId=" + b.getInt(p + SHUFFLE_OFFSET) + " is negative";
-        }
-        if (b.getLong(p + MAP_OFFSET) < 0) {
-            return "mapId=" + b.getLong(p + MAP_OFFSET) + " is negative";
-        }
-        if (b.getInt(p + REDUCE_OFFSET) < 0) {
-            return "reduceId=" + b.getInt(p + REDUCE_OFFSET) + " is negative";
+        String bad = validateBlock(b, "fetch request");
+        if (bad != null) {
+            return bad;
         }
         int length = b.getInt(p + LENGTH_OFFSET);
         if (length < 1 || length > maxLength) {
@@ -270,6 +261,31 @@ public final class FetchProtocol {
     }
 
     /**
+     * The fields both requests open with, a block's id (the request's length checked by the caller).
+     *
+     * @param b the body, from its position
+     * @param what the request, for the reason
+     * @return null when valid, else the reason as {@code name=value}
+     */
+    private static String validateBlock(ByteBuffer b, String what) {
+        int p = b.position();
+        int version = b.getInt(p + VERSION_OFFSET);
+        if (version != VERSION) {
+            return what + " version=" + version + " expected=" + VERSION;
+        }
+        if (b.getInt(p + SHUFFLE_OFFSET) < 0) {
+            return "shuffleId=" + b.getInt(p + SHUFFLE_OFFSET) + " is negative";
+        }
+        if (b.getLong(p + MAP_OFFSET) < 0) {
+            return "mapId=" + b.getLong(p + MAP_OFFSET) + " is negative";
+        }
+        if (b.getInt(p + REDUCE_OFFSET) < 0) {
+            return "reduceId=" + b.getInt(p + REDUCE_OFFSET) + " is negative";
+        }
+        return null;
+    }
+
+    /**
      * Checks a diagnosis request read from a peer.
      *
      * @param b the body, from its position
@@ -282,18 +298,9 @@ public final class FetchProtocol {
                 + (ALGORITHM_OFFSET + MAX_ALGORITHM) + "]";
         }
         int p = b.position();
-        int version = b.getInt(p + VERSION_OFFSET);
-        if (version != VERSION) {
-            return "diagnosis request version=" + version + " expected=" + VERSION;
-        }
-        if (b.getInt(p + SHUFFLE_OFFSET) < 0) {
-            return "shuffleId=" + b.getInt(p + SHUFFLE_OFFSET) + " is negative";
-        }
-        if (b.getLong(p + MAP_OFFSET) < 0) {
-            return "mapId=" + b.getLong(p + MAP_OFFSET) + " is negative";
-        }
-        if (b.getInt(p + REDUCE_OFFSET) < 0) {
-            return "reduceId=" + b.getInt(p + REDUCE_OFFSET) + " is negative";
+        String bad = validateBlock(b, "diagnosis request");
+        if (bad != null) {
+            return bad;
         }
         int nameLength = b.getInt(p + ALGORITHM_LENGTH_OFFSET);
         if (nameLength != n - ALGORITHM_OFFSET) {

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -312,9 +311,8 @@ public abstract class TransportConformanceSuite {
         Node gone = open("gone", b -> b);
         String addr = gone.address();
         gone.close();
-        RdmxException e = assertTimeoutPreemptively(Duration.ofSeconds(8),
-            () -> assertThrows(RdmxException.class, () -> client.connect(addr, Duration.ofSeconds(5))),
-            "connect must respect its timeout");
+        // no clock here: a connect that ignored its timeout would hang until the class's @Timeout fails it
+        RdmxException e = assertThrows(RdmxException.class, () -> client.connect(addr, Duration.ofSeconds(5)));
         assertTrue(e.getMessage().contains(addr), e.getMessage());
     }
 
