@@ -3,10 +3,8 @@ package io.rdmx.rpc.hadoop;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.HdfsConfiguration;
@@ -27,7 +25,6 @@ import org.junit.runner.Request;
 import org.junit.runner.Result;
 import org.junit.runner.manipulation.Filter;
 import org.junit.runner.notification.Failure;
-import org.junit.runner.notification.RunListener;
 
 /**
  * Hadoop's own HDFS tests ({@code org.apache.hadoop.hdfs.TestDFSRename} and {@code TestFileCreation} from the
@@ -75,31 +72,11 @@ class HadoopHdfsTestsOverRdmxTest {
             assertEquals(RdmxRpcEngine.class, conf.getClass("rpc.engine." + p.getName(), null),
                 "core-site.xml on the test class path switches " + p.getSimpleName());
         }
-        Map<String, String> outcome = new TreeMap<>();
-        List<Failure> failures = new ArrayList<>();
+        Outcomes seen = new Outcomes();
+        Map<String, String> outcome = seen.outcome;
+        List<Failure> failures = seen.failures;
         JUnitCore core = new JUnitCore();
-        core.addListener(new RunListener() {
-            @Override
-            public void testFinished(Description d) {
-                outcome.putIfAbsent(d.getDisplayName(), "passed");
-            }
-
-            @Override
-            public void testFailure(Failure f) {
-                outcome.put(f.getDescription().getDisplayName(), "FAILED: " + f.getMessage());
-                failures.add(f);
-            }
-
-            @Override
-            public void testAssumptionFailure(Failure f) {
-                outcome.put(f.getDescription().getDisplayName(), "skipped by the test: " + f.getMessage());
-            }
-
-            @Override
-            public void testIgnored(Description d) {
-                outcome.put(d.getDisplayName(), "ignored");
-            }
-        });
+        core.addListener(seen);
         long served = RdmxRpcEngine.serverCallsOverRdmx();
         long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
         long tcp = RdmxRpcEngine.clientCallsOverTcp();

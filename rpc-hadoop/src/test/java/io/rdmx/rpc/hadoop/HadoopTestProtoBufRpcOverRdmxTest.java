@@ -3,10 +3,8 @@ package io.rdmx.rpc.hadoop;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.ipc.RPC;
@@ -23,7 +21,6 @@ import org.junit.runner.Request;
 import org.junit.runner.Result;
 import org.junit.runner.manipulation.Filter;
 import org.junit.runner.notification.Failure;
-import org.junit.runner.notification.RunListener;
 
 /**
  * Hadoop's own {@code org.apache.hadoop.ipc.TestProtoBufRpc} (hadoop-common 3.4.x test-jar, a JUnit 4
@@ -48,31 +45,11 @@ class HadoopTestProtoBufRpcOverRdmxTest {
         Configuration conf = new Configuration();
         assertEquals(RdmxRpcEngine.class, conf.getClass("rpc.engine." + TestRpcBase.TestRpcService.class.getName(),
             null), "core-site.xml on the test classpath switches the engine");
-        Map<String, String> outcome = new TreeMap<>();
-        List<Failure> failures = new ArrayList<>();
+        Outcomes seen = new Outcomes();
+        Map<String, String> outcome = seen.outcome;
+        List<Failure> failures = seen.failures;
         JUnitCore core = new JUnitCore();
-        core.addListener(new RunListener() {
-            @Override
-            public void testFinished(Description d) {
-                outcome.putIfAbsent(d.getDisplayName(), "passed");
-            }
-
-            @Override
-            public void testFailure(Failure f) {
-                outcome.put(f.getDescription().getDisplayName(), "FAILED: " + f.getMessage());
-                failures.add(f);
-            }
-
-            @Override
-            public void testAssumptionFailure(Failure f) {
-                outcome.put(f.getDescription().getDisplayName(), "skipped by the test: " + f.getMessage());
-            }
-
-            @Override
-            public void testIgnored(Description d) {
-                outcome.put(d.getDisplayName(), "ignored");
-            }
-        });
+        core.addListener(seen);
         long served = RdmxRpcEngine.serverCallsOverRdmx();
         long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
         long tcp = RdmxRpcEngine.clientCallsOverTcp();
