@@ -360,6 +360,32 @@ class KerberosFallbackTest {
         assertEquals(4, s.rdmxSaslSessions(), "the client kept a session whose answer did not unwrap");
     }
 
+    /**
+     * A wrapped call longer than {@code ipc.maximum.data.length} (plus the session id and the wrapping's allowance)
+     * is refused on its first fragment, before the server reassembles or unwraps it, with an error naming the caller,
+     * the size and the limit; the server runs nothing of it and serves another proxy on.
+     */
+    @Test
+    void aWrappedCallLongerThanTheServerTakesIsRefusedOnItsFirstFragment() throws Exception {
+        Configuration c = new Configuration(privacy);
+        c.setInt(CommonConfigurationKeys.IPC_MAXIMUM_DATA_LENGTH, 64 << 10);
+        RdmxServer s = secureServer(c);
+        assertNotNull(s.rdmxAddress(), s.rdmxOffReason());
+        TestRpcService p = proxy(alice, s, c);
+        p.ping(null, TestRpcBase.newEmptyRequest());
+        assertEquals(1, s.rdmxSaslSessions(), "the privacy session was not negotiated over rdmx");
+        long served = s.rdmxCalls();
+        String big = "x".repeat(256 << 10);
+        ServiceException e = assertThrows(ServiceException.class,
+            () -> p.echo(null, EchoRequestProto.newBuilder().setMessage(big).build()));
+        assertTrue(chain(e).contains("Wrapped call of") && chain(e).contains("ipc.maximum.data.length " + (64 << 10))
+            && chain(e).contains("rdmx caller '"), chain(e));
+        assertEquals(served, s.rdmxCalls(), "the server ran a call longer than it takes");
+        TestRpcService other = proxy(alice, s, c);
+        assertEquals("small", other.echo(null, EchoRequestProto.newBuilder().setMessage("small").build())
+            .getMessage());
+    }
+
     @Test
     void aSecureServerAdvertisesItsListenerOnItsTcpPortWithEveryProtection() throws Exception {
         assertEquals(1, advertised(secureServer(secure), secure), "protection=authentication: no listener advertised");
