@@ -6,6 +6,7 @@ import io.rdmx.cli.doctor.RdmaSysfs;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Fabrics;
+import io.rdmx.transport.HostNeed;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -69,12 +70,16 @@ public final class Rdmx {
             known.add(f.name());
             out.printf(Locale.ROOT, "  %-9s %-9s %s%n", f.name(), a.usable() ? "usable" : "unusable", a.reason());
         }
-        if (!known.contains("verbs")) {
-            List<String> devs = rdmaDevices(sys);
-            out.printf(Locale.ROOT, "  %-9s %-9s %s%n", "verbs", "unusable", devs.isEmpty()
-                ? "no RDMA device (" + sys.resolve("class/infiniband") + " is empty or missing) and the rdmx-verbs "
-                    + "module is not on the class path"
-                : "RDMA devices " + devs + " present, but the rdmx-verbs module is not on the class path");
+        for (Fabrics.Shipped s : Fabrics.shipped()) {
+            if (known.contains(s.name())) {
+                continue;
+            }
+            String module = "its module (" + s.artifacts() + ") is not on the class path";
+            List<String> devs = s.needs().contains(HostNeed.RDMA_DEVICE) ? rdmaDevices(sys) : null;
+            out.printf(Locale.ROOT, "  %-9s %-9s %s%n", s.name(), "unusable", devs == null ? module
+                : devs.isEmpty() ? "no RDMA device (" + sys.resolve("class/infiniband") + " is empty or missing) and "
+                    + module
+                : "RDMA devices " + devs + " present, but " + module);
         }
         out.println("  default: " + Fabrics.defaultFabric().name() + " (-D" + Fabrics.DEFAULT_PROVIDER_PROP + " or $"
             + Fabrics.DEFAULT_PROVIDER_ENV + " to change)");

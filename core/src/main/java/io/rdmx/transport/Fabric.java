@@ -1,5 +1,7 @@
 package io.rdmx.transport;
 
+import java.util.Set;
+
 /**
  * A transport provider, found by {@link #name()} through {@link java.util.ServiceLoader} (see {@link Fabrics}).
  *
@@ -63,5 +65,15 @@ public interface Fabric {
      */
     default String addressOf(String nodeName, String hostAndPort) {
         return hostAndPort;
+    }
+
+    /**
+     * What the provider needs of the machine beyond its module, for a diagnosis to check ({@code rdmx doctor}). The
+     * default: what {@link Fabrics#shipped()} registers for a provider of this name, else nothing.
+     *
+     * @return the needs, never null
+     */
+    default Set<HostNeed> needs() {
+        return Fabrics.shipped(name()).map(Fabrics.Shipped::needs).orElse(Set.of());
     }
 }

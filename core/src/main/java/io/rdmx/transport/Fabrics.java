@@ -2,12 +2,16 @@ package io.rdmx.transport;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
+import java.util.EnumSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
+import java.util.Set;
 import java.util.function.Predicate;
 
 /** Finds providers by name through {@link ServiceLoader}. */
@@ -153,17 +157,64 @@ public final class Fabrics {
     }
 
     /**
-     * The providers rdmx ships, each in its own module: the one place their names are registered. A configuration may
-     * name any of them whether or not its module is on this class path (a member entry for another host, say); one
-     * that is not here fails when a node of it opens, naming it.
+     * A provider rdmx ships, each in its own module: its name, what to put on the class path to have it, and what it
+     * needs of the machine ({@link Fabric#needs()}).
+     *
+     * @param name the provider's name ({@link Fabric#name()})
+     * @param artifacts what a class path needs for it, as a user would add it
+     * @param needs what it needs of the machine beyond its module
      */
-    private static final List<String> SHIPPED = List.of("loopback", "shm", "tcp", "verbs", "disni");
+    public record Shipped(String name, String artifacts, Set<HostNeed> needs) {
+        /** Validates and copies. */
+        public Shipped {
+            if (name == null || name.isBlank() || artifacts == null || artifacts.isBlank()) {
+                throw new IllegalArgumentException("name=" + name + " and artifacts=" + artifacts + " must be given");
+            }
+            needs = needs.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(needs));
+        }
+    }
+
+    private static final Set<HostNeed> RDMA = EnumSet.of(HostNeed.RDMA_LIBRARIES, HostNeed.RDMA_DEVICE,
+        HostNeed.MEMLOCK);
+
+    /**
+     * The providers rdmx ships: the one place their names are registered. A configuration may name any of them
+     * whether or not its module is on this class path (a member entry for another host, say); one that is not here
+     * fails when a node of it opens, naming it.
+     */
+    private static final List<Shipped> SHIPPED = List.of(
+        new Shipped("loopback", "rdmx-core", Set.of()),
+        new Shipped("shm", "rdmx-core", Set.of(HostNeed.SHM_ROOT)),
+        new Shipped("tcp", "rdmx-tcp", Set.of()),
+        new Shipped("verbs", "rdmx-verbs (built with a JDK 22+: mvn -pl verbs -am install; scripts/rdmx does both on a"
+            + " JDK 22+), run on a JDK 22+", union(RDMA, HostNeed.NATIVE_ACCESS)),
+        new Shipped("disni", "rdmx-disni and com.ibm.disni:disni:2.1", union(RDMA, HostNeed.LIBDISNI)));
+
+    private static Set<HostNeed> union(Set<HostNeed> a, HostNeed b) {
+        Set<HostNeed> s = EnumSet.copyOf(a);
+        s.add(b);
+        return s;
+    }
+
+    /** @return the providers rdmx ships, in the order they are listed to users */
+    public static List<Shipped> shipped() {
+        return SHIPPED;
+    }
+
+    /**
+     * @param name a provider's name
+     * @return the shipped provider of that name, if rdmx ships one
+     */
+    public static Optional<Shipped> shipped(String name) {
+        return SHIPPED.stream().filter(s -> s.name().equals(name)).findFirst();
+    }
 
     /**
      * @return the names a configuration may use: the providers rdmx ships and every other provider on the class path
      */
     public static List<String> names() {
-        List<String> out = new ArrayList<>(SHIPPED);
+        List<String> out = new ArrayList<>();
+        SHIPPED.forEach(s -> out.add(s.name()));
         for (Fabric f : all()) {
             if (!out.contains(f.name())) {
                 out.add(f.name());

@@ -30,10 +30,6 @@ class ProviderNamesTest {
     private static final Pattern NAME = Pattern.compile("\"(loopback|shm|tcp|verbs|disni)\"");
     /** Still naming providers (to move behind traits next; issue 39). */
     private static final Set<String> NOT_YET = Set.of(
-        // the doctor's per-provider checks (shm directories, RDMA devices, libdisni) are not yet the providers' own
-        "cli/src/main/java/io/rdmx/cli/doctor/Doctor.java",
-        // `rdmx info` lists verbs when its module cannot load on this JVM
-        "cli/src/main/java/io/rdmx/cli/Rdmx.java",
         // the Hadoop engine serves tcp or shm by configuration (rdmx.rpc.hadoop.provider), named in its keys
         "rpc-hadoop/src/main/java/io/rdmx/rpc/hadoop/HadoopRdmxConfig.java",
         "rpc-hadoop/src/main/java/io/rdmx/rpc/hadoop/Endpoints.java",

@@ -5,6 +5,7 @@ import io.rdmx.spi.Platform;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Fabrics;
+import io.rdmx.transport.HostNeed;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.internal.RdmaDevices;
 import io.rdmx.transport.shm.ShmFabric;
@@ -17,6 +18,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -39,8 +41,9 @@ import java.util.stream.Stream;
  * what the channel rings would register.
  */
 public final class Doctor {
-    /** The providers diagnosed even when absent from the class path, in print order. */
-    public static final List<String> PROVIDERS = List.of("loopback", "shm", "tcp", "verbs", "disni");
+    /** The providers diagnosed even when absent from the class path, in print order: those rdmx ships. */
+    public static final List<String> PROVIDERS = Fabrics.shipped().stream().map(Fabrics.Shipped::name)
+        .collect(Collectors.toUnmodifiableList());
     /** Exit code: the requested provider can work. */
     public static final int EXIT_USABLE = 0;
     /** Exit code: the requested provider cannot work. */
@@ -179,7 +182,7 @@ public final class Doctor {
             + " reachable from this host only; a tcp node bound beyond loopback, and every verbs or disni node,"
             + " accepts any peer that reaches it" + (require ? refuse : " and logs a WARN")
             : "cluster secret set from the " + source + ": every provider authenticates its peers")
-            + "; on verbs and disni the NIC does not confine keys to one peer; no encryption on the data path"
+            + "; no encryption on the data path"
             + " (docs/security.md)";
     }
 
@@ -247,48 +250,63 @@ public final class Doctor {
      * @return its report
      */
     public Report diagnose(String provider) {
+        Optional<Fabric> f = host.fabrics().stream().filter(x -> x.name().equals(provider)).findFirst();
+        Set<HostNeed> needs = needsOf(provider, f);
         List<Check> c = new ArrayList<>();
-        switch (provider) {
-            case "shm":
-                c.add(shmRoot());
-                break;
-            case "verbs":
-                c.addAll(java());
-                c.addAll(libraries());
-                c.addAll(rdma());
-                c.add(memlock());
-                break;
-            case "disni":
-                c.add(libdisni());
-                c.addAll(libraries());
-                c.addAll(rdma());
-                c.add(memlock());
-                break;
-            default:
-                break;
+        for (HostNeed n : needs.isEmpty() ? Set.<HostNeed>of() : EnumSet.copyOf(needs)) {
+            switch (n) {
+                case SHM_ROOT:
+                    c.add(shmRoot());
+                    break;
+                case NATIVE_ACCESS:
+                    c.addAll(java());
+                    break;
+                case LIBDISNI:
+                    c.add(libdisni());
+                    break;
+                case RDMA_LIBRARIES:
+                    c.addAll(libraries());
+                    break;
+                case RDMA_DEVICE:
+                    c.addAll(rdma());
+                    break;
+                case MEMLOCK:
+                    c.add(memlock());
+                    break;
+                default:
+                    throw new AssertionError(n);
+            }
         }
-        c.add(fabric(provider));
+        c.add(fabric(provider, f, needs));
         return new Report(provider, c);
+    }
+
+    /**
+     * What a provider needs of the machine: its own declaration when it is on the class path and loads, else what
+     * rdmx registers for it ({@link Fabrics#shipped()}), else nothing.
+     */
+    private static Set<HostNeed> needsOf(String provider, Optional<Fabric> f) {
+        Set<HostNeed> declared = null;
+        if (f.isPresent()) {
+            try {
+                declared = f.get().needs();
+            } catch (RuntimeException | LinkageError e) {
+                declared = null; // a provider that cannot load: fall back to the registration below
+            }
+        }
+        if (declared == null || declared.isEmpty()) {
+            declared = Fabrics.shipped(provider).map(Fabrics.Shipped::needs).orElse(Set.of());
+        }
+        return declared;
     }
 
     // --- the provider itself --------------------------------------------------------------------------------
 
-    private Check fabric(String name) {
-        Optional<Fabric> f = host.fabrics().stream().filter(x -> x.name().equals(name)).findFirst();
+    private Check fabric(String name, Optional<Fabric> f, Set<HostNeed> needs) {
         if (f.isEmpty()) {
-            String fix;
-            switch (name) {
-                case "verbs":
-                    fix = "build rdmx-verbs with a JDK 22+ (mvn -pl verbs -am install) and put"
-                        + " verbs/target/rdmx-verbs-*.jar on the class path (scripts/rdmx does both on a JDK 22+)";
-                    break;
-                case "disni":
-                    fix = "put rdmx-disni and com.ibm.disni:disni:2.1 on the class path";
-                    break;
-                default:
-                    fix = "put rdmx-core on the class path with its META-INF/services/io.rdmx.transport.Fabric";
-                    break;
-            }
+            String fix = "put " + Fabrics.shipped(name).map(Fabrics.Shipped::artifacts).orElse("its module")
+                + " on the class path" + (Fabrics.shipped(name).isPresent() ? ""
+                : " with its META-INF/services/io.rdmx.transport.Fabric");
             return Check.fail("provider " + name + " is not on the class path (ServiceLoader found "
                 + host.fabrics().stream().map(Fabric::name).collect(Collectors.toList()) + ")", fix);
         }
@@ -302,24 +320,8 @@ public final class Doctor {
         if (a.usable()) {
             return Check.ok("provider " + name + " says usable: " + a.reason());
         }
-        String fix;
-        switch (name) {
-            case "shm":
-                fix = "run on Linux (shm uses the JDK's Unix-domain sockets with SO_PEERCRED, /proc/self and "
-                    + "memory-mapped files; any os.arch)";
-                break;
-            case "tcp":
-                fix = "run on Linux with Netty's native epoll for os.arch=" + host.property("os.arch")
-                    + " (netty-transport-native-epoll) on the class path";
-                break;
-            case "verbs":
-            case "disni":
-                fix = "fix the FAIL lines above; the provider's own check is what open() will report";
-                break;
-            default:
-                fix = "see the provider's reason";
-                break;
-        }
+        String fix = a.fix() != null ? a.fix() : needs.isEmpty() ? "see the provider's reason"
+            : "fix the FAIL lines above; the provider's own check is what open() will report";
         return Check.fail("provider " + name + " says unusable: " + a.reason(), fix);
     }
 

@@ -83,7 +83,8 @@ public final class ShmFabric implements Fabric {
     public Availability availability() {
         if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")) {
             return Availability.unusable("needs Linux (peer credentials of Unix-domain sockets, /proc/self, "
-                + "memory-mapped region files)");
+                + "memory-mapped region files)", "run on Linux (shm uses the JDK's Unix-domain sockets with "
+                + "SO_PEERCRED, /proc/self and memory-mapped files; any os.arch)");
         }
         return Availability.usable("shared memory under " + root() + " + the JDK's Unix-domain sockets");
     }
