@@ -5,6 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmx.transport.Availability;
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.HostNeed;
+import io.rdmx.transport.Node;
+import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.RdmxException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -13,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeEach;
@@ -302,6 +309,42 @@ class DoctorTest {
             .diagnose("tcp"), "provider tcp");
         assertEquals("provider tcp says unusable: fake tcp says no", no.text());
         assertEquals(Check.Level.FAIL, no.level());
+    }
+
+    @Test
+    void aProviderIsCheckedForWhatItDeclaresItNeedsWhateverItsName() {
+        fx.healthyRxe();
+        Fabric other = new Fabric() {
+            @Override
+            public String name() {
+                return "ib2";
+            }
+
+            @Override
+            public Availability availability() {
+                return Availability.unusable("ib2 found no port", "plug in the cable");
+            }
+
+            @Override
+            public Node open(NodeOptions options) throws RdmxException {
+                throw new RdmxException("ib2 opens nothing");
+            }
+
+            @Override
+            public Set<HostNeed> needs() {
+                return Set.of(HostNeed.RDMA_DEVICE, HostNeed.MEMLOCK);
+            }
+        };
+        Report r = new Doctor(fx.host().withFabrics(List.of(other)), 2, 1).diagnose("ib2");
+        assertEquals(Check.Level.OK, line(r, "rxe0 port 1: state=4: ACTIVE").level(), levels(r));
+        assertTrue(r.checks().stream().anyMatch(c -> c.text().contains("RLIMIT_MEMLOCK")), levels(r));
+        assertTrue(r.checks().stream().noneMatch(c -> c.text().contains("libibverbs")), levels(r));
+        Check self = line(r, "provider ib2");
+        assertEquals("provider ib2 says unusable: ib2 found no port", self.text());
+        assertEquals("plug in the cable", self.fix());
+        Report plain = new Doctor(fx.host().withFabrics(List.of(HostFixture.fabric("ib3", true))), 2, 1)
+            .diagnose("ib3");
+        assertEquals(1, plain.checks().size(), levels(plain));
     }
 
     @Test
