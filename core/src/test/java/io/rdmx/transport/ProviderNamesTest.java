@@ -8,7 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -19,8 +18,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Adapters, the CLI and affinity choose providers by what they are ({@link Fabric#traits()}, {@link Fabrics#choose}),
  * not by name: a new provider is then chosen by the traits it declares, without a change anywhere else. This scans
- * their main sources for a string literal that is a provider's name. The files that still do are listed here by
- * name, each with why; the list only shrinks.
+ * their main sources for a string literal that is a provider's name; none may have one (comments may name them).
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ProviderNamesTest {
@@ -28,13 +26,6 @@ class ProviderNamesTest {
     private static final List<String> MODULES = List.of("shuffle", "spark", "spark43", "affinity", "rpc", "rpc-hadoop",
         "cli");
     private static final Pattern NAME = Pattern.compile("\"(loopback|shm|tcp|verbs|disni)\"");
-    /** Still naming providers (to move behind traits next; issue 39). */
-    private static final Set<String> NOT_YET = Set.of(
-        // the Hadoop engine serves tcp or shm by configuration (rdmx.rpc.hadoop.provider), named in its keys
-        "rpc-hadoop/src/main/java/io/rdmx/rpc/hadoop/HadoopRdmxConfig.java",
-        "rpc-hadoop/src/main/java/io/rdmx/rpc/hadoop/Endpoints.java",
-        // its listener advertises one of the engine's own endpoint codes (RdmxEndpoint.TCP or SHM)
-        "rpc-hadoop/src/main/java/io/rdmx/rpc/hadoop/RdmxServer.java");
 
     @Test
     void noAdapterNamesAProviderOutsideTheListedFiles() throws IOException {
@@ -50,9 +41,6 @@ class ProviderNamesTest {
                 for (Path f : walk.filter(p -> p.toString().endsWith(".java")).toList()) {
                     files++;
                     String rel = root.relativize(f).toString().replace('\\', '/');
-                    if (NOT_YET.contains(rel)) {
-                        continue;
-                    }
                     List<String> lines = Files.readAllLines(f);
                     for (int i = 0; i < lines.size(); i++) {
                         String line = lines.get(i).trim();
@@ -69,13 +57,5 @@ class ProviderNamesTest {
         }
         assertTrue(files > 50, "the adapters' sources were found under " + root + " (" + files + " files)");
         assertEquals(List.of(), found, "adapters name providers: use Fabric.traits() and Fabrics.choose");
-    }
-
-    @Test
-    void theListedFilesStillExistSoTheListOnlyShrinks() {
-        Path root = Path.of(System.getProperty("user.dir")).getParent();
-        for (String f : NOT_YET) {
-            assertTrue(Files.exists(root.resolve(f)), f + " is gone: take it off the list");
-        }
     }
 }

@@ -1,6 +1,6 @@
 package io.rdmx.rpc.hadoop;
 
-import io.rdmx.transport.shm.ShmFabric;
+import io.rdmx.transport.Fabric;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ConcurrentHashMap;
@@ -179,21 +179,21 @@ final class Endpoints {
         for (ProtocolSignatureProto v : r.getProtocolSignatureList()) {
             long adv = v.getVersion();
             int port = RdmxEndpoint.port(adv);
-            switch (RdmxEndpoint.provider(adv)) {
-                case RdmxEndpoint.TCP:
-                    return new Endpoint("tcp", NetUtils.getHostPortString(new InetSocketAddress(
-                        server.getAddress() != null ? server.getAddress().getHostAddress() : server.getHostString(),
-                        port)), 0, null, RdmxEndpoint.ringCapacity(adv));
-                case RdmxEndpoint.SHM:
-                    if (server.getAddress() == null || !NetUtils.isLocalAddress(server.getAddress())) {
-                        return new Endpoint(null, null, until, "its rdmx listener is shm on another host");
-                    }
-                    return new Endpoint("shm", ShmFabric.root().resolve(RdmxEndpoint.shmNodeName(port)).toString(),
-                        0, null, RdmxEndpoint.ringCapacity(adv));
-                default:
-                    return new Endpoint(null, null, until, "it advertises an unknown rdmx provider code "
-                        + RdmxEndpoint.provider(adv));
+            int kind = RdmxEndpoint.provider(adv);
+            Fabric fabric = RdmxEndpoint.fabricOf(kind);
+            if (fabric == null) {
+                return new Endpoint(null, null, until, "it advertises an rdmx listener of kind " + kind
+                    + ", which no usable provider of this JVM serves");
             }
+            if (kind == RdmxEndpoint.LOCAL && (server.getAddress() == null
+                || !NetUtils.isLocalAddress(server.getAddress()))) {
+                return new Endpoint(null, null, until, "its rdmx listener is " + fabric.name()
+                    + ", of its own host only, and it is on another host");
+            }
+            String hostPort = NetUtils.getHostPortString(new InetSocketAddress(server.getAddress() != null
+                ? server.getAddress().getHostAddress() : server.getHostString(), port));
+            return new Endpoint(fabric.name(), fabric.addressOf(RdmxEndpoint.nodeName(port), hostPort), 0, null,
+                RdmxEndpoint.ringCapacity(adv));
         }
         return new Endpoint(null, null, until, "it has no rdmx listener");
     }

@@ -1,5 +1,8 @@
 package io.rdmx.rpc.hadoop;
 
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.Fabrics;
+import io.rdmx.transport.RdmxException;
 import java.time.Duration;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeys;
@@ -11,10 +14,18 @@ import org.apache.hadoop.fs.CommonConfigurationKeys;
  * {@code ipc.maximum.response.length} bounds responses a client accepts.
  */
 final class HadoopRdmxConfig {
-    /** Server: the rdmx provider of the listener beside the TCP one: {@code tcp}, {@code shm} or {@code none}. */
+    /**
+     * Server: the rdmx provider of the listener beside the TCP one: {@value #AUTO}, {@value #OFF}, or the name of a
+     * provider whose listener the engine can advertise ({@link RdmxEndpoint#kindOf}: one reached through the IP
+     * route, {@code tcp}, or one of the server's host only, {@code shm}).
+     */
     static final String PROVIDER_KEY = "rdmx.rpc.hadoop.provider";
-    /** Default provider: tcp (works across hosts). */
-    static final String PROVIDER_DEFAULT = "tcp";
+    /** The provider value for the usable IP-route provider of the highest rank ({@code tcp}): works across hosts. */
+    static final String AUTO = "auto";
+    /** The provider value for no rdmx listener: clients use TCP. */
+    static final String OFF = "none";
+    /** Default provider: {@value #AUTO}. */
+    static final String PROVIDER_DEFAULT = AUTO;
     /** Server: rdmx handler threads, each waits for one Hadoop call; 0 means twice the server's Hadoop handlers. */
     static final String HANDLER_THREADS_KEY = "rdmx.rpc.hadoop.handlerThreads";
     /** Default: 0 (twice the Hadoop handler count, at least 4). */
@@ -72,8 +83,9 @@ final class HadoopRdmxConfig {
 
     private HadoopRdmxConfig(Configuration conf) {
         provider = conf.getTrimmed(PROVIDER_KEY, PROVIDER_DEFAULT).toLowerCase(java.util.Locale.ROOT);
-        if (!provider.equals("tcp") && !provider.equals("shm") && !provider.equals("none")) {
-            throw new IllegalArgumentException(PROVIDER_KEY + "=" + provider + " (expected tcp, shm or none)");
+        if (!provider.equals(AUTO) && !provider.equals(OFF) && !advertisable().contains(provider)) {
+            throw new IllegalArgumentException(PROVIDER_KEY + "=" + provider + " (expected " + AUTO + ", " + OFF
+                + " or one of " + advertisable() + ")");
         }
         String d = conf.getTrimmed(DISPATCH_KEY, DISPATCH_DEFAULT).toLowerCase(java.util.Locale.ROOT);
         if (!d.equals("queue") && !d.equals("direct") && !d.equals("reader")) {
@@ -109,6 +121,34 @@ final class HadoopRdmxConfig {
         maxResponseLength = conf.getInt(CommonConfigurationKeys.IPC_MAXIMUM_RESPONSE_LENGTH,
             CommonConfigurationKeys.IPC_MAXIMUM_RESPONSE_LENGTH_DEFAULT);
         secret = secret(conf);
+    }
+
+    /** @return the providers on the class path whose listener the engine can advertise */
+    private static java.util.List<String> advertisable() {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        for (Fabric f : Fabrics.all()) {
+            if (RdmxEndpoint.kindOf(f.traits()) != 0) {
+                out.add(f.name());
+            }
+        }
+        return out;
+    }
+
+    /**
+     * @return the provider of the server's listener ({@value #AUTO}: the usable IP-route provider of the highest
+     *     rank)
+     * @throws RdmxException when {@value #AUTO} finds none
+     */
+    Fabric listenerFabric() throws RdmxException {
+        if (!provider.equals(AUTO)) {
+            return Fabrics.get(provider);
+        }
+        Fabric f = RdmxEndpoint.fabricOf(RdmxEndpoint.ROUTED);
+        if (f == null) {
+            throw new RdmxException(PROVIDER_KEY + "=" + AUTO + ": no usable provider reached through the IP route on"
+                + " the class path (" + Fabrics.names() + ")");
+        }
+        return f;
     }
 
     private static String secret(Configuration conf) {

@@ -1,5 +1,8 @@
 package io.rdmx.rpc.hadoop;
 
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.FabricTraits;
+import io.rdmx.transport.Fabrics;
 import org.apache.hadoop.ipc.ProtocolInfo;
 
 /**
@@ -12,10 +15,44 @@ import org.apache.hadoop.ipc.ProtocolInfo;
 public interface RdmxEndpoint {
     /** The protocol name asked for. */
     String NAME = "io.rdmx.rpc.hadoop.RdmxEndpoint";
-    /** Provider code of {@code tcp}: the listener is {@code <server host>:<port>}. */
-    int TCP = 1;
-    /** Provider code of {@code shm}: the listener is the node directory {@code <shm root>/hadoop-ipc-<port>}. */
-    int SHM = 2;
+    /**
+     * Listener kind 1: a provider reached through the IP route ({@link FabricTraits.Reach#NETWORK},
+     * {@link FabricTraits.Nic#IP_ROUTE}: {@code tcp}); the listener is {@code <server host>:<port>}.
+     */
+    int ROUTED = 1;
+    /**
+     * Listener kind 2: a provider of this host only ({@link FabricTraits.Reach#SAME_HOST}: {@code shm}); the
+     * listener is the node its provider names {@code hadoop-ipc-<Hadoop TCP port>} ({@link Fabric#addressOf}).
+     */
+    int LOCAL = 2;
+
+    /**
+     * @param traits a provider's traits
+     * @return the listener kind a provider of these traits advertises ({@link #ROUTED}, {@link #LOCAL}), or 0 when
+     *     the engine cannot advertise it
+     */
+    static int kindOf(FabricTraits traits) {
+        if (traits.reach() == FabricTraits.Reach.SAME_HOST) {
+            return LOCAL;
+        }
+        return traits.reach() == FabricTraits.Reach.NETWORK && traits.nic() == FabricTraits.Nic.IP_ROUTE ? ROUTED : 0;
+    }
+
+    /**
+     * @param kind a listener kind
+     * @return the usable provider of this JVM that serves it (the highest {@link FabricTraits#autoRank()} of that
+     *     kind), or null
+     */
+    static Fabric fabricOf(int kind) {
+        Fabric best = null;
+        for (Fabric f : Fabrics.all()) {
+            if (kind != 0 && kindOf(f.traits()) == kind && f.availability().usable()
+                && (best == null || f.traits().autoRank() > best.traits().autoRank())) {
+                best = f;
+            }
+        }
+        return best;
+    }
 
     /**
      * @param provider provider code
@@ -68,7 +105,7 @@ public interface RdmxEndpoint {
      * @param port the Hadoop TCP port of a server
      * @return the directory name, under the shm root, of its shm listener
      */
-    static String shmNodeName(int port) {
+    static String nodeName(int port) {
         return "hadoop-ipc-" + port;
     }
 }

@@ -7,11 +7,10 @@ import io.rdmx.rpc.RpcCall;
 import io.rdmx.rpc.RpcConfig;
 import io.rdmx.rpc.RpcRequestGate;
 import io.rdmx.rpc.RpcServer;
-import io.rdmx.transport.Fabrics;
+import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
-import io.rdmx.transport.shm.ShmFabric;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.InetAddress;
@@ -175,8 +174,8 @@ public final class RdmxServer extends RdmxCountingServer {
         this.saslProperties = kerberos ? SaslPropertiesResolver.getInstance(conf) : null;
         if (alignmentContext != null) {
             off = "an AlignmentContext (observer reads) needs Hadoop's TCP path";
-        } else if (rcfg.provider.equals("none")) {
-            off = HadoopRdmxConfig.PROVIDER_KEY + "=none";
+        } else if (rcfg.provider.equals(HadoopRdmxConfig.OFF)) {
+            off = HadoopRdmxConfig.PROVIDER_KEY + "=" + HadoopRdmxConfig.OFF;
         }
         if (off == null) {
             try {
@@ -200,20 +199,20 @@ public final class RdmxServer extends RdmxCountingServer {
         if (rcfg.secret != null) {
             opts.secret(rcfg.secret);             // Hadoop's configuration (a credential store) first
         }
-        if (rcfg.provider.equals("shm")) {
-            code = RdmxEndpoint.SHM;
-            opts.bindAddress(ShmFabric.root().resolve(RdmxEndpoint.shmNodeName(tcp.getPort())).toString());
+        Fabric fabric = rcfg.listenerFabric();
+        code = RdmxEndpoint.kindOf(fabric.traits());
+        if (code == RdmxEndpoint.LOCAL) {
+            opts.bindAddress(fabric.addressOf(RdmxEndpoint.nodeName(tcp.getPort()), null));
         } else {
-            code = RdmxEndpoint.TCP;
             String host = tcp.getAddress() == null || tcp.getAddress().isAnyLocalAddress() ? "0.0.0.0"
                 : tcp.getAddress().getHostAddress();
             opts.bindAddress(host + ":0");
         }
-        node = Fabrics.get(rcfg.provider).open(opts.build());
+        node = fabric.open(opts.build());
         // every RPC frame is flushed by its sender: no timed flush (see RdmxClients)
         engine = ChannelEngine.open(node, ChannelConfig.builder(1).ringCapacity(rcfg.ringBytes)
             .flushInterval(Duration.ZERO).build());
-        int port = code == RdmxEndpoint.SHM ? tcp.getPort() : portOf(node.address());
+        int port = code == RdmxEndpoint.LOCAL ? tcp.getPort() : portOf(node.address());
         advertised = RdmxEndpoint.encode(code, port, rcfg.ringBytes);
         RdmxIpcBridge.advertise(this, RdmxEndpoint.class, advertised);
     }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmx.transport.FabricTraits;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.ConnectException;
@@ -153,8 +154,8 @@ class RdmxRpcEngineTest {
         RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
         assertTrue(s.rdmxChannelConfig().flushInterval().isZero(), "server: " + s.rdmxChannelConfig());
         assertEquals("hello", proxy(s, conf).echo(null, echo("hello")).getMessage());
-        RdmxClients.Shared c = RdmxClients.acquire(HadoopRdmxConfig.PROVIDER_DEFAULT, 0, 1 << 20,
-            HadoopRdmxConfig.of(new Configuration(false)));
+        HadoopRdmxConfig defaults = HadoopRdmxConfig.of(new Configuration(false));
+        RdmxClients.Shared c = RdmxClients.acquire(defaults.listenerFabric().name(), 0, 1 << 20, defaults);
         try {
             assertTrue(c.engine.config().flushInterval().isZero(), "client: " + c.engine.config());
         } finally {
@@ -194,7 +195,7 @@ class RdmxRpcEngineTest {
     void callsGoOverRdmxOnTheShmProvider() throws Exception {
         conf.set(HadoopRdmxConfig.PROVIDER_KEY, "shm");
         RdmxServer s = rdmxServer(conf, new TestRpcBase.PBServerImpl());
-        assertTrue(s.rdmxAddress().contains(RdmxEndpoint.shmNodeName(s.getListenerAddress().getPort())),
+        assertTrue(s.rdmxAddress().contains(RdmxEndpoint.nodeName(s.getListenerAddress().getPort())),
             s.rdmxAddress());
         TestRpcService p = proxy(s, conf);
         String big = "x".repeat(600 << 10);       // one ring record each way in the default 2 MiB rings
@@ -222,11 +223,11 @@ class RdmxRpcEngineTest {
 
     @Test
     void theAdvertisedValueCarriesTheRingCapacityAndABadOneFailsNamingTheKey() {
-        long v = RdmxEndpoint.encode(RdmxEndpoint.SHM, 50070, 2 << 20);
-        assertEquals(RdmxEndpoint.SHM, RdmxEndpoint.provider(v));
+        long v = RdmxEndpoint.encode(RdmxEndpoint.LOCAL, 50070, 2 << 20);
+        assertEquals(RdmxEndpoint.LOCAL, RdmxEndpoint.provider(v));
         assertEquals(50070, RdmxEndpoint.port(v));
         assertEquals(2 << 20, RdmxEndpoint.ringCapacity(v));
-        assertEquals(0, RdmxEndpoint.ringCapacity(RdmxEndpoint.encode(RdmxEndpoint.TCP, 8020)),
+        assertEquals(0, RdmxEndpoint.ringCapacity(RdmxEndpoint.encode(RdmxEndpoint.ROUTED, 8020)),
             "a server that does not advertise its ring: the client uses the channel default");
         Configuration c = new Configuration(conf);
         c.setInt(HadoopRdmxConfig.RING_BYTES_KEY, 100_000);
@@ -390,6 +391,18 @@ class RdmxRpcEngineTest {
         assertEquals("stock2", p.echo(null, echo("stock2")).getMessage());
         assertEquals(2, RdmxRpcEngine.clientCallsOverTcp() - tcp);
         assertEquals(0, RdmxRpcEngine.clientCallsOverRdmx() - rdmx);
+    }
+
+    @Test
+    void theListenerProviderIsChosenByWhatTheEngineCanAdvertise() throws Exception {
+        assertEquals(FabricTraits.Reach.NETWORK, HadoopRdmxConfig.of(new Configuration(false)).listenerFabric()
+            .traits().reach(), "auto: a provider that reaches other hosts");
+        Configuration c = new Configuration(false);
+        c.set(HadoopRdmxConfig.PROVIDER_KEY, "loopback");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HadoopRdmxConfig.of(c));
+        assertTrue(e.getMessage().startsWith(HadoopRdmxConfig.PROVIDER_KEY + "=loopback (expected auto, none or one"
+            + " of ["), e.getMessage());
+        assertTrue(e.getMessage().contains("shm") && e.getMessage().contains("tcp"), e.getMessage());
     }
 
     @Test
