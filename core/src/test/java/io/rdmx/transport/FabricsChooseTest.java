@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.rdmx.transport.testsuite.FabricDouble;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -14,27 +15,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class FabricsChooseTest {
     private static Fabric fabric(String name, FabricTraits.Reach reach, int rank) {
-        return new Fabric() {
-            @Override
-            public String name() {
-                return name;
-            }
-
-            @Override
-            public Availability availability() {
-                return Availability.usable("a test double");
-            }
-
-            @Override
-            public Node open(NodeOptions options) {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public FabricTraits traits() {
-                return new FabricTraits(reach, FabricTraits.Nic.NONE, rank);
-            }
-        };
+        return FabricDouble.usable(name, reach, FabricTraits.Nic.NONE, rank);
     }
 
     private static final Fabric MEMORY = fabric("memory", FabricTraits.Reach.SAME_HOST, 100);

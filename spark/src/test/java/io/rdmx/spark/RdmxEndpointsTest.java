@@ -5,12 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.FabricTraits;
 import io.rdmx.transport.Fabrics;
-import io.rdmx.transport.Node;
-import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.testsuite.FabricDouble;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
@@ -25,27 +23,7 @@ class RdmxEndpointsTest {
 
     /** A provider as auto sees it: its name and traits (the verbs module is not on this module's class path). */
     private static Fabric fabric(String name, FabricTraits.Reach reach, FabricTraits.Nic nic, int rank) {
-        return new Fabric() {
-            @Override
-            public String name() {
-                return name;
-            }
-
-            @Override
-            public Availability availability() {
-                return Availability.usable("a test double");
-            }
-
-            @Override
-            public Node open(NodeOptions options) {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public FabricTraits traits() {
-                return new FabricTraits(reach, nic, rank);
-            }
-        };
+        return FabricDouble.usable(name, reach, nic, rank);
     }
 
     private static final Fabric SHM = Fabrics.get("shm");

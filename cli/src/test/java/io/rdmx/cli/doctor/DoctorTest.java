@@ -7,10 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
+import io.rdmx.transport.FabricTraits;
 import io.rdmx.transport.HostNeed;
-import io.rdmx.transport.Node;
-import io.rdmx.transport.NodeOptions;
-import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.testsuite.FabricDouble;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -314,27 +313,9 @@ class DoctorTest {
     @Test
     void aProviderIsCheckedForWhatItDeclaresItNeedsWhateverItsName() {
         fx.healthyRxe();
-        Fabric other = new Fabric() {
-            @Override
-            public String name() {
-                return "ib2";
-            }
-
-            @Override
-            public Availability availability() {
-                return Availability.unusable("ib2 found no port", "plug in the cable");
-            }
-
-            @Override
-            public Node open(NodeOptions options) throws RdmxException {
-                throw new RdmxException("ib2 opens nothing");
-            }
-
-            @Override
-            public Set<HostNeed> needs() {
-                return Set.of(HostNeed.RDMA_DEVICE, HostNeed.MEMLOCK);
-            }
-        };
+        Fabric other = new FabricDouble("ib2", Availability.unusable("ib2 found no port", "plug in the cable"),
+            new FabricTraits(FabricTraits.Reach.NETWORK, FabricTraits.Nic.RDMA_DEVICE, 0),
+            Set.of(HostNeed.RDMA_DEVICE, HostNeed.MEMLOCK));
         Report r = new Doctor(fx.host().withFabrics(List.of(other)), 2, 1).diagnose("ib2");
         assertEquals(Check.Level.OK, line(r, "rxe0 port 1: state=4: ACTIVE").level(), levels(r));
         assertTrue(r.checks().stream().anyMatch(c -> c.text().contains("RLIMIT_MEMLOCK")), levels(r));

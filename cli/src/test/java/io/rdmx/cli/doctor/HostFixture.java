@@ -3,9 +3,8 @@ package io.rdmx.cli.doctor;
 import io.rdmx.channel.ChannelConfig;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
-import io.rdmx.transport.Node;
-import io.rdmx.transport.NodeOptions;
-import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.FabricTraits;
+import io.rdmx.transport.testsuite.FabricDouble;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -44,23 +43,9 @@ final class HostFixture {
     }
 
     static Fabric fabric(String name, boolean usable) {
-        return new Fabric() {
-            @Override
-            public String name() {
-                return name;
-            }
-
-            @Override
-            public Availability availability() {
-                return usable ? Availability.usable("fake " + name)
-                    : Availability.unusable("fake " + name + " says no");
-            }
-
-            @Override
-            public Node open(NodeOptions options) throws RdmxException {
-                throw new RdmxException("fake provider name=" + name + " opens nothing");
-            }
-        };
+        return new FabricDouble(name, usable ? Availability.usable("fake " + name)
+            : Availability.unusable("fake " + name + " says no"), new FabricTraits(FabricTraits.Reach.NETWORK,
+            FabricTraits.Nic.IP_ROUTE, 0), null);
     }
 
     HostFixture write(String rel, String content) {
