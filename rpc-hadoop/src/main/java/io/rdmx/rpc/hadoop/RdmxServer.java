@@ -38,16 +38,13 @@ import org.apache.hadoop.ipc.RdmxIpcBridge;
 import org.apache.hadoop.ipc.RdmxServerCall;
 import org.apache.hadoop.ipc.RetriableException;
 import org.apache.hadoop.ipc.RpcConstants;
-import org.apache.hadoop.ipc.Server;
 import org.apache.hadoop.ipc.protobuf.IpcConnectionContextProtos.IpcConnectionContextProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcKindProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcRequestHeaderProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto.RpcErrorCodeProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto.RpcStatusProto;
-import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcSaslProto;
 import org.apache.hadoop.security.AccessControlException;
-import org.apache.hadoop.security.SaslPropertiesResolver;
 import org.apache.hadoop.security.SaslRpcServer.AuthMethod;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.SecretManager;
@@ -66,7 +63,9 @@ import org.slf4j.LoggerFactory;
  * {@link SaslSession} per caller), then names its session in each call ({@link #METHOD_SECURE_CALL}), and the
  * call runs as the user the SASL server authenticated, as on a stock connection; with the QOP integrity or privacy
  * ({@code hadoop.rpc.protection}) each call and answer of the session is wrapped by the negotiated SASL client and
- * server, as on a stock connection. It is left off, logged, with an
+ * server, as on a stock connection. A server with a secret manager also offers TOKEN (delegation tokens,
+ * DIGEST-MD5 against its secret manager) before KERBEROS, in simple mode too, where calls without a session stay
+ * simple ({@link SaslListener}). It is left off, logged, with an
  * {@link AlignmentContext}, or with {@code rdmx.rpc.hadoop.provider=none}; clients then use TCP. A call's answer is written once Hadoop counted the call in its RPC metrics ({@link RdmxCountingServer}), on
  * the thread that counted it or answered it, whichever is later.
  */
@@ -484,7 +483,8 @@ public final class RdmxServer extends RdmxCountingServer {
         if (request.remaining() < SaslSession.ID_BYTES) {
             return request;
         }
-        SaslSession session = SaslListener.session(caller, request.duplicate().position(start).limit(start + SaslSession.ID_BYTES));
+        SaslSession session = SaslListener.session(caller,
+            request.duplicate().position(start).limit(start + SaslSession.ID_BYTES));
         if (session == null || !session.wraps()) {
             return request;
         }
@@ -753,7 +753,8 @@ public final class RdmxServer extends RdmxCountingServer {
         int at = start;
         SaslSession session = null;
         if (inSession) {
-            session = SaslListener.session(caller, body.duplicate().position(start).limit(start + SaslSession.ID_BYTES));
+            session = SaslListener.session(caller,
+                body.duplicate().position(start).limit(start + SaslSession.ID_BYTES));
             if (session == null || session.user() == null) {
                 throw new UnknownSaslSessionException("rdmx caller '" + peer + "' of Hadoop RPC server "
                     + getServerName() + " names no authenticated SASL session of its own (negotiate again)");

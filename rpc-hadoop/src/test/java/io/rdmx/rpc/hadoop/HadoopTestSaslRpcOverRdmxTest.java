@@ -6,8 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.CommonConfigurationKeys;
 import org.apache.hadoop.ipc.TestRpcBase;
 import org.apache.hadoop.ipc.TestSaslRPC;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.authentication.util.KerberosName;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -58,6 +61,8 @@ class HadoopTestSaslRpcOverRdmxTest {
         "testDigestRpc[1]", "checks the SASL server of each TCP Server.Connection (qop:INTEGRITY hasServer:false)",
         "testDigestRpc[2]", "checks the SASL server of each TCP Server.Connection (qop:PRIVACY hasServer:false)",
         "testDigestRpc[3]", "checks the SASL server of each TCP Server.Connection (qop:PRIVACY hasServer:false)");
+    private static final String KDC = "java.security.krb5.kdc";
+    private static final String REALM = "java.security.krb5.realm";
 
     @BeforeAll
     static void hadoop() {
@@ -76,7 +81,14 @@ class HadoopTestSaslRpcOverRdmxTest {
         long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
         long tcp = RdmxRpcEngine.clientCallsOverTcp();
         long sessions = RdmxRpcEngine.clientSaslSessionsOverRdmx();
-        Result r = core.run(Request.aClass(TestSaslRPC.class).filterWith(new LeaveOut()));
+        Result r;
+        String kdc = System.getProperty(KDC);
+        String realm = System.getProperty(REALM);
+        try {
+            r = core.run(Request.aClass(TestSaslRPC.class).filterWith(new LeaveOut()));
+        } finally {
+            restoreSecurity(kdc, realm);
+        }
         StringBuilder report = new StringBuilder("TestSaslRPC over rdmx:\n");
         seen.outcome.forEach((k, v) -> report.append("  ").append(k).append(": ").append(v).append('\n'));
         LEFT_OUT.forEach((k, v) -> report.append("  ").append(k).append(": left out: ").append(v).append('\n'));
@@ -94,6 +106,28 @@ class HadoopTestSaslRpcOverRdmxTest {
         assertTrue(RdmxRpcEngine.serverCallsOverRdmx() - served > 0, "no call went over rdmx\n" + report);
         assertTrue(RdmxRpcEngine.clientSaslSessionsOverRdmx() - sessions > 0, "no SASL session over rdmx\n"
             + report);
+    }
+
+    /**
+     * TestSaslRPC sets {@code java.security.krb5.kdc} and {@code java.security.krb5.realm} (to "" and NONE) for
+     * the JVM, and leaves UGI with its last case's configuration: both are put back (and UGI reset to simple
+     * authentication), or a later class of this JVM that starts a KDC cannot log in (its principals' realm is not
+     * the default realm).
+     */
+    private static void restoreSecurity(String kdc, String realm) {
+        for (String[] p : new String[][] {{KDC, kdc}, {REALM, realm}}) {
+            if (p[1] == null) {
+                System.clearProperty(p[0]);
+            } else {
+                System.setProperty(p[0], p[1]);
+            }
+        }
+        KerberosName.resetDefaultRealm();
+        UserGroupInformation.reset();
+        Configuration simple = new Configuration(false);
+        simple.set(CommonConfigurationKeys.HADOOP_SECURITY_AUTHENTICATION, "simple");
+        UserGroupInformation.setConfiguration(simple);
+        UserGroupInformation.reset();
     }
 
     /** Runs every case but those {@link #LEFT_OUT}. */
