@@ -182,8 +182,9 @@ final class ClientSasl {
                 exchange, cfg.maxResponseLength, RdmxServer.SASL_MAX_ROUNDS, server + " (rdmx " + ep.address + ")"));
             if (how == AuthMethod.SIMPLE) {
                 if (secure) {
-                    LOG.info("{} proxy to {}: the rdmx listener {} offers SIMPLE: over Hadoop's TCP client",
-                        protocolName, server, ep.address);
+                    // a simple server: Hadoop's TCP client applies its fallback rules (and its fallback flag)
+                    Endpoints.fallBack(server, "its rdmx listener " + ep.address + " offers SIMPLE authentication"
+                        + " to a Kerberos client", cfg);
                     return null;
                 }
                 session = new Session(null, null);

@@ -3,14 +3,18 @@ package io.rdmx.rpc.hadoop;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.CommonConfigurationKeys;
 import org.apache.hadoop.ipc.TestRpcBase;
 import org.apache.hadoop.ipc.TestSaslRPC;
-import org.apache.hadoop.security.UserGroupInformation;
-import org.apache.hadoop.security.authentication.util.KerberosName;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -21,7 +25,6 @@ import org.junit.runner.JUnitCore;
 import org.junit.runner.Request;
 import org.junit.runner.Result;
 import org.junit.runner.manipulation.Filter;
-import org.junit.runner.notification.Failure;
 
 /**
  * Hadoop's own {@code org.apache.hadoop.ipc.TestSaslRPC} (hadoop-common 3.4.x test-jar, a JUnit 4 test
@@ -61,73 +64,93 @@ class HadoopTestSaslRpcOverRdmxTest {
         "testDigestRpc[1]", "checks the SASL server of each TCP Server.Connection (qop:INTEGRITY hasServer:false)",
         "testDigestRpc[2]", "checks the SASL server of each TCP Server.Connection (qop:PRIVACY hasServer:false)",
         "testDigestRpc[3]", "checks the SASL server of each TCP Server.Connection (qop:PRIVACY hasServer:false)");
-    private static final String KDC = "java.security.krb5.kdc";
-    private static final String REALM = "java.security.krb5.realm";
+    private static final String REPORT = "TestSaslRPC over rdmx (a JVM of its own):";
 
     @BeforeAll
     static void hadoop() {
         HadoopJdk.assumeHadoopRuns();
     }
 
+    /**
+     * Runs TestSaslRPC in a JVM of its own (this JVM's class path and module flags): it sets JVM-wide Kerberos
+     * state ({@code java.security.krb5.realm=NONE}, UGI's configuration), after which the real-KDC classes run
+     * later in a shared JVM could not log in, and its simple-server cases expect a fresh {@code Client} cache (a
+     * TCP {@code Client} left cached by an earlier class carries that class's
+     * {@code ipc.client.fallback-to-simple-auth-allowed}).
+     */
     @Test
     void hadoopsTestSaslRpcPassesOverRdmx() throws Exception {
         Configuration conf = new Configuration();
         assertEquals(RdmxRpcEngine.class, conf.getClass("rpc.engine." + TestRpcBase.TestRpcService.class.getName(),
             null), "core-site.xml on the test classpath switches the engine");
-        Outcomes seen = new Outcomes();
-        JUnitCore core = new JUnitCore();
-        core.addListener(seen);
-        long served = RdmxRpcEngine.serverCallsOverRdmx();
-        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
-        long tcp = RdmxRpcEngine.clientCallsOverTcp();
-        long sessions = RdmxRpcEngine.clientSaslSessionsOverRdmx();
-        Result r;
-        String kdc = System.getProperty(KDC);
-        String realm = System.getProperty(REALM);
-        try {
-            r = core.run(Request.aClass(TestSaslRPC.class).filterWith(new LeaveOut()));
-        } finally {
-            restoreSecurity(kdc, realm);
-        }
-        StringBuilder report = new StringBuilder("TestSaslRPC over rdmx:\n");
-        seen.outcome.forEach((k, v) -> report.append("  ").append(k).append(": ").append(v).append('\n'));
-        LEFT_OUT.forEach((k, v) -> report.append("  ").append(k).append(": left out: ").append(v).append('\n'));
-        report.append("  calls over rdmx: client ").append(RdmxRpcEngine.clientCallsOverRdmx() - rdmx)
-            .append(", servers ").append(RdmxRpcEngine.serverCallsOverRdmx() - served).append("; over TCP: ")
-            .append(RdmxRpcEngine.clientCallsOverTcp() - tcp).append("; SASL sessions over rdmx: ")
-            .append(RdmxRpcEngine.clientSaslSessionsOverRdmx() - sessions);
-        System.out.println(report);
-        if (!seen.failures.isEmpty()) {
-            Failure f = seen.failures.get(0);
-            throw new AssertionError(report + "\nfirst failure " + f.getDescription() + ": " + f.getTrace());
-        }
-        assertTrue(r.getRunCount() >= 87, "5 parameters x 19 methods less 8 left out, ran " + r.getRunCount() + "\n"
-            + report);
-        assertTrue(RdmxRpcEngine.serverCallsOverRdmx() - served > 0, "no call went over rdmx\n" + report);
-        assertTrue(RdmxRpcEngine.clientSaslSessionsOverRdmx() - sessions > 0, "no SASL session over rdmx\n"
-            + report);
-    }
-
-    /**
-     * TestSaslRPC sets {@code java.security.krb5.kdc} and {@code java.security.krb5.realm} (to "" and NONE) for
-     * the JVM, and leaves UGI with its last case's configuration: both are put back (and UGI reset to simple
-     * authentication), or a later class of this JVM that starts a KDC cannot log in (its principals' realm is not
-     * the default realm).
-     */
-    private static void restoreSecurity(String kdc, String realm) {
-        for (String[] p : new String[][] {{KDC, kdc}, {REALM, realm}}) {
-            if (p[1] == null) {
-                System.clearProperty(p[0]);
-            } else {
-                System.setProperty(p[0], p[1]);
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (a.startsWith("--add-opens") || a.startsWith("--add-exports")) {
+                cmd.add(a);
             }
         }
-        KerberosName.resetDefaultRealm();
-        UserGroupInformation.reset();
-        Configuration simple = new Configuration(false);
-        simple.set(CommonConfigurationKeys.HADOOP_SECURITY_AUTHENTICATION, "simple");
-        UserGroupInformation.setConfiguration(simple);
-        UserGroupInformation.reset();
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Child.class.getName()));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        StringBuilder out = new StringBuilder();
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
+            StandardCharsets.UTF_8))) {
+            for (String line = r.readLine(); line != null; line = r.readLine()) {
+                out.append(line).append('\n');
+            }
+        }
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the child JVM did not end");
+        String all = out.toString();
+        int at = all.lastIndexOf(REPORT);
+        String report = at < 0 ? all.substring(Math.max(0, all.length() - 20_000)) : all.substring(at);
+        System.out.println(report);
+        assertEquals(0, p.exitValue(), "the child JVM failed\n" + report);
+        assertTrue(at >= 0 && !report.contains(": FAILED"), "a case failed\n" + report);
+        assertTrue(number(report, "ran ") >= 87, "5 parameters x 19 methods less 8 left out\n" + report);
+        assertTrue(number(report, "servers ") > 0, "no call went over rdmx\n" + report);
+        assertTrue(number(report, "SASL sessions over rdmx: ") > 0, "no SASL session over rdmx\n" + report);
+    }
+
+    private static long number(String report, String after) {
+        int i = report.indexOf(after);
+        if (i < 0) {
+            return -1;
+        }
+        int j = i + after.length();
+        int k = j;
+        while (k < report.length() && Character.isDigit(report.charAt(k))) {
+            k++;
+        }
+        return k == j ? -1 : Long.parseLong(report.substring(j, k));
+    }
+
+    /** The child JVM: runs TestSaslRPC but {@link #LEFT_OUT} and prints what became of each case. */
+    static final class Child {
+        private Child() {
+        }
+
+        public static void main(String[] args) {
+            Outcomes seen = new Outcomes();
+            JUnitCore core = new JUnitCore();
+            core.addListener(seen);
+            Result r = core.run(Request.aClass(TestSaslRPC.class).filterWith(new LeaveOut()));
+            StringBuilder report = new StringBuilder(REPORT).append('\n');
+            seen.outcome.forEach((k, v) -> report.append("  ").append(k).append(": ").append(v).append('\n'));
+            LEFT_OUT.forEach((k, v) -> report.append("  ").append(k).append(": left out: ").append(v).append('\n'));
+            report.append("  ran ").append(r.getRunCount()).append(" cases; calls over rdmx: client ")
+                .append(RdmxRpcEngine.clientCallsOverRdmx()).append(", servers ")
+                .append(RdmxRpcEngine.serverCallsOverRdmx()).append("; over TCP: ")
+                .append(RdmxRpcEngine.clientCallsOverTcp()).append("; SASL sessions over rdmx: ")
+                .append(RdmxRpcEngine.clientSaslSessionsOverRdmx()).append('\n');
+            if (!seen.failures.isEmpty()) {
+                report.append("first failure ").append(seen.failures.get(0).getDescription()).append(": ")
+                    .append(seen.failures.get(0).getTrace());
+            }
+            System.out.println(report);
+            System.out.flush();
+            Runtime.getRuntime().halt(0);         // Hadoop's non-daemon threads must not keep the JVM
+        }
     }
 
     /** Runs every case but those {@link #LEFT_OUT}. */
