@@ -18,14 +18,11 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
-import java.security.PrivilegedExceptionAction;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.SocketFactory;
 import java.util.function.UnaryOperator;
-import javax.security.sasl.Sasl;
-import javax.security.sasl.SaslClient;
 import javax.security.sasl.SaslException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
@@ -40,12 +37,8 @@ import org.apache.hadoop.ipc.protobuf.ProtobufRpcEngine2Protos.RequestHeaderProt
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcRequestHeaderProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto;
 import org.apache.hadoop.net.NetUtils;
-import org.apache.hadoop.security.SaslRpcClient;
 import org.apache.hadoop.security.SaslRpcServer.AuthMethod;
-import org.apache.hadoop.security.SecurityUtil;
 import org.apache.hadoop.security.UserGroupInformation;
-import org.apache.hadoop.security.token.TokenInfo;
-import org.apache.hadoop.security.token.TokenSelector;
 import org.apache.hadoop.thirdparty.protobuf.CodedInputStream;
 import org.apache.hadoop.thirdparty.protobuf.CodedOutputStream;
 import org.apache.hadoop.thirdparty.protobuf.Message;
@@ -64,7 +57,7 @@ import org.slf4j.LoggerFactory;
  */
 final class RdmxInvoker implements RpcInvocationHandler {
     private static final Logger LOG = LoggerFactory.getLogger(RdmxInvoker.class);
-    private static final String LOCAL_HOST = localHost();
+    static final String LOCAL_HOST = localHost();
 
     private final Class<?> protocol;
     private final long clientVersion;
@@ -86,12 +79,11 @@ final class RdmxInvoker implements RpcInvocationHandler {
     private byte[] prefix;
     /** Kerberos: calls go over rdmx in a SASL session, negotiated over rdmx first. */
     private final boolean secure;
-    /** The SASL session's id, or null before one is negotiated (or after the server forgot it); guarded by this. */
-    private byte[] session;
-    /** The rdmx address the session was negotiated with; guarded by this. */
-    private String sessionAt;
-    /** The session's SASL client when it wraps (QOP integrity or privacy), else null; guarded by this. */
-    private Wrapping sessionWrap;
+    /**
+     * The proxy's SASL session over rdmx (KERBEROS, or TOKEN when the caller holds a delegation token for the
+     * server, in simple mode too), or null: its calls carry no session.
+     */
+    private final ClientSasl sasl;
     /** Tests: applied to each wrapped request token before it is sent (tampering), or null. */
     static volatile UnaryOperator<byte[]> wrappedRequestHook;
     /** Tests: applied to each wrapped answer token before it is unwrapped (tampering), or null. */
@@ -131,12 +123,20 @@ final class RdmxInvoker implements RpcInvocationHandler {
             CommonConfigurationKeysPublic.IPC_CLIENT_CONNECT_TIMEOUT_DEFAULT)));
         this.secure = UserGroupInformation.isSecurityEnabled();
         String why = null;
+        boolean token = false;
         if (alignmentContext != null) {
             why = "an AlignmentContext (observer reads)";
-        } else if (secure) {
-            why = saslNotCarried(protocol, server, ticket, conf);
+        } else {
+            try {
+                // as Hadoop's client: a caller with a token for the server authenticates with it (in simple mode too)
+                token = ClientSasl.holdsToken(protocol, server, ticket, conf);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                why = secure ? "the protocol's token selector could not be made (" + e + ")" : null;
+            }
         }
         this.tcpOnly = why;
+        this.sasl = why == null && (secure || token) ? new ClientSasl(protocol, protocolName, server, ticket, conf,
+            cfg, timeout, connId, secure, e -> wrap(null, e)) : null;
         this.tcpClient = why == null ? RdmxIpcBridge.holdTcpClient(conf, factory) : null;
         this.clientId = tcpClient != null ? RdmxIpcBridge.clientId(tcpClient) : null;
         if (why == null && clientId == null) {
@@ -146,29 +146,6 @@ final class RdmxInvoker implements RpcInvocationHandler {
         if (why != null) {
             LOG.info("{} proxy to {}: over Hadoop's TCP client: {}", protocolName, server, why);
         }
-    }
-
-    /**
-     * Under Kerberos: why this proxy's calls cannot go over rdmx, or null. rdmx carries Hadoop's SASL negotiation
-     * with KERBEROS (GSSAPI) and every protection (integrity and privacy wrap each call and answer); a caller
-     * that would authenticate with a delegation token (it holds one for this server: Hadoop's client would choose
-     * TOKEN/DIGEST-MD5) keeps Hadoop's TCP path.
-     */
-    private static String saslNotCarried(Class<?> protocol, InetSocketAddress server, UserGroupInformation ticket,
-        Configuration conf) {
-        try {
-            TokenInfo info = SecurityUtil.getTokenInfo(protocol, conf);
-            if (info != null && ticket != null && server.getAddress() != null) {
-                TokenSelector<?> selector = info.value().getDeclaredConstructor().newInstance();
-                if (selector.selectToken(SecurityUtil.buildTokenService(server), ticket.getTokens()) != null) {
-                    return "the caller holds a delegation token for the server (TOKEN/DIGEST-MD5 is not carried "
-                        + "over rdmx yet)";
-                }
-            }
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            return "the protocol's token selector could not be made (" + e + ")";
-        }
-        return null;
     }
 
     @Override
@@ -252,14 +229,12 @@ final class RdmxInvoker implements RpcInvocationHandler {
         if (!ep.dialled) {
             ep.dialled = true; // connected now (by this dial or another proxy's): a later loss means a re-probe
         }
-        byte[] callPrefix = prefix;
-        Wrapping[] wrap = {null};
-        if (secure) {
-            callPrefix = securePrefix(s, ep, method, request, idRetry, wrap);
-            if (callPrefix == null) {
-                return (Message) overTcp(method, new Object[] {null, request}, idRetry);
-            }
+        ClientSasl.Session session = sasl == null ? null : sasl.session(s, ep);
+        if (sasl != null && session == null) {
+            return (Message) overTcp(method, new Object[] {null, request}, idRetry);
         }
+        boolean inSession = session != null && session.prefix != null;
+        byte[] callPrefix = inSession ? session.prefix : prefix;
         int callId = idRetry[0];
         RpcRequestHeaderProto header = ProtoUtil.makeRpcRequestHeader(RPC.RpcKind.RPC_PROTOCOL_BUFFER,
             RpcRequestHeaderProto.OperationProto.RPC_FINAL_PACKET, callId, idRetry[1],
@@ -278,33 +253,36 @@ final class RdmxInvoker implements RpcInvocationHandler {
         Endpoints.Endpoint at = ep;
         RpcResponseReader<Object> reader = rb -> decodeResponse(rb, callId, returnType, at);
         Object answer;
-        int rdmxMethod = secure ? RdmxServer.METHOD_SECURE_CALL : RdmxServer.METHOD_CALL;
+        int rdmxMethod = inSession ? RdmxServer.METHOD_SECURE_CALL : RdmxServer.METHOD_CALL;
         try {
             try {
-                answer = wrap[0] == null ? s.client.call(ep.address, rdmxMethod, body, reader, timeout)
-                    : callWrapped(s, ep, callPrefix, wrap[0], body, callId, returnType);
+                answer = !inSession || session.wrap == null ? s.client.call(ep.address, rdmxMethod, body, reader,
+                    timeout) : sasl.callWrapped(s, ep, callPrefix, session.wrap, body, callId,
+                        rb -> decodeResponse(rb, callId, returnType, at));
             } catch (RemoteRpcException e) {
-                if (secure && SaslException.class.getName().equals(e.className())) {
-                    forgetSession(callPrefix);        // the server ended the session: the next call negotiates
+                if (inSession && SaslException.class.getName().equals(e.className())) {
+                    sasl.forget(callPrefix);          // the server ended the session: the next call negotiates
                 }
-                if (!secure || !UnknownSaslSessionException.class.getName().equals(e.className())) {
+                if (!inSession || !UnknownSaslSessionException.class.getName().equals(e.className())) {
                     throw e;
                 }
                 // the server forgot the session (its bound): negotiate again, once, and resend
                 LOG.debug("{} proxy to {}: rdmx SASL session gone ({}); negotiating again", protocolName, server,
                     e.remoteMessage());
-                forgetSession(callPrefix);
-                callPrefix = securePrefix(s, ep, method, request, idRetry, wrap);
-                if (callPrefix == null) {
+                sasl.forget(callPrefix);
+                session = sasl.session(s, ep);
+                if (session == null || session.prefix == null) {
                     return (Message) overTcp(method, new Object[] {null, request}, idRetry);
                 }
+                callPrefix = session.prefix;
                 try {
                     body = requestBody(callPrefix, header, reqHeader, request);
                 } catch (IOException io) {
                     throw new ServiceException(io);
                 }
-                answer = wrap[0] == null ? s.client.call(ep.address, rdmxMethod, body, reader, timeout)
-                    : callWrapped(s, ep, callPrefix, wrap[0], body, callId, returnType);
+                answer = session.wrap == null ? s.client.call(ep.address, rdmxMethod, body, reader, timeout)
+                    : sasl.callWrapped(s, ep, callPrefix, session.wrap, body, callId,
+                        rb -> decodeResponse(rb, callId, returnType, at));
             }
         } catch (RemoteRpcException e) {
             throw new ServiceException(new RemoteException(e.className(), e.remoteMessage()));
@@ -323,247 +301,14 @@ final class RdmxInvoker implements RpcInvocationHandler {
                 + ep.address + " interrupted"));
         }
         RdmxRpcEngine.CLIENT_RDMX_CALLS.increment();
-        if (answer instanceof WrapFailure) {
-            forgetSession(callPrefix);            // an answer that does not unwrap ends the session
-            throw ((WrapFailure) answer).failure;
+        if (answer instanceof ClientSasl.WrapFailure) {
+            sasl.forget(callPrefix);              // an answer that does not unwrap ends the session
+            throw ((ClientSasl.WrapFailure) answer).failure;
         }
         if (answer instanceof ServiceException) {
             throw (ServiceException) answer;
         }
         return (Message) answer;
-    }
-
-    /**
-     * Kerberos: the prefix of this proxy's calls in its SASL session (session id, host, connection context),
-     * negotiating the session over rdmx first if there is none. Hadoop's own {@link SaslRpcClient} runs the
-     * negotiation (as the real user of a proxy user, as Hadoop's {@code Client} does), its messages carried by
-     * {@link RdmxServer#METHOD_SASL}.
-     *
-     * @return the prefix, or null: the rdmx listener could not be reached (the call goes over TCP, as after a
-     *     failed dial)
-     * @throws ServiceException the negotiation failed: the caller is refused as on TCP (an
-     *     {@link org.apache.hadoop.security.AccessControlException} for a caller without usable credentials, or
-     *     the server's refusal as a {@link RemoteException})
-     */
-    private synchronized byte[] securePrefix(RdmxClients.Shared s, Endpoints.Endpoint ep, Method method,
-        Message request, int[] idRetry, Wrapping[] wrap) throws ServiceException {
-        if (session != null && ep.address.equals(sessionAt)) {
-            wrap[0] = sessionWrap;
-            return prefix(session);
-        }
-        session = null;
-        sessionWrap = null;
-        wrap[0] = null;
-        byte[][] sid = {new byte[SaslSession.ID_BYTES]};
-        RdmxIpcBridge.SaslExchange exchange = message -> {
-            ByteBuffer req = ByteBuffer.allocate(sid[0].length + message.length).put(sid[0]).put(message);
-            req.flip();
-            byte[] answer;
-            try {
-                answer = s.client.call(ep.address, RdmxServer.METHOD_SASL, req, timeout);
-            } catch (RemoteRpcException e) {
-                if (UnsupportedOperationException.class.getName().equals(e.className())) {
-                    // a listener without SASL (a server made without Kerberos): Hadoop's client decides on TCP
-                    // (ipc.client.fallback-to-simple-auth-allowed), as it would with the stock engine
-                    throw new SaslTransportException(e);
-                }
-                throw new RemoteException(e.className(), e.remoteMessage());
-            } catch (RpcException e) {
-                throw new SaslTransportException(e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new InterruptedIOException("SASL negotiation with " + server + " over rdmx interrupted");
-            }
-            if (answer.length < sid[0].length) {
-                throw new IOException("SASL answer of " + server + " over rdmx " + ep.address + " is "
-                    + answer.length + " bytes, too short for its session id");
-            }
-            sid[0] = java.util.Arrays.copyOf(answer, sid[0].length);
-            return java.util.Arrays.copyOfRange(answer, sid[0].length, answer.length);
-        };
-        UserGroupInformation authUser = ticket.getRealUser() != null ? ticket.getRealUser() : ticket;
-        SaslRpcClient sasl = new SaslRpcClient(ticket, protocol, server, conf);
-        AuthMethod how;
-        boolean keep = false;
-        try {
-            how = authUser.doAs((PrivilegedExceptionAction<AuthMethod>) () -> RdmxIpcBridge.saslConnect(sasl,
-                exchange, maxResponseLength(), RdmxServer.SASL_MAX_ROUNDS, server + " (rdmx " + ep.address + ")"));
-            if (how != AuthMethod.KERBEROS) {
-                throw new ServiceException(wrap(ep, new IOException("SASL negotiation with " + server + " over rdmx "
-                    + ep.address + " ended with " + how + ", not KERBEROS")));
-            }
-            Object qop = sasl.getNegotiatedProperty(Sasl.QOP);
-            if (qop != null && !"auth".equals(qop)) {
-                SaslClient c = RdmxIpcBridge.saslClientOf(sasl);
-                if (c == null) {
-                    LOG.info("{} proxy to {}: over Hadoop's TCP client: SASL QOP {} needs the negotiated SASL "
-                        + "client, which this Hadoop's SaslRpcClient does not expose", protocolName, server, qop);
-                    return null;
-                }
-                keep = true;                  // it wraps every call and answer of the session
-                wrap[0] = new Wrapping(c);
-            }
-        } catch (SaslTransportException e) {
-            Endpoints.fallBack(server, "SASL negotiation over its rdmx listener " + ep.address + " failed: "
-                + e.getCause().getMessage(), cfg);
-            return null;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ServiceException(new InterruptedIOException("SASL negotiation with " + server
-                + " over rdmx interrupted"));
-        } catch (IOException e) {
-            RdmxRpcEngine.CLIENT_SASL_REFUSED.increment();
-            LOG.warn("{} proxy to {}: SASL authentication over rdmx {} as {} failed: {}", protocolName, server,
-                ep.address, ticket, e.toString());
-            // Hadoop's Client says the same when the SASL set-up of a connection fails
-            throw new ServiceException(wrap(ep, new IOException("Exception encountered while connecting to the "
-                + "server " + server + " over rdmx " + ep.address, e)));
-        } finally {
-            if (!keep) {
-                try {
-                    sasl.dispose();
-                } catch (IOException e) {
-                    // the session is the server's; nothing kept here
-                }
-            }
-        }
-        RdmxRpcEngine.CLIENT_SASL_SESSIONS.increment();
-        session = sid[0];
-        sessionAt = ep.address;
-        sessionWrap = wrap[0];
-        return prefix(session);
-    }
-
-    /**
-     * The SASL client of a session that wraps, and its two locks: calls are wrapped and sent under one (the server
-     * must receive them in sequence), answers unwrapped under the other (in the order they arrive); wrapping and
-     * unwrapping run at once, as Hadoop's client wraps on the sending thread and unwraps on the connection's.
-     */
-    private static final class Wrapping {
-        final SaslClient sasl;
-        final Object unwrapLock = new Object();
-
-        Wrapping(SaslClient sasl) {
-            this.sasl = sasl;
-        }
-    }
-
-    /** An answer of a wrapping session that did not unwrap: the call's failure, and the session is over. */
-    private static final class WrapFailure {
-        final ServiceException failure;
-
-        WrapFailure(ServiceException failure) {
-            this.failure = failure;
-        }
-    }
-
-    /**
-     * A call in a session with QOP integrity or privacy: the session id, then the rest of the request (host,
-     * connection context, headers, request) wrapped by the session's SASL client; wrapped and sent under the SASL
-     * client's lock, so the server receives the tokens in the order their sequence numbers were given. The answer
-     * is unwrapped on the client's reader thread, in the order answers arrive.
-     */
-    private Object callWrapped(RdmxClients.Shared s, Endpoints.Endpoint ep, byte[] callPrefix, Wrapping wrap,
-        RpcBody body, int callId, Message returnType) throws RpcException, InterruptedException, ServiceException {
-        int idBytes = SaslSession.ID_BYTES;
-        byte[] plain;
-        try {
-            ByteBuffer all = ByteBuffer.allocate(body.length());
-            body.writeTo(all);
-            plain = java.util.Arrays.copyOfRange(all.array(), idBytes, all.capacity());
-        } catch (IOException e) {
-            throw new ServiceException(e);
-        }
-        RpcResponseReader<Object> reader = rb -> {
-            byte[] token = new byte[rb.remaining()];
-            rb.get(token);
-            UnaryOperator<byte[]> hook = wrappedAnswerHook;
-            if (hook != null) {
-                token = hook.apply(token);
-            }
-            byte[] answer;
-            try {
-                synchronized (wrap.unwrapLock) {
-                    answer = wrap.sasl.unwrap(token, 0, token.length);
-                }
-            } catch (SaslException | RuntimeException e) {
-                LOG.warn("{} proxy to {}: an answer of {} bytes over rdmx {} did not unwrap; the SASL session is "
-                    + "over: {}", protocolName, server, token.length, ep.address, e.toString());
-                return new WrapFailure(new ServiceException(wrap(ep, new SaslException("answer of " + token.length
-                    + " bytes to call " + callId + " from " + server + " over rdmx " + ep.address + " did not "
-                    + "unwrap (" + e.getMessage() + ")", e))));
-            }
-            return decodeResponse(ByteBuffer.wrap(answer), callId, returnType, ep);
-        };
-        java.util.concurrent.CompletableFuture<Object> f;
-        synchronized (wrap) {
-            byte[] token;
-            try {
-                token = wrap.sasl.wrap(plain, 0, plain.length);
-            } catch (SaslException e) {
-                forgetSession(callPrefix);
-                throw new ServiceException(wrap(ep, e));
-            }
-            UnaryOperator<byte[]> hook = wrappedRequestHook;
-            if (hook != null) {
-                token = hook.apply(token);
-            }
-            ByteBuffer req = ByteBuffer.allocate(idBytes + token.length).put(callPrefix, 0, idBytes).put(token);
-            f = s.client.callAsync(ep.address, RdmxServer.METHOD_SECURE_CALL, req.flip(), reader, timeout);
-        }
-        try {
-            return f.get();
-        } catch (java.util.concurrent.ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof RpcException) {
-                throw (RpcException) c;
-            }
-            throw new RpcException(String.valueOf(c), c);
-        }
-    }
-
-    /** The session id, then the host and the connection context (KERBEROS: the effective user only). */
-    private byte[] prefix(byte[] sid) {
-        byte[] p = new byte[sid.length + prefix.length];
-        System.arraycopy(sid, 0, p, 0, sid.length);
-        System.arraycopy(prefix, 0, p, sid.length, prefix.length);
-        return p;
-    }
-
-    /** Forgets the session a call was refused in, unless another thread negotiated a new one meanwhile. */
-    private synchronized void forgetSession(byte[] callPrefix) {
-        if (session != null && java.util.Arrays.equals(session, 0, session.length, callPrefix, 0, session.length)) {
-            session = null;
-            disposeWrap(sessionWrap);
-            sessionWrap = null;
-        }
-    }
-
-    private static void disposeWrap(Wrapping w) {
-        if (w != null) {
-            try {
-                synchronized (w) {
-                    synchronized (w.unwrapLock) {
-                        w.sasl.dispose();
-                    }
-                }
-            } catch (SaslException e) {
-                // nothing kept
-            }
-        }
-    }
-
-    private int maxResponseLength() {
-        return cfg.maxResponseLength;
-    }
-
-    /** A SASL message could not be carried by rdmx (not a refusal): the call goes over TCP. */
-    private static final class SaslTransportException extends IOException {
-        private static final long serialVersionUID = 1L;
-
-        SaslTransportException(RpcException cause) {
-            super(cause.getMessage(), cause);
-        }
     }
 
     /**
@@ -686,8 +431,8 @@ final class RdmxInvoker implements RpcInvocationHandler {
         if (prefix == null) {
             ByteArrayOutputStream o = new ByteArrayOutputStream(128);
             new DataOutputStream(o).writeUTF(LOCAL_HOST);
-            // under Kerberos the authenticated user comes from SASL: the context names the effective user only
-            ProtoUtil.makeIpcConnectionContext(protocolName, ticket, secure ? AuthMethod.KERBEROS : AuthMethod.SIMPLE)
+            // calls without a SASL session (simple authentication); a session's prefix is its own (ClientSasl)
+            ProtoUtil.makeIpcConnectionContext(protocolName, ticket, AuthMethod.SIMPLE)
                 .writeDelimitedTo(o);
             prefix = o.toByteArray();
         }
@@ -717,12 +462,12 @@ final class RdmxInvoker implements RpcInvocationHandler {
                 s = shared;
                 tcpProxy = null;
                 shared = null;
-                disposeWrap(sessionWrap);
-                sessionWrap = null;
-                session = null;
             }
             if (p != null) {
                 RPC.stopProxy(p);
+            }
+            if (sasl != null) {
+                sasl.close();
             }
             if (s != null) {
                 RdmxClients.release(s);

@@ -37,16 +37,13 @@ import org.apache.hadoop.ipc.RdmxIpcBridge;
 import org.apache.hadoop.ipc.RdmxServerCall;
 import org.apache.hadoop.ipc.RetriableException;
 import org.apache.hadoop.ipc.RpcConstants;
-import org.apache.hadoop.ipc.Server;
 import org.apache.hadoop.ipc.protobuf.IpcConnectionContextProtos.IpcConnectionContextProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcKindProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcRequestHeaderProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto.RpcErrorCodeProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto.RpcStatusProto;
-import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcSaslProto;
 import org.apache.hadoop.security.AccessControlException;
-import org.apache.hadoop.security.SaslPropertiesResolver;
 import org.apache.hadoop.security.SaslRpcServer.AuthMethod;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.SecretManager;
@@ -65,7 +62,9 @@ import org.slf4j.LoggerFactory;
  * {@link SaslSession} per caller), then names its session in each call ({@link #METHOD_SECURE_CALL}), and the
  * call runs as the user the SASL server authenticated, as on a stock connection; with the QOP integrity or privacy
  * ({@code hadoop.rpc.protection}) each call and answer of the session is wrapped by the negotiated SASL client and
- * server, as on a stock connection. It is left off, logged, with an
+ * server, as on a stock connection. A server with a secret manager also offers TOKEN (delegation tokens,
+ * DIGEST-MD5 against its secret manager) before KERBEROS, in simple mode too, where calls without a session stay
+ * simple ({@link SaslListener}). It is left off, logged, with an
  * {@link AlignmentContext}, or with {@code rdmx.rpc.hadoop.provider=none}; clients then use TCP. A call's answer is written once Hadoop counted the call in its RPC metrics ({@link RdmxCountingServer}), on
  * the thread that counted it or answered it, whichever is later.
  */
@@ -103,10 +102,8 @@ public final class RdmxServer extends RdmxCountingServer {
     private final String offReason;
     /** Kerberos: calls are taken from authenticated SASL sessions only. */
     private final boolean kerberos;
-    /** The SASL properties (QOP) per caller address, under Kerberos; else null. */
-    private final SaslPropertiesResolver saslProperties;
-    private final LongAdder saslEstablished = new LongAdder();
-    private final LongAdder saslRefused = new LongAdder();
+    /** The methods offered and the negotiations (TOKEN with a secret manager, KERBEROS; SIMPLE alone answers). */
+    private final SaslListener sasl;
     private Node node;
     private ChannelEngine engine;
     private volatile RpcServer rdmx;
@@ -144,7 +141,7 @@ public final class RdmxServer extends RdmxCountingServer {
      * One calling node as the transport knows it: its name and the address its connection really comes from; the
      * contexts authorized for it. A node that comes back from another address starts again.
      */
-    private static final class Caller {
+    static final class Caller {
         final String address;
         /** The parsed address, or null: the transport cannot tell where the caller is (refused). */
         final InetAddress inet;
@@ -171,7 +168,7 @@ public final class RdmxServer extends RdmxCountingServer {
         // a secret manager alone (NameNode, ResourceManager in simple mode: delegation tokens) does not mean SASL;
         // with simple authentication a stock client does not negotiate SASL either
         this.kerberos = UserGroupInformation.isSecurityEnabled();
-        this.saslProperties = kerberos ? SaslPropertiesResolver.getInstance(conf) : null;
+        this.sasl = new SaslListener(getServerName(), conf, secretManager);
         if (alignmentContext != null) {
             off = "an AlignmentContext (observer reads) needs Hadoop's TCP path";
         } else if (rcfg.provider.equals(HadoopRdmxConfig.OFF)) {
@@ -253,12 +250,12 @@ public final class RdmxServer extends RdmxCountingServer {
 
     /** @return SASL sessions authenticated over rdmx (Kerberos) */
     public long rdmxSaslSessions() {
-        return saslEstablished.sum();
+        return sasl.established();
     }
 
     /** @return SASL negotiations over rdmx that ended in a refusal (or were given up by the client) */
     public long rdmxSaslRefused() {
-        return saslRefused.sum();
+        return sasl.refused();
     }
 
     /** @return Hadoop calls this server received over rdmx */
@@ -275,7 +272,7 @@ public final class RdmxServer extends RdmxCountingServer {
             // ipc.maximum.data.length in serve(); the rdmx bound leaves room for responses up to
             // ipc.maximum.response.length and for the context prefix
             long bound = Math.max((long) rcfg.maxDataLength + PREFIX_ALLOWANCE, rcfg.maxResponseLength)
-                + (kerberos ? SaslSession.ID_BYTES + WRAP_ALLOWANCE : 0);
+                + (sasl.takesSessions() ? SaslSession.ID_BYTES + WRAP_ALLOWANCE : 0);
             RpcConfig cfg = RpcConfig.builder().maxMessageBytes((int) Math.min(Integer.MAX_VALUE - 64, bound))
                 .handlerThreads(threads).build();
             slowPath = slowPathPool(threads, cfg.handlerQueue());
@@ -289,9 +286,10 @@ public final class RdmxServer extends RdmxCountingServer {
             } else {
                 b.handleAsyncOnReader(METHOD_CALL, rc -> serve(rc, true));
             }
-            if (kerberos) {
-                // SASL on an rdmx handler thread (GSSAPI may take a while); calls of sessions as calls are served
-                b.handle(METHOD_SASL, this::sasl);
+            // SASL on an rdmx handler thread (GSSAPI may take a while); a SIMPLE-only listener answers SUCCESS
+            b.handle(METHOD_SASL, rc -> sasl.handle(rc, caller(rc)));
+            if (sasl.takesSessions()) {
+                // calls of sessions as calls are served
                 if (rcfg.direct && !rcfg.onReader) {
                     // wrapped calls must be unwrapped in the order they arrived: on the reader, then run by a
                     // pool thread of this server (bounded like the rdmx handlers; refused, retriable, when full)
@@ -374,10 +372,10 @@ public final class RdmxServer extends RdmxCountingServer {
         if (method != METHOD_CALL && method != METHOD_SECURE_CALL) {
             return null;
         }
-        if (method == METHOD_SECURE_CALL && kerberos) {
+        if (method == METHOD_SECURE_CALL) {
             Caller c = callers.get(peer);
             SaslSession s = c == null || first.limit() < SaslSession.ID_BYTES ? null
-                : session(c, first.duplicate().position(0).limit(SaslSession.ID_BYTES));
+                : SaslListener.session(c, first.duplicate().position(0).limit(SaslSession.ID_BYTES));
             if (s != null && s.wraps()) {
                 // wrapped: the plain length is checked exactly once unwrapped; the token may be a little longer
                 long max = (long) SaslSession.ID_BYTES + PREFIX_ALLOWANCE + rcfg.maxDataLength + WRAP_ALLOWANCE;
@@ -419,22 +417,23 @@ public final class RdmxServer extends RdmxCountingServer {
     private void serve(RpcCall rc, boolean onReader) throws Exception {
         Caller caller = caller(rc);
         ByteBuffer request = rc.request();
-        if (kerberos && rc.method() != METHOD_SECURE_CALL) {
+        boolean inSession = rc.method() == METHOD_SECURE_CALL;
+        if (kerberos && !inSession) {
             refuseSimple(rc, request);
             return;
         }
         // unwrapped here, in arrival order: this is the rdmx reader for METHOD_SECURE_CALL
-        ByteBuffer body = kerberos ? unwrapped(rc, caller, request) : request;
+        ByteBuffer body = inSession ? unwrapped(rc, caller, request) : request;
         if (body == null) {
             return;                           // did not unwrap: refused, the session is over
         }
-        Context ctx = cachedContext(caller, body, rc.peer());
+        Context ctx = cachedContext(caller, body, rc.peer(), inSession);
         if (ctx == null) {
             if (onReader) {
-                offload(rc, () -> serveSlowly(rc, caller, body));
+                offload(rc, () -> serveSlowly(rc, caller, body, inSession));
                 return;
             }
-            ctx = authorize(caller, body, rc.peer());
+            ctx = authorize(caller, body, rc.peer(), inSession);
         }
         proceed(rc, body, ctx, onReader);
     }
@@ -451,8 +450,8 @@ public final class RdmxServer extends RdmxCountingServer {
         }
         offload(rc, () -> {
             try {
-                Context ctx = cachedContext(caller, body, rc.peer());
-                proceed(rc, body, ctx != null ? ctx : authorize(caller, body, rc.peer()), false);
+                Context ctx = cachedContext(caller, body, rc.peer(), true);
+                proceed(rc, body, ctx != null ? ctx : authorize(caller, body, rc.peer(), true), false);
             } catch (Exception e) {
                 refuse(rc, e);
             }
@@ -460,9 +459,9 @@ public final class RdmxServer extends RdmxCountingServer {
     }
 
     /** A slow-path pool thread: authorizes the caller's context, then queues (or runs) the call. */
-    private void serveSlowly(RpcCall rc, Caller caller, ByteBuffer body) {
+    private void serveSlowly(RpcCall rc, Caller caller, ByteBuffer body, boolean inSession) {
         try {
-            proceed(rc, body, authorize(caller, body, rc.peer()), false);
+            proceed(rc, body, authorize(caller, body, rc.peer(), inSession), false);
         } catch (Exception e) {
             refuse(rc, e);
         }
@@ -483,7 +482,8 @@ public final class RdmxServer extends RdmxCountingServer {
         if (request.remaining() < SaslSession.ID_BYTES) {
             return request;
         }
-        SaslSession session = session(caller, request.duplicate().position(start).limit(start + SaslSession.ID_BYTES));
+        SaslSession session = SaslListener.session(caller,
+            request.duplicate().position(start).limit(start + SaslSession.ID_BYTES));
         if (session == null || !session.wraps()) {
             return request;
         }
@@ -493,8 +493,8 @@ public final class RdmxServer extends RdmxCountingServer {
         try {
             plain = session.unwrap(token, rc.peer());
         } catch (SaslException | RuntimeException e) {
-            forget(caller, session);
-            saslRefused.increment();
+            SaslListener.forget(caller, session);
+            sasl.refusedOne();
             LOG.warn("Hadoop RPC server {}: a call of {} bytes of rdmx caller '{}' ({}) in its SASL session (QOP {})"
                 + " did not unwrap; the session is over: {}", getServerName(), token.length, rc.peer(),
                 caller.address, session.qop(), e.toString());
@@ -729,11 +729,13 @@ public final class RdmxServer extends RdmxCountingServer {
      * The caller's context for this prefix if it was authorized on this caller connection and that authorization
      * still stands (moves {@code body} past the prefix); else null ({@code body} unchanged).
      */
-    private Context cachedContext(Caller caller, ByteBuffer body, String peer) throws IOException {
+    private Context cachedContext(Caller caller, ByteBuffer body, String peer, boolean inSession)
+        throws IOException {
         int start = body.position();
-        int end = prefixEnd(body, start + (kerberos ? SaslSession.ID_BYTES : 0), peer);
+        int end = prefixEnd(body, start + (inSession ? SaslSession.ID_BYTES : 0), peer);
         Context c = caller.contexts.get(body.duplicate().position(start).limit(end));
-        if (c == null || !c.stands()) {
+        // a context of a session serves calls of that session only (a plain call cannot borrow its identity)
+        if (c == null || !c.stands() || (c.session != null) != inSession) {
             return null;
         }
         body.position(end);                   // the usual case: no parsing, no copy
@@ -745,12 +747,13 @@ public final class RdmxServer extends RdmxCountingServer {
      * service ACLs with {@code hadoop.security.authorization}), with the caller's transport address; remembers it
      * for this caller. May block (group and host look-ups): never on the rdmx reader thread.
      */
-    private Context authorize(Caller caller, ByteBuffer body, String peer) throws IOException {
+    private Context authorize(Caller caller, ByteBuffer body, String peer, boolean inSession) throws IOException {
         int start = body.position();
         int at = start;
         SaslSession session = null;
-        if (kerberos) {
-            session = session(caller, body.duplicate().position(start).limit(start + SaslSession.ID_BYTES));
+        if (inSession) {
+            session = SaslListener.session(caller,
+                body.duplicate().position(start).limit(start + SaslSession.ID_BYTES));
             if (session == null || session.user() == null) {
                 throw new UnknownSaslSessionException("rdmx caller '" + peer + "' of Hadoop RPC server "
                     + getServerName() + " names no authenticated SASL session of its own (negotiate again)");
@@ -765,12 +768,14 @@ public final class RdmxServer extends RdmxCountingServer {
         UserGroupInformation ugi = ProtoUtil.getUgi(icc);
         String protocol = icc.hasProtocol() ? icc.getProtocol() : null;
         if (session != null) {
-            ugi = sessionUser(session.user(), ugi, peer);
+            ugi = sessionUser(session, ugi, peer);
         }
         RdmxIpcBridge.Authorized authorized = null;
         if (ugi != null) {
             // throws AuthorizationException (not remembered: the next call is checked again)
-            authorized = RdmxIpcBridge.authorize(this, ugi, protocol, caller.inet);
+            // the real user of a token's user obtained the token: not checked against the proxy-user rules
+            authorized = RdmxIpcBridge.authorize(this, ugi, protocol, caller.inet,
+                session == null || session.method() != AuthMethod.TOKEN);
         }
         Context c = new Context(protocol, ugi, caller.inet, authorized, session);
         if (caller.contexts.size() >= CONTEXT_CACHE) {
@@ -786,131 +791,20 @@ public final class RdmxServer extends RdmxCountingServer {
     /**
      * The user of a call of an authenticated session, as a stock server derives it when a connection's context
      * arrives after SASL: the authenticated user, or, when the context names another user, that user acting
-     * through the authenticated one (a proxy user, checked against the proxy-user rules by the authorization).
+     * through the authenticated one (a proxy user, checked against the proxy-user rules by the authorization);
+     * a TOKEN session's user is the token's and cannot be another (refused with the stock server's words).
      */
-    private static UserGroupInformation sessionUser(UserGroupInformation authenticated, UserGroupInformation claimed,
-        String peer) {
+    private static UserGroupInformation sessionUser(SaslSession session, UserGroupInformation claimed, String peer)
+        throws AccessControlException {
+        UserGroupInformation authenticated = session.user();
         if (claimed == null || claimed.getUserName().equals(authenticated.getUserName())) {
             return authenticated;
         }
+        if (session.method() == AuthMethod.TOKEN) {
+            throw new AccessControlException("Authenticated user (" + authenticated + ") doesn't match what the "
+                + "client claims to be (" + claimed + ")");
+        }
         return UserGroupInformation.createProxyUser(claimed.getUserName(), authenticated);
-    }
-
-    /** @return the caller's session of this id, or null */
-    private static SaslSession session(Caller caller, ByteBuffer id) {
-        synchronized (caller.sessions) {
-            return caller.sessions.get(id);
-        }
-    }
-
-    /**
-     * rdmx handler thread: one message of Hadoop's SASL negotiation. The body is the session id
-     * ({@link SaslSession#ID_BYTES} bytes, zeros for a new negotiation), then what a stock client writes after a
-     * SASL message's 4-byte length (the delimited {@code RpcRequestHeaderProto} with call id -33, the delimited
-     * {@code RpcSaslProto}). The answer is the session id, then what a stock server writes after its answer's
-     * length: the delimited {@code RpcResponseHeaderProto} and the delimited {@code RpcSaslProto}, or a fatal
-     * header (FATAL_UNAUTHORIZED) naming the exception, after which the session is gone.
-     */
-    private ByteBuffer sasl(RpcCall rc) throws IOException {
-        Caller caller = caller(rc);
-        ByteBuffer body = rc.request();
-        String peer = rc.peer();
-        if (body.remaining() < SaslSession.ID_BYTES) {
-            throw new IOException("SASL message of rdmx caller '" + peer + "' is " + body.remaining()
-                + " bytes, too short for its session id");
-        }
-        ByteBuffer id = body.duplicate().limit(body.position() + SaslSession.ID_BYTES);
-        body.position(body.position() + SaslSession.ID_BYTES);
-        SaslSession session;
-        boolean fresh = isZero(id);
-        if (fresh) {
-            session = new SaslSession(SASL_MAX_ROUNDS);
-        } else {
-            session = session(caller, id);
-            if (session == null) {
-                throw new UnknownSaslSessionException("SASL message of rdmx caller '" + peer + "' names no "
-                    + "negotiation of Hadoop RPC server " + getServerName() + " (negotiate again)");
-            }
-        }
-        RpcRequestHeaderProto header = RdmxIpcBridge.readDelimited(RpcRequestHeaderProto.getDefaultInstance(), body);
-        RpcResponseHeaderProto.Builder rh = RpcResponseHeaderProto.newBuilder().setCallId(header.getCallId())
-            .setServerIpcVersionNum(RpcConstants.CURRENT_VERSION);
-        RpcSaslProto answer;
-        try {
-            if (header.getCallId() != Server.AuthProtocol.SASL.callId) {
-                throw new SaslException("SASL message of rdmx caller '" + peer + "' has call id "
-                    + header.getCallId() + ", not " + Server.AuthProtocol.SASL.callId);
-            }
-            RpcSaslProto m = RdmxIpcBridge.readDelimited(RpcSaslProto.getDefaultInstance(), body);
-            answer = session.process(m, peer, caller.inet, saslProperties);
-        } catch (IOException | RuntimeException e) {
-            forget(caller, session);
-            saslRefused.increment();
-            LOG.warn("Hadoop RPC server {}: SASL authentication of rdmx caller '{}' ({}) failed: {}", getServerName(),
-                peer, caller.address, e.toString());
-            String cls = e instanceof IOException ? e.getClass().getName() : IOException.class.getName();
-            rh.setStatus(RpcStatusProto.FATAL).setExceptionClassName(cls)
-                .setErrorMsg(String.valueOf(e.getMessage())).setErrorDetail(RpcErrorCodeProto.FATAL_UNAUTHORIZED);
-            return saslAnswer(session, rh.build(), null);
-        }
-        if (fresh) {
-            remember(caller, session);
-        }
-        if (session.user() != null) {
-            saslEstablished.increment();
-            LOG.debug("Hadoop RPC server {}: SASL authentication of rdmx caller '{}' ({}) succeeded for {}",
-                getServerName(), peer, caller.address, session.user());
-        }
-        return saslAnswer(session, rh.setStatus(RpcStatusProto.SUCCESS).build(), answer);
-    }
-
-    private static ByteBuffer saslAnswer(SaslSession session, RpcResponseHeaderProto header, RpcSaslProto m)
-        throws IOException {
-        java.io.ByteArrayOutputStream o = new java.io.ByteArrayOutputStream(256);
-        o.write(idBytes(session));
-        header.writeDelimitedTo(o);
-        if (m != null) {
-            m.writeDelimitedTo(o);
-        }
-        return ByteBuffer.wrap(o.toByteArray());
-    }
-
-    private static byte[] idBytes(SaslSession session) {
-        byte[] b = new byte[SaslSession.ID_BYTES];
-        session.id.duplicate().get(b);
-        return b;
-    }
-
-    private static boolean isZero(ByteBuffer b) {
-        for (int i = b.position(); i < b.limit(); i++) {
-            if (b.get(i) != 0) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** Keeps a new session for its caller, forgetting the least recently used one beyond the bound. */
-    private static void remember(Caller caller, SaslSession session) {
-        SaslSession evicted = null;
-        synchronized (caller.sessions) {
-            caller.sessions.put(session.id, session);
-            if (caller.sessions.size() > SASL_SESSIONS_PER_CALLER) {
-                java.util.Iterator<SaslSession> it = caller.sessions.values().iterator();
-                evicted = it.next();
-                it.remove();
-            }
-        }
-        if (evicted != null) {
-            evicted.forget();
-        }
-    }
-
-    private static void forget(Caller caller, SaslSession session) {
-        synchronized (caller.sessions) {
-            caller.sessions.remove(session.id, session);
-        }
-        session.forget();
     }
 
     /**
@@ -921,12 +815,12 @@ public final class RdmxServer extends RdmxCountingServer {
         int end = prefixEnd(body, body.position(), rc.peer());
         body.position(end);
         RpcRequestHeaderProto header = RdmxIpcBridge.readDelimited(RpcRequestHeaderProto.getDefaultInstance(), body);
-        saslRefused.increment();
+        sasl.refusedOne();
         LOG.warn("Hadoop RPC server {}: rdmx caller '{}' ({}) refused: SIMPLE authentication is not enabled",
             getServerName(), rc.peer(), rc.callerAddress());
         rc.respond(error(header.getCallId(), header.getRetryCount(), header, RpcStatusProto.FATAL,
             RpcErrorCodeProto.FATAL_UNAUTHORIZED, new AccessControlException(AuthMethod.SIMPLE
-                + " authentication is not enabled.  Available:" + SaslSession.AVAILABLE)));
+                + " authentication is not enabled.  Available:" + sasl.available())));
     }
 
     /**

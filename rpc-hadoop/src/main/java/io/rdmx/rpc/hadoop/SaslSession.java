@@ -14,7 +14,6 @@ import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcSaslProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcSaslProto.SaslAuth;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcSaslProto.SaslState;
 import org.apache.hadoop.security.AccessControlException;
-import org.apache.hadoop.security.SaslPropertiesResolver;
 import org.apache.hadoop.security.SaslRpcServer;
 import org.apache.hadoop.security.SaslRpcServer.AuthMethod;
 import org.apache.hadoop.security.UserGroupInformation;
@@ -26,19 +25,21 @@ import org.apache.hadoop.thirdparty.protobuf.ByteString;
  * name their session by its id; a session belongs to the rdmx caller (node and address) that negotiated it.
  *
  * <p>The messages are Hadoop's {@code RpcSaslProto}, answered as a stock server answers them: NEGOTIATE with the
- * methods this listener takes (KERBEROS), INITIATE with the method the client chose and its first token, then
- * RESPONSE/CHALLENGE rounds until the SASL server completes (SUCCESS). The SASL server is Hadoop's own
- * ({@link SaslRpcServer}), with the SASL properties of {@link SaslPropertiesResolver} for the caller's address.
+ * methods the listener takes, in the stock server's order ({@link SaslListener}: TOKEN first when the server has a
+ * secret manager, then KERBEROS or SIMPLE; TOKEN's first DIGEST-MD5 challenge rides on that answer, as Hadoop's
+ * server sends it), INITIATE with the method the client chose and its token, then RESPONSE/CHALLENGE rounds until
+ * the SASL server completes (SUCCESS). KERBEROS uses Hadoop's own GSSAPI server ({@link SaslRpcServer}); TOKEN a
+ * DIGEST-MD5 server whose callbacks check the token with the server's secret manager ({@link TokenCallbacks});
+ * both with the SASL properties of {@code SaslPropertiesResolver} for the caller's address. The user of a TOKEN
+ * session is the token's (its owner, through its real user if it has one), {@code auth:TOKEN}.
  * A negotiation that ends with QOP integrity ({@code auth-int}) or privacy ({@code auth-conf}) keeps its SASL
  * server: every call of the session then arrives wrapped by the client's SASL client and every answer leaves
- * wrapped by this server ({@link #unwrap}, {@link #wrapAndSend}), as a stock connection wraps each RPC message; a message
- * that does not unwrap ends the session (its caller negotiates again).
+ * wrapped by this server ({@link #unwrap}, {@link #wrapAndSend}), as a stock connection wraps each RPC message; a
+ * message that does not unwrap ends the session (its caller negotiates again).
  */
 final class SaslSession {
     /** Bytes of a session id. */
     static final int ID_BYTES = 16;
-    /** The methods this listener offers, in stock order (as {@code Server}'s enabled list prints). */
-    static final String AVAILABLE = "[" + AuthMethod.KERBEROS + "]";
     private static final SecureRandom RANDOM = new SecureRandom();
 
     final ByteBuffer id;
@@ -51,6 +52,8 @@ final class SaslSession {
     private boolean negotiated;
     private volatile SaslServer sasl;
     private volatile UserGroupInformation user;
+    /** The method the client chose (or TOKEN, challenged with in the NEGOTIATE answer); guarded by this. */
+    private AuthMethod method;
     /** True once established with QOP integrity or privacy: calls and answers are wrapped. */
     private volatile boolean wraps;
     /** The negotiated QOP, or null before the negotiation succeeded. */
@@ -134,13 +137,14 @@ final class SaslSession {
      * @param m the client's message
      * @param peer the rdmx caller, named in errors
      * @param address the caller's address (the SASL properties may depend on it)
-     * @param resolver the server's SASL properties
-     * @return the answer
+     * @param offer what the listener offers: the methods, the SASL properties, the secret manager
+     * @return the answer, or null: the client chose SIMPLE (it expects no answer; the session is not kept)
      * @throws IOException if the negotiation fails: the client is refused, the session is over
-     *     (AccessControlException for a method not offered, SaslException for a failed SASL exchange)
+     *     (AccessControlException for a method not offered, SaslException for a failed SASL exchange, the secret
+     *     manager's InvalidToken inside a SaslException for a token it does not take)
      */
-    synchronized RpcSaslProto process(RpcSaslProto m, String peer, InetAddress address,
-        SaslPropertiesResolver resolver) throws IOException {
+    synchronized RpcSaslProto process(RpcSaslProto m, String peer, InetAddress address, SaslListener offer)
+        throws IOException {
         if (!live) {
             throw new AccessControlException("SASL session of rdmx caller '" + peer + "' is over");
         }
@@ -158,66 +162,95 @@ final class SaslSession {
                     throw new AccessControlException("rdmx caller '" + peer + "' sent SASL NEGOTIATE twice");
                 }
                 negotiated = true;
-                SaslRpcServer krb = new SaslRpcServer(AuthMethod.KERBEROS);
-                SaslAuth.Builder a = SaslAuth.newBuilder().setMethod(krb.authMethod.toString())
-                    .setMechanism(krb.mechanism);
-                if (krb.protocol != null) {
-                    a.setProtocol(krb.protocol);
+                RpcSaslProto answer = offer.negotiate();
+                if (answer.getState() != SaslState.NEGOTIATE || !offer.offers(AuthMethod.TOKEN)) {
+                    return answer;            // SUCCESS: a SIMPLE-only listener, the client goes on unauthenticated
                 }
-                if (krb.serverId != null) {
-                    a.setServerId(krb.serverId);
-                }
-                return RpcSaslProto.newBuilder().setState(SaslState.NEGOTIATE).addAuths(a).build();
+                // as Hadoop's server: the TOKEN server's first challenge rides on the answer (one round less)
+                sasl = tokenServer(offer, address);
+                method = AuthMethod.TOKEN;
+                RpcSaslProto.Builder b = answer.toBuilder();
+                b.getAuthsBuilder(0).setChallenge(ByteString.copyFrom(sasl.evaluateResponse(new byte[0])));
+                return b.build();
             }
             case INITIATE: {
-                if (sasl != null) {
-                    throw new AccessControlException("rdmx caller '" + peer + "' sent SASL INITIATE twice");
-                }
                 if (m.getAuthsCount() != 1) {
                     throw new SaslException("rdmx caller '" + peer + "' sent SASL INITIATE with "
                         + m.getAuthsCount() + " methods; exactly one expected");
                 }
                 SaslAuth chosen = m.getAuths(0);
-                if (!AuthMethod.KERBEROS.toString().equals(chosen.getMethod())) {
+                if (!offer.negotiate().getAuthsList().contains(chosen)) {
                     // the stock server's words for a method it does not take
                     throw new AccessControlException(chosen.getMethod() + " authentication is not enabled."
-                        + "  Available:" + AVAILABLE);
+                        + "  Available:" + offer.available());
                 }
-                Map<String, String> props = resolver.getServerProperties(address);
-                try {
-                    SaslRpcServer krb = new SaslRpcServer(AuthMethod.KERBEROS);
-                    sasl = UserGroupInformation.getLoginUser().doAs(
-                        (PrivilegedExceptionAction<SaslServer>) () -> RdmxIpcBridge.kerberosSaslServer(krb, props));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException("interrupted making the SASL server for rdmx caller '" + peer + "'", e);
+                AuthMethod how = AuthMethod.valueOf(chosen.getMethod());
+                if (how == AuthMethod.SIMPLE) {
+                    dispose();
+                    return null;
                 }
-                return evaluate(m, peer);
+                if (how == AuthMethod.TOKEN && method == AuthMethod.TOKEN && sasl != null) {
+                    return evaluate(m, peer, offer);       // the server the NEGOTIATE answer challenged with
+                }
+                dispose();
+                method = how;
+                sasl = how == AuthMethod.TOKEN ? tokenServer(offer, address) : kerberosServer(offer, address, peer);
+                return evaluate(m, peer, offer);
             }
             case RESPONSE:
-                if (sasl == null) {
+                if (sasl == null || method == null) {
                     throw new SaslException("rdmx caller '" + peer + "' sent SASL RESPONSE before INITIATE");
                 }
-                return evaluate(m, peer);
+                return evaluate(m, peer, offer);
             default:
                 throw new SaslException("rdmx caller '" + peer + "' sent SASL " + m.getState()
                     + ", which a client does not send");
         }
     }
 
-    private RpcSaslProto evaluate(RpcSaslProto m, String peer) throws IOException {
+    /** A DIGEST-MD5 server checking tokens with the listener's secret manager ({@link TokenCallbacks}). */
+    private static SaslServer tokenServer(SaslListener offer, InetAddress address) throws IOException {
+        SaslRpcServer token = new SaslRpcServer(AuthMethod.TOKEN);
+        SaslServer s = Sasl.createSaslServer(token.mechanism, token.protocol, token.serverId,
+            offer.resolver().getServerProperties(address), new TokenCallbacks(offer.secretManager()));
+        if (s == null) {
+            throw new AccessControlException("Unable to find SASL server implementation for " + token.mechanism);
+        }
+        return s;
+    }
+
+    private static SaslServer kerberosServer(SaslListener offer, InetAddress address, String peer)
+        throws IOException {
+        Map<String, String> props = offer.resolver().getServerProperties(address);
+        try {
+            SaslRpcServer krb = new SaslRpcServer(AuthMethod.KERBEROS);
+            return UserGroupInformation.getLoginUser().doAs(
+                (PrivilegedExceptionAction<SaslServer>) () -> RdmxIpcBridge.kerberosSaslServer(krb, props));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted making the SASL server for rdmx caller '" + peer + "'", e);
+        }
+    }
+
+    private RpcSaslProto evaluate(RpcSaslProto m, String peer, SaslListener offer) throws IOException {
         byte[] challenge = sasl.evaluateResponse(m.hasToken() ? m.getToken().toByteArray() : new byte[0]);
         RpcSaslProto.Builder r = RpcSaslProto.newBuilder();
         if (!sasl.isComplete()) {
             r.setState(SaslState.CHALLENGE);
         } else {
             Object q = sasl.getNegotiatedProperty(Sasl.QOP);
-            qop = q == null ? "auth" : q.toString();
-            if (!"auth".equals(qop) && !"auth-int".equals(qop) && !"auth-conf".equals(qop)) {
-                throw new AccessControlException("rdmx caller '" + peer + "' negotiated an unknown SASL QOP " + qop);
+            String negotiatedQop = q == null ? "auth" : q.toString();
+            if (!"auth".equals(negotiatedQop) && !"auth-int".equals(negotiatedQop)
+                && !"auth-conf".equals(negotiatedQop)) {
+                throw new AccessControlException("rdmx caller '" + peer + "' negotiated an unknown SASL QOP "
+                    + negotiatedQop);
             }
+            UserGroupInformation authenticated = method == AuthMethod.TOKEN
+                ? TokenCallbacks.user(sasl.getAuthorizationID(), offer.secretManager())
+                : UserGroupInformation.createRemoteUser(sasl.getAuthorizationID(), AuthMethod.KERBEROS);
+            qop = negotiatedQop;
             wraps = !"auth".equals(qop);
-            user = UserGroupInformation.createRemoteUser(sasl.getAuthorizationID(), AuthMethod.KERBEROS);
+            user = authenticated;
             if (!wraps) {
                 dispose();                    // authentication only: nothing is wrapped, the SASL server is done
             }
@@ -227,6 +260,11 @@ final class SaslSession {
             r.setToken(ByteString.copyFrom(challenge));
         }
         return r.build();
+    }
+
+    /** @return the method the session authenticated with (KERBEROS or TOKEN), or null before */
+    AuthMethod method() {
+        return user == null ? null : method;
     }
 
     private void dispose() {

@@ -359,8 +359,18 @@ public final class RdmxIpcBridge {
      */
     public static Authorized authorize(Server server, UserGroupInformation user, String protocolName,
         java.net.InetAddress addr) throws AuthorizationException {
+        return authorize(server, user, protocolName, addr, true);
+    }
+
+    /**
+     * As {@link #authorize(Server, UserGroupInformation, String, java.net.InetAddress)}; {@code proxyRules} false
+     * for a user authenticated by a delegation token, whose real user is not checked against the proxy-user rules
+     * (the token was issued to it for the effective user), as the stock server skips that check for TOKEN.
+     */
+    public static Authorized authorize(Server server, UserGroupInformation user, String protocolName,
+        java.net.InetAddress addr, boolean proxyRules) throws AuthorizationException {
         java.util.Objects.requireNonNull(addr, "addr");
-        boolean proxied = user.getRealUser() != null;
+        boolean proxied = proxyRules && user.getRealUser() != null;
         Object rules = proxied ? proxyRules() : null;   // taken before the check: a refresh during it is seen
         if (proxied) {
             ProxyUsers.authorize(user, addr.getHostAddress());
@@ -517,6 +527,25 @@ public final class RdmxIpcBridge {
             return (javax.security.sasl.SaslClient) f.get(client);
         } catch (ReflectiveOperationException | RuntimeException e) {
             return null;
+        }
+    }
+
+    /**
+     * Records the QOP a proxy's SASL negotiation settled on in its connection id, as Hadoop's client does once a
+     * connection is set up ({@code ConnectionId.getSaslQop()}, which callers such as HDFS read).
+     *
+     * @param id the proxy's connection id
+     * @param qop the negotiated QOP ({@code auth}, {@code auth-int}, {@code auth-conf}), or null
+     * @return false if this Hadoop's {@code ConnectionId} is not as expected (reflection failed)
+     */
+    public static boolean saslQop(Client.ConnectionId id, String qop) {
+        try {
+            java.lang.reflect.Field f = Client.ConnectionId.class.getDeclaredField("saslQop");
+            f.setAccessible(true);
+            f.set(id, qop);
+            return true;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return false;
         }
     }
 

@@ -26,11 +26,17 @@ import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.HdfsConfiguration;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.hdfs.protocolPB.ClientNamenodeProtocolPB;
+import org.apache.hadoop.hdfs.protocol.proto.ClientNamenodeProtocolProtos.GetFileInfoRequestProto;
 import org.apache.hadoop.io.IOUtils;
+import org.apache.hadoop.ipc.ProtobufRpcEngine2;
+import org.apache.hadoop.ipc.RPC;
+import org.apache.hadoop.ipc.RemoteException;
+import org.apache.hadoop.net.NetUtils;
 import org.apache.hadoop.minikdc.MiniKdc;
 import org.apache.hadoop.security.AccessControlException;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.Token;
+import org.apache.hadoop.thirdparty.protobuf.ServiceException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -47,8 +53,9 @@ import org.junit.jupiter.api.condition.JRE;
  * transfer is SASL-protected, as Hadoop's own secure MiniDFS tests set them up (the DataNode on unprivileged ports,
  * {@code ignore.secure.ports.for.testing}). Every client call to the NameNode is checked to have gone over rdmx
  * (counted), each proxy's SASL negotiation too, and the NameNode to have seen the caller's Kerberos principal (the
- * owner of what it creates). A client that holds only an HDFS delegation token (TOKEN/DIGEST-MD5, not carried over
- * rdmx) calls over Hadoop's TCP client, and a caller without credentials is refused over rdmx.
+ * owner of what it creates). A client that holds only an HDFS delegation token authenticates with TOKEN/DIGEST-MD5
+ * over rdmx as the token's owner; cancelled and forged tokens, and a caller without credentials, are refused over
+ * rdmx.
  *
  * <p>Kerberos is JVM-global in Hadoop: the class resets {@link UserGroupInformation} to simple authentication
  * afterwards, as {@link KerberosFallbackTest} does.
@@ -218,30 +225,138 @@ class KerberizedMiniDfsOverRdmxTest {
 
     /**
      * A delegation token is issued over rdmx (the NameNode issues tokens to Kerberos-authenticated callers only, so
-     * this also shows it sees a Kerberos connection); a client that holds only that token authenticates with
-     * TOKEN/DIGEST-MD5, which rdmx does not carry: its calls go over Hadoop's TCP client, and work.
+     * this also shows it sees a Kerberos connection); a user that holds only alice's token (no ticket, and a name of
+     * its own) authenticates with TOKEN/DIGEST-MD5 over rdmx: its file operations' NameNode calls go over rdmx (none
+     * over TCP), in a SASL session negotiated over rdmx, and the NameNode sees the token's owner (alice owns what it
+     * creates). Fails on a listener that offers KERBEROS only (the holder's calls go over TCP).
      */
     @Test
-    void aDelegationTokenIsIssuedOverRdmxAndATokenOnlyClientFallsBackToTcp() throws Exception {
-        Token<?> token = overRdmx("getDelegationToken", () -> fs.getDelegationToken("hdfs"));
-        assertNotNull(token, "no delegation token: the NameNode did not see a Kerberos-authenticated caller");
-        Path p = new Path("/token-visible");
-        overRdmx("create", () -> {
-            fs.create(p).close();
+    void aTokenOnlyClientWorksOverRdmxAsTheTokensOwner() throws Exception {
+        Token<?> token = aliceToken();
+        UserGroupInformation holder = UserGroupInformation.createRemoteUser("token-holder");
+        holder.addToken(token);
+        long sessions = RdmxRpcEngine.clientSaslSessionsOverRdmx();
+        Path parent = new Path("/alice-tokens");
+        Path dir = new Path(parent, "by-token");
+        Path file = new Path(dir, "t.txt");
+        assertTrue(overRdmx("mkdirs", () -> fs.mkdirs(parent)));
+        overRdmx("chown", () -> {
+            fs.setOwner(parent, "alice", null);
             return null;
         });
-        UserGroupInformation holder = UserGroupInformation.createRemoteUser("hdfs");
-        holder.addToken(token);
-        long rdmx = RdmxRpcEngine.clientCallsOverRdmx();
-        long tcp = RdmxRpcEngine.clientCallsOverTcp();
-        boolean exists = holder.doAs((PrivilegedExceptionAction<Boolean>) () -> {
+        FileStatus st = holder.doAs((PrivilegedExceptionAction<FileStatus>) () -> {
             try (FileSystem tfs = FileSystem.newInstance(URI.create(fs.getUri().toString()), conf)) {
-                return tfs.exists(p);
+                assertTrue(overRdmx("token mkdirs", () -> tfs.mkdirs(dir)));
+                overRdmx("token create+write", () -> {
+                    try (FSDataOutputStream out = tfs.create(file)) {
+                        out.write(new byte[] {1, 2, 3});
+                    }
+                    return null;
+                });
+                byte[] back = overRdmx("token open+read", () -> {
+                    byte[] b = new byte[3];
+                    try (FSDataInputStream in = tfs.open(file)) {
+                        IOUtils.readFully(in, b, 0, 3);
+                    }
+                    return b;
+                });
+                assertArrayEquals(new byte[] {1, 2, 3}, back);
+                assertEquals(1, overRdmx("token list", () -> tfs.listStatus(dir)).length);
+                return overRdmx("token stat", () -> tfs.getFileStatus(file));
             }
         });
-        assertTrue(exists);
-        assertTrue(RdmxRpcEngine.clientCallsOverTcp() > tcp, "the token holder's call did not go over TCP");
-        assertEquals(rdmx, RdmxRpcEngine.clientCallsOverRdmx(), "a token holder's call went over rdmx");
+        assertEquals("alice", st.getOwner(), "the NameNode did not see the token's owner");
+        assertTrue(RdmxRpcEngine.clientSaslSessionsOverRdmx() > sessions, "no SASL session over rdmx");
+        assertTrue(overRdmx("delete", () -> fs.delete(parent, true)));
+    }
+
+    /**
+     * A cancelled token and a forged one (alice's identifier with a wrong password) are refused over rdmx (the
+     * client's SASL refusal counted, no call over TCP) with the exception Hadoop's stock engine gets from the same
+     * NameNode over TCP (same class and message); nothing runs, and the NameNode keeps serving other clients over
+     * rdmx, and a holder of a valid token. Fails on a listener that offers KERBEROS only (the holders go over TCP).
+     */
+    @Test
+    void aCancelledAndAForgedTokenAreRefusedOverRdmxAsOnTcp() throws Exception {
+        Token<?> cancelled = aliceToken();
+        alice.doAs((PrivilegedExceptionAction<Void>) () -> {
+            cancelled.cancel(conf);
+            return null;
+        });
+        Token<?> valid = aliceToken();
+        byte[] wrong = valid.getPassword().clone();
+        wrong[0] ^= 1;
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        Token<?> forged = new Token(valid.getIdentifier(), wrong, valid.getKind(), valid.getService());
+        for (Token<?> bad : Arrays.asList(cancelled, forged)) {
+            String what = bad == cancelled ? "cancelled token" : "forged token";
+            long refused = RdmxRpcEngine.clientSaslRefusedOverRdmx();
+            long tcp = RdmxRpcEngine.clientCallsOverTcp();
+            IOException e = assertThrows(IOException.class, () -> holding(bad).doAs(
+                (PrivilegedExceptionAction<Boolean>) () -> {
+                    try (FileSystem tfs = FileSystem.newInstance(fs.getUri(), conf)) {
+                        return tfs.exists(new Path("/"));
+                    }
+                }), what + " was not refused");
+            assertTrue(RdmxRpcEngine.clientSaslRefusedOverRdmx() > refused, what + ": not refused over rdmx: " + e);
+            assertEquals(tcp, RdmxRpcEngine.clientCallsOverTcp(), what + ": the caller went over TCP");
+            RemoteException rdmx = remote(e);
+            RemoteException stock = remote(overStockTcp(holding(bad)));
+            assertNotNull(rdmx, what + ": not the server's refusal: " + e);
+            assertNotNull(stock, what + ": the stock engine was not refused by the server");
+            assertEquals(stock.getClassName(), rdmx.getClassName(), what + ": " + rdmx + " / stock " + stock);
+            assertEquals(stock.getMessage(), rdmx.getMessage(), what);
+        }
+        assertTrue(overRdmx("another client after the refusals", () -> fs.exists(new Path("/"))));
+        assertTrue(holding(valid).doAs((PrivilegedExceptionAction<Boolean>) () -> {
+            try (FileSystem tfs = FileSystem.newInstance(fs.getUri(), conf)) {
+                return overRdmx("a valid token after the refusals", () -> tfs.exists(new Path("/")));
+            }
+        }));
+    }
+
+    /** A delegation token of alice's (renewer alice), issued over rdmx. */
+    private Token<?> aliceToken() throws Exception {
+        return alice.doAs((PrivilegedExceptionAction<Token<?>>) () -> {
+            try (FileSystem afs = FileSystem.newInstance(fs.getUri(), conf)) {
+                Token<?> t = overRdmx("getDelegationToken", () -> afs.getDelegationToken("alice"));
+                assertNotNull(t, "no delegation token: the NameNode did not see a Kerberos-authenticated caller");
+                return t;
+            }
+        });
+    }
+
+    private static UserGroupInformation holding(Token<?> token) {
+        UserGroupInformation u = UserGroupInformation.createRemoteUser("token-holder");
+        u.addToken(token);
+        return u;
+    }
+
+    /** What the NameNode answers over TCP to Hadoop's stock engine (a direct ProtobufRpcEngine2 proxy) for user. */
+    private IOException overStockTcp(UserGroupInformation user) throws Exception {
+        java.net.InetSocketAddress nn = cluster.getNameNode().getNameNodeAddress();
+        return user.doAs((PrivilegedExceptionAction<IOException>) () -> {
+            ClientNamenodeProtocolPB p = new ProtobufRpcEngine2().getProxy(ClientNamenodeProtocolPB.class,
+                RPC.getProtocolVersion(ClientNamenodeProtocolPB.class), nn, user, conf,
+                NetUtils.getDefaultSocketFactory(conf), 0, null).getProxy();
+            try {
+                p.getFileInfo(null, GetFileInfoRequestProto.newBuilder().setSrc("/").build());
+                return null;
+            } catch (ServiceException e) {
+                return e.getCause() instanceof IOException ? (IOException) e.getCause() : new IOException(e);
+            } finally {
+                RPC.stopProxy(p);
+            }
+        });
+    }
+
+    private static RemoteException remote(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof RemoteException) {
+                return (RemoteException) c;
+            }
+        }
+        return null;
     }
 
     @Test
