@@ -13,11 +13,9 @@ import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -37,7 +35,6 @@ import org.apache.hadoop.ipc.RdmxIpcBridge;
 import org.apache.hadoop.ipc.RdmxServerCall;
 import org.apache.hadoop.ipc.RetriableException;
 import org.apache.hadoop.ipc.RpcConstants;
-import org.apache.hadoop.ipc.protobuf.IpcConnectionContextProtos.IpcConnectionContextProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcKindProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcRequestHeaderProto;
 import org.apache.hadoop.ipc.protobuf.RpcHeaderProtos.RpcResponseHeaderProto;
@@ -48,7 +45,6 @@ import org.apache.hadoop.security.SaslRpcServer.AuthMethod;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.SecretManager;
 import org.apache.hadoop.security.token.TokenIdentifier;
-import org.apache.hadoop.util.ProtoUtil;
 import org.apache.hadoop.util.StringUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -84,7 +80,6 @@ public final class RdmxServer extends RdmxCountingServer {
     static final int SASL_MAX_ROUNDS = 8;
     /** The most SASL sessions one caller keeps; the least recently used one is forgotten beyond it. */
     static final int SASL_SESSIONS_PER_CALLER = 64;
-    private static final int CONTEXT_CACHE = 4096;
     /** Bytes of an rdmx request body before Hadoop's own request: the caller's host and connection context. */
     static final int PREFIX_ALLOWANCE = 1024;
     /** Bytes a SASL token may add to what it wraps (a Kerberos wrap token adds tens of bytes). */
@@ -95,7 +90,7 @@ public final class RdmxServer extends RdmxCountingServer {
     private final int hadoopHandlers;
     private final AtomicBoolean stopped = new AtomicBoolean();
     private final Set<RdmxServerCall> pending = ConcurrentHashMap.newKeySet();
-    private final ConcurrentHashMap<String, Caller> callers = new ConcurrentHashMap<>();
+    private final Callers callers;
     /** Calls whose authorization or queueing may block, taken off the rdmx reader thread; null until started. */
     private volatile ThreadPoolExecutor slowPath;
     private final LongAdder rdmxCalls = new LongAdder();
@@ -109,52 +104,6 @@ public final class RdmxServer extends RdmxCountingServer {
     private volatile RpcServer rdmx;
     private long advertised;
 
-    /**
-     * A caller's identity, decoded and authorized once per caller connection and distinct prefix (protocol and
-     * user), as a stock server authorizes a connection when its context arrives; valid while the authorization it
-     * passed stands: the service ACLs and the proxy-user rules it was checked against are still the server's
-     * (a refresh replaces them, and the next call is authorized again).
-     */
-    private static final class Context {
-        final String protocol;
-        final UserGroupInformation user;
-        final InetAddress host;
-        final RdmxIpcBridge.Authorized authorized;
-        /** The SASL session the user was authenticated by, or null (simple authentication). */
-        final SaslSession session;
-
-        Context(String protocol, UserGroupInformation user, InetAddress host, RdmxIpcBridge.Authorized authorized,
-            SaslSession session) {
-            this.protocol = protocol;
-            this.user = user;
-            this.host = host;
-            this.authorized = authorized;
-            this.session = session;
-        }
-
-        boolean stands() {
-            return (authorized == null || authorized.stands()) && (session == null || session.live());
-        }
-    }
-
-    /**
-     * One calling node as the transport knows it: its name and the address its connection really comes from; the
-     * contexts authorized for it. A node that comes back from another address starts again.
-     */
-    static final class Caller {
-        final String address;
-        /** The parsed address, or null: the transport cannot tell where the caller is (refused). */
-        final InetAddress inet;
-        final ConcurrentHashMap<ByteBuffer, Context> contexts = new ConcurrentHashMap<>();
-        /** SASL sessions by id, least recently used first; guarded by itself. */
-        final LinkedHashMap<ByteBuffer, SaslSession> sessions = new LinkedHashMap<>(16, 0.75f, true);
-
-        Caller(String address, InetAddress inet) {
-            this.address = address;
-            this.inet = inet;
-        }
-    }
-
     RdmxServer(Class<?> protocolClass, Object protocolImpl, Configuration conf, String bindAddress, int port,
         int numHandlers, int numReaders, int queueSizePerHandler, boolean verbose,
         SecretManager<? extends TokenIdentifier> secretManager, String portRangeConfig,
@@ -162,6 +111,7 @@ public final class RdmxServer extends RdmxCountingServer {
         super(protocolClass, protocolImpl, conf, bindAddress, port, numHandlers, numReaders, queueSizePerHandler,
             verbose, secretManager, portRangeConfig, alignmentContext);
         this.serverConf = conf;
+        this.callers = new Callers(this, getServerName());
         this.rcfg = HadoopRdmxConfig.of(conf);
         this.hadoopHandlers = Math.max(1, numHandlers);
         String off = null;
@@ -287,7 +237,7 @@ public final class RdmxServer extends RdmxCountingServer {
                 b.handleAsyncOnReader(METHOD_CALL, rc -> serve(rc, true));
             }
             // SASL on an rdmx handler thread (GSSAPI may take a while); a SIMPLE-only listener answers SUCCESS
-            b.handle(METHOD_SASL, rc -> sasl.handle(rc, caller(rc)));
+            b.handle(METHOD_SASL, rc -> sasl.handle(rc, callers.of(rc)));
             if (sasl.takesSessions()) {
                 // calls of sessions as calls are served
                 if (rcfg.direct && !rcfg.onReader) {
@@ -373,7 +323,7 @@ public final class RdmxServer extends RdmxCountingServer {
             return null;
         }
         if (method == METHOD_SECURE_CALL) {
-            Caller c = callers.get(peer);
+            Callers.Caller c = callers.known(peer);
             SaslSession s = c == null || first.limit() < SaslSession.ID_BYTES ? null
                 : SaslListener.session(c, first.duplicate().position(0).limit(SaslSession.ID_BYTES));
             if (s != null && s.wraps()) {
@@ -387,7 +337,7 @@ public final class RdmxServer extends RdmxCountingServer {
         }
         int prefix;
         try {
-            prefix = prefixEnd(first, method == METHOD_SECURE_CALL ? SaslSession.ID_BYTES : 0, peer);
+            prefix = Callers.prefixEnd(first, method == METHOD_SECURE_CALL ? SaslSession.ID_BYTES : 0, peer);
         } catch (IOException e) {
             prefix = 0;
         }
@@ -415,7 +365,7 @@ public final class RdmxServer extends RdmxCountingServer {
      * request message.
      */
     private void serve(RpcCall rc, boolean onReader) throws Exception {
-        Caller caller = caller(rc);
+        Callers.Caller caller = callers.of(rc);
         ByteBuffer request = rc.request();
         boolean inSession = rc.method() == METHOD_SECURE_CALL;
         if (kerberos && !inSession) {
@@ -427,13 +377,13 @@ public final class RdmxServer extends RdmxCountingServer {
         if (body == null) {
             return;                           // did not unwrap: refused, the session is over
         }
-        Context ctx = cachedContext(caller, body, rc.peer(), inSession);
+        Callers.Context ctx = callers.cachedContext(caller, body, rc.peer(), inSession);
         if (ctx == null) {
             if (onReader) {
                 offload(rc, () -> serveSlowly(rc, caller, body, inSession));
                 return;
             }
-            ctx = authorize(caller, body, rc.peer(), inSession);
+            ctx = callers.authorize(caller, body, rc.peer(), inSession);
         }
         proceed(rc, body, ctx, onReader);
     }
@@ -443,15 +393,15 @@ public final class RdmxServer extends RdmxCountingServer {
      * arrival order), then serves it on a pool thread of this server, as an rdmx handler thread would.
      */
     private void serveOffReader(RpcCall rc) throws Exception {
-        Caller caller = caller(rc);
+        Callers.Caller caller = callers.of(rc);
         ByteBuffer body = unwrapped(rc, caller, rc.request());
         if (body == null) {
             return;                           // did not unwrap: refused, the session is over
         }
         offload(rc, () -> {
             try {
-                Context ctx = cachedContext(caller, body, rc.peer(), true);
-                proceed(rc, body, ctx != null ? ctx : authorize(caller, body, rc.peer(), true), false);
+                Callers.Context ctx = callers.cachedContext(caller, body, rc.peer(), true);
+                proceed(rc, body, ctx != null ? ctx : callers.authorize(caller, body, rc.peer(), true), false);
             } catch (Exception e) {
                 refuse(rc, e);
             }
@@ -459,9 +409,9 @@ public final class RdmxServer extends RdmxCountingServer {
     }
 
     /** A slow-path pool thread: authorizes the caller's context, then queues (or runs) the call. */
-    private void serveSlowly(RpcCall rc, Caller caller, ByteBuffer body, boolean inSession) {
+    private void serveSlowly(RpcCall rc, Callers.Caller caller, ByteBuffer body, boolean inSession) {
         try {
-            proceed(rc, body, authorize(caller, body, rc.peer(), inSession), false);
+            proceed(rc, body, callers.authorize(caller, body, rc.peer(), inSession), false);
         } catch (Exception e) {
             refuse(rc, e);
         }
@@ -477,7 +427,7 @@ public final class RdmxServer extends RdmxCountingServer {
      * @return the call's body (the session id, then the plain bytes), {@code request} itself for a session that
      *     does not wrap (or an unknown one: refused later), or null if the call was refused
      */
-    private ByteBuffer unwrapped(RpcCall rc, Caller caller, ByteBuffer request) {
+    private ByteBuffer unwrapped(RpcCall rc, Callers.Caller caller, ByteBuffer request) {
         int start = request.position();
         if (request.remaining() < SaslSession.ID_BYTES) {
             return request;
@@ -513,7 +463,7 @@ public final class RdmxServer extends RdmxCountingServer {
      * under the session's lock, so answers reach the client in the order they were wrapped). Never throws: an
      * answer that cannot be wrapped is answered with the error.
      */
-    private static void answer(RpcCall rc, Context ctx, Object response) {
+    private static void answer(RpcCall rc, Callers.Context ctx, Object response) {
         SaslSession session = ctx.session;
         try {
             if (session == null || !session.wraps()) {
@@ -567,67 +517,8 @@ public final class RdmxServer extends RdmxCountingServer {
         }
     }
 
-    /**
-     * The caller as the transport knows it. Its address is parsed as an IP literal only (never looked up): a
-     * caller whose connection's address is unknown or not a literal is refused.
-     */
-    private Caller caller(RpcCall rc) throws AccessControlException {
-        String address = rc.callerAddress();
-        Caller c = callers.get(rc.peer());
-        if (c == null || !java.util.Objects.equals(c.address, address)) {
-            c = new Caller(address, ipLiteral(address));
-            if (callers.size() >= CONTEXT_CACHE) {
-                callers.clear();
-            }
-            callers.put(rc.peer(), c);
-        }
-        if (c.inet == null) {
-            throw new AccessControlException("rdmx caller '" + rc.peer() + "' of Hadoop RPC server "
-                + getServerName() + " is refused: the transport cannot tell the address its connection comes from"
-                + " (address=" + address + ")");
-        }
-        return c;
-    }
-
-    /**
-     * @param s an IP address as a transport reports it
-     * @return the address, or null unless {@code s} is an IPv4 literal (four decimal parts) or an IPv6 literal: no
-     *     name is ever resolved
-     */
-    static InetAddress ipLiteral(String s) {
-        if (s == null || s.isEmpty() || s.length() > 64) {
-            return null;
-        }
-        try {
-            if (s.indexOf(':') >= 0) {
-                // a string with a colon is parsed as an IPv6 literal, never looked up
-                return s.chars().allMatch(ch -> Character.digit(ch, 16) >= 0 || ch == ':' || ch == '.' || ch == '%'
-                    || Character.isLetterOrDigit(ch)) ? InetAddress.getByName(s) : null;
-            }
-            String[] parts = s.split("\\.", -1);
-            if (parts.length != 4) {
-                return null;
-            }
-            byte[] b = new byte[4];
-            for (int i = 0; i < 4; i++) {
-                String p = parts[i];
-                if (p.isEmpty() || p.length() > 3 || !p.chars().allMatch(ch -> ch >= '0' && ch <= '9')) {
-                    return null;
-                }
-                int v = Integer.parseInt(p);
-                if (v > 255) {
-                    return null;
-                }
-                b[i] = (byte) v;
-            }
-            return InetAddress.getByAddress(b);
-        } catch (IOException e) {
-            return null;
-        }
-    }
-
     /** After the context: decodes the call and queues it (or runs it); {@code onReader}: without blocking. */
-    private void proceed(RpcCall rc, ByteBuffer body, Context ctx, boolean onReader) throws Exception {
+    private void proceed(RpcCall rc, ByteBuffer body, Callers.Context ctx, boolean onReader) throws Exception {
         int dataLength = body.remaining();
         RpcRequestHeaderProto header = RdmxIpcBridge.readDelimited(RpcRequestHeaderProto.getDefaultInstance(), body);
         int callId = header.getCallId();
@@ -726,93 +617,11 @@ public final class RdmxServer extends RdmxCountingServer {
     }
 
     /**
-     * The caller's context for this prefix if it was authorized on this caller connection and that authorization
-     * still stands (moves {@code body} past the prefix); else null ({@code body} unchanged).
-     */
-    private Context cachedContext(Caller caller, ByteBuffer body, String peer, boolean inSession)
-        throws IOException {
-        int start = body.position();
-        int end = prefixEnd(body, start + (inSession ? SaslSession.ID_BYTES : 0), peer);
-        Context c = caller.contexts.get(body.duplicate().position(start).limit(end));
-        // a context of a session serves calls of that session only (a plain call cannot borrow its identity)
-        if (c == null || !c.stands() || (c.session != null) != inSession) {
-            return null;
-        }
-        body.position(end);                   // the usual case: no parsing, no copy
-        return c;
-    }
-
-    /**
-     * Decodes the context prefix and authorizes it as a stock server authorizes a connection (proxy users;
-     * service ACLs with {@code hadoop.security.authorization}), with the caller's transport address; remembers it
-     * for this caller. May block (group and host look-ups): never on the rdmx reader thread.
-     */
-    private Context authorize(Caller caller, ByteBuffer body, String peer, boolean inSession) throws IOException {
-        int start = body.position();
-        int at = start;
-        SaslSession session = null;
-        if (inSession) {
-            session = SaslListener.session(caller,
-                body.duplicate().position(start).limit(start + SaslSession.ID_BYTES));
-            if (session == null || session.user() == null) {
-                throw new UnknownSaslSessionException("rdmx caller '" + peer + "' of Hadoop RPC server "
-                    + getServerName() + " names no authenticated SASL session of its own (negotiate again)");
-            }
-            at += SaslSession.ID_BYTES;
-        }
-        int end = prefixEnd(body, at, peer);
-        ByteBuffer key = body.duplicate().position(start).limit(end);
-        body.position(at + 2 + (body.getShort(at) & 0xFFFF));           // the host the client names: not used
-        IpcConnectionContextProto icc = RdmxIpcBridge.readDelimited(IpcConnectionContextProto.getDefaultInstance(),
-            body);
-        UserGroupInformation ugi = ProtoUtil.getUgi(icc);
-        String protocol = icc.hasProtocol() ? icc.getProtocol() : null;
-        if (session != null) {
-            ugi = sessionUser(session, ugi, peer);
-        }
-        RdmxIpcBridge.Authorized authorized = null;
-        if (ugi != null) {
-            // throws AuthorizationException (not remembered: the next call is checked again)
-            // the real user of a token's user obtained the token: not checked against the proxy-user rules
-            authorized = RdmxIpcBridge.authorize(this, ugi, protocol, caller.inet,
-                session == null || session.method() != AuthMethod.TOKEN);
-        }
-        Context c = new Context(protocol, ugi, caller.inet, authorized, session);
-        if (caller.contexts.size() >= CONTEXT_CACHE) {
-            caller.contexts.clear();
-        }
-        byte[] copy = new byte[key.remaining()];
-        key.get(copy);
-        caller.contexts.put(ByteBuffer.wrap(copy), c);
-        body.position(end);
-        return c;
-    }
-
-    /**
-     * The user of a call of an authenticated session, as a stock server derives it when a connection's context
-     * arrives after SASL: the authenticated user, or, when the context names another user, that user acting
-     * through the authenticated one (a proxy user, checked against the proxy-user rules by the authorization);
-     * a TOKEN session's user is the token's and cannot be another (refused with the stock server's words).
-     */
-    private static UserGroupInformation sessionUser(SaslSession session, UserGroupInformation claimed, String peer)
-        throws AccessControlException {
-        UserGroupInformation authenticated = session.user();
-        if (claimed == null || claimed.getUserName().equals(authenticated.getUserName())) {
-            return authenticated;
-        }
-        if (session.method() == AuthMethod.TOKEN) {
-            throw new AccessControlException("Authenticated user (" + authenticated + ") doesn't match what the "
-                + "client claims to be (" + claimed + ")");
-        }
-        return UserGroupInformation.createProxyUser(claimed.getUserName(), authenticated);
-    }
-
-    /**
      * Under Kerberos, a call without a SASL session (a client with simple authentication): refused as a stock
      * server refuses a connection whose method it does not take, with its words and error code.
      */
     private void refuseSimple(RpcCall rc, ByteBuffer body) throws IOException {
-        int end = prefixEnd(body, body.position(), rc.peer());
+        int end = Callers.prefixEnd(body, body.position(), rc.peer());
         body.position(end);
         RpcRequestHeaderProto header = RdmxIpcBridge.readDelimited(RpcRequestHeaderProto.getDefaultInstance(), body);
         sasl.refusedOne();
@@ -821,35 +630,6 @@ public final class RdmxServer extends RdmxCountingServer {
         rc.respond(error(header.getCallId(), header.getRetryCount(), header, RpcStatusProto.FATAL,
             RpcErrorCodeProto.FATAL_UNAUTHORIZED, new AccessControlException(AuthMethod.SIMPLE
                 + " authentication is not enabled.  Available:" + sasl.available())));
-    }
-
-    /**
-     * Where the context prefix ends: after the host (2-byte length and its bytes) and the varint-delimited
-     * connection context, checked against the body's bounds.
-     */
-    private static int prefixEnd(ByteBuffer body, int start, String peer) throws IOException {
-        int limit = body.limit();
-        if (limit - start < 2) {
-            throw new IOException("rdmx request from '" + peer + "' is " + (limit - start) + " bytes, too short for"
-                + " its context prefix");
-        }
-        int at = start + 2 + (body.getShort(start) & 0xFFFF);
-        int len = 0;
-        for (int shift = 0; ; shift += 7) {
-            if (at >= limit || shift > 28) {
-                throw new IOException("rdmx request from '" + peer + "' has a truncated or malformed context prefix");
-            }
-            byte b = body.get(at++);
-            len |= (b & 0x7F) << shift;
-            if (b >= 0) {
-                break;
-            }
-        }
-        if (len < 0 || len > limit - at) {
-            throw new IOException("rdmx request from '" + peer + "' has a connection context of " + len
-                + " bytes, past its end");
-        }
-        return at + len;
     }
 
     private ByteBuffer error(int callId, int retry, RpcRequestHeaderProto header, RpcStatusProto status,

@@ -140,7 +140,7 @@ final class SaslListener {
      * header (FATAL_UNAUTHORIZED) naming the exception (for a refused token, the secret manager's own, as Hadoop's
      * server names it), after which the session is gone; or the session id alone when the client chose SIMPLE.
      */
-    ByteBuffer handle(RpcCall rc, RdmxServer.Caller caller) throws IOException {
+    ByteBuffer handle(RpcCall rc, Callers.Caller caller) throws IOException {
         ByteBuffer body = rc.request();
         String peer = rc.peer();
         if (body.remaining() < SaslSession.ID_BYTES) {
@@ -226,14 +226,14 @@ final class SaslListener {
     }
 
     /** @return the caller's session of this id, or null */
-    static SaslSession session(RdmxServer.Caller caller, ByteBuffer id) {
+    static SaslSession session(Callers.Caller caller, ByteBuffer id) {
         synchronized (caller.sessions) {
             return caller.sessions.get(id);
         }
     }
 
     /** Keeps a new session for its caller, forgetting the least recently used one beyond the bound. */
-    private static void remember(RdmxServer.Caller caller, SaslSession session) {
+    private static void remember(Callers.Caller caller, SaslSession session) {
         SaslSession evicted = null;
         synchronized (caller.sessions) {
             caller.sessions.put(session.id, session);
@@ -249,7 +249,7 @@ final class SaslListener {
     }
 
     /** Forgets a caller's session (refused, or over). */
-    static void forget(RdmxServer.Caller caller, SaslSession session) {
+    static void forget(Callers.Caller caller, SaslSession session) {
         synchronized (caller.sessions) {
             caller.sessions.remove(session.id, session);
         }

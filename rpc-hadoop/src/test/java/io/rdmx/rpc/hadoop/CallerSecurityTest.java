@@ -224,11 +224,11 @@ class CallerSecurityTest {
 
     @Test
     void anAddressThatIsNotAnIpLiteralIsNeverLookedUpAndPlacesNoCaller() throws Exception {
-        assertEquals(InetAddress.getByName("127.0.0.1"), RdmxServer.ipLiteral("127.0.0.1"));
-        assertEquals(InetAddress.getByName("::1"), RdmxServer.ipLiteral("0:0:0:0:0:0:0:1"));
+        assertEquals(InetAddress.getByName("127.0.0.1"), Callers.ipLiteral("127.0.0.1"));
+        assertEquals(InetAddress.getByName("::1"), Callers.ipLiteral("0:0:0:0:0:0:0:1"));
         for (String bad : new String[] {null, "", "unknown", "localhost", "999.1.1.1", "1.2.3", "1.2.3.4.5",
             "cafe", "example.invalid", "1.2.3.x"}) {
-            assertNull(RdmxServer.ipLiteral(bad), "address=" + bad);
+            assertNull(Callers.ipLiteral(bad), "address=" + bad);
         }
     }
 
