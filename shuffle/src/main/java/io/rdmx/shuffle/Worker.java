@@ -261,13 +261,13 @@ public final class Worker {
         if (consumers.release(ex)) {
             inbox.drop(id); // abandoned: its senders get the space back
         }
+        packer.drop(id); // before the flush below, which would emit its packs
         window.oweAll(id); // the exchange's counts end at zero on both sides
         if (window.owes()) {
             window.sendCredits();
             flush();
         }
         inbox.resetIfEmpty();
-        packer.drop(id);
     }
 
     /**
