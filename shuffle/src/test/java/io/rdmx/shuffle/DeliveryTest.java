@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmx.channel.RingBuffer;
-import io.rdmx.transport.ConnectionClosedException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -17,7 +16,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * {@link Delivery} on its own, for worker 0 of one process of two workers: decoding per handler kind, refusals
- * kept in order, credits, ends-of-stream, released exchanges, and the reads of the in-process rings.
+ * kept in order, credits, ends-of-stream, released exchanges, and the reads of the in-process rings (the
+ * transport has no peers: {@link CorkedFlushTest.Recording}).
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class DeliveryTest {
@@ -29,8 +29,8 @@ class DeliveryTest {
         consumers::noMoreOf);
     private final Inbox inbox = new Inbox(0, 8192, 1024, consumers, window);
     private final List<Integer> freed = new ArrayList<>();
-    private final Delivery delivery = new Delivery(cfg, new NoNetwork(), 0, in, consumers, window, inbox,
-        freed::add, e -> e);
+    private final Delivery delivery = new Delivery(cfg, new CorkedFlushTest.Recording(), 0, in, consumers, window,
+        inbox, freed::add, e -> e);
     private final List<Object> got = new ArrayList<>();
 
     private static ByteBuffer ints(int... values) {
@@ -179,45 +179,5 @@ class DeliveryTest {
     void aFixedWidthRecordOfPartRowsIsRefusedNamingItsLength() {
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> Delivery.rowsIn(3, 4, 10, 4));
         assertEquals("worker 3: record of exchange 4 with length=10, not a multiple of its width=4", e.getMessage());
-    }
-
-    /** A transport with no peers. */
-    private static final class NoNetwork implements ShuffleTransport {
-        @Override
-        public Outbox outbox(int localWorker, int rank, int remoteWorker) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public int poll(int localWorker, Receiver d, int limit) throws ConnectionClosedException {
-            return 0;
-        }
-
-        @Override
-        public int read(int localWorker, Receiver d, int limit, long timeoutNanos) {
-            return 0;
-        }
-
-        @Override
-        public void wakeup(int localWorker) {
-        }
-
-        @Override
-        public void park(int localWorker, long timeoutNanos) {
-        }
-
-        @Override
-        public String provider(int rank) {
-            return "none";
-        }
-
-        @Override
-        public long networkRecords() {
-            return 0;
-        }
-
-        @Override
-        public void close() {
-        }
     }
 }
