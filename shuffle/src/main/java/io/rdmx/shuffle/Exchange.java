@@ -8,8 +8,11 @@ package io.rdmx.shuffle;
  * @param <T> the row type of an object exchange ({@link RowView} for a fixed-width one)
  */
 public final class Exchange<T> {
-    /** The largest exchange id (stream ids are 15 bits; the top bit marks end-of-stream). */
-    public static final int MAX_ID = 0x7FFF;
+    /**
+     * The largest exchange id, 32767: the record header's stream id bits below the shuffle's control bit
+     * ({@code ShuffleFrameDescriptor}).
+     */
+    public static final int MAX_ID = ShuffleFrameDescriptor.MAX_EXCHANGE_ID;
 
     private final int id;
     private final Routing<T> routing;
@@ -66,12 +69,14 @@ public final class Exchange<T> {
         return maxRowBytes;
     }
 
+    /** @return the stream id of its rows */
     int dataStream() {
-        return id;
+        return ShuffleFrameDescriptor.dataStream(id);
     }
 
+    /** @return the stream id of its ends-of-stream (and credits) */
     int eosStream() {
-        return id | 0x8000;
+        return ShuffleFrameDescriptor.controlStream(id);
     }
 
     @Override

@@ -287,7 +287,7 @@ public final class ShuffleConfig {
      * @return bytes, at most 2^30
      */
     static int guaranteedInbox(int total, int pack, int bufferSize, int windowPacks) {
-        long half = 2L * total * windowPacks * (pack + Worker.INBOX_HEADER) + bufferSize + Worker.INBOX_HEADER;
+        long half = 2L * total * windowPacks * (pack + Inbox.HEADER) + bufferSize + Inbox.HEADER;
         return (int) Math.min(1 << 30, 2 * half);
     }
 
@@ -392,7 +392,7 @@ public final class ShuffleConfig {
 
         /**
          * Per-exchange flow control. A worker sends another worker at most this many bytes of one exchange (each
-         * record counted with its inbox header, {@value Worker#INBOX_HEADER} bytes; a larger record goes alone)
+         * record counted with its inbox header, {@value Inbox#HEADER} bytes; a larger record goes alone)
          * that the receiver has not credited back. The receiver credits what its handlers took, and what it sets
          * aside while half its inbox has room. So the rows of an exchange whose handler refuses (a stage waiting on
          * the next one) fill at most a window per sender in the other half, and cannot stop the receiver reading
@@ -500,8 +500,8 @@ public final class ShuffleConfig {
                 throw new IllegalArgumentException("inboxBytes=" + inbox + " out of range [2 * bufferSize="
                     + 2 * bufferSize + ", 2^30]");
             }
-            int window = windowBytes == 0 ? Math.max(WINDOW_PACKS * (pack + Worker.INBOX_HEADER),
-                (inbox / 2 - (bufferSize + Worker.INBOX_HEADER)) / (2 * total)) : windowBytes;
+            int window = windowBytes == 0 ? Math.max(WINDOW_PACKS * (pack + Inbox.HEADER),
+                (inbox / 2 - (bufferSize + Inbox.HEADER)) / (2 * total)) : windowBytes;
             if (window < 64 || window > (1 << 30)) {
                 throw new IllegalArgumentException("windowBytes=" + window + " out of range [64, 2^30]");
             }

@@ -59,7 +59,7 @@ class ExchangeWindowTest {
             int inbox = ShuffleConfig.guaranteedInbox(total, PACK, BUFFER, 2);
             // the idle timeout ends a deadlock (a failure here) well within the test's timeout
             long[] got = run(provider, pw[0], pw[1], b -> b.bufferSize(BUFFER).packBytes(PACK).inboxBytes(inbox)
-                .windowBytes(2 * (PACK + Worker.INBOX_HEADER))
+                .windowBytes(2 * (PACK + Inbox.HEADER))
                 .idleTimeout(Duration.ofSeconds(20)));
             long sum = total * ((long) ROWS * (ROWS - 1) / 2);
             String what = provider + " P=" + pw[0] + " W=" + pw[1] + " inbox=" + inbox;

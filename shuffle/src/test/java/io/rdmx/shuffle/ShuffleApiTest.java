@@ -803,6 +803,32 @@ class ShuffleApiTest {
     }
 
     /**
+     * An abandoned exchange's rows still in a partly filled pack are dropped, as {@link Worker#release} says, also
+     * when the release owes its senders a credit (a credit is sent with a flush, which emitted every pack before
+     * the release dropped them: worker 1 received the row).
+     */
+    @Test
+    void anAbandonedExchangesPackedRowsAreNotSentByTheReleasesCreditFlush() throws Exception {
+        try (Cluster c = new Cluster("shm", 1, 2, b -> b)) {
+            ShuffleService s = c.services.get(0);
+            Exchange<RowView> ex = s.intExchange(22, TestRings.BY_VALUE);
+            Worker w0 = s.worker(0);
+            Worker w1 = s.worker(1);
+            w0.consumeInts(ex, v -> true);
+            List<Integer> atOne = new ArrayList<>();
+            w1.consumeInts(ex, atOne::add);
+            assertEquals(Worker.OK, w1.offerInt(ex, 0)); // to worker 0: taken there, below the credit threshold
+            assertEquals(Worker.OK, w1.flush());
+            assertEquals(1, w0.poll());
+            assertEquals(1, w0.rowsReceived(ex));
+            assertEquals(Worker.OK, w0.offerInt(ex, 1)); // to worker 1: in worker 0's pack, not sent
+            w0.release(ex); // not done: abandoned, and worker 1 is owed a credit
+            w1.poll();
+            assertEquals(List.of(), atOne, "the abandoned pack went out");
+        }
+    }
+
+    /**
      * One process has no channel engine to close: closing the service wakes its worker parked in a long
      * {@link Worker#await}, which fails naming the closed service instead of sleeping out the hour.
      */

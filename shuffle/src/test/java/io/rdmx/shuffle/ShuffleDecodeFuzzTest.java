@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Fuzzes what the shuffle decodes from a peer: rows ({@link RowSerializer#read}) of a record whose length the
- * peer announced, and the row count of a packed record of a fixed-width exchange ({@link Worker#rowsIn}).
+ * peer announced, and the row count of a packed record of a fixed-width exchange ({@link Delivery#rowsIn}).
  *
  * <p>Input layout: byte 0 picks the decoder (0-4: INT, LONG, DOUBLE, LONGS, BYTES; else the frame header), then
  * for a row the record's offset (u16) and length (i32) in the buffer holding the rest of the input, as the ring
@@ -44,7 +44,7 @@ class ShuffleDecodeFuzzTest {
             int width = 1 + (in.get() & 0xFF);
             int rows;
             try {
-                rows = Worker.rowsIn(0, exchange, len, width);
+                rows = Delivery.rowsIn(0, exchange, len, width);
             } catch (IllegalStateException e) {
                 assertTrue(e.getMessage().contains("length=" + len) && e.getMessage().contains("width=" + width),
                     () -> "reason names no length= and width=: " + e);
