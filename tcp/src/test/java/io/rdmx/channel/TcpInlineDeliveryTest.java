@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.internal.CompletionQueueImpl;
-import io.rdmx.transport.tcp.NettyTcp;
 import io.rdmx.transport.tcp.TcpFabric;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -23,16 +22,13 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * On tcp, a notification reaches the blocked reader from the I/O thread that received it: no completion goes
- * through the node's completion queue and the engine's network thread. With direct I/O turned off
- * ({@link TcpFabric#DIRECT_IO_PROP} on the Netty engine) the same traffic goes through the queue, which shows what is counted.
+ * through the node's completion queue and the engine's network thread.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TcpInlineDeliveryTest {
     private static final AtomicInteger SEQ = new AtomicInteger();
     private final List<AutoCloseable> open = new ArrayList<>();
     private PeerChannel received;
-    /** Open the nodes on Netty with direct I/O off. */
-    private boolean nettyWithoutDirectIo;
     /**
      * Open the nodes with the completion queue's waiter off the socket ({@link CompletionQueueImpl#FOLLOWER_READS_PROP}
      * false): a spinning reader is then the only thread besides the I/O thread that reads it (while the engine's
@@ -59,7 +55,7 @@ class TcpInlineDeliveryTest {
             System.setProperty(CompletionQueueImpl.FOLLOWER_READS_PROP, "false");
         }
         try {
-            n = nettyWithoutDirectIo ? NettyTcp.open(o, false) : new TcpFabric().open(o);
+            n = new TcpFabric().open(o);
         } finally {
             if (before == null) {
                 System.clearProperty(CompletionQueueImpl.FOLLOWER_READS_PROP);
@@ -143,13 +139,6 @@ class TcpInlineDeliveryTest {
             assertEquals(0, x.node().completionQueue().size());
         }
         assertTrue(received.inlineCompletions() > 0, "no completion was handled inline at the reader's node");
-    }
-
-    @Test
-    void withoutDirectIoTheSameTrafficGoesThroughTheQueue() throws Exception {
-        nettyWithoutDirectIo = true;
-        ChannelEngine[] e = stream(2000);
-        assertTrue(e[1].queuedCompletions() > 0, "the reader's notifications did not go through the queue");
     }
 
     /** Spins of the spinning case: then the reader parks until its timeout. */

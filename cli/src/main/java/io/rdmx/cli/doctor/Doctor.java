@@ -309,8 +309,7 @@ public final class Doctor {
                     + "memory-mapped files; any os.arch)";
                 break;
             case "tcp":
-                fix = "run on Linux with Netty's native epoll for os.arch=" + host.property("os.arch")
-                    + " (netty-transport-native-epoll) on the class path";
+                fix = "tcp needs the JDK's TCP sockets only: see the provider's reason";
                 break;
             case "verbs":
             case "disni":
