@@ -162,8 +162,8 @@ class TcpInlineDeliveryTest {
         ChannelEngine a = engine("writer");
         ChannelEngine b = engine("reader", ChannelConfig.builder(1).spinsBeforePark(SPINS).build());
         a.connect(b.node().address(), Duration.ofSeconds(10));
-        io.rdmx.transport.shm.ShmConnection c =
-            (io.rdmx.transport.shm.ShmConnection) b.accept(Duration.ofSeconds(10)).connection();
+        io.rdmx.transport.selector.SocketConnection c =
+            (io.rdmx.transport.selector.SocketConnection) b.accept(Duration.ofSeconds(10)).connection();
         ChannelReader r = b.reader(0);
         long looks = 0;
         for (int i = 0; i < ATTEMPTS && looks < SPINS / 2; i++) {
@@ -181,7 +181,7 @@ class TcpInlineDeliveryTest {
         // input back just as the reader came to wait, which then sleeps instead): hence 20 rounds, not a stream
         // that the I/O thread may read in one go before the reader runs
         send(20, true);
-        long followed = ((io.rdmx.transport.shm.ShmConnection) received.connection()).followerReads();
+        long followed = ((io.rdmx.transport.selector.SocketConnection) received.connection()).followerReads();
         assertTrue(followed > 0, "the reader never read its peer's socket itself");
         String before = System.getProperty(TcpFabric.FOLLOWER_READS_PROP);
         System.setProperty(TcpFabric.FOLLOWER_READS_PROP, "false");
@@ -194,7 +194,7 @@ class TcpInlineDeliveryTest {
                 System.setProperty(TcpFabric.FOLLOWER_READS_PROP, before);
             }
         }
-        assertEquals(0, ((io.rdmx.transport.shm.ShmConnection) received.connection()).followerReads(),
+        assertEquals(0, ((io.rdmx.transport.selector.SocketConnection) received.connection()).followerReads(),
             "a reader read the socket with " + TcpFabric.FOLLOWER_READS_PROP + "=false");
     }
 }

@@ -6,7 +6,7 @@ import io.rdmx.transport.FabricTraits;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.RdmxException;
-import io.rdmx.transport.shm.SelectorSockets;
+import io.rdmx.transport.internal.CompletionQueueImpl;
 import io.rdmx.transport.internal.SecretPolicy;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -55,7 +55,9 @@ public final class TcpFabric implements Fabric {
         InetSocketAddress at = parse(bind);
         // before binding: a node that must not listen unprotected never does, even briefly
         SecretPolicy.onListen(options, NAME, bind, SecretPolicy.beyondLoopback(at.getAddress()));
-        return SelectorSockets.openTcp(this, options, at, ADDRESSING, followerReads());
+        TcpNode n = new TcpNode(this, options, followerReads(), CompletionQueueImpl.followerReads());
+        n.start(at);
+        return n;
     }
 
     /**
@@ -69,18 +71,6 @@ public final class TcpFabric implements Fabric {
         }
         return Boolean.parseBoolean(v);
     }
-
-    private static final SelectorSockets.Addressing ADDRESSING = new SelectorSockets.Addressing() {
-        @Override
-        public InetSocketAddress parse(String address) throws RdmxException {
-            return TcpFabric.parse(address);
-        }
-
-        @Override
-        public String format(InetSocketAddress bound) {
-            return formatAddress(bound);
-        }
-    };
 
     static String formatAddress(SocketAddress bound) {
         InetSocketAddress a = (InetSocketAddress) bound;

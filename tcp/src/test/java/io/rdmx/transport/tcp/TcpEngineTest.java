@@ -22,6 +22,7 @@ class TcpEngineTest {
     @Test
     void aNodeRunsOneSelectorThreadAndTwoNodesConnect() throws Exception {
         try (Node a = open("engine-a"); Node b = open("engine-b")) {
+            assertTrue(a instanceof TcpNode, "not the selector engine's tcp node: " + a.getClass());
             assertTrue(a.address().matches("127\\.0\\.0\\.1:\\d+"), a.address());
             boolean ioThread = Thread.getAllStackTraces().keySet().stream()
                 .anyMatch(t -> t.getName().equals("rdmx-tcp-engine-a"));
