@@ -20,16 +20,16 @@ import java.util.List;
 
 /**
  * A connection of a stream-socket provider ({@code shm} on a Unix-domain socket, {@code tcp}) on the selector
- * engine. This is the stream providers' one send side: requests get consecutive
- * sequence numbers and wait in the outstanding ring (bounded by the send-queue depth, primitive arrays: nothing
- * allocated per request) until a cumulative ACK completes them in order. With a {@link Placer} (shm), WRITE data is
- * copied by the posting thread straight into the peer's mapped region and a WRITE_WITH_IMM then sends a
- * data-less notification frame; without one (tcp) WRITE data travels in its frame. The posting thread writes its frame to the socket itself, under
+ * engine, and the stream providers' one send side: requests get consecutive sequence numbers and wait in the
+ * outstanding ring (bounded by the send-queue depth, primitive arrays: nothing allocated per request) until a
+ * cumulative ACK completes them in order. With a {@link Placer} (shm), WRITE data is copied by the posting thread
+ * straight into the peer's mapped region and a WRITE_WITH_IMM then sends a data-less notification frame; without
+ * one (tcp) WRITE data travels in its frame. The posting thread writes its frame to the socket itself, under
  * {@link #sendLock} (one gathering write of a reused header and the region's memory); only what the socket does
  * not take at once goes to the node's I/O thread ({@link SocketIo#write}), and every later frame queues behind it,
  * so frames leave in posting order and are never split by another. The receive side lives in
- * {@link SocketHandler}. Providers add what they offer beside it in a
- * subclass (shm: bells and the connection's scope).
+ * {@link SocketHandler}. Providers add what they offer beside it in a subclass (shm: bells and the connection's
+ * scope).
  */
 public class SocketConnection extends AbstractConnection {
     private final SocketIo io;
