@@ -13,9 +13,7 @@ import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.wire.FrameBuffers;
 import io.rdmx.transport.wire.FrameDescriptor;
 import io.rdmx.transport.wire.Placer;
-import io.rdmx.transport.wire.RegionViews;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.List;
 
 /**
@@ -42,27 +40,8 @@ public class SocketConnection extends AbstractConnection {
     /** The outstanding requests, guarded by sendLock. */
     private final OutstandingRing pending;
 
-    // frame building, guarded by sendLock
-    private final ByteBuffer header = ByteBuffer.allocateDirect(FrameDescriptor.HEADER_LENGTH
-        + FrameDescriptor.WRITE_HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-    /**
-     * The ACK a thread that read the socket itself owes the peer (0: none; see {@link #oweAck}); written under
-     * sendLock, read without it to skip the lock.
-     */
-    private volatile long ackOwed;
-    private final RegionViews views = new RegionViews();
-    /** Frames a corked connection holds at most ({@link #cork}); one more writes those held first. */
-    private static final int CORK_FRAMES = 16;
-    /** Cork depth ({@link #cork}), and what the cork holds: headers copied into slots, payload views per slot. */
-    private int corked;
-    private int corkFrames;
-    private int corkBuffers;
-    private int corkCopyMask;
-    private final ByteBuffer[] corkIov = new ByteBuffer[2 * CORK_FRAMES];
-    private final ByteBuffer[] corkHeaders = new ByteBuffer[CORK_FRAMES];
-    private final RegionViews[] corkViews = new RegionViews[CORK_FRAMES];
-    /** Frames written so far (the I/O thread's keep-alive reads it under sendLock). */
-    private long framesOut;
+    /** Builds and writes this connection's frames; guarded by sendLock. */
+    private final FrameWriter out;
 
     /**
      * @param node the node
@@ -81,6 +60,7 @@ public class SocketConnection extends AbstractConnection {
         this.handler = handler;
         this.placer = placer;
         this.pending = new OutstandingRing(node.options().sendQueueDepth());
+        this.out = new FrameWriter(io);
     }
 
     /** @return the lock that orders this connection's frames (the handler writes READY under it) */
@@ -131,33 +111,15 @@ public class SocketConnection extends AbstractConnection {
     @Override
     public void cork() {
         synchronized (sendLock) {
-            corked++;
+            out.cork();
         }
     }
 
     @Override
     public void uncork() {
         synchronized (sendLock) {
-            if (corked > 0 && --corked == 0) {
-                flushCork();
-            }
+            out.uncork();
         }
-    }
-
-    /** Under sendLock: writes what the cork holds, in one gathering write. */
-    private void flushCork() {
-        if (corkBuffers == 0) {
-            return;
-        }
-        ByteBuffer[] iov = corkIov;
-        // a failed write is the I/O thread's to report (it meets the same closed socket and fails the connection)
-        io.write(iov, corkBuffers, corkCopyMask);
-        for (int i = 0; i < corkBuffers; i++) {
-            iov[i] = null;
-        }
-        corkBuffers = 0;
-        corkFrames = 0;
-        corkCopyMask = 0;
     }
 
     @Override
@@ -194,10 +156,10 @@ public class SocketConnection extends AbstractConnection {
                 int flags = FrameDescriptor.requestFlags(op, signaled, placer != null, pending.count(),
                     pending.capacity());
                 if (write) {
-                    writeFrame(FrameDescriptor.TYPE_WRITE, flags, seq, remote.remoteKey(), imm, remoteOffset, length,
+                    out.request(FrameDescriptor.TYPE_WRITE, flags, seq, remote.remoteKey(), imm, remoteOffset, length,
                         local, localOffset, placer == null ? length : 0);
                 } else {
-                    writeFrame(FrameDescriptor.TYPE_SEND, flags, seq, 0, 0, 0, length, local, localOffset, length);
+                    out.request(FrameDescriptor.TYPE_SEND, flags, seq, 0, 0, 0, length, local, localOffset, length);
                 }
             }
         }
@@ -205,62 +167,6 @@ public class SocketConnection extends AbstractConnection {
             fail(failure);
         }
         return Post.OK;
-    }
-
-    /** Under sendLock: builds the header in the reused buffer and writes it with the carried data. */
-    private void writeFrame(int type, int flags, long seq, int rkey, int imm, long remoteOffset, int dataLength,
-                            RegionImpl local, int localOffset, int carried) {
-        int hl = type == FrameDescriptor.TYPE_WRITE ? FrameDescriptor.WRITE_HEADER_LENGTH
-            : FrameDescriptor.HEADER_LENGTH;
-        if (corked > 0) {
-            writeCorked(type, flags, seq, rkey, imm, remoteOffset, dataLength, local, localOffset, carried, hl);
-            return;
-        }
-        ByteBuffer h = header;
-        h.clear();
-        putOwedAck(h);
-        FrameBuffers.header(h, type, flags, hl + carried, seq);
-        if (type == FrameDescriptor.TYPE_WRITE) {
-            h.putInt(rkey).putInt(imm).putLong(remoteOffset).putInt(dataLength).putInt(0);
-        }
-        h.flip();
-        ByteBuffer payload = null;
-        if (carried > 0) {
-            payload = views.view(local);
-            payload.position(localOffset).limit(localOffset + carried);
-        }
-        framesOut++;
-        // a failed write is the I/O thread's to report (it meets the same closed socket and fails the connection)
-        io.write(h, payload);
-    }
-
-    /** Under sendLock, corked: adds the frame to what the cork holds. */
-    private void writeCorked(int type, int flags, long seq, int rkey, int imm, long remoteOffset, int dataLength,
-                             RegionImpl local, int localOffset, int carried, int hl) {
-        if (corkFrames == CORK_FRAMES) {
-            flushCork();
-        }
-        int slot = corkFrames++;
-        ByteBuffer h = corkHeaders[slot];
-        if (h == null) {
-            h = ByteBuffer.allocateDirect(header.capacity()).order(ByteOrder.LITTLE_ENDIAN);
-            corkHeaders[slot] = h;
-            corkViews[slot] = new RegionViews();
-        }
-        h.clear();
-        putOwedAck(h);
-        FrameBuffers.header(h, type, flags, hl + carried, seq);
-        if (type == FrameDescriptor.TYPE_WRITE) {
-            h.putInt(rkey).putInt(imm).putLong(remoteOffset).putInt(dataLength).putInt(0);
-        }
-        corkCopyMask |= 1 << corkBuffers;
-        corkIov[corkBuffers++] = h.flip();
-        if (carried > 0) {
-            ByteBuffer payload = corkViews[slot].view(local);
-            payload.position(localOffset).limit(localOffset + carried);
-            corkIov[corkBuffers++] = payload;
-        }
-        framesOut++;
     }
 
     /**
@@ -272,19 +178,9 @@ public class SocketConnection extends AbstractConnection {
      */
     void sendControl(int type, long seq) {
         synchronized (sendLock) {
-            if (!isOpen()) {
-                return;
+            if (isOpen()) {
+                out.control(type, seq);
             }
-            flushCork(); // in order behind the frames a cork holds
-            ByteBuffer h = header;
-            h.clear();
-            if (type == FrameDescriptor.TYPE_ACK && seq >= ackOwed) {
-                ackOwed = 0; // this one covers it
-            }
-            putOwedAck(h);
-            FrameBuffers.header(h, type, 0, FrameDescriptor.HEADER_LENGTH, seq);
-            framesOut++;
-            io.write(h.flip(), null);
         }
     }
 
@@ -299,36 +195,19 @@ public class SocketConnection extends AbstractConnection {
      */
     void oweAck(long seq) {
         synchronized (sendLock) {
-            if (seq > ackOwed) {
-                ackOwed = seq;
-            }
+            out.oweAck(seq);
         }
     }
 
     /** Sends the owed ACK now, if any ({@link #oweAck}). Any thread. */
     void payAck() {
-        if (ackOwed == 0) {
+        if (!out.owesAck()) {
             return;
         }
         synchronized (sendLock) {
-            if (ackOwed == 0 || !isOpen()) {
-                return;
+            if (isOpen()) {
+                out.payAck();
             }
-            flushCork();
-            ByteBuffer h = header;
-            h.clear();
-            putOwedAck(h);
-            io.write(h.flip(), null);
-        }
-    }
-
-    /** Under sendLock: puts the owed ACK frame, if any, where the next frame's header starts. */
-    private void putOwedAck(ByteBuffer h) {
-        long owed = ackOwed;
-        if (owed != 0) {
-            FrameBuffers.header(h, FrameDescriptor.TYPE_ACK, 0, FrameDescriptor.HEADER_LENGTH, owed);
-            ackOwed = 0;
-            framesOut++;
         }
     }
 
@@ -339,17 +218,18 @@ public class SocketConnection extends AbstractConnection {
      */
     void sendFrame(ByteBuffer frame) {
         synchronized (sendLock) {
-            flushCork();
-            payAck();
-            framesOut++;
-            io.write(frame, null);
+            out.flushCork();
+            if (isOpen()) {
+                out.payAck();
+            }
+            out.frame(frame);
         }
     }
 
     /** @return frames written so far (keep-alive: a connection that wrote nothing for a while sends a PING) */
     long framesOut() {
         synchronized (sendLock) {
-            return framesOut;
+            return out.framesOut();
         }
     }
 
