@@ -69,7 +69,7 @@ RDMX_JAVA_FEATURE=$(rdmx_java_feature "$JAVA"); RDMX_JAVA_FEATURE=${RDMX_JAVA_FE
 # RDMX_EXTRA_JAVA_OPTS: more JVM flags for the commands of scripts/rdmx (e.g. -Drdmx.bench.cases=shm/park,nio/)
 RDMX_JAVA_OPTS="${RDMX_EXTRA_JAVA_OPTS:-}"
 if [ "$RDMX_JAVA_FEATURE" -ge 23 ]; then
-  # Netty and JCTools still use sun.misc.Unsafe; allow it without the JDK 24+ warning.
+  # JCTools still uses sun.misc.Unsafe; allow it without the JDK 24+ warning.
   RDMX_JAVA_OPTS="$RDMX_JAVA_OPTS --sun-misc-unsafe-memory-access=allow --enable-native-access=ALL-UNNAMED"
 fi
 export MAVEN_OPTS="${MAVEN_OPTS:-} $RDMX_JAVA_OPTS"

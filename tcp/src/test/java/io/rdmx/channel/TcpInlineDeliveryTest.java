@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.internal.CompletionQueueImpl;
-import io.rdmx.transport.tcp.NettyTcp;
 import io.rdmx.transport.tcp.TcpFabric;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -23,16 +22,13 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * On tcp, a notification reaches the blocked reader from the I/O thread that received it: no completion goes
- * through the node's completion queue and the engine's network thread. With direct I/O turned off
- * ({@link TcpFabric#DIRECT_IO_PROP} on the Netty engine) the same traffic goes through the queue, which shows what is counted.
+ * through the node's completion queue and the engine's network thread.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TcpInlineDeliveryTest {
     private static final AtomicInteger SEQ = new AtomicInteger();
     private final List<AutoCloseable> open = new ArrayList<>();
     private PeerChannel received;
-    /** Open the nodes on Netty with direct I/O off. */
-    private boolean nettyWithoutDirectIo;
     /**
      * Open the nodes with the completion queue's waiter off the socket ({@link CompletionQueueImpl#FOLLOWER_READS_PROP}
      * false): a spinning reader is then the only thread besides the I/O thread that reads it (while the engine's
@@ -59,7 +55,7 @@ class TcpInlineDeliveryTest {
             System.setProperty(CompletionQueueImpl.FOLLOWER_READS_PROP, "false");
         }
         try {
-            n = nettyWithoutDirectIo ? NettyTcp.open(o, false) : new TcpFabric().open(o);
+            n = new TcpFabric().open(o);
         } finally {
             if (before == null) {
                 System.clearProperty(CompletionQueueImpl.FOLLOWER_READS_PROP);
@@ -145,13 +141,6 @@ class TcpInlineDeliveryTest {
         assertTrue(received.inlineCompletions() > 0, "no completion was handled inline at the reader's node");
     }
 
-    @Test
-    void withoutDirectIoTheSameTrafficGoesThroughTheQueue() throws Exception {
-        nettyWithoutDirectIo = true;
-        ChannelEngine[] e = stream(2000);
-        assertTrue(e[1].queuedCompletions() > 0, "the reader's notifications did not go through the queue");
-    }
-
     /** Spins of the spinning case: then the reader parks until its timeout. */
     private static final int SPINS = 256;
     /**
@@ -173,8 +162,8 @@ class TcpInlineDeliveryTest {
         ChannelEngine a = engine("writer");
         ChannelEngine b = engine("reader", ChannelConfig.builder(1).spinsBeforePark(SPINS).build());
         a.connect(b.node().address(), Duration.ofSeconds(10));
-        io.rdmx.transport.shm.ShmConnection c =
-            (io.rdmx.transport.shm.ShmConnection) b.accept(Duration.ofSeconds(10)).connection();
+        io.rdmx.transport.selector.SocketConnection c =
+            (io.rdmx.transport.selector.SocketConnection) b.accept(Duration.ofSeconds(10)).connection();
         ChannelReader r = b.reader(0);
         long looks = 0;
         for (int i = 0; i < ATTEMPTS && looks < SPINS / 2; i++) {
@@ -192,7 +181,7 @@ class TcpInlineDeliveryTest {
         // input back just as the reader came to wait, which then sleeps instead): hence 20 rounds, not a stream
         // that the I/O thread may read in one go before the reader runs
         send(20, true);
-        long followed = ((io.rdmx.transport.shm.ShmConnection) received.connection()).followerReads();
+        long followed = ((io.rdmx.transport.selector.SocketConnection) received.connection()).followerReads();
         assertTrue(followed > 0, "the reader never read its peer's socket itself");
         String before = System.getProperty(TcpFabric.FOLLOWER_READS_PROP);
         System.setProperty(TcpFabric.FOLLOWER_READS_PROP, "false");
@@ -205,7 +194,7 @@ class TcpInlineDeliveryTest {
                 System.setProperty(TcpFabric.FOLLOWER_READS_PROP, before);
             }
         }
-        assertEquals(0, ((io.rdmx.transport.shm.ShmConnection) received.connection()).followerReads(),
+        assertEquals(0, ((io.rdmx.transport.selector.SocketConnection) received.connection()).followerReads(),
             "a reader read the socket with " + TcpFabric.FOLLOWER_READS_PROP + "=false");
     }
 }

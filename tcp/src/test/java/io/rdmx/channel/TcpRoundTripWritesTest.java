@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
-import io.rdmx.transport.shm.ShmConnection;
+import io.rdmx.transport.selector.SocketConnection;
 import io.rdmx.transport.tcp.TcpFabric;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -90,8 +90,8 @@ class TcpRoundTripWritesTest {
             }
         }, "test-echo");
         echo.start();
-        ShmConnection ca = (ShmConnection) ab.connection();
-        ShmConnection cb = (ShmConnection) ba.connection();
+        SocketConnection ca = (SocketConnection) ab.connection();
+        SocketConnection cb = (SocketConnection) ba.connection();
         ByteBuffer ping = ByteBuffer.allocate(8);
         long writesA = 0;
         long writesB = 0;
@@ -123,7 +123,7 @@ class TcpRoundTripWritesTest {
     }
 
     /** Commits one record in each of the sender's rings to the peer's workers, flushes them all; the writes made. */
-    private static long flushAll(ChannelWriter[] to, ShmConnection c, int round, boolean corked) {
+    private static long flushAll(ChannelWriter[] to, SocketConnection c, int round, boolean corked) {
         for (int w = 0; w < WORKERS; w++) {
             int at = to[w].tryClaim(1, 8);
             assertEquals(true, at >= 0, "ring to worker " + w + " has no room in round " + round);
@@ -171,7 +171,7 @@ class TcpRoundTripWritesTest {
             to[w] = ab.writer(0, w);
             at[w] = b.reader(w);
         }
-        ShmConnection c = (ShmConnection) ab.connection();
+        SocketConnection c = (SocketConnection) ab.connection();
         int rounds = 50;
         long corked = 0;
         long uncorked = 0;

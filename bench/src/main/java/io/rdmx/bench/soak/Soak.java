@@ -1,6 +1,5 @@
 package io.rdmx.bench.soak;
 
-import io.netty.buffer.PooledByteBufAllocator;
 import io.rdmx.bench.BenchMain;
 import io.rdmx.bench.chaos.ProcSelf;
 import io.rdmx.channel.ChannelConfig;
@@ -48,7 +47,7 @@ import java.util.stream.Stream;
  * up mixed traffic: a channel stream (sequence-checked), request/response round trips over channels, channel
  * peers that connect, exchange a few records and close, and raw transport peers that come, do a SEND/RECV
  * round trip with a long-lived node and go. Every second it samples RSS ({@code VmRSS}), JDK direct memory
- * (the "direct" buffer pool), Netty's pooled direct memory, threads, open descriptors, live exported regions
+ * (the "direct" buffer pool), threads, open descriptors, live exported regions
  * and region mappings. After the warm-up it fits each metric's least-squares slope and judges it by the rule
  * of {@link Trend} (printed), prints a table, writes {@code bench/results/soak.json}, and exits 1 if a metric
  * grows, traffic failed, or a region leaked. Run with {@code -Drdmx.leakDetection=paranoid} (the default
@@ -82,8 +81,6 @@ public final class Soak {
         // minute, and the 10-minute soak judges 9 minutes
         new Metric("rssBytes", "B", 32 << 20, 0.05, true),
         new Metric("jdkDirectBytes", "B", 1 << 20, 0.05, true),
-        new Metric("nettyDirectBytes", "B", PooledByteBufAllocator.defaultPageSize()
-            << PooledByteBufAllocator.defaultMaxOrder(), 0.05, false),
         new Metric("threads", "", 4, 0.05, false),
         new Metric("fds", "", 8, 0.05, false),
         new Metric("liveRegions", "", 4, 0.05, false),
@@ -429,7 +426,6 @@ public final class Soak {
         return new double[] {
             ProcSelf.statusBytes("VmRSS"),
             jdkDirect(),
-            PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory(),
             ManagementFactory.getThreadMXBean().getThreadCount(),
             ProcSelf.fdCount(),
             liveRegions(),
@@ -521,7 +517,7 @@ public final class Soak {
             if ((long) t % 30 == 0 && t >= 1) {
                 System.out.printf(Locale.ROOT, "soak: t=%3.0f s rss=%.1f MiB threads=%.0f fds=%.0f regions=%.0f "
                         + "streamed=%d roundTrips=%d channelChurns=%d rawChurns=%d errors=%d%n", t, s[0] / 1048576,
-                    s[3], s[4], s[5], streamed.get(), roundTrips.get(), channelChurns.get(), rawChurns.get(),
+                    s[2], s[3], s[4], streamed.get(), roundTrips.get(), channelChurns.get(), rawChurns.get(),
                     errors.size());
             }
             if (t * 1000 >= durationMs) {

@@ -32,17 +32,11 @@ public final class ShmFabric implements Fabric {
     public static final String SOCKET_FILE = "sock";
     /** Name of the socket file in a node directory on which peers open {@link io.rdmx.transport.Bell bells}. */
     public static final String BELL_FILE = "bell";
-    /**
-     * System property, for shm and tcp nodes alike: microseconds the node's I/O thread leaves a socket's input to
-     * the threads that read it themselves while they wait (leader/follower input: {@code rdmx.tcp.followerReads},
-     * {@code rdmx.cq.followerReads}) after one gave it back, before it watches the socket again (default {@value
-     * #FOLLOW_GRACE_DEFAULT_MICROS}, 0 to 60,000,000). A waiter that comes back within it (a reader between two
-     * records, a caller between two calls) neither stops nor wakes the I/O thread; input that comes while no
-     * waiter reads waits at most this long. Read when a node opens.
-     */
-    public static final String FOLLOW_GRACE_PROP = "rdmx.io.followGraceMicros";
+    /** {@link io.rdmx.transport.selector.SelectorNode#FOLLOW_GRACE_PROP}, for shm and tcp nodes alike. */
+    public static final String FOLLOW_GRACE_PROP = io.rdmx.transport.selector.SelectorNode.FOLLOW_GRACE_PROP;
     /** Default of {@link #FOLLOW_GRACE_PROP}. */
-    public static final long FOLLOW_GRACE_DEFAULT_MICROS = 1000;
+    public static final long FOLLOW_GRACE_DEFAULT_MICROS =
+        io.rdmx.transport.selector.SelectorNode.FOLLOW_GRACE_DEFAULT_MICROS;
 
     private static final Logger LOG = LoggerFactory.getLogger(ShmFabric.class);
 

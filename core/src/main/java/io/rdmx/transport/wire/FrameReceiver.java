@@ -21,14 +21,13 @@ import org.slf4j.Logger;
 
 /**
  * The receive side of one stream-protocol connection and its handshake, apart from the I/O: the state machine
- * that the {@code shm} provider (JDK sockets, {@code ShmHandler}) and the {@code tcp} provider (Netty,
- * {@code StreamHandler}) both drive. One copy of the protocol: the handshake steps (HELLO, AUTH, READY and the
- * limits before authentication), header checks, WRITE placement and SEND matching against posted receives,
+ * that the {@code shm} and {@code tcp} providers both drive through the selector engine's {@code SocketHandler}.
+ * One copy of the protocol: the handshake steps (HELLO, AUTH, READY and the limits before authentication), header checks, WRITE placement and SEND matching against posted receives,
  * the cumulative ACK of each read batch, NAKs, and how every failure maps to the connection's cause or the
  * dial's exception (each naming the peer).
  *
  * <p>A provider subclasses it for what differs: where the unread input is (a {@code ByteBuffer} the I/O thread
- * fills, or Netty's cumulation), how frames are written and the socket closed, and who owns the thread. The
+ * fills), how frames are written and the socket closed, and who owns the thread. The
  * subclass's hooks are plain methods the state machine calls on the I/O thread: no hand-off, lock, copy or
  * allocation is added per frame (header fields are read in place, payload bytes are copied once, from the input
  * into the target region, as before).

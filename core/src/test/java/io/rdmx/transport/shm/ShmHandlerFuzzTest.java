@@ -16,6 +16,8 @@ import io.rdmx.transport.testsuite.ReceiverFuzzChecks;
 import io.rdmx.transport.wire.FrameBuffers;
 import io.rdmx.transport.wire.FrameDescriptor;
 import io.rdmx.transport.wire.Placer;
+import io.rdmx.transport.selector.SocketHandler;
+import io.rdmx.transport.selector.SocketIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -33,8 +35,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Fuzzes the receive path of an shm connection: arbitrary bytes from a peer go through the real
- * {@link ShmHandler} (its reads, handshake, frame decoding, WRITE placement, SEND delivery, back pressure) with
- * a recording {@link ShmIo} instead of a socket, so one input costs microseconds.
+ * {@link SocketHandler} (its reads, handshake, frame decoding, WRITE placement, SEND delivery, back pressure) with
+ * a recording {@link SocketIo} instead of a socket, so one input costs microseconds.
  *
  * <p>Input layout, the same as the stream handler's fuzz target (tcp), so the two share their seeds: byte 0
  * configures the run (bit 0: this node dialed; bit 1: it has a cluster secret; bit 2: it accepts PLACED writes;
@@ -86,7 +88,7 @@ class ShmHandlerFuzzTest {
         Region recvArea = node.register(256, Access.LOCAL_WRITE);
         CompletableFuture<AbstractConnection> dial = new CompletableFuture<>();
         FakeIo io = new FakeIo();
-        ShmHandler handler = new ShmHandler(node, io, active, active ? DIALED : null, active ? dial : null);
+        SocketHandler handler = new SocketHandler(node, io, active, active ? DIALED : null, active ? dial : null);
         io.handler = handler;
         try {
             handler.start(0);
@@ -154,8 +156,8 @@ class ShmHandlerFuzzTest {
     }
 
     /** The socket stand-in: records ERROR and NAK texts, runs tasks when the harness says, closes like a Link. */
-    static final class FakeIo implements ShmIo {
-        ShmHandler handler;
+    static final class FakeIo implements SocketIo {
+        SocketHandler handler;
         boolean reading = true;
         boolean closing;
         boolean closed;
@@ -258,7 +260,7 @@ class ShmHandlerFuzzTest {
         }
 
         @Override
-        String checkAcceptedPeer(ShmIo io, String peerAddress) {
+        protected String checkAcceptedPeer(SocketIo io, String peerAddress) {
             return null; // no directory to check: the peer's claims are not what this target fuzzes
         }
 
@@ -268,7 +270,7 @@ class ShmHandlerFuzzTest {
         }
 
         @Override
-        boolean acceptsPlacedWrites() {
+        protected boolean acceptsPlacedWrites() {
             return placed;
         }
 

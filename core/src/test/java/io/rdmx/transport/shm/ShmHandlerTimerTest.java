@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.selector.SocketHandler;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -13,7 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The timers of a dialing connection ({@link ShmHandler#tick}): nothing is timed while its TCP connect is still
+ * The timers of a dialing connection ({@link SocketHandler#tick}): nothing is timed while its TCP connect is still
  * pending (the dialer's own timeout bounds that), and once connected a silent peer fails the dial after the peer
  * timeout. Before, the I/O thread's first tick after a dial was registered could fail a connect still in
  * progress as "peer silent for ... ms" (its last read counted from 0): ChaosTest's tcp rounds failed so in about
@@ -31,7 +32,7 @@ class ShmHandlerTimerTest {
         try {
             CompletableFuture<AbstractConnection> dial = new CompletableFuture<>();
             ShmHandlerFuzzTest.FakeIo io = new ShmHandlerFuzzTest.FakeIo();
-            ShmHandler h = new ShmHandler(node, io, true, ShmHandlerFuzzTest.DIALED, dial);
+            SocketHandler h = new SocketHandler(node, io, true, ShmHandlerFuzzTest.DIALED, dial);
             io.handler = h;
             // a monotonic clock far from 0, as System.nanoTime() is on a machine up for a while
             long now = 7_000_000_000_000L;

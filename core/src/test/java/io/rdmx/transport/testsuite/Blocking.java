@@ -134,7 +134,7 @@ public final class Blocking {
                     && e.getMethodName().equals("await")
                     || e.getClassName().equals("io.rdmx.transport.internal.Sleeper")
                     && e.getMethodName().equals("selectBells")
-                    || selecting && e.getClassName().equals("io.rdmx.transport.shm.ShmNode$Link")
+                    || selecting && e.getClassName().equals("io.rdmx.transport.selector.SocketLink")
                     && e.getMethodName().equals("follow");
             }
             selecting |= e.getClassName().equals("sun.nio.ch.SelectorImpl") && e.getMethodName().equals("select");

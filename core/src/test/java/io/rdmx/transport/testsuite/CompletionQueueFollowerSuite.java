@@ -16,7 +16,7 @@ import io.rdmx.transport.Region;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
 import io.rdmx.transport.internal.CompletionQueueImpl;
-import io.rdmx.transport.shm.ShmConnection;
+import io.rdmx.transport.selector.SocketConnection;
 import io.rdmx.transport.shm.ShmFabric;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -95,7 +95,7 @@ public abstract class CompletionQueueFollowerSuite {
             assertEquals(16, k.byteLength());
             recvs++;
         }
-        return new long[] {((ShmConnection) s2c).followerReads(), recvs};
+        return new long[] {((SocketConnection) s2c).followerReads(), recvs};
     }
 
     @Test
@@ -125,7 +125,7 @@ public abstract class CompletionQueueFollowerSuite {
         long[] r = sendWhileWaiting(first[0], first[1], server, 5);
         assertEquals(5, r[1]);
         assertEquals(0, r[0], "a waiter read one of several connections");
-        assertEquals(0, ((ShmConnection) second[1]).followerReads());
+        assertEquals(0, ((SocketConnection) second[1]).followerReads());
     }
 
     @Test
@@ -134,7 +134,7 @@ public abstract class CompletionQueueFollowerSuite {
         System.setProperty(ShmFabric.FOLLOW_GRACE_PROP, "10000000");
         Node server = open("server");
         Connection[] c = connect(open("client"), server);
-        ShmConnection s = (ShmConnection) c[1];
+        SocketConnection s = (SocketConnection) c[1];
         sendWhileWaiting(c[0], c[1], server, 5);
         long wakesBefore = s.followerReleaseWakes();
         long loopsBefore = s.ioThreadLoops();
@@ -154,7 +154,7 @@ public abstract class CompletionQueueFollowerSuite {
         Node server = open("server");
         Connection[] c = connect(open("client"), server);
         sendWhileWaiting(c[0], c[1], server, 3); // the waiters hold the input now
-        long followed = ((ShmConnection) c[1]).followerReads();
+        long followed = ((SocketConnection) c[1]).followerReads();
         Region in = server.register(64, Access.ALL);
         Region out = c[0].node().register(64, Access.ALL);
         c[1].post(WorkRequest.recv(in, 0, 64).wrId(42));
@@ -168,7 +168,8 @@ public abstract class CompletionQueueFollowerSuite {
         assertEquals(1, got.size(), "the message that came while no waiter read never arrived");
         assertEquals(42, got.get(0).wrId());
         assertEquals(Status.SUCCESS, got.get(0).status(), String.valueOf(got.get(0).detail()));
-        assertEquals(followed, ((ShmConnection) c[1]).followerReads(), "a waiter read the socket, not the I/O thread");
+        assertEquals(followed, ((SocketConnection) c[1]).followerReads(),
+            "a waiter read the socket, not the I/O thread");
     }
 
     @Test

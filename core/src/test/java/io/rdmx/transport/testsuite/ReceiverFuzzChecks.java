@@ -11,8 +11,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The verdict of the receive fuzz targets of shm ({@code ShmHandlerFuzzTest}) and tcp
- * ({@code StreamHandlerFuzzTest}) on one input, both driving the shared {@link io.rdmx.transport.wire.FrameReceiver}:
+ * The verdict of the receive fuzz target ({@code ShmHandlerFuzzTest}, the selector engine's {@code SocketHandler}
+ * that shm and tcp share, over the shared {@link io.rdmx.transport.wire.FrameReceiver}) on one input:
  * every failure is an {@link RdmxException} with a message, never the receiver's catch-all for an unexpected
  * runtime exception, and no such catch-all text went back to the peer.
  */

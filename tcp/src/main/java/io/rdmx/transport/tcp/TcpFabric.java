@@ -1,28 +1,13 @@
 package io.rdmx.transport.tcp;
 
-import io.netty.bootstrap.Bootstrap;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.ServerChannel;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollEventLoopGroup;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.epoll.EpollSocketChannel;
-import io.netty.channel.nio.NioEventLoopGroup;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
-import java.util.concurrent.ThreadFactory;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.FabricTraits;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.RdmxException;
-import io.rdmx.transport.shm.SelectorSockets;
-import io.rdmx.transport.wire.Placer;
+import io.rdmx.transport.internal.CompletionQueueImpl;
 import io.rdmx.transport.internal.SecretPolicy;
-import io.rdmx.transport.stream.StreamNode;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -35,24 +20,7 @@ public final class TcpFabric implements Fabric {
     /** Default bind address. */
     public static final String DEFAULT_BIND = "127.0.0.1:0";
     /**
-     * System property: whether posting threads write frames to the socket themselves and completions are
-     * handed to the channel layer on the I/O thread (epoll only); {@code false} hands every frame to the event
-     * loop and every completion to the node's queue (for comparison). Read when a node opens.
-     */
-    public static final String DIRECT_IO_PROP = "rdmx.tcp.directIo";
-    /** Default of {@link #DIRECT_IO_PROP}. */
-    public static final boolean DIRECT_IO_DEFAULT = true;
-    /**
-     * System property: the socket engine. {@code selector} (the default): one I/O thread per node on a JDK
-     * {@link java.nio.channels.Selector}, the machinery of the shm provider ({@link SelectorSockets}), posting
-     * threads writing their own frames; {@code netty}: the Netty event loop ({@link StreamNode}, epoll where
-     * available; {@link #DIRECT_IO_PROP} applies), kept for comparison. Read when a node opens.
-     */
-    public static final String IO_PROP = "rdmx.tcp.io";
-    /** Default of {@link #IO_PROP}. */
-    public static final String IO_DEFAULT = "selector";
-    /**
-     * System property: with the selector engine, whether a thread that waits for a connection's input (a channel
+     * System property: whether a thread that waits for a connection's input (a channel
      * reader about to sleep) reads the socket and handles what came itself while no other thread reads it
      * (leader/follower), instead of sleeping until the I/O thread has read it and woken it. Read when a node
      * opens.
@@ -78,7 +46,7 @@ public final class TcpFabric implements Fabric {
 
     @Override
     public Availability availability() {
-        return Availability.usable("TCP sockets (" + (Epoll.isAvailable() ? "epoll" : "nio") + ")");
+        return Availability.usable("TCP sockets (JDK selector)");
     }
 
     @Override
@@ -87,29 +55,14 @@ public final class TcpFabric implements Fabric {
         InetSocketAddress at = parse(bind);
         // before binding: a node that must not listen unprotected never does, even briefly
         SecretPolicy.onListen(options, NAME, bind, SecretPolicy.beyondLoopback(at.getAddress()));
-        if (!netty()) {
-            return SelectorSockets.openTcp(this, options, at, ADDRESSING, followerReads());
-        }
-        TcpNode n = new TcpNode(this, options, directIo());
+        TcpNode n = new TcpNode(this, options, followerReads(), CompletionQueueImpl.followerReads());
         n.start(at);
         return n;
     }
 
     /**
-     * @return {@link #DIRECT_IO_PROP}, validated
+     * @return {@link #FOLLOWER_READS_PROP}, validated
      * @throws IllegalArgumentException naming the property if it is neither true nor false
-     */
-    static boolean directIo() {
-        String v = System.getProperty(DIRECT_IO_PROP, Boolean.toString(DIRECT_IO_DEFAULT)).trim();
-        if (!v.equalsIgnoreCase("true") && !v.equalsIgnoreCase("false")) {
-            throw new IllegalArgumentException(DIRECT_IO_PROP + "=" + v + " must be true or false");
-        }
-        return Boolean.parseBoolean(v);
-    }
-
-    /**
-     * @return true if {@link #IO_PROP} chooses the Netty engine
-     * @throws IllegalArgumentException naming the property if it is neither selector nor netty
      */
     static boolean followerReads() {
         String v = System.getProperty(FOLLOWER_READS_PROP, Boolean.toString(FOLLOWER_READS_DEFAULT)).trim();
@@ -118,26 +71,6 @@ public final class TcpFabric implements Fabric {
         }
         return Boolean.parseBoolean(v);
     }
-
-    static boolean netty() {
-        String v = System.getProperty(IO_PROP, IO_DEFAULT).trim();
-        if (!v.equalsIgnoreCase("selector") && !v.equalsIgnoreCase("netty")) {
-            throw new IllegalArgumentException(IO_PROP + "=" + v + " must be selector or netty");
-        }
-        return v.equalsIgnoreCase("netty");
-    }
-
-    private static final SelectorSockets.Addressing ADDRESSING = new SelectorSockets.Addressing() {
-        @Override
-        public InetSocketAddress parse(String address) throws RdmxException {
-            return TcpFabric.parse(address);
-        }
-
-        @Override
-        public String format(InetSocketAddress bound) {
-            return formatAddress(bound);
-        }
-    };
 
     static String formatAddress(SocketAddress bound) {
         InetSocketAddress a = (InetSocketAddress) bound;
@@ -171,73 +104,6 @@ public final class TcpFabric implements Fabric {
             return new InetSocketAddress(InetAddress.getByName(host), port);
         } catch (UnknownHostException e) {
             throw new RdmxException("tcp address=" + address + ": unknown host", e);
-        }
-    }
-
-    /** A tcp node. */
-    static final class TcpNode extends StreamNode {
-        private static final boolean EPOLL = Epoll.isAvailable();
-
-        private final boolean directIo;
-
-        TcpNode(TcpFabric fabric, NodeOptions options, boolean directIo) {
-            super(fabric, options, group(options.name(), options.bindAddress() == null ? DEFAULT_BIND
-                : options.bindAddress()));
-            this.directIo = directIo && EPOLL;
-        }
-
-        @Override
-        protected boolean directIo() {
-            return directIo;
-        }
-
-        private static EventLoopGroup group(String name, String bind) {
-            ThreadFactory tf = new io.rdmx.transport.stream.BindingThreadFactory("rdmx-tcp-" + name, NAME, bind);
-            return EPOLL ? new EpollEventLoopGroup(1, tf) : new NioEventLoopGroup(1, tf);
-        }
-
-        void start(SocketAddress bind) throws RdmxException {
-            bind(bind);
-        }
-
-        @Override
-        protected Class<? extends Channel> channelClass() {
-            return EPOLL ? EpollSocketChannel.class : NioSocketChannel.class;
-        }
-
-        @Override
-        protected Class<? extends ServerChannel> serverChannelClass() {
-            return EPOLL ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
-        }
-
-        @Override
-        protected void configure(Bootstrap b) {
-            b.option(ChannelOption.TCP_NODELAY, true);
-        }
-
-        @Override
-        protected SocketAddress parseAddress(String address) throws RdmxException {
-            return parse(address);
-        }
-
-        @Override
-        protected String formatAddress(SocketAddress bound) {
-            return TcpFabric.formatAddress(bound);
-        }
-
-        @Override
-        protected Placer placerFor(String peerAddress) {
-            return null;
-        }
-
-        @Override
-        protected boolean acceptsPlacedWrites() {
-            return false;
-        }
-
-        @Override
-        protected Allocation allocate(int length, int access, int remoteKey) {
-            return new Allocation(java.nio.ByteBuffer.allocateDirect(length), () -> { });
         }
     }
 }

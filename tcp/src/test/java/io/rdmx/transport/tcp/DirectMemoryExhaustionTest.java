@@ -1,4 +1,4 @@
-package io.rdmx.transport.stream;
+package io.rdmx.transport.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,7 +9,6 @@ import io.rdmx.channel.ChannelEngine;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
-import io.rdmx.transport.tcp.TcpFabric;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;

@@ -1,16 +1,13 @@
-package io.rdmx.transport.stream;
+package io.rdmx.transport.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 import io.rdmx.transport.wire.FrameDescriptor;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.rdmx.transport.Access;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.Region;
-import io.rdmx.transport.tcp.TcpFabric;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.time.Duration;
@@ -45,10 +42,8 @@ class TcpAckBatchingTest {
 
     /** WRITE frame {@code seq} placing 8 bytes of value {@code seq} at offset 8 * seq. */
     private byte[] write(long seq, int flags) {
-        ByteBuf h = FrameCodec.writeHeader(ByteBufAllocator.DEFAULT, flags, seq, target.remoteKey(), 0, 8 * seq, 8);
-        byte[] a = new byte[h.readableBytes() + 8];
-        h.readBytes(a, 0, h.readableBytes());
-        h.release();
+        byte[] h = RawPeer.bytes(RawPeer.writeHeader(flags, seq, target.remoteKey(), 0, 8 * seq, 8));
+        byte[] a = java.util.Arrays.copyOf(h, h.length + 8);
         java.nio.ByteBuffer.wrap(a, FrameDescriptor.WRITE_HEADER_LENGTH, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN)
             .putLong(seq);
         return a;

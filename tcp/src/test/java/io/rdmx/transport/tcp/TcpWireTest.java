@@ -1,4 +1,4 @@
-package io.rdmx.transport.stream;
+package io.rdmx.transport.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmx.transport.wire.FrameDescriptor;
-import io.netty.buffer.ByteBufAllocator;
 import io.rdmx.transport.Access;
 import io.rdmx.transport.Connection;
 import io.rdmx.transport.Node;
@@ -20,7 +19,6 @@ import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
-import io.rdmx.transport.tcp.TcpFabric;
 import io.rdmx.transport.testsuite.Completions;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -122,11 +120,9 @@ class TcpWireTest {
 
     @Test
     void inconsistentWriteLengthIsRefused() throws Exception {
-        var b = FrameCodec.writeHeader(ByteBufAllocator.DEFAULT, 0, 1, target.remoteKey(), 0, 0, 100);
-        b.setIntLE(FrameDescriptor.LENGTH_OFFSET, FrameDescriptor.WRITE_HEADER_LENGTH + 50);
-        byte[] a = new byte[b.readableBytes() + 50];
-        b.readBytes(a, 0, FrameDescriptor.WRITE_HEADER_LENGTH);
-        b.release();
+        var b = RawPeer.writeHeader(0, 1, target.remoteKey(), 0, 0, 100);
+        b.putInt(FrameDescriptor.LENGTH_OFFSET, FrameDescriptor.WRITE_HEADER_LENGTH + 50);
+        byte[] a = java.util.Arrays.copyOf(RawPeer.bytes(b), FrameDescriptor.WRITE_HEADER_LENGTH + 50);
         badFrameAfterHandshake(a, "dataLength=100 but carries 50 bytes");
     }
 
@@ -136,7 +132,7 @@ class TcpWireTest {
         try (RawPeer raw = new RawPeer(server.address())) {
             raw.handshake("raw-" + SEQ.incrementAndGet());
             c = server.accept(WAIT);
-            raw.send(FrameCodec.writeHeader(ByteBufAllocator.DEFAULT, 0, 1, target.remoteKey(), 0, 0, 1000));
+            raw.send(RawPeer.writeHeader(0, 1, target.remoteKey(), 0, 0, 1000));
             raw.send(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
             // close only once the ten bytes were placed (the state, not a guess at how long that takes)
             long deadline = System.nanoTime() + WAIT.toNanos();
@@ -169,7 +165,7 @@ class TcpWireTest {
         try (RawPeer raw = new RawPeer(server.address())) {
             raw.handshake("raw-" + SEQ.incrementAndGet());
             Connection c = server.accept(WAIT);
-            raw.send(FrameCodec.writeHeader(ByteBufAllocator.DEFAULT, 0, 1, target.remoteKey() + 1, 0, 0, 8));
+            raw.send(RawPeer.writeHeader(0, 1, target.remoteKey() + 1, 0, 0, 8));
             raw.send(new byte[] {9, 9, 9, 9, 9, 9, 9, 9});
             RawPeer.Frame nak = raw.expect(FrameDescriptor.TYPE_NAK);
             assertNotNull(nak);

@@ -1,4 +1,4 @@
-package io.rdmx.transport.stream;
+package io.rdmx.transport.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -10,7 +10,6 @@ import io.rdmx.channel.PeerChannel;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
-import io.rdmx.transport.tcp.TcpFabric;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

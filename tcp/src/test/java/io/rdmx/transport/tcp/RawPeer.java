@@ -1,9 +1,7 @@
-package io.rdmx.transport.stream;
+package io.rdmx.transport.tcp;
 
 import io.rdmx.transport.wire.FrameDescriptor;
 import io.rdmx.transport.wire.FrameBuffers;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -67,16 +65,43 @@ public final class RawPeer implements AutoCloseable {
     }
 
     /**
-     * Sends a Netty buffer and releases it.
+     * Sends a frame built in a buffer, from its position to its limit.
      *
      * @param b the buffer
      * @throws IOException on failure
      */
-    public void send(ByteBuf b) throws IOException {
-        byte[] a = new byte[b.readableBytes()];
-        b.readBytes(a);
-        b.release();
-        send(a);
+    public void send(ByteBuffer b) throws IOException {
+        send(bytes(b));
+    }
+
+    /**
+     * @param b a buffer
+     * @return its bytes from its position to its limit
+     */
+    public static byte[] bytes(ByteBuffer b) {
+        byte[] a = new byte[b.remaining()];
+        b.duplicate().get(a);
+        return a;
+    }
+
+    /**
+     * A WRITE header; the data (unless placed) follows separately.
+     *
+     * @param flags WITH_IMM, PLACED, UNSIGNALED
+     * @param seq sequence number
+     * @param rkey remote key
+     * @param imm immediate
+     * @param remoteOffset offset in the target region
+     * @param length data length
+     * @return the header, ready to read
+     */
+    public static ByteBuffer writeHeader(int flags, long seq, int rkey, int imm, long remoteOffset, int length) {
+        boolean placed = (flags & FrameDescriptor.FLAG_PLACED) != 0;
+        ByteBuffer b = ByteBuffer.allocate(FrameDescriptor.WRITE_HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        FrameBuffers.header(b, FrameDescriptor.TYPE_WRITE, flags,
+            FrameDescriptor.WRITE_HEADER_LENGTH + (placed ? 0 : length), seq);
+        b.putInt(rkey).putInt(imm).putLong(remoteOffset).putInt(length).putInt(0);
+        return b.flip();
     }
 
     /**
@@ -157,12 +182,12 @@ public final class RawPeer implements AutoCloseable {
      * @throws IOException on failure
      */
     public List<io.rdmx.transport.RemoteRegion> handshake(String name, String address) throws IOException {
-        send(FrameCodec.hello(ByteBufAllocator.DEFAULT, new FrameBuffers.Hello(false, new byte[16], name,
+        send(FrameBuffers.hello(new FrameBuffers.Hello(false, new byte[16], name,
             address)));
         if (expect(FrameDescriptor.TYPE_HELLO) == null) {
             throw new IOException("handshake refused");
         }
-        send(FrameCodec.ready(ByteBufAllocator.DEFAULT, List.of()));
+        send(FrameBuffers.ready(List.of()));
         Frame ready = expect(FrameDescriptor.TYPE_READY);
         if (ready == null) {
             throw new IOException("handshake refused");

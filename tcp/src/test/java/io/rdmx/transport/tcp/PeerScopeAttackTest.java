@@ -1,4 +1,4 @@
-package io.rdmx.transport.stream;
+package io.rdmx.transport.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netty.buffer.ByteBufAllocator;
 import io.rdmx.channel.ChannelConfig;
 import io.rdmx.channel.ChannelEngine;
 import io.rdmx.transport.Access;
@@ -20,7 +19,6 @@ import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
-import io.rdmx.transport.tcp.TcpFabric;
 import io.rdmx.transport.wire.FrameDescriptor;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -91,7 +89,7 @@ class PeerScopeAttackTest {
             assertFalse(told.contains(ring.descriptor()));
             Connection toRaw = victim.accept(WAIT);
             // the attacker knows (or guessed) the key, the length and the offset: the key is still not its own
-            raw.send(FrameCodec.writeHeader(ByteBufAllocator.DEFAULT, 0, 1, ring.remoteKey(), 0, 0, INJECTED.length));
+            raw.send(RawPeer.writeHeader(0, 1, ring.remoteKey(), 0, 0, INJECTED.length));
             raw.send(INJECTED);
             RawPeer.Frame nak = raw.expect(FrameDescriptor.TYPE_NAK);
             assertNotNull(nak, "the WRITE is refused with a NAK");

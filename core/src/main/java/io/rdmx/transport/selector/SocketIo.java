@@ -1,14 +1,14 @@
-package io.rdmx.transport.shm;
+package io.rdmx.transport.selector;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import jdk.net.UnixDomainPrincipal;
 
 /**
- * What a {@link ShmHandler} and its {@link ShmConnection} need of their socket: {@link ShmNode.Link} on a real
- * Unix-domain socket, or a recording stand-in in the fuzz harness.
+ * What a {@link SocketHandler} and its {@link SocketConnection} need of their socket: a {@link SocketLink} on a
+ * real Unix-domain or TCP socket, or a recording stand-in in the fuzz harness. Not API.
  */
-interface ShmIo {
+public interface SocketIo {
     /**
      * Writes one frame (a header and an optional payload) behind every frame written before: on the calling
      * thread when nothing is queued; what the socket does not take now is written later by the node's I/O

@@ -1,4 +1,4 @@
-package io.rdmx.transport.stream;
+package io.rdmx.transport.tcp;
 
 import io.rdmx.channel.ChannelConfig;
 import io.rdmx.channel.ChannelEngine;
@@ -7,7 +7,6 @@ import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
-import io.rdmx.transport.tcp.TcpFabric;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package io.rdmx.transport.stream;
+package io.rdmx.transport.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -8,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmx.transport.wire.FrameDescriptor;
 import io.rdmx.transport.wire.FrameBuffers;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.util.internal.PlatformDependent;
 import io.rdmx.transport.Access;
 import io.rdmx.transport.Connection;
 import io.rdmx.transport.Node;
@@ -18,7 +16,6 @@ import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.internal.AbstractNode;
-import io.rdmx.transport.tcp.TcpFabric;
 import java.io.IOException;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
@@ -68,8 +65,7 @@ class HandshakeSecurityTest {
     }
 
     private static void hello(RawPeer raw, boolean secret, byte[] nonce, String name) throws IOException {
-        raw.send(FrameCodec.hello(ByteBufAllocator.DEFAULT,
-            new FrameBuffers.Hello(secret, nonce, name, "127.0.0.1:9")));
+        raw.send(FrameBuffers.hello(new FrameBuffers.Hello(secret, nonce, name, "127.0.0.1:9")));
     }
 
     /** Reads frames (skipping PING and ACK) until one of the wanted types, ERROR, or the end of the stream. */
@@ -121,8 +117,8 @@ class HandshakeSecurityTest {
                 if (proof.type() == FrameDescriptor.TYPE_ERROR) {
                     continue; // refused on the second connection: nothing to replay
                 }
-                c1.send(FrameCodec.auth(ByteBufAllocator.DEFAULT, proof.payload()));
-                c1.send(FrameCodec.ready(ByteBufAllocator.DEFAULT, List.of()));
+                c1.send(FrameBuffers.auth(proof.payload()));
+                c1.send(FrameBuffers.ready(List.of()));
                 assertNeverReady(c1, seen);
                 RawPeer.Frame err = seen.get(seen.size() - 1);
                 assertTrue(err.text().contains("failed authentication"), err.text());
@@ -142,8 +138,8 @@ class HandshakeSecurityTest {
         try (RawPeer raw = new RawPeer(guarded.address())) {
             hello(raw, true, nonce(), "probe");
             assertNotNull(until(raw, seen, FrameDescriptor.TYPE_AUTH));
-            raw.send(FrameCodec.auth(ByteBufAllocator.DEFAULT, new byte[FrameDescriptor.MAC_LENGTH]));
-            raw.send(FrameCodec.ready(ByteBufAllocator.DEFAULT, List.of()));
+            raw.send(FrameBuffers.auth(new byte[FrameDescriptor.MAC_LENGTH]));
+            raw.send(FrameBuffers.ready(List.of()));
             assertNeverReady(raw, seen);
         }
         byte[] key = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(r.remoteKey()).array();
@@ -200,13 +196,12 @@ class HandshakeSecurityTest {
     }
 
     private static long directMemory() {
-        long netty = Math.max(0, PlatformDependent.usedDirectMemory());
         for (BufferPoolMXBean p : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
             if (p.getName().equals("direct")) {
-                return netty + p.getMemoryUsed();
+                return p.getMemoryUsed();
             }
         }
-        return netty;
+        return 0;
     }
 
     private static void await(BooleanSupplier condition, String what) throws InterruptedException {
@@ -350,7 +345,7 @@ class HandshakeSecurityTest {
             }
             RawPeer third = new RawPeer(server.address(), "127.0.0.3");
             raws.add(third);
-            third.send(FrameCodec.hello(ByteBufAllocator.DEFAULT, new FrameBuffers.Hello(false, nonce(),
+            third.send(FrameBuffers.hello(new FrameBuffers.Hello(false, nonce(),
                 "raw3-" + SEQ.incrementAndGet(), "127.0.0.1:9")));
             RawPeer.Frame refused = until(third, new ArrayList<>());
             assertNotNull(refused);
@@ -359,7 +354,7 @@ class HandshakeSecurityTest {
             friend.connect(server.address(), WAIT);
             RawPeer fourth = new RawPeer(server.address(), "127.0.0.4");
             raws.add(fourth);
-            fourth.send(FrameCodec.hello(ByteBufAllocator.DEFAULT, new FrameBuffers.Hello(false, nonce(),
+            fourth.send(FrameBuffers.hello(new FrameBuffers.Hello(false, nonce(),
                 "raw4-" + SEQ.incrementAndGet(), "127.0.0.1:9")));
             RawPeer.Frame err = until(fourth, new ArrayList<>());
             assertNotNull(err);

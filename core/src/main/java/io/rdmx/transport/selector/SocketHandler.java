@@ -1,4 +1,4 @@
-package io.rdmx.transport.shm;
+package io.rdmx.transport.selector;
 
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
@@ -16,9 +16,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The receive side of one shm connection, and its handshake: the stream protocol of {@link FrameReceiver}
- * (shared with tcp) decoded from a {@link ByteBuffer} that the node's I/O thread fills from the Unix-domain
- * socket. Runs on that thread only (asserted), except {@link #recvPosted()} and {@link #closing()}.
+ * The receive side of one stream-socket connection (shm or tcp), and its handshake: the stream protocol of
+ * {@link FrameReceiver} decoded from a {@link ByteBuffer} that the node's I/O thread (or a follower) fills from
+ * the socket. Runs on that thread only (asserted), except {@link #recvPosted()} and {@link #closing()}.
  *
  * <p>WRITE data that is not placed through shared memory is copied from the read buffer into the target region
  * after the key and bounds were checked on the header. A SEND waits for a posted receive: while none is posted,
@@ -30,15 +30,15 @@ import org.slf4j.LoggerFactory;
  * header, a deadline ({@link io.rdmx.transport.NodeOptions#handshakeTimeout()}), and on the accepting side a
  * slot among {@link io.rdmx.transport.NodeOptions#maxPendingHandshakes()}.
  */
-final class ShmHandler extends FrameReceiver<ShmConnection> {
-    private static final Logger LOG = LoggerFactory.getLogger(ShmHandler.class);
+public final class SocketHandler extends FrameReceiver<SocketConnection> {
+    private static final Logger LOG = LoggerFactory.getLogger(SocketHandler.class);
     /** Read buffer size while the handshake runs: larger than any frame before authentication but READY. */
     static final int HANDSHAKE_READ_BUFFER = 2048;
     /** Read buffer size once established: a 64 KiB batch in one system call. */
     static final int ESTABLISHED_READ_BUFFER = 64 << 10;
 
-    private final ShmNode shmNode;
-    private final ShmIo io;
+    private final SelectorNode selectorNode;
+    private final SocketIo io;
 
     private long handshakeDeadline;
     private boolean inactive;
@@ -66,10 +66,10 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
      * @param dialedAddress the address dialed (active side), else null
      * @param connectFuture completed with the connection (active side), else null
      */
-    ShmHandler(ShmNode node, ShmIo io, boolean active, String dialedAddress,
-               CompletableFuture<AbstractConnection> connectFuture) {
+    public SocketHandler(SelectorNode node, SocketIo io, boolean active, String dialedAddress,
+                         CompletableFuture<AbstractConnection> connectFuture) {
         super(LOG, node, active, dialedAddress, connectFuture);
-        this.shmNode = node;
+        this.selectorNode = node;
         this.io = io;
     }
 
@@ -79,7 +79,7 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
      *
      * @param now {@code System.nanoTime()}
      */
-    void start(long now) {
+    public void start(long now) {
         assert io.inIoThread();
         started = true;
         lastReadAt = now;
@@ -99,7 +99,7 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
      * @return bytes read, or -1 if the stream ended (then the connection is down)
      * @throws IOException if the read fails (the caller reports it through {@link #ioFailed})
      */
-    int readFrom(ReadableByteChannel ch, long now) throws IOException {
+    public int readFrom(ReadableByteChannel ch, long now) throws IOException {
         assert io.inIoThread();
         reads++;
         buf.compact();
@@ -218,7 +218,7 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
     // ---- output ----
 
     @Override
-    protected void writeAck(ShmConnection c, long seq) {
+    protected void writeAck(SocketConnection c, long seq) {
         if (io.onIoThread()) {
             c.sendControl(FrameDescriptor.TYPE_ACK, seq);
         } else {
@@ -228,14 +228,14 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
 
     /** Sends the ACK a thread that read the socket itself still owes, if any. Any thread. */
     void payOwedAck() {
-        ShmConnection c = connection();
+        SocketConnection c = connection();
         if (c != null) {
             c.payAck();
         }
     }
 
     @Override
-    protected void writeNak(ShmConnection c, long seq, Status status, String why) {
+    protected void writeNak(SocketConnection c, long seq, Status status, String why) {
         c.sendFrame(FrameBuffers.nak(seq, status.ordinal(), why));
     }
 
@@ -278,23 +278,22 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
 
     @Override
     protected String checkAcceptedPeer(String peerAddress) {
-        return shmNode.checkAcceptedPeer(io, peerAddress);
+        return selectorNode.checkAcceptedPeer(io, peerAddress);
     }
 
     @Override
     protected boolean acceptsPlacedWrites() {
-        return shmNode.acceptsPlacedWrites();
+        return selectorNode.acceptsPlacedWrites();
     }
 
     @Override
-    protected ShmConnection newConnection(String peerName, String peerAddress, List<RemoteRegion> regions) {
-        String scope = shmNode.acceptsPlacedWrites() ? scopeToken() : null; // tcp grants no files
-        return new ShmConnection(shmNode, peerName, peerAddress, regions, io, this,
-            shmNode.placerFor(peerAddress, scope), scope);
+    protected SocketConnection newConnection(String peerName, String peerAddress, List<RemoteRegion> regions) {
+        String scope = selectorNode.acceptsPlacedWrites() ? scopeToken() : null; // tcp grants no files
+        return selectorNode.newConnection(peerName, peerAddress, regions, io, this, scope);
     }
 
     @Override
-    protected boolean offerAndReady(ShmConnection c, ByteBuffer ready) {
+    protected boolean offerAndReady(SocketConnection c, ByteBuffer ready) {
         // under the send lock: a frame the accepting application posts once it has the connection cannot
         // overtake READY (the dialing side is established only by READY)
         synchronized (c.sendLock()) {
@@ -307,19 +306,19 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
     }
 
     @Override
-    protected void onEstablished(ShmConnection c) {
+    protected void onEstablished(SocketConnection c) {
         if (buf.capacity() < ESTABLISHED_READ_BUFFER) {
             grow(ESTABLISHED_READ_BUFFER);
         }
     }
 
     @Override
-    protected void onAck(ShmConnection c, long seq) {
+    protected void onAck(SocketConnection c, long seq) {
         c.onAck(seq);
     }
 
     @Override
-    protected void onNak(ShmConnection c, long seq, Status status, String message) {
+    protected void onNak(SocketConnection c, long seq, Status status, String message) {
         c.onNak(seq, status, message);
     }
 
@@ -332,7 +331,7 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
      * The socket is closed (the stream ended, or it was closed here): the connection goes down with a cause that
      * names the peer. I/O thread; idempotent.
      */
-    void inactive() {
+    public void inactive() {
         if (inactive) {
             return;
         }
@@ -356,11 +355,11 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
      *
      * @param now {@code System.nanoTime()}
      */
-    void tick(long now) {
+    public void tick(long now) {
         if (!started || discarding() || inactive) {
             return;
         }
-        ShmConnection conn = connection();
+        SocketConnection conn = connection();
         if (conn == null && handshakeDeadline != 0 && now - handshakeDeadline >= 0) {
             handshakeTimedOut();
             return;
@@ -378,7 +377,7 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
         if (out != lastFramesOut) {
             lastFramesOut = out;
             lastWriteAt = now;
-        } else if (now - lastWriteAt >= pingInterval(shmNode)) {
+        } else if (now - lastWriteAt >= pingInterval(node.options())) {
             if (conn != null) {
                 conn.sendControl(FrameDescriptor.TYPE_PING, 0);
             } else {
@@ -388,10 +387,10 @@ final class ShmHandler extends FrameReceiver<ShmConnection> {
     }
 
     /**
-     * @param node a node
+     * @param options a node's options
      * @return how long a connection may write nothing before it sends a PING, in nanoseconds
      */
-    static long pingInterval(ShmNode node) {
-        return Math.max(50_000_000L, node.options().peerTimeout().toNanos() / 4);
+    static long pingInterval(io.rdmx.transport.NodeOptions options) {
+        return Math.max(50_000_000L, options.peerTimeout().toNanos() / 4);
     }
 }
