@@ -100,11 +100,7 @@ public final class TcpFabric implements Fabric {
      * @throws IllegalArgumentException naming the property if it is neither true nor false
      */
     static boolean directIo() {
-        String v = System.getProperty(DIRECT_IO_PROP, Boolean.toString(DIRECT_IO_DEFAULT)).trim();
-        if (!v.equalsIgnoreCase("true") && !v.equalsIgnoreCase("false")) {
-            throw new IllegalArgumentException(DIRECT_IO_PROP + "=" + v + " must be true or false");
-        }
-        return Boolean.parseBoolean(v);
+        return io.rdmx.transport.internal.SystemProperties.bool(DIRECT_IO_PROP, DIRECT_IO_DEFAULT);
     }
 
     /**
@@ -112,11 +108,7 @@ public final class TcpFabric implements Fabric {
      * @throws IllegalArgumentException naming the property if it is neither selector nor netty
      */
     static boolean followerReads() {
-        String v = System.getProperty(FOLLOWER_READS_PROP, Boolean.toString(FOLLOWER_READS_DEFAULT)).trim();
-        if (!v.equalsIgnoreCase("true") && !v.equalsIgnoreCase("false")) {
-            throw new IllegalArgumentException(FOLLOWER_READS_PROP + "=" + v + " must be true or false");
-        }
-        return Boolean.parseBoolean(v);
+        return io.rdmx.transport.internal.SystemProperties.bool(FOLLOWER_READS_PROP, FOLLOWER_READS_DEFAULT);
     }
 
     static boolean netty() {
