@@ -27,7 +27,7 @@ import org.openjdk.jcstress.infra.results.II_Result;
 @Outcome(id = "0, 0", expect = Expect.FORBIDDEN, desc = "lost wake-up: neither saw the other")
 @State
 public class WaitLoopFollowTest {
-    private final WaitLoop loop = new WaitLoop(this);
+    private final WaitLoop loop = new WaitLoop("jcstress");
     /** The condition; set by the waker. */
     private volatile boolean ready;
     /** Written by the waker's thread only (wake() calls wakeInput on a published input). */

@@ -31,7 +31,7 @@ import org.openjdk.jcstress.annotations.State;
 @State
 public class WaitLoopFollowWakeTest {
     private static final long HOUR = TimeUnit.HOURS.toNanos(1);
-    private final WaitLoop loop = new WaitLoop(this);
+    private final WaitLoop loop = new WaitLoop("jcstress");
     private final Selector selector;
     private final InputFollower.Input input;
     private volatile boolean ready;
