@@ -67,6 +67,17 @@ public final class ChannelReader {
         return socketOnly ? 0 : SPINS_PER_INPUT_LOOK;
     }
 
+    /**
+     * A worker thread about to wait (a reader, a writer): binds it as the platform hooks say, if they bind workers.
+     *
+     * @param engine the engine whose node's NIC the worker is near
+     */
+    static void bindWorker(ChannelEngine engine) {
+        if (BIND_WORKERS) {
+            Platform.hooks().bindCurrentThread("worker", engine.node().fabric().name(), engine.node().address());
+        }
+    }
+
     ChannelReader(ChannelEngine engine, int worker) {
         this.engine = engine;
         this.worker = worker;
@@ -284,9 +295,7 @@ public final class ChannelReader {
      */
     public int read(RecordHandler handler, int limit, long timeout, TimeUnit unit)
         throws RdmxException, InterruptedException {
-        if (BIND_WORKERS) {
-            Platform.hooks().bindCurrentThread("worker", engine.node().fabric().name(), engine.node().address());
-        }
+        bindWorker(engine);
         int n = poll(handler, limit);
         if (n > 0) {
             return n;

@@ -3,7 +3,6 @@ package io.rdmx.channel;
 import io.rdmx.transport.internal.InputFollower;
 import io.rdmx.transport.internal.Sleeper;
 import io.rdmx.transport.internal.WaitLoop;
-import io.rdmx.spi.Platform;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
@@ -42,7 +41,6 @@ public final class ChannelWriter implements Notifier.Notifiable {
     public static final int BACK_PRESSURED = -1;
     /** {@link #tryClaim} result: the peer connection is down. */
     public static final int CLOSED = -2;
-    private static final boolean BIND_WORKERS = Platform.hooks().bindWorkers();
 
     private final PeerChannel peer;
     private final int index;
@@ -65,9 +63,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private long scanHead = -1;
     /** Whether the head moved between the last two scans (the thread that scans only). */
     private boolean scanMoved = true;
-    /** The writer thread's wait for space, and its sleeper. */
     private final WaitLoop wait = new WaitLoop(this);
-    private final Sleeper sleeper = wait.sleeper();
     private final Claim waiting;
     /** Writer thread: the flag value it parks with once known ({@link #parkValue()}), else 0. */
     private long parkValue;
@@ -80,7 +76,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
     ChannelWriter(PeerChannel peer, int index, int peerWorker, Region region, int base, RemoteRegion remote,
                   ChannelConfig cfg, ByteBuffer peerMemory, SharedRing shared, int window) {
         this.peer = peer;
-        this.waiting = new Claim(!cfg.engineThread());
+        this.waiting = new Claim();
         this.index = index;
         this.peerWorker = peerWorker;
         this.region = region;
@@ -114,7 +110,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
         this.ring = new RingBuffer(mem, cfg.maxRecordPayload());
         if (shared != null && Sleeper.futexes()) {
             // a reader's FUTEX_WAKE on the writer-parked word ends a sleep
-            sleeper.sharedWords(new long[] {shared.writerParkedAddress()}, SharedRing.PARKED_FUTEX);
+            wait.sleeper().sharedWords(new long[] {shared.writerParkedAddress()}, SharedRing.PARKED_FUTEX);
         }
         this.mask = cfg.ringCapacity() - 1;
         first.opcode(Opcode.WRITE).signaled(false);
@@ -277,10 +273,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
         if (at == CLOSED) {
             throw peer.closedException();
         }
-        if (BIND_WORKERS) {
-            Platform.hooks().bindCurrentThread("worker", peer.engine().node().fabric().name(),
-                peer.engine().node().address());
-        }
+        ChannelReader.bindWorker(peer.engine());
         flush();
         long start = System.nanoTime();
         peer.engine().counters.writerBlocked();
@@ -302,13 +295,9 @@ public final class ChannelWriter implements Notifier.Notifiable {
     /** The writer's wait for space ({@link #claimWaiting}): space, or the peer's loss, ends it. Writer thread. */
     private final class Claim implements WaitLoop.Waiting<ConnectionClosedException> {
         /** No network thread: the waiting thread runs the engine's duty cycle, and sleeps a little at a time. */
-        private final boolean agent;
+        private final boolean agent = !peer.engine().config().engineThread();
         private int streamId;
         private int length;
-
-        Claim(boolean agent) {
-            this.agent = agent;
-        }
 
         @Override
         public int check() throws ConnectionClosedException {
@@ -328,19 +317,13 @@ public final class ChannelWriter implements Notifier.Notifiable {
             }
         }
 
-        /**
-         * The engine's sole peer's socket (leader/follower input): a spinning writer reads it itself now and then
-         * (credits come on it, a quarter ring at a time rather than with every message).
-         */
+        /** The engine's sole peer's socket, which brings the credits: a spinning writer reads it now and then. */
         @Override
         public InputFollower.Input spinInput() {
             return agent ? null : peer.engine().solePeer();
         }
 
-        /**
-         * Before it sleeps, hands the sole peer's socket back to the I/O thread if waiting threads hold it (they
-         * keep it for a moment after they return, and this one will not read it).
-         */
+        /** Hands the sole peer's socket back to the I/O thread if waiting threads hold it: this one will sleep. */
         @Override
         public boolean prepare() {
             InputFollower.Input sole = spinInput();
@@ -666,7 +649,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
     }
 
     void wake() {
-        sleeper.wake();
+        wait.wake();
     }
 
     /**
@@ -677,7 +660,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private long parkValue() {
         long v = parkValue;
         if (v == 0) {
-            int slot = sleeper.bell(peer.connection());
+            int slot = wait.sleeper().bell(peer.connection());
             v = Sleeper.futexes() ? SharedRing.PARKED_FUTEX
                 : slot >= 0 ? SharedRing.bellValue(slot) : SharedRing.PARKED_DOORBELL;
             parkValue = v;
@@ -687,7 +670,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
 
     /** Closes the sleeper's bells (the peer or the engine closed). Any thread. */
     void closeSleeper() {
-        sleeper.close();
+        wait.sleeper().close();
     }
 
     @Override
