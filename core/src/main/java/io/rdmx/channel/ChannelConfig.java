@@ -3,7 +3,6 @@ package io.rdmx.channel;
 import io.rdmx.spi.Platform;
 import io.rdmx.transport.internal.SystemProperties;
 import java.time.Duration;
-import java.util.Locale;
 
 /**
  * Configuration of a {@link ChannelEngine}, validated once by {@link Builder#build()}. Every key has a name
@@ -121,12 +120,7 @@ public final class ChannelConfig {
          * @throws IllegalArgumentException naming the value and the choices
          */
         public static Idle of(String name) {
-            for (Idle i : values()) {
-                if (i.label.equalsIgnoreCase(name.trim())) {
-                    return i;
-                }
-            }
-            throw new IllegalArgumentException(IDLE_PROP + "=" + name + " must be one of park, spin-park, busy-spin");
+            return SystemProperties.choice(IDLE_PROP, name, values(), Idle::label);
         }
 
         /**
@@ -576,17 +570,8 @@ public final class ChannelConfig {
                 throw new IllegalArgumentException(SPINS_PROP + "=" + spinsBeforePark + " must be >= 0");
             }
             spins = spinsBeforePark != null ? spinsBeforePark : idle.spins();
-            String m = mappedValue.trim().toLowerCase(Locale.ROOT);
-            if (!m.equals("true") && !m.equals("false")) {
-                throw new IllegalArgumentException(MAPPED_PROP + "=" + mappedValue + " must be true or false");
-            }
-            mapped = m.equals("true");
-            String et = engineThreadValue.trim().toLowerCase(Locale.ROOT);
-            if (!et.equals("true") && !et.equals("false")) {
-                throw new IllegalArgumentException(ENGINE_THREAD_PROP + "=" + engineThreadValue
-                    + " must be true or false");
-            }
-            engineThread = et.equals("true");
+            mapped = SystemProperties.parseBool(MAPPED_PROP, mappedValue);
+            engineThread = SystemProperties.parseBool(ENGINE_THREAD_PROP, engineThreadValue);
             return new ChannelConfig(this);
         }
     }

@@ -7,11 +7,9 @@ import io.rdmx.transport.Node;
 import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
-import io.rdmx.transport.internal.CompletionQueueImpl;
 import io.rdmx.transport.internal.InputFollower;
 import io.rdmx.transport.internal.SafeLog;
 import io.rdmx.spi.Platform;
-import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.Map;
@@ -20,9 +18,6 @@ import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
-import javax.management.MBeanServer;
-import javax.management.ObjectName;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
@@ -40,14 +35,12 @@ import org.slf4j.event.Level;
  * they post their own WRITEs and notifications when nothing is in flight. The engine is the only consumer of
  * the node's completion queue.
  */
-public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean {
+public final class ChannelEngine implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ChannelEngine.class);
     /** Pause after the first connect attempt that found nothing listening. */
     public static final Duration FIRST_BACKOFF = Duration.ofMillis(10);
     /** Longest pause between connect attempts (the pause doubles up to it). */
     public static final Duration MAX_BACKOFF = Duration.ofMillis(200);
-    /** One wait of the acceptor in {@link Node#accept}: long, since {@link #close} interrupts it. */
-    private static final Duration ACCEPT_WAIT = Duration.ofSeconds(30);
     /**
      * Without a network thread ({@link ChannelConfig#engineThread()} false): the longest a blocked reader, writer
      * or handshake sleeps between two runs of {@link #doWork()}.
@@ -91,21 +84,12 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     private final EngineIdle idle = new EngineIdle();
     private final java.util.concurrent.atomic.AtomicLong kicks = new java.util.concurrent.atomic.AtomicLong();
     /** Ring memory (pair regions) held for peers now, against {@link ChannelConfig#maxRingMemory()}. */
-    private final java.util.concurrent.atomic.AtomicLong ringMemory = new java.util.concurrent.atomic.AtomicLong();
+    final RingMemory ringMemory;
     private final java.util.function.BooleanSupplier unposted = this::anyUnposted;
     /** Under {@link #duty}: whether the last {@link #housekeeping} ran a flush scan. */
     private boolean scanned;
-    private final Thread acceptor;
-    /**
-     * Guards {@link #acceptWaiting}: {@link #close} interrupts the acceptor only while it waits in
-     * {@link Node#accept}, and the acceptor clears a late interrupt before it does anything else.
-     */
-    private final Object acceptLock = new Object();
-    /** Guarded by {@link #acceptLock}: the acceptor is inside {@link Node#accept}. */
-    private boolean acceptWaiting;
-    private final java.util.concurrent.LinkedBlockingQueue<PeerChannel> accepted =
-        new java.util.concurrent.LinkedBlockingQueue<>();
-    private final ObjectName mbean;
+    /** Takes the node's incoming connections ({@link #accept}). */
+    private final ChannelAcceptor acceptor;
     private volatile boolean running = true;
     /** Why this engine closes ({@link #close(String)}), told to every peer in its BYE; null for no reason. */
     private volatile String closeReason;
@@ -114,20 +98,8 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     /** A peer's handshake failed to post because its connection went down: the network thread fails it. */
     private volatile boolean startFailures;
 
-    private final LongAdder recordsRead = new LongAdder();
-    /** Records and bytes committed by the writers of peers released and forgotten ({@link #forget}). */
-    private final LongAdder forgottenRecords = new LongAdder();
-    private final LongAdder forgottenBytes = new LongAdder();
-    private final LongAdder writesPosted = new LongAdder();
-    private final LongAdder notificationsSent = new LongAdder();
-    private final LongAdder notificationsReceived = new LongAdder();
-    private final LongAdder writerBlocks = new LongAdder();
-    private final LongAdder writerBlockedNanos = new LongAdder();
-    private final LongAdder readerBlocks = new LongAdder();
-    private final LongAdder readerBlockedNanos = new LongAdder();
-    private final LongAdder futexWakes = new LongAdder();
-    private final LongAdder bellWakes = new LongAdder();
-    private final LongAdder doorbellWakes = new LongAdder();
+    /** The engine's counters (JMX, {@link #metrics()}); any thread counts. */
+    final ChannelCounters counters = new ChannelCounters(peers.values());
 
     private ChannelEngine(Node node, ChannelConfig config) {
         this.node = node;
@@ -140,16 +112,16 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             : Math.max(config.flushInterval().toNanos() / 2, 50_000);
         this.idleWaitNanos = TimeUnit.MILLISECONDS.toNanos(idleWaitMillis());
         this.idleWatch = config.engineThread() && !config.flushInterval().isZero()
-            && node.completionQueue() instanceof CompletionQueueImpl;
+            && node.completionQueue().kicks();
         if (config.engineThread()) {
             this.network = new Thread(this::run, "rdmx-channel-" + node.name());
             this.network.setDaemon(true);
         } else {
             this.network = null;
         }
-        this.acceptor = new Thread(this::acceptLoop, "rdmx-accept-" + node.name());
-        this.acceptor.setDaemon(true);
-        this.mbean = registerMBean();
+        this.acceptor = new ChannelAcceptor(this);
+        this.ringMemory = new RingMemory(node.name(), config.maxRingMemory());
+        counters.export(node.name());
     }
 
     /**
@@ -187,20 +159,6 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         synchronized (WITH_ENGINE) {
             WITH_ENGINE.remove(node);
         }
-    }
-
-    private ObjectName registerMBean() {
-        try {
-            ObjectName n = new ObjectName("io.rdmx:type=ChannelEngine,node=" + ObjectName.quote(node.name()));
-            MBeanServer s = ManagementFactory.getPlatformMBeanServer();
-            if (!s.isRegistered(n)) {
-                s.registerMBean(this, n);
-                return n;
-            }
-        } catch (javax.management.JMException e) {
-            LOG.warn("channel metrics of node '{}' not exported to JMX: {}", node.name(), e.toString());
-        }
-        return null;
     }
 
     /** @return the node */
@@ -301,88 +259,17 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
      * @throws InterruptedException if interrupted
      */
     public PeerChannel accept(Duration timeout) throws RdmxException, InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        PeerChannel p = accepted.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        if (p == null) {
-            throw new io.rdmx.transport.RdmxTimeoutException("no peer connected to node '" + node.name()
-                + "' within " + timeout.toMillis() + " ms");
-        }
-        long left = Math.max(1, deadline - System.nanoTime());
-        return p.awaitReady(Duration.ofNanos(Math.max(left, node.options().handshakeTimeout().toNanos())));
+        return acceptor.next(timeout);
     }
 
     /**
-     * The acceptor: takes the node's incoming connections until {@link #close} (which interrupts the wait, so a
-     * close never waits for it) or the node closes.
-     */
-    private void acceptLoop() {
-        while (running) {
-            try {
-                Connection c = acceptOne();
-                if (c != null) {
-                    PeerChannel p;
-                    try {
-                        p = peerFor(c);
-                    } catch (RdmxException e) {
-                        c.close(); // the engine closed after accept returned it: the peer sees it end
-                        throw e;
-                    } catch (Throwable e) {
-                        // that connection alone goes; the acceptor takes the next
-                        c.close();
-                        SafeLog.error(LOG, "node '" + node.name() + "': setting up an accepted channel failed", e);
-                        continue;
-                    }
-                    accepted.offer(p);
-                }
-            } catch (io.rdmx.transport.RdmxTimeoutException e) {
-                continue;
-            } catch (RdmxException e) {
-                if (running && node.isOpen()) {
-                    LOG.warn("node '{}': accepting a channel failed: {}", node.name(), e.getMessage());
-                } else {
-                    return;
-                }
-            } catch (InterruptedException e) {
-                return;
-            }
-        }
-    }
-
-    /**
-     * One wait in {@link Node#accept}, interrupted by {@link #close} only while in it: the flag is cleared
-     * before the acceptor goes on, so a late interrupt never reaches a handshake's I/O.
+     * The peer of a connection: the existing one, or a new one whose handshake starts now.
      *
-     * @return the connection, or null when the engine is closing
+     * @param c the connection
+     * @return its peer
+     * @throws RdmxException if the engine is closed
      */
-    private Connection acceptOne() throws RdmxException, InterruptedException {
-        synchronized (acceptLock) {
-            if (!running) {
-                return null;
-            }
-            acceptWaiting = true;
-        }
-        Connection c;
-        try {
-            c = node.accept(ACCEPT_WAIT);
-        } finally {
-            synchronized (acceptLock) {
-                acceptWaiting = false;
-                Thread.interrupted(); // close's interrupt, if it came as accept returned
-            }
-        }
-        return c; // if the engine closed meanwhile, peerFor refuses it and acceptLoop closes it
-    }
-
-    /** Close: ends the acceptor's wait now (it would otherwise last until the next connection or timeout). */
-    private void stopAcceptor() {
-        synchronized (acceptLock) {
-            if (acceptWaiting) {
-                acceptor.interrupt();
-            }
-        }
-    }
-
-    private PeerChannel peerFor(Connection c) throws RdmxException {
+    PeerChannel peerFor(Connection c) throws RdmxException {
         if (!running) {
             throw new RdmxException("channel engine of node '" + node.name() + "' is closed");
         }
@@ -426,9 +313,8 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
 
     private void run() {
         Platform.hooks().bindCurrentThread("network", node.fabric().name(), node.address());
-        if (node.completionQueue() instanceof CompletionQueueImpl q) {
-            q.neverFollow(Thread.currentThread()); // see neverFollow: on shm it would cost a wake-up per completion
-        }
+        // see CompletionQueue.neverFollow: on shm, following the input would cost a wake-up per completion
+        node.completionQueue().neverFollow(Thread.currentThread());
         long waitNanos = config.flushInterval().isZero() ? idleWaitNanos : scanNanos;
         while (running) {
             try {
@@ -536,7 +422,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
     void kickIfIdle() {
         if (idleWatch && idle.wakeIfIdle()) {
             kicks.incrementAndGet();
-            ((CompletionQueueImpl) node.completionQueue()).kick();
+            node.completionQueue().kick();
         }
     }
 
@@ -566,20 +452,19 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
 
     /** Network thread, right after a scan: whether a writer committed since the scan before, or has unposted data. */
     private boolean anyActive() {
-        for (PeerChannel p : peers.values()) {
-            RingSet r = p.rings();
-            if (r != null && r.anyActive()) {
-                return true;
-            }
-        }
-        return false;
+        return anyRings(RingSet::anyActive);
     }
 
     /** Network thread: whether some writer has committed data not yet posted (a scan would have work). */
     private boolean anyUnposted() {
+        return anyRings(RingSet::anyUnposted);
+    }
+
+    /** @return true if the rings of some peer (that has them yet) answer yes */
+    private boolean anyRings(java.util.function.Predicate<RingSet> test) {
         for (PeerChannel p : peers.values()) {
             RingSet r = p.rings();
-            if (r != null && r.anyUnposted()) {
+            if (r != null && test.test(r)) {
                 return true;
             }
         }
@@ -639,40 +524,9 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
         return queuedCompletions;
     }
 
-    /**
-     * Reserves ring memory for one peer's pair region against {@link ChannelConfig#maxRingMemory()}; the peer's
-     * own limit was checked before. Completion thread of that peer.
-     *
-     * @param peer the peer's name, for the error
-     * @param bytes the region's length
-     * @throws RdmxException if the engine's total would pass its limit (names the peer, the request, the total
-     *     and the key)
-     */
-    void reserveRingMemory(String peer, long bytes) throws RdmxException {
-        long max = config.maxRingMemory();
-        while (true) {
-            long used = ringMemory.get();
-            if (used + bytes > max) {
-                throw new RdmxException("peer '" + peer + "' needs " + bytes + " bytes of ring memory at node '"
-                    + node.name() + "', which holds " + used + " for its other peers: beyond "
-                    + ChannelConfig.MAX_RING_MEMORY_PROP + "=" + max);
-            }
-            if (ringMemory.compareAndSet(used, used + bytes)) {
-                return;
-            }
-        }
-    }
-
-    /**
-     * @param bytes ring memory given back (a pair region released, or never registered after its reservation)
-     */
-    void releaseRingMemory(long bytes) {
-        ringMemory.addAndGet(-bytes);
-    }
-
     /** @return the ring memory this engine's peers hold now (bytes) */
     public long ringMemory() {
-        return ringMemory.get();
+        return ringMemory.held();
     }
 
     void peerFailed(PeerChannel p, ConnectionClosedException e) {
@@ -697,9 +551,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
                 return;
             }
             byConnection.remove(p.connection(), p);
-            long[] w = p.written();
-            forgottenRecords.add(w[0]);
-            forgottenBytes.add(w[1]);
+            counters.forgotten(p.written());
             if (peers.size() == 1) {
                 for (PeerChannel only : peers.values()) {
                     solePeer = InputFollower.Input.of(only.connection());
@@ -784,9 +636,9 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             }
         }
         running = false;
-        stopAcceptor();
-        if (network != null && node.completionQueue() instanceof CompletionQueueImpl q) {
-            q.kick(); // the network thread may sleep up to the idle wait: it sees running=false now
+        acceptor.stop();
+        if (network != null) {
+            node.completionQueue().kick(); // the network thread may sleep up to the idle wait: sees running=false
         }
         for (PeerChannel p : peers.values()) {
             p.fail(closedHere(p));
@@ -795,7 +647,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             if (network != null) {
                 network.join(5000);
             }
-            acceptor.join(5000);
+            acceptor.join();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -812,13 +664,7 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
             r.wake();
             r.closeSleeper();
         }
-        if (mbean != null) {
-            try {
-                ManagementFactory.getPlatformMBeanServer().unregisterMBean(mbean);
-            } catch (javax.management.JMException e) {
-                LOG.debug("unregister {}: {}", mbean, e.toString());
-            }
-        }
+        counters.unexport();
         release(node);
     }
 
@@ -841,125 +687,6 @@ public final class ChannelEngine implements AutoCloseable, ChannelMetricsMXBean 
 
     /** @return a snapshot of the counters */
     public ChannelMetrics metrics() {
-        return new ChannelMetrics(getRecordsWritten(), getBytesWritten(), recordsRead.sum(), writesPosted.sum(),
-            notificationsSent.sum(), notificationsReceived.sum(), writerBlocks.sum(), writerBlockedNanos.sum(),
-            readerBlocks.sum(), readerBlockedNanos.sum(), futexWakes.sum(), bellWakes.sum(), doorbellWakes.sum());
-    }
-
-    void metricRecordsRead(int n) {
-        recordsRead.add(n);
-    }
-
-    void metricWritesPosted(int n) {
-        writesPosted.add(n);
-    }
-
-    void metricNotificationSent() {
-        notificationsSent.increment();
-    }
-
-    void metricNotificationReceived() {
-        notificationsReceived.increment();
-    }
-
-    void metricWriterBlocked() {
-        writerBlocks.increment();
-    }
-
-    void metricWriterBlockedNanos(long n) {
-        writerBlockedNanos.add(n);
-    }
-
-    void metricReaderBlocked() {
-        readerBlocks.increment();
-    }
-
-    void metricReaderBlockedNanos(long n) {
-        readerBlockedNanos.add(n);
-    }
-
-    void metricFutexWake() {
-        futexWakes.increment();
-    }
-
-    @Override
-    public long getFutexWakes() {
-        return futexWakes.sum();
-    }
-
-    void metricBellWake() {
-        bellWakes.increment();
-    }
-
-    void metricDoorbellWake() {
-        doorbellWakes.increment();
-    }
-
-    @Override
-    public long getBellWakes() {
-        return bellWakes.sum();
-    }
-
-    @Override
-    public long getDoorbellWakes() {
-        return doorbellWakes.sum();
-    }
-
-    @Override
-    public long getRecordsWritten() {
-        long n = forgottenRecords.sum();
-        for (PeerChannel p : peers.values()) {
-            n += p.written()[0];
-        }
-        return n;
-    }
-
-    @Override
-    public long getBytesWritten() {
-        long n = forgottenBytes.sum();
-        for (PeerChannel p : peers.values()) {
-            n += p.written()[1];
-        }
-        return n;
-    }
-
-    @Override
-    public long getRecordsRead() {
-        return recordsRead.sum();
-    }
-
-    @Override
-    public long getWritesPosted() {
-        return writesPosted.sum();
-    }
-
-    @Override
-    public long getNotificationsSent() {
-        return notificationsSent.sum();
-    }
-
-    @Override
-    public long getNotificationsReceived() {
-        return notificationsReceived.sum();
-    }
-
-    @Override
-    public long getWriterBlocks() {
-        return writerBlocks.sum();
-    }
-
-    @Override
-    public long getWriterBlockedNanos() {
-        return writerBlockedNanos.sum();
-    }
-
-    @Override
-    public long getReaderBlocks() {
-        return readerBlocks.sum();
-    }
-
-    @Override
-    public long getReaderBlockedNanos() {
-        return readerBlockedNanos.sum();
+        return counters.snapshot();
     }
 }

@@ -2,8 +2,8 @@ package io.rdmx.channel;
 
 import io.rdmx.transport.internal.InputFollower;
 import io.rdmx.transport.internal.Sleeper;
+import io.rdmx.transport.internal.WaitLoop;
 import io.rdmx.spi.Platform;
-import io.rdmx.transport.Connection;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
 import java.util.concurrent.TimeUnit;
@@ -29,7 +29,10 @@ public final class ChannelReader {
     private final ChannelEngine engine;
     private final int worker;
     private final ReadyQueue ready = new ReadyQueue();
-    private final Sleeper sleeper = new Sleeper(this);
+    /** The reader thread's wait: its sleeper, and leader/follower on the sole peer's socket. */
+    private final WaitLoop wait = new WaitLoop(this);
+    private final Sleeper sleeper = wait.sleeper();
+    private final Read waiting;
     private volatile boolean wakeupRequested;
     private final PeerLosses losses = new PeerLosses();
     /** A loss taken while records were still there to read: reported by a later call (reader thread only). */
@@ -44,8 +47,6 @@ public final class ChannelReader {
     private IncomingRing[] sleepingOn = new IncomingRing[0];
     /** Reader thread: the flag value this reader parks with in each of {@link #sleepingOn} (futex, bell, doorbell). */
     private long[] parkValues = new long[0];
-    /** Leader/follower: the reader thread reads its sole peer's input itself ({@link Connection#awaitInput}). */
-    private final InputFollower follower = new InputFollower();
     /**
      * A spinning reader whose peer's rings are mapped reads its sole peer's socket (control messages only) once per
      * this many spins plus one (a power of two less 1); one whose input all comes through the socket reads it on
@@ -66,9 +67,21 @@ public final class ChannelReader {
         return socketOnly ? 0 : SPINS_PER_INPUT_LOOK;
     }
 
+    /**
+     * A worker thread about to wait (a reader, a writer): binds it as the platform hooks say, if they bind workers.
+     *
+     * @param engine the engine whose node's NIC the worker is near
+     */
+    static void bindWorker(ChannelEngine engine) {
+        if (BIND_WORKERS) {
+            Platform.hooks().bindCurrentThread("worker", engine.node().fabric().name(), engine.node().address());
+        }
+    }
+
     ChannelReader(ChannelEngine engine, int worker) {
         this.engine = engine;
         this.worker = worker;
+        this.waiting = new Read();
     }
 
     /** @return the local worker this reader serves */
@@ -175,8 +188,7 @@ public final class ChannelReader {
     }
 
     void wake() {
-        sleeper.wake();
-        follower.wake();
+        wait.wake();
     }
 
     /**
@@ -246,7 +258,7 @@ public final class ChannelReader {
             }
         }
         if (n > 0) {
-            engine.metricRecordsRead(n);
+            engine.counters.recordsRead(n);
         }
         return n;
     }
@@ -283,9 +295,7 @@ public final class ChannelReader {
      */
     public int read(RecordHandler handler, int limit, long timeout, TimeUnit unit)
         throws RdmxException, InterruptedException {
-        if (BIND_WORKERS) {
-            Platform.hooks().bindCurrentThread("worker", engine.node().fabric().name(), engine.node().address());
-        }
+        bindWorker(engine);
         int n = poll(handler, limit);
         if (n > 0) {
             return n;
@@ -295,100 +305,36 @@ public final class ChannelReader {
             return n;
         }
         long start = System.nanoTime();
-        long deadline = start + unit.toNanos(timeout);
-        int spins = engine.config().spinsBeforePark();
-        boolean agent = !engine.config().engineThread();
-        InputFollower.Input sole = agent ? null : engine.solePeer();
-        int lookMask = inputLookMask(mapped.length == 0);
-        engine.metricReaderBlocked();
+        engine.counters.readerBlocked();
+        waiting.handler = handler;
+        waiting.limit = limit;
         try {
-            // One loop for spinning and parking, ended on the clock: see ChannelWriter.claim (a spin loop that
-            // ends on a counter may have no safepoint poll and stall the whole JVM for as long as it spins).
-            do {
-                n = poll(handler, limit);
-                if (n > 0) {
-                    return n;
-                }
-                n = checkFailure(handler, limit);
-                if (n > 0) {
-                    return n;
-                }
-                if (wakeupRequested) {
-                    wakeupRequested = false;
-                    return 0;
-                }
-                if (agent && engine.doWork() > 0) {
-                    continue; // no network thread: this thread runs the engine's duty cycle while it waits
-                }
-                if (spins > 0) {
-                    spins--;
-                    // a spinning reader of a sole peer looks at the socket itself (every spin, or now and then
-                    // beside mapped rings): readers that waited before hold its input (the I/O thread does not
-                    // read it for a moment)
-                    if (sole != null && (spins & lookMask) == 0 && sole.awaitInput(0) > 0) {
-                        continue;
-                    }
-                    Thread.onSpinWait();
-                    continue;
-                }
-                sole = agent ? null : engine.solePeer();
-                if (sole != null) {
-                    // leader/follower: wait on the peer's socket and handle its input on this thread, rather than
-                    // sleep until the I/O thread read it and woke this one. driving is set before the re-check:
-                    // a waker that changes the condition afterwards sees it and ends the wait (wakeInput)
-                    follower.begin(sole);
-                    int r;
-                    try {
-                        n = poll(handler, limit);
-                        if (n > 0) {
-                            return n;
-                        }
-                        n = checkFailure(handler, limit);
-                        if (n > 0) {
-                            return n;
-                        }
-                        if (wakeupRequested) {
-                            wakeupRequested = false;
-                            return 0;
-                        }
-                        r = follower.await(deadline - System.nanoTime());
-                    } finally {
-                        follower.end();
-                    }
-                    if (r >= 0) {
-                        if (Thread.interrupted()) {
-                            throw new InterruptedException("reader of worker " + worker);
-                        }
-                        continue;
-                    }
-                }
-                // arm the sleeper and (re-)arm the mapped peers' reader-parked words (a wake-up disarms them),
-                // then poll once more before sleeping: wake() and a mapped writer fence, then read them
-                IncomingRing[] words = parkWords;
-                if (words != sleepingOn) {
-                    sleepOn(words);
-                }
-                sleeper.arm();
-                parkWords(true);
-                n = poll(handler, limit);
-                if (n > 0) {
-                    return n;
-                }
-                n = checkFailure(handler, limit);
-                if (n > 0) {
-                    return n;
-                }
-                if (wakeupRequested) {
-                    wakeupRequested = false;
-                    return 0;
-                }
-                sleeper.sleep(agent ? Math.min(ChannelEngine.AGENT_SLEEP_NANOS, deadline - System.nanoTime())
-                    : deadline - System.nanoTime());
-                if (Thread.interrupted()) {
-                    throw new InterruptedException("reader of worker " + worker);
-                }
-            } while (System.nanoTime() - deadline < 0);
-            n = poll(handler, limit);
+            n = wait.await(waiting, start + unit.toNanos(timeout), engine.config().spinsBeforePark(),
+                inputLookMask(mapped.length == 0));
+            if (n == WaitLoop.NOT_YET) {
+                wakeupRequested = false;
+                return 0;
+            }
+            return n;
+        } finally {
+            waiting.handler = null;
+            engine.counters.readerBlockedNanos(System.nanoTime() - start);
+        }
+    }
+
+    /**
+     * The reader's wait ({@link #read}): records, a lost peer, a closed engine or a {@link #wakeup} end it. Reader
+     * thread only; its handler and limit are the current read's.
+     */
+    private final class Read implements WaitLoop.Waiting<RdmxException> {
+        /** No network thread: the waiting thread runs the engine's duty cycle, and sleeps a little at a time. */
+        private final boolean agent = !engine.config().engineThread();
+        private RecordHandler handler;
+        private int limit;
+
+        @Override
+        public int check() throws RdmxException {
+            int n = poll(handler, limit);
             if (n > 0) {
                 return n;
             }
@@ -396,12 +342,62 @@ public final class ChannelReader {
             if (n > 0) {
                 return n;
             }
-            wakeupRequested = false;
-            return 0;
-        } finally {
-            sleeper.disarm();
+            if (wakeupRequested) {
+                wakeupRequested = false;
+                return 0;
+            }
+            return WaitLoop.NOT_YET;
+        }
+
+        @Override
+        public boolean work() throws RdmxException {
+            return agent && engine.doWork() > 0;
+        }
+
+        /**
+         * A spinning reader of a sole peer looks at the socket itself (every spin, or now and then beside mapped
+         * rings): readers that waited before hold its input (the I/O thread does not read it for a moment).
+         */
+        @Override
+        public InputFollower.Input spinInput() {
+            return agent ? null : engine.solePeer();
+        }
+
+        /** Leader/follower: wait on the sole peer's socket and handle its input here, not sleep until woken. */
+        @Override
+        public InputFollower.Input followInput() {
+            return agent ? null : engine.solePeer();
+        }
+
+        /** The mapped peers' reader-parked words the sleeper sleeps on, set up again when the peers changed. */
+        @Override
+        public boolean prepare() {
+            IncomingRing[] words = parkWords;
+            if (words != sleepingOn) {
+                sleepOn(words);
+            }
+            return false;
+        }
+
+        /** (Re-)arms the mapped peers' reader-parked words (a wake-up disarms them) before the re-check. */
+        @Override
+        public void armed() {
+            parkWords(true);
+        }
+
+        @Override
+        public void disarmed() {
             parkWords(false);
-            engine.metricReaderBlockedNanos(System.nanoTime() - start);
+        }
+
+        @Override
+        public long sleepNanos(long remaining) {
+            return agent ? Math.min(ChannelEngine.AGENT_SLEEP_NANOS, remaining) : remaining;
+        }
+
+        @Override
+        public String waiter() {
+            return "reader of worker " + worker;
         }
     }
 

@@ -2,7 +2,7 @@ package io.rdmx.channel;
 
 import io.rdmx.transport.internal.InputFollower;
 import io.rdmx.transport.internal.Sleeper;
-import io.rdmx.spi.Platform;
+import io.rdmx.transport.internal.WaitLoop;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
@@ -41,7 +41,6 @@ public final class ChannelWriter implements Notifier.Notifiable {
     public static final int BACK_PRESSURED = -1;
     /** {@link #tryClaim} result: the peer connection is down. */
     public static final int CLOSED = -2;
-    private static final boolean BIND_WORKERS = Platform.hooks().bindWorkers();
 
     private final PeerChannel peer;
     private final int index;
@@ -64,7 +63,8 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private long scanHead = -1;
     /** Whether the head moved between the last two scans (the thread that scans only). */
     private boolean scanMoved = true;
-    private final Sleeper sleeper = new Sleeper(this);
+    private final WaitLoop wait = new WaitLoop(this);
+    private final Claim waiting;
     /** Writer thread: the flag value it parks with once known ({@link #parkValue()}), else 0. */
     private long parkValue;
     /** Writer thread: the end of stream was committed ({@link #finish}); nothing may be claimed after it. */
@@ -76,6 +76,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
     ChannelWriter(PeerChannel peer, int index, int peerWorker, Region region, int base, RemoteRegion remote,
                   ChannelConfig cfg, ByteBuffer peerMemory, SharedRing shared, int window) {
         this.peer = peer;
+        this.waiting = new Claim();
         this.index = index;
         this.peerWorker = peerWorker;
         this.region = region;
@@ -109,7 +110,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
         this.ring = new RingBuffer(mem, cfg.maxRecordPayload());
         if (shared != null && Sleeper.futexes()) {
             // a reader's FUTEX_WAKE on the writer-parked word ends a sleep
-            sleeper.sharedWords(new long[] {shared.writerParkedAddress()}, SharedRing.PARKED_FUTEX);
+            wait.sleeper().sharedWords(new long[] {shared.writerParkedAddress()}, SharedRing.PARKED_FUTEX);
         }
         this.mask = cfg.ringCapacity() - 1;
         first.opcode(Opcode.WRITE).signaled(false);
@@ -272,88 +273,86 @@ public final class ChannelWriter implements Notifier.Notifiable {
         if (at == CLOSED) {
             throw peer.closedException();
         }
-        if (BIND_WORKERS) {
-            Platform.hooks().bindCurrentThread("worker", peer.engine().node().fabric().name(),
-                peer.engine().node().address());
-        }
+        ChannelReader.bindWorker(peer.engine());
         flush();
         long start = System.nanoTime();
-        long deadline = start + unit.toNanos(timeout);
-        int spins = peer.engine().config().spinsBeforePark();
-        boolean agent = !peer.engine().config().engineThread();
-        peer.engine().metricWriterBlocked();
+        peer.engine().counters.writerBlocked();
+        waiting.streamId = streamId;
+        waiting.length = length;
         try {
-            // Spinning and parking share one loop, and it ends on the clock, not on a spin counter: a loop that
-            // ends on an int counter is a counted loop to C2, which may compile it without a safepoint poll, so
-            // a long spin (spinsBeforePark=Integer.MAX_VALUE) held every other thread of the JVM, the network
-            // thread with the credits among them, at a safepoint or handshake until the count ran out.
-            do {
-                at = tryClaim(streamId, length, false);
-                if (at >= 0) {
-                    return at;
-                }
-                if (at == CLOSED) {
-                    throw peer.closedException();
-                }
-                if (agent) {
-                    try {
-                        if (peer.engine().doWork() > 0) {
-                            continue; // no network thread: this thread runs the engine's duty cycle while it waits
-                        }
-                    } catch (RdmxException e) {
-                        throw peer.closedException();
-                    }
-                }
-                // the engine's sole peer's socket (leader/follower input): a spinning writer reads it itself now
-                // and then (credits come on it, a quarter ring at a time rather than with every message), and
-                // before it sleeps hands it back to the I/O thread if waiting threads hold it (they keep it for a
-                // moment after they return, and this one will not read it)
-                InputFollower.Input sole = agent ? null : peer.engine().solePeer();
-                if (spins > 0) {
-                    spins--;
-                    if (sole != null && (spins & ChannelReader.SPINS_PER_INPUT_LOOK) == 0 && sole.awaitInput(0) > 0) {
-                        continue;
-                    }
-                    Thread.onSpinWait();
-                    continue;
-                }
-                if (sole != null && sole.releaseInput() > 0) {
-                    continue;
-                }
-                // arm the sleeper and (re-)arm the shared writer-parked word (a wake-up disarms it), then
-                // claim once more before sleeping: wake() and a mapped reader fence, then read them
-                sleeper.arm();
-                if (shared != null) {
-                    shared.writerParkedVolatile(parkValue());
-                }
-                at = tryClaim(streamId, length, false);
-                if (at >= 0) {
-                    return at;
-                }
-                if (at == CLOSED) {
-                    throw peer.closedException();
-                }
-                sleeper.sleep(agent ? Math.min(ChannelEngine.AGENT_SLEEP_NANOS, deadline - System.nanoTime())
-                    : deadline - System.nanoTime());
-                if (Thread.interrupted()) {
-                    throw new InterruptedException("blocked writer to '" + peer.name() + "'");
-                }
-            } while (System.nanoTime() - deadline < 0);
-            at = tryClaim(streamId, length, false);
-            if (at >= 0) {
-                return at;
+            at = wait.await(waiting, start + unit.toNanos(timeout), peer.engine().config().spinsBeforePark(),
+                ChannelReader.SPINS_PER_INPUT_LOOK);
+            if (at == WaitLoop.NOT_YET) {
+                throw new RdmxTimeoutException("no space in the buffer to '" + peer.name() + "' worker "
+                    + peerWorker + " within " + unit.toMillis(timeout) + " ms (length=" + length + ")");
             }
+            return at;
+        } finally {
+            peer.engine().counters.writerBlockedNanos(System.nanoTime() - start);
+        }
+    }
+
+    /** The writer's wait for space ({@link #claimWaiting}): space, or the peer's loss, ends it. Writer thread. */
+    private final class Claim implements WaitLoop.Waiting<ConnectionClosedException> {
+        /** No network thread: the waiting thread runs the engine's duty cycle, and sleeps a little at a time. */
+        private final boolean agent = !peer.engine().config().engineThread();
+        private int streamId;
+        private int length;
+
+        @Override
+        public int check() throws ConnectionClosedException {
+            int at = tryClaim(streamId, length, false);
             if (at == CLOSED) {
                 throw peer.closedException();
             }
-            throw new RdmxTimeoutException("no space in the buffer to '" + peer.name() + "' worker "
-                + peerWorker + " within " + unit.toMillis(timeout) + " ms (length=" + length + ")");
-        } finally {
-            sleeper.disarm();
+            return at >= 0 ? at : WaitLoop.NOT_YET;
+        }
+
+        @Override
+        public boolean work() throws ConnectionClosedException {
+            try {
+                return agent && peer.engine().doWork() > 0;
+            } catch (RdmxException e) {
+                throw peer.closedException();
+            }
+        }
+
+        /** The engine's sole peer's socket, which brings the credits: a spinning writer reads it now and then. */
+        @Override
+        public InputFollower.Input spinInput() {
+            return agent ? null : peer.engine().solePeer();
+        }
+
+        /** Hands the sole peer's socket back to the I/O thread if waiting threads hold it: this one will sleep. */
+        @Override
+        public boolean prepare() {
+            InputFollower.Input sole = spinInput();
+            return sole != null && sole.releaseInput() > 0;
+        }
+
+        /** (Re-)arms the shared writer-parked word (a wake-up disarms it) before the re-check. */
+        @Override
+        public void armed() {
+            if (shared != null) {
+                shared.writerParkedVolatile(parkValue());
+            }
+        }
+
+        @Override
+        public void disarmed() {
             if (shared != null) {
                 shared.writerParkedVolatile(SharedRing.AWAKE);
             }
-            peer.engine().metricWriterBlockedNanos(System.nanoTime() - start);
+        }
+
+        @Override
+        public long sleepNanos(long remaining) {
+            return agent ? Math.min(ChannelEngine.AGENT_SLEEP_NANOS, remaining) : remaining;
+        }
+
+        @Override
+        public String waiter() {
+            return "blocked writer to '" + peer.name() + "'";
         }
     }
 
@@ -502,20 +501,20 @@ public final class ChannelWriter implements Notifier.Notifiable {
      */
     private void publish(long to) {
         long taken = shared.publishHead(to);
-        peer.engine().metricWritesPosted(1);
+        peer.engine().counters.writesPosted(1);
         int parked = SharedRing.kind(taken);
         if (parked == SharedRing.AWAKE) {
             return;
         }
         if (parked == SharedRing.PARKED_FUTEX && Sleeper.futexes()) {
             SharedRing.wakeByFutex(parked, shared.readerParkedAddress());
-            peer.engine().metricFutexWake();
+            peer.engine().counters.futexWake();
         } else if (parked == SharedRing.PARKED_BELL && peer.connection().ringBell(SharedRing.bellSlot(taken))) {
-            peer.engine().metricBellWake();
+            peer.engine().counters.bellWake();
         } else {
             pendingData.set(to);
             peer.notifier().mark(this);
-            peer.engine().metricDoorbellWake();
+            peer.engine().counters.doorbellWake();
         }
     }
 
@@ -546,7 +545,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
                 last.immediate(ImmediateDescriptor.encode(index, len));
             }
             check(peer.connection().post(last));
-            peer.engine().metricWritesPosted(firstLen < len ? 2 : 1);
+            peer.engine().counters.writesPosted(firstLen < len ? 2 : 1);
         } catch (RdmxException e) {
             peer.fail(e);
             return;
@@ -650,7 +649,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
     }
 
     void wake() {
-        sleeper.wake();
+        wait.wake();
     }
 
     /**
@@ -661,7 +660,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
     private long parkValue() {
         long v = parkValue;
         if (v == 0) {
-            int slot = sleeper.bell(peer.connection());
+            int slot = wait.sleeper().bell(peer.connection());
             v = Sleeper.futexes() ? SharedRing.PARKED_FUTEX
                 : slot >= 0 ? SharedRing.bellValue(slot) : SharedRing.PARKED_DOORBELL;
             parkValue = v;
@@ -671,7 +670,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
 
     /** Closes the sleeper's bells (the peer or the engine closed). Any thread. */
     void closeSleeper() {
-        sleeper.close();
+        wait.sleeper().close();
     }
 
     @Override

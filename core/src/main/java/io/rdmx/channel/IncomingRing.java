@@ -142,15 +142,15 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
             }
             if (parked == SharedRing.PARKED_FUTEX && Sleeper.futexes()) {
                 SharedRing.wakeByFutex(parked, shared.writerParkedAddress());
-                peer.engine().metricFutexWake();
+                peer.engine().counters.futexWake();
             } else if (parked == SharedRing.PARKED_BELL
                 && peer.connection().ringBell(SharedRing.bellSlot(taken))) {
-                peer.engine().metricBellWake();
+                peer.engine().counters.bellWake();
             } else {
                 pendingCredit.set(t);
                 peer.notifier().mark(this);
                 if (shared != null) {
-                    peer.engine().metricDoorbellWake();
+                    peer.engine().counters.doorbellWake();
                 }
             }
         }

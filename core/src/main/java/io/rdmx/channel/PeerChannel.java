@@ -351,7 +351,7 @@ public final class PeerChannel {
     }
 
     private void onRecv(int slotId, int byteLength, int immediate, boolean hasImmediate) {
-        engine.metricNotificationReceived();
+        engine.counters.notificationReceived();
         try {
             if (hasImmediate) {
                 onImmediate(immediate);
@@ -442,7 +442,7 @@ public final class PeerChannel {
 
         @Override
         public void sent() {
-            engine.metricNotificationSent();
+            engine.counters.notificationSent();
         }
     }
 

@@ -24,7 +24,7 @@ final class RingSet {
     /** The writers, once the peer's REGION came: published to writer threads by the channel's ready future. */
     private volatile ChannelWriter[] out;
 
-    /** Ring memory reserved for this peer in its engine ({@link ChannelEngine#reserveRingMemory}). */
+    /** Ring memory reserved for this peer in its engine ({@link RingMemory#reserve}). */
     private final long reserved;
     /** Set once {@link #release} gave {@link #reserved} back. */
     private boolean memoryReturned;
@@ -55,12 +55,12 @@ final class RingSet {
                 + workers + " here and ringCapacity=" + capacity + " its rings need " + bytes + " bytes, beyond "
                 + ChannelConfig.MAX_PEER_MEMORY_PROP + "=" + cfg.maxPeerMemory());
         }
-        engine.reserveRingMemory(peer.name(), bytes);
+        engine.ringMemory.reserve(peer.name(), bytes);
         try {
             // granted to this peer alone: its key is honoured on this connection only and never listed at setup
             this.pair = peer.connection().register(layout.regionLength(), Access.ALL);
         } catch (RdmxException | RuntimeException | OutOfMemoryError e) {
-            engine.releaseRingMemory(bytes);
+            engine.ringMemory.release(bytes);
             if (e instanceof OutOfMemoryError) {
                 // direct memory ran out: this peer fails, the node and its other peers go on
                 throw new RdmxException("cannot allocate " + bytes + " bytes of rings for peer '" + peer.name()
@@ -295,7 +295,7 @@ final class RingSet {
         PeerChannel.releaseQuietly(pair);
         if (!memoryReturned) {
             memoryReturned = true;
-            peer.engine().releaseRingMemory(reserved);
+            peer.engine().ringMemory.release(reserved);
         }
     }
 }

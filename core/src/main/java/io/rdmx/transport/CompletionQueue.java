@@ -32,4 +32,32 @@ public interface CompletionQueue {
 
     /** @return completions waiting to be drained */
     int size();
+
+    /**
+     * Whether {@link #kick} ends a wait: a consumer that sleeps long when idle (a channel engine's network thread)
+     * relies on it to be woken for work that brings no completion.
+     *
+     * @return true if this queue's {@link #kick} ends the current (or next) {@link #await}
+     */
+    default boolean kicks() {
+        return false;
+    }
+
+    /**
+     * Ends the current {@link #await} now (or the next one at once) with whatever is there, 0 completions if none.
+     * Any thread. Does nothing where {@link #kicks} is false.
+     */
+    default void kick() {
+    }
+
+    /**
+     * Makes a thread always sleep in {@link #await} rather than read the node's input itself (leader/follower
+     * input, where the provider offers it): for a consumer whose queue mostly takes completions added by other
+     * threads, each of which would end its wait on the input and hand the input back to the I/O thread (two
+     * wake-ups where a sleeper's wake is one). Does nothing where the queue has no such input.
+     *
+     * @param t the thread, or null for none
+     */
+    default void neverFollow(Thread t) {
+    }
 }

@@ -1,5 +1,6 @@
 package io.rdmx.spark;
 
+import io.rdmx.transport.internal.SystemProperties;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.function.UnaryOperator;
@@ -89,40 +90,7 @@ public final class RdmxShuffleConf {
 
     private static long longValue(UnaryOperator<String> get, String key, long def, long min, long max) {
         String v = get.apply(key);
-        if (v == null) {
-            return def;
-        }
-        long x;
-        try {
-            x = parseBytes(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(key + "=" + v + " is not a number", e);
-        }
-        if (x < min || x > max) {
-            throw new IllegalArgumentException(key + "=" + v + " out of range [" + min + ", " + max + "]");
-        }
-        return x;
-    }
-
-    /** A number with an optional binary suffix: k, m, g (KiB, MiB, GiB). */
-    static long parseBytes(String v) {
-        String s = v.toLowerCase(Locale.ROOT);
-        int shift = 0;
-        if (s.endsWith("k")) {
-            shift = 10;
-        } else if (s.endsWith("m")) {
-            shift = 20;
-        } else if (s.endsWith("g")) {
-            shift = 30;
-        }
-        if (shift != 0) {
-            s = s.substring(0, s.length() - 1);
-        }
-        long n = Long.parseLong(s);
-        if (n > (Long.MAX_VALUE >> shift) || n < 0 && shift != 0) {
-            throw new NumberFormatException("overflow: " + v);
-        }
-        return n << shift;
+        return v == null ? def : SystemProperties.size(key, v, min, max);
     }
 
     /** @return {@code auto} or a provider name */

@@ -4,7 +4,6 @@ import io.rdmx.transport.Completion;
 import io.rdmx.transport.CompletionHandler;
 import io.rdmx.transport.CompletionQueue;
 import io.rdmx.transport.RdmxException;
-import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -14,24 +13,23 @@ import org.jctools.queues.MpscUnboundedXaddArrayQueue;
  * A completion queue: many producers (I/O and posting threads), one consumer at a time. Its length is bounded
  * by the posting limits (each completion stands for a request counted against a send or receive queue depth).
  *
- * <p>The completion channel: a waiter arms its {@link Sleeper} (a volatile store, a full fence) and re-checks the
- * queue; a producer offers and wakes the sleeper (a full fence, then a wake only if it is armed). Either the
- * waiter sees the completion or the producer sees the waiter, so no wake-up is lost. The same sleeper as the
+ * <p>The completion channel: the waiter runs the one {@link WaitLoop}; a producer offers and then wakes it (a full
+ * fence, then a wake only if the waiter published that it sleeps or reads the input). The same sleeper as the
  * channel layer's readers and writers: a futex where there are futexes, else a park.
  *
  * <p>Leader/follower input ({@link #followInput}): where the node's input comes from one connection whose
- * provider lets a waiting thread read it (shm and tcp on the selector engine), a waiter about to sleep publishes
- * that input ({@link InputFollower#begin}, then a full fence), polls once more, and then reads the socket itself:
- * the frame is decoded and the completion added on the waiting thread, with no I/O thread woken on the way in and
- * no hand-off. A producer that adds a completion from another thread ends that wait ({@link InputFollower#wake},
- * after the sleeper's full fence); either the waiter's re-check sees the completion or the producer sees the
- * published input (jcstress {@code CompletionQueueFollowerTest}). Several connections, none, a connection that
- * delivers inline, or one whose input another thread reads now: the waiter sleeps as above.
+ * provider lets a waiting thread read it (shm and tcp on the selector engine), the waiter reads the socket itself
+ * rather than sleep: the frame is decoded and the completion added on the waiting thread, with no I/O thread
+ * woken on the way in and no hand-off. A producer that adds a completion from another thread ends that wait (the
+ * loop's hand-off, jcstress {@code WaitLoopFollowTest} and {@code WaitLoopFollowWakeTest}). Several connections, none, a connection that delivers inline, or one whose
+ * input another thread reads now: the waiter sleeps.
  */
 public final class CompletionQueueImpl implements CompletionQueue {
     /** System property: polls (with {@code Thread.onSpinWait}) before an {@link #await} parks; 0 parks at once. */
     public static final String SPINS_PROP = "rdmx.cq.spinsBeforePark";
     private static final int SPINS = Integer.getInteger(SPINS_PROP, 0);
+    /** A spinning waiter reads the followable input once per this many spins plus one. */
+    private static final int SPINS_PER_INPUT_LOOK = 31;
     /**
      * System property: whether a waiter reads the node's single connection's input itself
      * ({@link #followInput}; shm, and tcp on its selector engine), instead of sleeping until the provider's I/O
@@ -45,9 +43,8 @@ public final class CompletionQueueImpl implements CompletionQueue {
     private final int spinsBeforePark;
     private final MpscUnboundedXaddArrayQueue<Completion> queue = new MpscUnboundedXaddArrayQueue<>(1024);
     private final AtomicReference<Thread> consumer = new AtomicReference<>();
-    private final Sleeper sleeper = new Sleeper(this);
-    /** Leader/follower: the waiter reads the node's single connection's input itself. */
-    private final InputFollower follower = new InputFollower();
+    /** The waiter's loop: its sleeper, and leader/follower on the node's single connection's input. */
+    private final WaitLoop wait = new WaitLoop(this);
     /** Set by {@link #kick}: the waiter returns at its next look. */
     private volatile boolean kicked;
     /** The input a waiter may read itself now (null: none, or several connections), or null: never. */
@@ -81,11 +78,7 @@ public final class CompletionQueueImpl implements CompletionQueue {
      * @throws IllegalArgumentException naming the property and its value if it is neither true nor false
      */
     public static boolean followerReads() {
-        String v = System.getProperty(FOLLOWER_READS_PROP, Boolean.toString(FOLLOWER_READS_DEFAULT)).trim();
-        if (!v.equalsIgnoreCase("true") && !v.equalsIgnoreCase("false")) {
-            throw new IllegalArgumentException(FOLLOWER_READS_PROP + "=" + v + " must be true or false");
-        }
-        return Boolean.parseBoolean(v);
+        return SystemProperties.bool(FOLLOWER_READS_PROP, FOLLOWER_READS_DEFAULT);
     }
 
     /**
@@ -108,6 +101,7 @@ public final class CompletionQueueImpl implements CompletionQueue {
      *
      * @param t the thread, or null for none
      */
+    @Override
     public void neverFollow(Thread t) {
         this.neverFollows = t;
     }
@@ -121,8 +115,7 @@ public final class CompletionQueueImpl implements CompletionQueue {
      */
     public void add(Completion c) {
         queue.offer(c);
-        sleeper.wake();
-        follower.wake();
+        wait.wake();
     }
 
     @Override
@@ -151,11 +144,10 @@ public final class CompletionQueueImpl implements CompletionQueue {
         }
     }
 
-    /** A spinning waiter's look at the followable input, if any: true if it read something. */
-    private boolean spinLook() {
+    /** @return the input this thread may read itself now (leader/follower), or null */
+    private InputFollower.Input followable() {
         Supplier<InputFollower.Input> src = inputs;
-        InputFollower.Input in = src == null || Thread.currentThread() == neverFollows ? null : src.get();
-        return in != null && in.awaitInput(0) > 0;
+        return src == null || Thread.currentThread() == neverFollows ? null : src.get();
     }
 
     @Override
@@ -165,113 +157,69 @@ public final class CompletionQueueImpl implements CompletionQueue {
         if (n > 0) {
             return n;
         }
-        long deadline = System.nanoTime() + unit.toNanos(timeout);
-        int spins = spinsBeforePark;
-        try {
-            // Spinning and parking share one loop, and it ends on the clock, not on a spin counter (as
-            // ChannelWriter.claim): a loop that ends on an int counter is a counted loop to C2, which may compile
-            // it without a safepoint poll, so a long spin would hold every other thread of the JVM at a safepoint;
-            // and every spin checks the timeout and close (and reads the queue without claiming the consumer).
-            do {
-                n = queue.isEmpty() ? 0 : poll(handler, max);
-                if (n > 0) {
-                    return n;
-                }
-                if (closed) {
-                    throw new RdmxException("completion queue of node '" + owner + "' is closed");
-                }
-                if (kicked) {
-                    kicked = false;
-                    return 0;
-                }
-                if (spins > 0) {
-                    spins--;
-                    if ((spins & 31) == 0 && spinLook()) {
-                        continue; // read the single connection's socket itself (followers may hold its input)
-                    }
-                    Thread.onSpinWait();
-                    continue;
-                }
-                Supplier<InputFollower.Input> src = inputs;
-                InputFollower.Input in = src == null || Thread.currentThread() == neverFollows ? null : src.get();
-                if (in != null) {
-                    // leader/follower: read the connection's input on this thread rather than sleep until the I/O
-                    // thread read it and woke this one. Published before the re-check (a full fence, as arm()):
-                    // add() offers, fences, then reads it and ends the wait
-                    int r;
-                    try {
-                        n = publishAndPoll(in, handler, max);
-                        if (n > 0) {
-                            return n;
-                        }
-                        if (closed) {
-                            throw new RdmxException("completion queue of node '" + owner + "' is closed");
-                        }
-                        r = follower.await(deadline - System.nanoTime());
-                    } finally {
-                        follower.end();
-                    }
-                    if (r >= 0) {
-                        if (Thread.interrupted()) {
-                            throw new InterruptedException("await on completion queue of node '" + owner + "'");
-                        }
-                        continue;
-                    }
-                }
-                // arm the sleeper, then poll once more before sleeping: add() offers, fences, reads the sleeper
-                sleeper.arm();
-                n = poll(handler, max);
-                if (n > 0) {
-                    return n;
-                }
-                if (closed) {
-                    throw new RdmxException("completion queue of node '" + owner + "' is closed");
-                }
-                if (kicked) {
-                    kicked = false;
-                    return 0;
-                }
-                sleeper.sleep(deadline - System.nanoTime());
-                if (Thread.interrupted()) {
-                    throw new InterruptedException("await on completion queue of node '" + owner + "'");
-                }
-            } while (System.nanoTime() - deadline < 0);
-            n = poll(handler, max);
-            if (n == 0 && closed) {
-                throw new RdmxException("completion queue of node '" + owner + "' is closed");
-            }
-            return n;
-        } finally {
-            sleeper.disarm();
-        }
+        n = wait.await(new Wait(handler, max), System.nanoTime() + unit.toNanos(timeout), spinsBeforePark,
+            SPINS_PER_INPUT_LOOK);
+        return n == WaitLoop.NOT_YET ? 0 : n;
     }
 
     /**
-     * Waiter, leader/follower, before it waits on the input: publishes the input ({@link InputFollower#begin},
-     * then a full fence), then polls once more. {@link #add} offers, fences, then reads the published input and
-     * ends the wait: either this poll sees the completion or that wake-up comes. The caller always ends with
-     * {@code follower.end()}. Part of {@link #await}; public for the jcstress test of this hand-off
-     * ({@code CompletionQueueFollowerHandOffTest}), not for callers.
-     *
-     * @param in the input the waiter will read
-     * @param handler receives each completion
-     * @param max the most completions
-     * @return completions handled
+     * One {@link #await} (allocated per await that waits, not per poll: the queue's consumer may change between
+     * awaits, and a second consumer's handler must never reach the first's wait).
      */
-    public int publishAndPoll(InputFollower.Input in, CompletionHandler handler, int max) {
-        follower.begin(in);
-        VarHandle.fullFence();
-        return poll(handler, max);
+    private final class Wait implements WaitLoop.Waiting<RdmxException> {
+        private final CompletionHandler handler;
+        private final int max;
+
+        Wait(CompletionHandler handler, int max) {
+            this.handler = handler;
+            this.max = max;
+        }
+
+        @Override
+        public int check() throws RdmxException {
+            int n = queue.isEmpty() ? 0 : poll(handler, max); // a spinning waiter claims the consumer only to drain
+            if (n > 0) {
+                return n;
+            }
+            if (closed) {
+                throw new RdmxException("completion queue of node '" + owner + "' is closed");
+            }
+            if (kicked) {
+                kicked = false;
+                return 0;
+            }
+            return WaitLoop.NOT_YET;
+        }
+
+        @Override
+        public InputFollower.Input spinInput() {
+            return followable(); // followers may hold the single connection's input: read it now and then
+        }
+
+        @Override
+        public InputFollower.Input followInput() {
+            return followable();
+        }
+
+        @Override
+        public String waiter() {
+            return "await on completion queue of node '" + owner + "'";
+        }
     }
 
     /**
      * Ends the current {@link #await} now (or the next one at once) with whatever is there, 0 completions if none:
      * a channel engine's writer wakes the engine's idle network thread this way ({@code EngineIdle}). Any thread.
      */
+    @Override
+    public boolean kicks() {
+        return true;
+    }
+
+    @Override
     public void kick() {
         kicked = true;
-        sleeper.wake();
-        follower.wake();
+        wait.wake();
     }
 
     @Override
@@ -282,7 +230,6 @@ public final class CompletionQueueImpl implements CompletionQueue {
     /** Marks the queue closed and wakes the waiter; remaining completions can still be drained. */
     public void close() {
         closed = true;
-        sleeper.wake();
-        follower.wake();
+        wait.wake();
     }
 }

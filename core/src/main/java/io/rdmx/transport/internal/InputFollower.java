@@ -7,12 +7,12 @@ import io.rdmx.transport.Connection;
  * threads end its wait. The waiter {@link #begin begins} (a volatile store of the input), checks its condition
  * once more, and only then {@link #await awaits}; a waker changes the condition and then {@link #wake wakes},
  * which ends the wait (or the next one at once) if it sees an input published. So either the waiter's re-check
- * sees the change or the waker sees the input: no lost wake-up (jcstress {@code InputFollowerWakeTest},
- * {@code InputFollowerHandOffTest}, and for the completion queue {@code CompletionQueueFollowerTest}). The
- * waiting thread handling its own input needs no wake-up and gets none.
+ * sees the change or the waker sees the input: no lost wake-up (jcstress {@code WaitLoopFollowTest},
+ * {@code WaitLoopFollowWakeTest}). The waiting thread handling its own input needs no wake-up and gets none.
  *
- * <p>Two waiters use it: a channel reader on its sole peer's connection ({@link Input#of}), and the completion
- * queue's waiter on the node's single connection ({@link CompletionQueueImpl}).
+ * <p>The one wait loop ({@link WaitLoop}) runs it for every waiter that reads its input itself: a channel reader
+ * on its sole peer's connection ({@link Input#of}), and the completion queue's waiter on the node's single
+ * connection ({@link CompletionQueueImpl}).
  */
 public final class InputFollower {
     /**

@@ -65,11 +65,7 @@ public final class TcpFabric implements Fabric {
      * @throws IllegalArgumentException naming the property if it is neither true nor false
      */
     static boolean followerReads() {
-        String v = System.getProperty(FOLLOWER_READS_PROP, Boolean.toString(FOLLOWER_READS_DEFAULT)).trim();
-        if (!v.equalsIgnoreCase("true") && !v.equalsIgnoreCase("false")) {
-            throw new IllegalArgumentException(FOLLOWER_READS_PROP + "=" + v + " must be true or false");
-        }
-        return Boolean.parseBoolean(v);
+        return io.rdmx.transport.internal.SystemProperties.bool(FOLLOWER_READS_PROP, FOLLOWER_READS_DEFAULT);
     }
 
     static String formatAddress(SocketAddress bound) {
