@@ -20,8 +20,8 @@ import org.openjdk.jcstress.infra.results.ZZ_Result;
 @Outcome(id = "false, false", expect = Expect.FORBIDDEN, desc = "a follower parked with nobody reading for it")
 @State
 public class ReaderRoleHandOffTest {
-    private final ReaderRole<RpcClient.Pending> role = new ReaderRole<>();
-    private final RpcClient.Pending follower = waiter();
+    private final ReaderRole<PendingCall> role = new ReaderRole<>();
+    private final PendingCall follower = waiter();
 
     /** The leader holds the role when both actors start. */
     public ReaderRoleHandOffTest() {
@@ -50,8 +50,8 @@ public class ReaderRoleHandOffTest {
         r.r2 = role.tryTake();
     }
 
-    /** @return a blocking call's waiter, as {@code RpcClient} queues it (the real follower, not a copy) */
-    private static RpcClient.Pending waiter() {
-        return new RpcClient.Pending("test", false, Long.MAX_VALUE, 0);
+    /** @return a blocking call's waiter, as {@code AnswerReader} queues it (the real follower, not a copy) */
+    private static PendingCall waiter() {
+        return new PendingCall("test", false, Long.MAX_VALUE, 0);
     }
 }

@@ -25,9 +25,9 @@ import org.openjdk.jcstress.infra.results.ZZZ_Result;
 @Outcome(expect = Expect.FORBIDDEN, desc = "the role handed twice, or to nobody while a follower waits")
 @State
 public class ReaderRoleLeaveTest {
-    private final ReaderRole<RpcClient.Pending> role = new ReaderRole<>();
-    private final RpcClient.Pending leaving = waiter();
-    private final RpcClient.Pending next = waiter();
+    private final ReaderRole<PendingCall> role = new ReaderRole<>();
+    private final PendingCall leaving = waiter();
+    private final PendingCall next = waiter();
 
     /** The reader holds the role; the leaving follower is queued first, another behind it. */
     public ReaderRoleLeaveTest() {
@@ -45,13 +45,13 @@ public class ReaderRoleLeaveTest {
      */
     @Actor
     public void reader(ZZZ_Result r) {
-        RpcClient.Pending handed = role.handOff();
+        PendingCall handed = role.handOff();
         r.r1 = handed == leaving;
         r.r3 = handed == next;
     }
 
     /**
-     * The first follower: its call completes and it stops waiting, as {@code RpcClient.await} does.
+     * The first follower: its call completes and it stops waiting, as {@code AnswerReader.await} does.
      *
      * @param r r2: whether it learned that it was handed the role (and so passes it on)
      */
@@ -62,8 +62,8 @@ public class ReaderRoleLeaveTest {
         r.r2 = !leaving.leave();
     }
 
-    /** @return a blocking call's waiter, as {@code RpcClient} queues it (the real follower, not a copy) */
-    private static RpcClient.Pending waiter() {
-        return new RpcClient.Pending("test", false, Long.MAX_VALUE, 0);
+    /** @return a blocking call's waiter, as {@code AnswerReader} queues it (the real follower, not a copy) */
+    private static PendingCall waiter() {
+        return new PendingCall("test", false, Long.MAX_VALUE, 0);
     }
 }

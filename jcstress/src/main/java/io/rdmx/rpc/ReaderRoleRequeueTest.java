@@ -12,7 +12,7 @@ import org.openjdk.jcstress.infra.results.Z_Result;
  * A leaving reader hands the role ({@link ReaderRole#handOff}) to a queued follower, and another caller takes the
  * role at once (the reader's actor does both: two actors, as this 2-CPU machine can schedule), while the follower,
  * awake, finds itself out of the queue, queues itself again ({@link ReaderRole#follow}) and tries the role, as
- * {@code RpcClient.await} does. Whatever the order, a follower that is still queued at the end
+ * {@code AnswerReader.await} does. Whatever the order, a follower that is still queued at the end
  * must be reached by the next hand-off (the arbiter's, standing for whoever holds the role then): a follower queued
  * with the stale state of an earlier hand-off would be passed over and left parked with nobody reading for it.
  */
@@ -22,8 +22,8 @@ import org.openjdk.jcstress.infra.results.Z_Result;
 @Outcome(id = "false", expect = Expect.FORBIDDEN, desc = "queued, and passed over by the next hand-off")
 @State
 public class ReaderRoleRequeueTest {
-    private final ReaderRole<RpcClient.Pending> role = new ReaderRole<>();
-    private final RpcClient.Pending follower = waiter();
+    private final ReaderRole<PendingCall> role = new ReaderRole<>();
+    private final PendingCall follower = waiter();
     private boolean tookIt;
 
     /** The reader holds the role; the follower is queued. */
@@ -61,12 +61,12 @@ public class ReaderRoleRequeueTest {
     @Arbiter
     public void arbiter(Z_Result r) {
         boolean waiting = follower.queued && !tookIt;
-        RpcClient.Pending next = role.handOff();
+        PendingCall next = role.handOff();
         r.r1 = !waiting || next == follower;
     }
 
-    /** @return a blocking call's waiter, as {@code RpcClient} queues it (the real follower, not a copy) */
-    private static RpcClient.Pending waiter() {
-        return new RpcClient.Pending("test", false, Long.MAX_VALUE, 0);
+    /** @return a blocking call's waiter, as {@code AnswerReader} queues it (the real follower, not a copy) */
+    private static PendingCall waiter() {
+        return new PendingCall("test", false, Long.MAX_VALUE, 0);
     }
 }

@@ -20,7 +20,7 @@ import org.openjdk.jcstress.infra.results.ZZZ_Result;
 @Outcome(expect = Expect.FORBIDDEN, desc = "not answered, or not seen answered")
 @State
 public class RpcCallAnswerOnceTest {
-    private final RpcCall call = new RpcCall(null, "peer", null, null, 1, 7L, 0L, 0L, new byte[0], true);
+    private final RpcCall call = new RpcCall(null, "peer", null, null, 1, 7L, 0L, 0L, new byte[0], null);
     private boolean first;
     private boolean second;
 

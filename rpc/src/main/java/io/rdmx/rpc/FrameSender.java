@@ -71,6 +71,15 @@ final class FrameSender {
         }
     }
 
+    /** Takes the writer's lock, waiting up to the deadline. */
+    private static void lock(ChannelWriter w, Lane lock, long deadline) throws RdmxTimeoutException,
+        InterruptedException {
+        if (!lock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+            throw new RdmxTimeoutException("the ring to '" + w.peerName() + "' stayed busy with other messages"
+                + " (lock not free in time)");
+        }
+    }
+
     /** The fragments of a message; {@code sent[0]} (if given): its bytes that went out so far. */
     private static void sendFragments(ChannelWriter w, Lane lock, int kind, int method, long callId, long hi,
                                       long lo, ByteBuffer body, long deadline, int header, int max, int total,
@@ -79,10 +88,7 @@ final class FrameSender {
         do {
             int n = Math.min(max, total - off);
             boolean last = off + n == total;
-            if (!lock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-                throw new RdmxTimeoutException("the ring to '" + w.peerName() + "' stayed busy with other messages"
-                    + " (lock not free in time)");
-            }
+            lock(w, lock, deadline);
             try {
                 sendAborts(w, lock);
                 int at = w.claim(RpcFrameDescriptor.STREAM_ID, header + n, Math.max(0, deadline - System.nanoTime()),
@@ -194,29 +200,47 @@ final class FrameSender {
             send(w, lock, kind, method, callId, hi, lo, materialize(body, w.peerName()), deadline);
             return;
         }
-        if (!lock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-            throw new RdmxTimeoutException("the ring to '" + w.peerName() + "' stayed busy with other messages"
-                + " (lock not free in time)");
-        }
+        lock(w, lock, deadline);
         BodyFailed failed;
         try {
             sendAborts(w, lock);
             int at = w.claim(RpcFrameDescriptor.STREAM_ID, header + n, Math.max(0, deadline - System.nanoTime()),
                 TimeUnit.NANOSECONDS);
-            ByteBuffer b = w.buffer();
-            RpcFrameDescriptor.putHeader(b, at, kind, true, method, callId, n, 0, hi, lo);
-            failed = write(body, b.duplicate().limit(at + header + n).position(at + header), w.peerName(), true);
-            if (failed != null) {
-                zero(b, at + header, n);
-            }
-            w.commit();
-            w.flush();
+            failed = putWhole(w, at, kind, method, callId, hi, lo, null, body);
         } finally {
             lock.unlock();
         }
         if (failed != null) {
             throw failed;
         }
+    }
+
+    /**
+     * Under the writer's lock, the record claimed at {@code at}: a whole message in one fragment, committed and
+     * flushed. A body writer that fails leaves the record zero-filled (it goes out all the same).
+     *
+     * @param buffer the body (remaining bytes; position unchanged), or null if {@code body} writes it
+     * @param body writes the body, or null
+     * @return null, or why the body writer failed
+     */
+    private static BodyFailed putWhole(ChannelWriter w, int at, int kind, int method, long callId, long hi, long lo,
+                                       ByteBuffer buffer, RpcBody body) {
+        int header = RpcFrameDescriptor.headerLength(kind);
+        int n = body != null ? body.length() : buffer.remaining();
+        ByteBuffer b = w.buffer();
+        RpcFrameDescriptor.putHeader(b, at, kind, true, method, callId, n, 0, hi, lo);
+        BodyFailed failed = null;
+        if (body != null) {
+            failed = write(body, b.duplicate().limit(at + header + n).position(at + header), w.peerName(), true);
+            if (failed != null) {
+                zero(b, at + header, n);
+            }
+        } else {
+            b.put(at + header, buffer, buffer.position(), n);
+        }
+        w.commit();
+        w.flush();
+        return failed;
     }
 
     /** Clears the body a failed {@link RpcBody} left half written, so the committed record carries zeros. */
@@ -269,33 +293,7 @@ final class FrameSender {
      * @throws BodyFailed if the body writer failed (its frame went out zero-filled)
      */
     static boolean trySendNow(ChannelWriter w, Lane lock, int kind, int method, long callId, RpcBody body) {
-        int header = RpcFrameDescriptor.headerLength(kind);
-        int n = body.length();
-        if (!lock.tryLock()) {
-            return false;
-        }
-        BodyFailed failed;
-        try {
-            sendAborts(w, lock);
-            int at = w.tryClaim(RpcFrameDescriptor.STREAM_ID, header + n);
-            if (at < 0) {
-                return false;
-            }
-            ByteBuffer b = w.buffer();
-            RpcFrameDescriptor.putHeader(b, at, kind, true, method, callId, n, 0, 0, 0);
-            failed = write(body, b.duplicate().limit(at + header + n).position(at + header), w.peerName(), true);
-            if (failed != null) {
-                zero(b, at + header, n);
-            }
-            w.commit();
-            w.flush();
-        } finally {
-            lock.unlock();
-        }
-        if (failed != null) {
-            throw failed;
-        }
-        return true;
+        return trySendNow(w, lock, kind, method, callId, null, body);
     }
 
     /**
@@ -312,25 +310,30 @@ final class FrameSender {
      */
     static boolean trySendNow(ChannelWriter w, Lane lock, int kind, int method, long callId,
                               ByteBuffer body) {
-        int header = RpcFrameDescriptor.headerLength(kind);
-        int n = body.remaining();
+        return trySendNow(w, lock, kind, method, callId, body, null);
+    }
+
+    /** One of the two above: the body as a buffer, or as a writer. */
+    private static boolean trySendNow(ChannelWriter w, Lane lock, int kind, int method, long callId,
+                                      ByteBuffer buffer, RpcBody body) {
+        int n = body != null ? body.length() : buffer.remaining();
         if (!lock.tryLock()) {
             return false;
         }
+        BodyFailed failed;
         try {
             sendAborts(w, lock);
-            int at = w.tryClaim(RpcFrameDescriptor.STREAM_ID, header + n);
+            int at = w.tryClaim(RpcFrameDescriptor.STREAM_ID, RpcFrameDescriptor.headerLength(kind) + n);
             if (at < 0) {
                 return false;
             }
-            ByteBuffer b = w.buffer();
-            RpcFrameDescriptor.putHeader(b, at, kind, true, method, callId, n, 0, 0, 0);
-            b.put(at + header, body, body.position(), n);
-            w.commit();
-            w.flush();
-            return true;
+            failed = putWhole(w, at, kind, method, callId, 0, 0, buffer, body);
         } finally {
             lock.unlock();
         }
+        if (failed != null) {
+            throw failed;
+        }
+        return true;
     }
 }

@@ -12,21 +12,33 @@ public final class RpcCall implements Runnable {
     private static final AtomicIntegerFieldUpdater<RpcCall> ANSWERED =
         AtomicIntegerFieldUpdater.newUpdater(RpcCall.class, "answered");
 
-    private final RpcServer server;
+    private final Answerer answerer;
     private final String peer;
     private final String callerAddress;
-    private final RpcServer.PeerSlot slot;
+    private final ClientLinks.PeerSlot slot;
     private final int method;
     private final long callId;
     private final long clientHi;
     private final long clientLo;
     private final byte[] body;
-    private final boolean async;
+    private final DispatchTable.Route route;
     private volatile int answered;
 
-    RpcCall(RpcServer server, String peer, String callerAddress, RpcServer.PeerSlot slot, int method, long callId,
-            long clientHi, long clientLo, byte[] body, boolean async) {
-        this.server = server;
+    /**
+     * @param answerer where its answer goes
+     * @param peer the calling node's name
+     * @param callerAddress where the caller really is ({@link #callerAddress()}), or null
+     * @param slot the connection the request came on, or null if its client was not registered yet
+     * @param method the method
+     * @param callId the call id
+     * @param clientHi client id, first 8 bytes
+     * @param clientLo client id, last 8 bytes
+     * @param body the request body
+     * @param route the method's route: its handler, and where that runs
+     */
+    RpcCall(Answerer answerer, String peer, String callerAddress, ClientLinks.PeerSlot slot, int method, long callId,
+            long clientHi, long clientLo, byte[] body, DispatchTable.Route route) {
+        this.answerer = answerer;
         this.peer = peer;
         this.callerAddress = callerAddress;
         this.slot = slot;
@@ -35,7 +47,7 @@ public final class RpcCall implements Runnable {
         this.clientHi = clientHi;
         this.clientLo = clientLo;
         this.body = body;
-        this.async = async;
+        this.route = route;
     }
 
     /** @return the method */
@@ -106,7 +118,7 @@ public final class RpcCall implements Runnable {
      */
     public boolean respond(ByteBuffer response) {
         claimAnswer();
-        return server.answer(this, RpcFrameDescriptor.KIND_RESPONSE, response);
+        return answerer.answer(this, RpcFrameDescriptor.KIND_RESPONSE, response, null);
     }
 
     /**
@@ -126,7 +138,7 @@ public final class RpcCall implements Runnable {
                 + response.length());
         }
         claimAnswer();
-        return server.answer(this, response);
+        return answerer.answer(this, RpcFrameDescriptor.KIND_RESPONSE, null, response);
     }
 
     /**
@@ -139,7 +151,7 @@ public final class RpcCall implements Runnable {
      */
     public boolean respondError(String className, String message) {
         claimAnswer();
-        return server.answerError(this, className, message);
+        return answerer.answerError(this, className, message);
     }
 
     /** @return true once {@link #respond} or {@link #respondError} was called (or the server answered for it) */
@@ -148,13 +160,18 @@ public final class RpcCall implements Runnable {
     }
 
     /** @return the connection the request came on, or null if its client was not registered yet */
-    RpcServer.PeerSlot slot() {
+    ClientLinks.PeerSlot slot() {
         return slot;
     }
 
-    /** @return true if the call goes to an {@link RpcAsyncHandler} */
-    boolean async() {
-        return async;
+    /** @return the method's route: its handler, and where that runs */
+    DispatchTable.Route route() {
+        return route;
+    }
+
+    /** @return where the call's answer goes */
+    Answerer answerer() {
+        return answerer;
     }
 
     /** Takes the one answer of the call. */
@@ -173,7 +190,7 @@ public final class RpcCall implements Runnable {
     /** Handler thread: serves the call and sends the answer. */
     @Override
     public void run() {
-        server.serve(this);
+        route.serve(this);
     }
 
     @Override

@@ -40,7 +40,6 @@ import org.apache.hadoop.net.NetUtils;
 import org.apache.hadoop.security.SaslRpcServer.AuthMethod;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.thirdparty.protobuf.CodedInputStream;
-import org.apache.hadoop.thirdparty.protobuf.CodedOutputStream;
 import org.apache.hadoop.thirdparty.protobuf.Message;
 import org.apache.hadoop.thirdparty.protobuf.ServiceException;
 import org.apache.hadoop.util.ProtoUtil;
@@ -357,33 +356,7 @@ final class RdmxInvoker implements RpcInvocationHandler {
      */
     static RpcBody requestBody(byte[] prefix, Message header, Message requestHeader, Message request)
         throws IOException {
-        int hs = header.getSerializedSize();
-        int rs = requestHeader.getSerializedSize();
-        int ms = request.getSerializedSize();
-        long total = (long) prefix.length + CodedOutputStream.computeUInt32SizeNoTag(hs) + hs
-            + CodedOutputStream.computeUInt32SizeNoTag(rs) + rs + CodedOutputStream.computeUInt32SizeNoTag(ms) + ms;
-        if (total > Integer.MAX_VALUE - 16) {
-            throw new IOException("request of " + total + " bytes is too large");
-        }
-        return new RpcBody() {
-            @Override
-            public int length() {
-                return (int) total;
-            }
-
-            @Override
-            public void writeTo(ByteBuffer dst) throws IOException {
-                dst.put(prefix);
-                CodedOutputStream out = CodedOutputStream.newInstance(dst);
-                out.writeUInt32NoTag(hs);
-                header.writeTo(out);
-                out.writeUInt32NoTag(rs);
-                requestHeader.writeTo(out);
-                out.writeUInt32NoTag(ms);
-                request.writeTo(out);
-                out.flush();
-            }
-        };
+        return DelimitedBody.of("request", prefix, header, requestHeader, request);
     }
 
     private IOException wrap(Endpoints.Endpoint ep, IOException e) {

@@ -1,6 +1,7 @@
 package org.apache.hadoop.ipc;
 
 import io.rdmx.rpc.RpcBody;
+import io.rdmx.rpc.hadoop.DelimitedBody;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -15,7 +16,6 @@ import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.authorize.AuthorizationException;
 import org.apache.hadoop.security.authorize.ProxyUsers;
 import org.apache.hadoop.security.authorize.ServiceAuthorizationManager;
-import org.apache.hadoop.thirdparty.protobuf.CodedOutputStream;
 import org.apache.hadoop.thirdparty.protobuf.Message;
 
 /**
@@ -26,6 +26,9 @@ import org.apache.hadoop.thirdparty.protobuf.Message;
  * writes a response the way the server's responder frames it (without the 4-byte length).
  */
 public final class RdmxIpcBridge {
+    /** A response body has no prefix before its messages. */
+    private static final byte[] NO_PREFIX = new byte[0];
+
     /**
      * Takes Hadoop's TCP client for a socket factory from the cache {@code ProtobufRpcEngine2}'s proxies take
      * theirs from (its private {@code CLIENTS}), counted: while it is held, every TCP proxy of that factory uses
@@ -208,31 +211,7 @@ public final class RdmxIpcBridge {
             };
         }
         Message m = value == null ? null : ((RpcWritable.ProtobufWrapper) value).getMessage();
-        int hs = header.getSerializedSize();
-        int ms = m == null ? 0 : m.getSerializedSize();
-        long total = (long) CodedOutputStream.computeUInt32SizeNoTag(hs) + hs
-            + (m == null ? 0 : CodedOutputStream.computeUInt32SizeNoTag(ms) + ms);
-        if (total > Integer.MAX_VALUE - 16) {
-            throw new IOException("response of " + total + " bytes is too large");
-        }
-        return new RpcBody() {
-            @Override
-            public int length() {
-                return (int) total;
-            }
-
-            @Override
-            public void writeTo(ByteBuffer dst) throws IOException {
-                CodedOutputStream out = CodedOutputStream.newInstance(dst);
-                out.writeUInt32NoTag(hs);
-                header.writeTo(out);
-                if (m != null) {
-                    out.writeUInt32NoTag(ms);
-                    m.writeTo(out);
-                }
-                out.flush();
-            }
-        };
+        return DelimitedBody.of("response", NO_PREFIX, header, m, null);
     }
 
     /**
