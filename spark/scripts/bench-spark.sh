@@ -7,6 +7,8 @@
 # times, shuffle stage times, fetch wait and executor CPU. Then `benchmarks.jar spark-report` writes
 # bench/results/spark.json and spark.svg. Expects the build (scripts/rdmx builds it first).
 # RDMX_SPARK_CONF="k=v k=v": more --conf settings for both managers' runs (spark.rdmx.* is read by rdmx's only).
+# Each round also runs both managers with spark.authenticate=true (default-auth, rdmx-auth; a fresh secret in a
+# 0600 properties file, off the command line); RDMX_SPARK_AUTH=0 leaves these runs out.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -17,6 +19,8 @@ PAIRS=20000000
 ROUNDS="${RDMX_SPARK_ROUNDS:-2}"
 case "$ROUNDS" in ''|*[!0-9]*|0) echo "bench spark: RDMX_SPARK_ROUNDS=$ROUNDS must be a whole number >= 1" >&2; exit 2 ;; esac
 PARTITIONS=8
+AUTH="${RDMX_SPARK_AUTH:-1}"
+case "$AUTH" in 0|1) ;; *) echo "bench spark: RDMX_SPARK_AUTH=$AUTH must be 0 or 1" >&2; exit 2 ;; esac
 for a in "$@"; do
   case "$a" in
     --quick) QUICK="--quick"; PAIRS=2000000 ;;
@@ -38,9 +42,16 @@ mkdir -p "$WORK/local"
 (cd "$ROOT/spark/target/test-classes" && "$JAVA_HOME/bin/jar" cf "$WORK/jobs.jar" io/rdmx/spark/it)
 TIME=()
 if [ -x /usr/bin/time ]; then TIME=(/usr/bin/time -f "time %e %U %S %w %c"); fi
-run() {  # run <manager> <round>
+if [ "$AUTH" = 1 ]; then
+  # the authenticated runs' settings: spark.authenticate with the application's secret (rdmx's block servers and
+  # fetch clients take it from Spark's SecurityManager), from a file only this user can read
+  (umask 077 && printf 'spark.authenticate=true\nspark.authenticate.secret=%s\n' \
+    "$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')" > "$WORK/auth.properties")
+fi
+run() {  # run <manager> <round>; manager: default, rdmx, default-auth or rdmx-auth
   local mgr=$1 round=$2 extra=()
-  [ "$mgr" = rdmx ] && extra=(--conf spark.shuffle.manager=io.rdmx.spark.RdmxShuffleManager)
+  case "$mgr" in rdmx*) extra=(--conf spark.shuffle.manager=io.rdmx.spark.RdmxShuffleManager) ;; esac
+  case "$mgr" in *-auth) extra+=(--properties-file "$WORK/auth.properties") ;; esac
   for kv in ${RDMX_SPARK_CONF:-}; do extra+=(--conf "$kv"); done
   echo "bench spark: round $round, $mgr shuffle, $PAIRS pairs..." >&2
   echo "load-$mgr-$round $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?)" >> "$WORK/load"
@@ -53,10 +64,16 @@ run() {  # run <manager> <round>
     "$PAIRS" "$PARTITIONS" > "$WORK/$mgr-$round.log" 2>&1 \
     || { echo "bench spark: $mgr run failed; see $WORK/$mgr-$round.log" >&2; tail -30 "$WORK/$mgr-$round.log" >&2; exit 1; }
 }
+MANAGERS=(default rdmx)
+[ "$AUTH" = 1 ] && MANAGERS+=(default-auth rdmx-auth)
 for round in $(seq 1 "$ROUNDS"); do
-  if [ $((round % 2)) = 1 ]; then run default "$round"; run rdmx "$round"; else run rdmx "$round"; run default "$round"; fi
+  # odd rounds in this order, even rounds in the reverse one
+  order=("${MANAGERS[@]}")
+  if [ $((round % 2)) = 0 ]; then order=(); for m in "${MANAGERS[@]}"; do order=("$m" "${order[@]}"); done; fi
+  for m in "${order[@]}"; do run "$m" "$round"; done
 done
 echo "pairs $PAIRS" > "$WORK/params"
+echo "managers ${MANAGERS[*]}" >> "$WORK/params"
 cat "$WORK/load" >> "$WORK/params"
 echo "partitions $PARTITIONS" >> "$WORK/params"
 echo "rounds $ROUNDS" >> "$WORK/params"

@@ -3,6 +3,7 @@ package io.rdmx.bench.rpc;
 import java.util.Collections;
 import java.util.Map;
 import org.apache.hadoop.ipc.ProtocolInfo;
+import org.apache.hadoop.security.KerberosInfo;
 import org.apache.hadoop.thirdparty.protobuf.AbstractMessage;
 import org.apache.hadoop.thirdparty.protobuf.AbstractParser;
 import org.apache.hadoop.thirdparty.protobuf.BlockingService;
@@ -72,6 +73,7 @@ public final class BytesEcho {
 
     /** The protocol interface a Hadoop proxy implements (as a generated {@code BlockingInterface} would be). */
     @ProtocolInfo(protocolName = "io.rdmx.bench.BytesEchoService", protocolVersion = 1)
+    @KerberosInfo(serverPrincipal = RpcBench.SERVER_PRINCIPAL_KEY) // Kerberos rows: the server principal key
     public interface Protocol {
         /**
          * @param controller unused (null)

@@ -1,8 +1,10 @@
 package io.rdmx.bench.rpc;
 
+import io.rdmx.rpc.hadoop.RdmxRpcEngine;
 import java.net.InetSocketAddress;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -27,7 +29,8 @@ public final class RpcBenchClient {
 
     /**
      * @param args engine class, provider/dispatch, server port, calls per size, sizes (comma list), throughput threads,
-     *     throughput calls per thread, throughput payload, warm-up calls, rounds
+     *     throughput calls per thread, throughput payload, warm-up calls, rounds, payload kinds (comma list), and
+     *     under Kerberos: protection, the server's principal, the caller's principal, the caller's keytab
      * @throws Exception on failure
      */
     public static void main(String[] args) throws Exception {
@@ -41,9 +44,13 @@ public final class RpcBenchClient {
         int tputSize = Integer.parseInt(args[7]);
         int warmupCalls = Integer.parseInt(args[8]);
         int rounds = Integer.parseInt(args[9]);
+        List<String> wanted = List.of(args[10].split(","));
+        if (args.length > 11) {
+            RpcKdc.login(RpcBench.kerberos(conf, args[11], args[12]), args[13], args[14]);
+        }
         TestRpcBase.TestRpcService strings = RPC.getProxy(TestRpcBase.TestRpcService.class, 1, addr, conf);
         BytesEcho.Protocol bytes = RPC.getProxy(BytesEcho.Protocol.class, 1, addr, conf);
-        Echo[] kinds = {new Echo("bytes", size -> {
+        Echo[] every = {new Echo("bytes", size -> {
             byte[] p = new byte[size];
             new java.util.Random(size).nextBytes(p);
             BytesEcho.BytesProto req = BytesEcho.BytesProto.of(ByteString.copyFrom(p));
@@ -58,6 +65,7 @@ public final class RpcBenchClient {
             }
             return () -> strings.echo(null, req).getMessage().length();
         })};
+        Echo[] kinds = Arrays.stream(every).filter(k -> wanted.contains(k.name)).toArray(Echo[]::new);
         // JIT warm-up before anything is measured: quick mode's 1 000 warm-up calls per size leave the call path
         // interpreted or at C1 (C2 compiles after ~10 000 invocations), which made its small-payload figures
         // swing between runs; both payload kinds, small and large, so each size's first calls find compiled code
@@ -116,6 +124,9 @@ public final class RpcBenchClient {
         for (Echo k : kinds) {
             throughput(k, tputSize, threads, perThread);
         }
+        // which path the calls took: the parent refuses a row whose calls did not all take its engine's
+        System.out.println("PATHS " + RdmxRpcEngine.clientCallsOverRdmx() + " " + RdmxRpcEngine.clientCallsOverTcp());
+        System.out.flush();
         RPC.stopProxy(bytes);
         RPC.stopProxy(strings);
         System.exit(0);

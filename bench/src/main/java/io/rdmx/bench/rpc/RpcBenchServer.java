@@ -19,11 +19,15 @@ public final class RpcBenchServer {
     }
 
     /**
-     * @param args engine class, rdmx provider (tcp/shm), Hadoop handler count, dispatch (queue/direct)
+     * @param args engine class, rdmx provider (tcp/shm), Hadoop handler count, dispatch (queue/direct), and under
+     *     Kerberos: protection, the server's principal, its keytab
      * @throws Exception on failure
      */
     public static void main(String[] args) throws Exception {
         Configuration conf = RpcBench.conf(args[0], args[1], args[3]);
+        if (args.length > 4) {
+            RpcKdc.login(RpcBench.kerberos(conf, args[4], args[5]), args[5], args[6]);
+        }
         BlockingService svc = TestProtobufRpcProto.newReflectiveBlockingService(new TestRpcBase.PBServerImpl());
         RPC.Server server = new RPC.Builder(conf).setProtocol(TestRpcBase.TestRpcService.class).setInstance(svc)
             .setBindAddress("127.0.0.1").setPort(0).setNumHandlers(Integer.parseInt(args[2])).build();

@@ -19,10 +19,16 @@ import java.util.TreeMap;
  * {@code spark.json} and {@code spark.svg}. Reads {@code <manager>-<round>.out} (the job's {@code bench {json}}
  * lines: wall time, shuffle stage time, fetch wait, executor CPU of each job) and {@code <manager>-<round>.time}
  * (/usr/bin/time of the whole spark-submit: elapsed, user and system CPU seconds, voluntary and involuntary
- * context switches of driver and executors). With several rounds each figure is the median.
+ * context switches of driver and executors). With several rounds each figure is the median. With the runs of
+ * {@code spark.authenticate=true} ({@code default-auth}, {@code rdmx-auth}; params' {@code managers} names them),
+ * also rdmx against the default shuffle both authenticated, and rdmx authenticated against rdmx without it (the
+ * cost of authentication; issue 38: at most 10%). Each run's output must name its manager and its
+ * {@code authenticate} setting, or the report refuses it.
  */
 public final class SparkReport {
-    private static final List<String> MANAGERS = List.of("default", "rdmx");
+    private static final List<String> PLAIN = List.of("default", "rdmx");
+    private static final List<String> AUTH = List.of("default-auth", "rdmx-auth");
+    private static final String RDMX_MANAGER = "io.rdmx.spark.RdmxShuffleManager";
     private static final List<String> JOBS = List.of("SortBy", "GroupBy");
     private static final List<String> JOB_METRICS = List.of("wallMs", "shuffleStageMs", "readStageMs",
         "fetchWaitMs", "shuffleWriteMs", "taskGcMs", "executorCpuMs", "executorProcessCpuMs",
@@ -49,7 +55,13 @@ public final class SparkReport {
             params.put(line.substring(0, sp), line.substring(sp + 1));
         }
         int rounds = Integer.parseInt(params.get("rounds"));
-        for (String m : MANAGERS) {
+        List<String> managers = List.of(params.getOrDefault("managers", "default rdmx").split(" "));
+        if (!managers.containsAll(PLAIN) || !PLAIN.containsAll(managers) && !managers.containsAll(AUTH)) {
+            throw new IOException("params names the managers " + managers + "; expected " + PLAIN + " and, with"
+                + " authentication, " + AUTH);
+        }
+        boolean auth = managers.containsAll(AUTH);
+        for (String m : managers) {
             for (int r = 1; r <= rounds; r++) {
                 Path out = dir.resolve(m + "-" + r + ".out");
                 boolean any = false;
@@ -69,6 +81,14 @@ public final class SparkReport {
                 }
                 if (!any) {
                     throw new IOException(out + " has no bench lines");
+                }
+                // the run is what its name says: its shuffle manager and its spark.authenticate
+                List<String> lines = Files.readAllLines(out);
+                boolean rdmx = lines.stream().anyMatch(l -> l.equals("shuffleManager=" + RDMX_MANAGER));
+                boolean authenticated = lines.contains("authenticate=true");
+                if (rdmx != m.startsWith("rdmx") || authenticated != m.endsWith("-auth")) {
+                    throw new IOException(out + " ran with " + (rdmx ? "rdmx's" : "another") + " shuffle manager and"
+                        + " spark.authenticate=" + authenticated + ", not as its name " + m + " says");
                 }
                 Path time = dir.resolve(m + "-" + r + ".time");
                 if (Files.exists(time)) {
@@ -116,11 +136,16 @@ public final class SparkReport {
         if (Files.isReadable(loadavg)) {
             report.context("loadAverageAtReport", Files.readString(loadavg).trim());
         }
+        if (auth) {
+            report.context("authenticated runs", "default-auth and rdmx-auth: spark.authenticate=true with"
+                + " spark.authenticate.secret (a fresh random secret per run of the script, in a 0600 properties"
+                + " file); no spark.network.crypto (rdmx's manager refuses it: docs/security.md), same rounds");
+        }
         List<Report.Bar> wall = new ArrayList<>();
         List<Report.Bar> stages = new ArrayList<>();
         List<Report.Bar> wait = new ArrayList<>();
         for (String job : JOBS) {
-            for (String m : MANAGERS) {
+            for (String m : managers) {
                 Map<String, List<Double>> v = jobs.get(m).get(job);
                 for (String k : JOB_METRICS) {
                     if (v.containsKey(k)) {
@@ -128,9 +153,10 @@ public final class SparkReport {
                             k.endsWith("Ms") ? "ms" : "count"));
                     }
                 }
-                wall.add(new Report.Bar(job + " " + m, median(v.get("wallMs")), "default".equals(m)));
-                stages.add(new Report.Bar(job + " " + m, median(v.get("shuffleStageMs")), "default".equals(m)));
-                wait.add(new Report.Bar(job + " " + m, median(v.get("fetchWaitMs")), "default".equals(m)));
+                boolean baseline = m.startsWith("default");
+                wall.add(new Report.Bar(job + " " + m, median(v.get("wallMs")), baseline));
+                stages.add(new Report.Bar(job + " " + m, median(v.get("shuffleStageMs")), baseline));
+                wait.add(new Report.Bar(job + " " + m, median(v.get("fetchWaitMs")), baseline));
             }
             Map<String, List<Double>> r = jobs.get("rdmx").get(job);
             Map<String, List<Double>> d = jobs.get("default").get(job);
@@ -165,10 +191,13 @@ public final class SparkReport {
                     median(r.get("executorContextSwitches")), median(d.get("executorContextSwitches")), "count",
                     null);
             }
+            if (auth) {
+                authenticated(report, job, jobs);
+            }
         }
-        if (procs.containsKey("rdmx") && procs.containsKey("default")) {
+        if (procs.keySet().containsAll(managers)) {
             for (String k : List.of("cpu s", "context switches")) {
-                for (String m : MANAGERS) {
+                for (String m : managers) {
                     report.add(new Report.Result("spark-submit " + k, m, median(procs.get(m).get(k)), 0,
                         k.equals("cpu s") ? "s" : "count"));
                 }
@@ -178,6 +207,38 @@ public final class SparkReport {
         report.panel(new Report.Panel("shuffle stages, lower is better", "ms", stages));
         report.panel(new Report.Panel("shuffle fetch wait, lower is better", "ms", wait));
         report.finish(System.out, results);
+    }
+
+    /**
+     * The authenticated runs' comparisons of one job: rdmx-auth against default-auth (the targets of the runs
+     * without authentication: a secure configuration keeps rdmx's lead), and rdmx-auth against rdmx (what
+     * authentication costs rdmx: at most 10%, i.e. a ratio of at least 1/1.1).
+     */
+    private static void authenticated(Report report, String job, Map<String, Map<String, Map<String,
+        List<Double>>>> jobs) {
+        Map<String, List<Double>> ra = jobs.get("rdmx-auth").get(job);
+        Map<String, List<Double>> da = jobs.get("default-auth").get(job);
+        Map<String, List<Double>> r = jobs.get("rdmx").get(job);
+        String both = job + " authenticated (rdmx-auth vs default-auth): ";
+        report.lowerIsBetter(both + "job wall time", median(ra.get("wallMs")), median(da.get("wallMs")), "ms",
+            ">= 1.0x (never slower)");
+        report.lowerIsBetter(both + "shuffle stages", median(ra.get("shuffleStageMs")),
+            median(da.get("shuffleStageMs")), "ms", ">= 1.2x");
+        report.lowerIsBetter(both + "shuffle fetch wait", Math.max(1, median(ra.get("fetchWaitMs"))),
+            Math.max(1, median(da.get("fetchWaitMs"))), "ms", ">= 2x");
+        report.lowerIsBetter(both + "executor task CPU", median(ra.get("executorCpuMs")),
+            median(da.get("executorCpuMs")), "ms", null);
+        String cost = job + " cost of authentication (rdmx-auth vs rdmx): ";
+        report.lowerIsBetter(cost + "job wall time", median(ra.get("wallMs")), median(r.get("wallMs")), "ms",
+            ">= 0.91x (costs at most 10%)");
+        report.lowerIsBetter(cost + "shuffle stages", median(ra.get("shuffleStageMs")),
+            median(r.get("shuffleStageMs")), "ms", ">= 0.91x (costs at most 10%)");
+        report.lowerIsBetter(cost + "executor task CPU", median(ra.get("executorCpuMs")),
+            median(r.get("executorCpuMs")), "ms", null);
+        if (ra.containsKey("executorProcessCpuMs") && r.containsKey("executorProcessCpuMs")) {
+            report.lowerIsBetter(cost + "executor JVMs CPU (all threads)", median(ra.get("executorProcessCpuMs")),
+                median(r.get("executorProcessCpuMs")), "ms", null);
+        }
     }
 
     static double median(List<Double> v) {
