@@ -7,7 +7,7 @@ import io.rdmx.transport.Node;
 import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
-import io.rdmx.transport.internal.InputFollower;
+import io.rdmx.transport.capability.InputFollowing;
 import io.rdmx.transport.internal.SafeLog;
 import io.rdmx.spi.Platform;
 import java.time.Duration;
@@ -30,7 +30,7 @@ import org.slf4j.event.Level;
  * <p>One network thread per engine sleeps on the node's completion channel, handles completions and
  * notifications, posts the WRITEs that were due while another was in flight, flushes data that waited longer
  * than {@link ChannelConfig#flushInterval()}, and wakes blocked workers. Where a connection delivers its
- * completions inline ({@link Connection#completionHandler}: tcp), its I/O thread does all of that but the
+ * completions inline ({@code InlineCompletions}: tcp), its I/O thread does all of that but the
  * flush scan, and the network thread is not on the path of the data. Worker threads never wait for it:
  * they post their own WRITEs and notifications when nothing is in flight. The engine is the only consumer of
  * the node's completion queue.
@@ -54,8 +54,8 @@ public final class ChannelEngine implements AutoCloseable {
     private final ChannelReader[] readers;
     private final Map<Integer, PeerChannel> peers = new ConcurrentHashMap<>();
     private final Map<Connection, PeerChannel> byConnection = new ConcurrentHashMap<>();
-    /** The connection of the only peer, or null (none, or several): a reader may read its input itself. */
-    private volatile InputFollower.Input solePeer;
+    /** The only peer's leader/follower input, or null (none, several, or not offered): a reader reads it itself. */
+    private volatile InputFollowing solePeer;
     private final AtomicInteger ids = new AtomicInteger();
     /** The network thread, or null without one ({@link ChannelConfig#engineThread()}). */
     private final Thread network;
@@ -243,7 +243,7 @@ public final class ChannelEngine implements AutoCloseable {
     }
 
     /** @return the leader/follower input of this engine's only peer's connection, or null (none yet, or several) */
-    InputFollower.Input solePeer() {
+    InputFollowing solePeer() {
         return solePeer;
     }
 
@@ -282,7 +282,7 @@ public final class ChannelEngine implements AutoCloseable {
             p = new PeerChannel(this, id, c);
             peers.put(id, p);
             byConnection.put(c, p);
-            solePeer = peers.size() == 1 ? InputFollower.Input.of(c) : null;
+            solePeer = peers.size() == 1 ? c.capability(InputFollowing.class).orElse(null) : null;
             try {
                 p.start();
             } catch (ConnectionClosedException e) {
@@ -554,7 +554,7 @@ public final class ChannelEngine implements AutoCloseable {
             counters.forgotten(p.written());
             if (peers.size() == 1) {
                 for (PeerChannel only : peers.values()) {
-                    solePeer = InputFollower.Input.of(only.connection());
+                    solePeer = only.connection().capability(InputFollowing.class).orElse(null);
                 }
             } else {
                 solePeer = null;

@@ -1,6 +1,6 @@
 package io.rdmx.channel;
 
-import io.rdmx.transport.internal.InputFollower;
+import io.rdmx.transport.capability.InputFollowing;
 import io.rdmx.transport.internal.Sleeper;
 import io.rdmx.transport.internal.WaitLoop;
 import io.rdmx.spi.Platform;
@@ -359,13 +359,13 @@ public final class ChannelReader {
          * rings): readers that waited before hold its input (the I/O thread does not read it for a moment).
          */
         @Override
-        public InputFollower.Input spinInput() {
+        public InputFollowing spinInput() {
             return agent ? null : engine.solePeer();
         }
 
         /** Leader/follower: wait on the sole peer's socket and handle its input here, not sleep until woken. */
         @Override
-        public InputFollower.Input followInput() {
+        public InputFollowing followInput() {
             return agent ? null : engine.solePeer();
         }
 

@@ -1,6 +1,6 @@
 package io.rdmx.channel;
 
-import io.rdmx.transport.internal.InputFollower;
+import io.rdmx.transport.capability.InputFollowing;
 import io.rdmx.transport.internal.Sleeper;
 import io.rdmx.transport.internal.WaitLoop;
 import io.rdmx.transport.ConnectionClosedException;
@@ -134,12 +134,12 @@ public final class ChannelWriter implements Notifier.Notifiable {
     /**
      * Holds what is posted to this writer's peer from now until {@link #uncork} (this writer's WRITEs and those of
      * the other writers to the same peer), to hand it to the medium together: one system call on a socket
-     * ({@link io.rdmx.transport.Connection#cork}). Nests; every cork needs its uncork, in a finally block, and
+     * ({@link io.rdmx.transport.capability.Corking}). Nests; every cork needs its uncork, in a finally block, and
      * nothing may wait in between. A thread that flushes several rings to one peer calls it around the flushes.
      */
     public void cork() {
         if (shared == null) {
-            peer.connection().cork(); // a mapped ring posts nothing to hold
+            peer.cork(); // a mapped ring posts nothing to hold
         }
     }
 
@@ -151,7 +151,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
     /** Ends a {@link #cork}: at the last one, what it held goes out now. */
     public void uncork() {
         if (shared == null) {
-            peer.connection().uncork();
+            peer.uncork();
         }
     }
 
@@ -319,14 +319,14 @@ public final class ChannelWriter implements Notifier.Notifiable {
 
         /** The engine's sole peer's socket, which brings the credits: a spinning writer reads it now and then. */
         @Override
-        public InputFollower.Input spinInput() {
+        public InputFollowing spinInput() {
             return agent ? null : peer.engine().solePeer();
         }
 
         /** Hands the sole peer's socket back to the I/O thread if waiting threads hold it: this one will sleep. */
         @Override
         public boolean prepare() {
-            InputFollower.Input sole = spinInput();
+            InputFollowing sole = spinInput();
             return sole != null && sole.releaseInput() > 0;
         }
 
@@ -509,7 +509,7 @@ public final class ChannelWriter implements Notifier.Notifiable {
         if (parked == SharedRing.PARKED_FUTEX && Sleeper.futexes()) {
             SharedRing.wakeByFutex(parked, shared.readerParkedAddress());
             peer.engine().counters.futexWake();
-        } else if (parked == SharedRing.PARKED_BELL && peer.connection().ringBell(SharedRing.bellSlot(taken))) {
+        } else if (parked == SharedRing.PARKED_BELL && peer.ringBell(SharedRing.bellSlot(taken))) {
             peer.engine().counters.bellWake();
         } else {
             pendingData.set(to);
@@ -523,12 +523,11 @@ public final class ChannelWriter implements Notifier.Notifiable {
         int len = (int) (to - from);
         int firstLen = Math.min(len, (int) (mask + 1) - idx);
         // the WRITE(s) and the notification SEND behind them leave together (one system call on a socket)
-        io.rdmx.transport.Connection c = peer.connection();
-        c.cork();
+        peer.cork();
         try {
             postCorked(from, to, idx, len, firstLen);
         } finally {
-            c.uncork();
+            peer.uncork();
         }
     }
 

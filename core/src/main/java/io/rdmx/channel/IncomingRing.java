@@ -143,8 +143,7 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
             if (parked == SharedRing.PARKED_FUTEX && Sleeper.futexes()) {
                 SharedRing.wakeByFutex(parked, shared.writerParkedAddress());
                 peer.engine().counters.futexWake();
-            } else if (parked == SharedRing.PARKED_BELL
-                && peer.connection().ringBell(SharedRing.bellSlot(taken))) {
+            } else if (parked == SharedRing.PARKED_BELL && peer.ringBell(SharedRing.bellSlot(taken))) {
                 peer.engine().counters.bellWake();
             } else {
                 pendingCredit.set(t);

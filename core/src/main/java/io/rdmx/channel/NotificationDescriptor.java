@@ -71,7 +71,7 @@ public final class NotificationDescriptor {
     /** HELLO: offset of the flags (zero from peers that predate them). */
     public static final int HELLO_FLAGS_OFFSET = 20;
     /**
-     * HELLO flag: the sender can map the peer's pair region ({@link io.rdmx.transport.Connection#mapRemote}) and
+     * HELLO flag: the sender can map the peer's pair region ({@code RemoteMapping.mapRemote}) and
      * wants a mapped channel ({@link SharedRing}); the channel is mapped only when both HELLOs carry it.
      */
     public static final int FLAG_MAPPED = 1;

@@ -11,6 +11,9 @@ import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
+import io.rdmx.transport.capability.Bells;
+import io.rdmx.transport.capability.Corking;
+import io.rdmx.transport.capability.InlineCompletions;
 import io.rdmx.transport.internal.AbstractConnection;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -22,9 +25,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@link PeerHandshake} (HELLO with parameters, REGION with the pair region's descriptor, BYE),
  * {@link ControlMessages} (the codec of those messages and of notifications) and {@link RingSet} (all rings of the
  * pair, both directions). Completions are handled on the provider's I/O thread as they happen where the
- * connection delivers them inline ({@link Connection#completionHandler}: shm, tcp, verbs), so a notification wakes the reader
- * from the thread that received it; elsewhere on the network thread, from the node's completion queue. Either way
- * one thread at a time.
+ * connection delivers them inline ({@link InlineCompletions}: tcp, verbs, disni, loopback), so a notification wakes
+ * the reader from the thread that received it; elsewhere on the network thread, from the node's completion queue.
+ * Either way one thread at a time.
  */
 public final class PeerChannel {
     static final int BASE_RECVS = 16;
@@ -34,6 +37,9 @@ public final class PeerChannel {
     private final ChannelEngine engine;
     private final int id;
     private final Connection connection;
+    /** The connection's capabilities the channels' data path uses, looked up once (null where not offered). */
+    private final Corking corking;
+    private final Bells bells;
     private final ChannelConfig cfg;
     private final Region control;
     /** Views of the receive slots, read with absolute gets only by the handling thread: none per message. */
@@ -74,6 +80,8 @@ public final class PeerChannel {
         this.engine = engine;
         this.id = id;
         this.connection = connection;
+        this.corking = connection.capability(Corking.class).orElse(null);
+        this.bells = connection.capability(Bells.class).orElse(null);
         this.cfg = engine.config();
         int slot = NotificationDescriptor.MESSAGE_SLOT;
         this.control = engine.node().register((SEND_SLOTS + BASE_RECVS) * slot, Access.LOCAL_WRITE);
@@ -86,7 +94,11 @@ public final class PeerChannel {
     /** Starts the handshake: posts the receives and sends HELLO. Caller: the thread that opened the peer. */
     void start() throws RdmxException {
         // before the first post: every completion of the connection then comes inline, or every one queued
-        inline = connection.completionHandler(this::onCompletion);
+        InlineCompletions handler = connection.capability(InlineCompletions.class).orElse(null);
+        if (handler != null) {
+            handler.completionHandler(this::onCompletion);
+        }
+        inline = handler != null;
         handshake.sendHello();
         int slot = NotificationDescriptor.MESSAGE_SLOT;
         for (int i = 0; i < BASE_RECVS; i++) {
@@ -235,6 +247,25 @@ public final class PeerChannel {
 
     Connection connection() {
         return connection;
+    }
+
+    /** Corks the connection ({@link Corking#cork}) if it offers corking; else nothing: requests go out as posted. */
+    void cork() {
+        if (corking != null) {
+            corking.cork();
+        }
+    }
+
+    /** Ends a {@link #cork}. */
+    void uncork() {
+        if (corking != null) {
+            corking.uncork();
+        }
+    }
+
+    /** @return true if it rang the peer's sleeper on that bell ({@link Bells#ringBell}); false: wake it otherwise */
+    boolean ringBell(int slot) {
+        return bells != null && bells.ringBell(slot);
     }
 
     /**

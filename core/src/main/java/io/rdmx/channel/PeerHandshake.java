@@ -4,6 +4,7 @@ import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.capability.RemoteMapping;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -53,7 +54,7 @@ final class PeerHandshake {
     }
 
     private boolean wantsMapped() {
-        return cfg.mapped() && peer.connection().canMapRemote();
+        return cfg.mapped() && peer.connection().capability(RemoteMapping.class).isPresent();
     }
 
     /**
@@ -192,7 +193,8 @@ final class PeerHandshake {
         }
         ByteBuffer peerMemory = null;
         if (set.mapped()) {
-            peerMemory = peer.connection().mapRemote(remotePair);
+            RemoteMapping mapping = peer.connection().capability(RemoteMapping.class).orElse(null);
+            peerMemory = mapping == null ? null : mapping.mapRemote(remotePair);
             if (peerMemory == null) {
                 throw new RdmxException("cannot map the pair region of peer '" + name + "' although both sides "
                     + "announced mapped=true");

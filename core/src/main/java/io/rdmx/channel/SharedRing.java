@@ -7,7 +7,7 @@ import java.nio.ByteOrder;
 
 /**
  * The shared words of one ring of a mapped channel, and the hand-offs on them. When both nodes can map each
- * other's memory ({@link io.rdmx.transport.Connection#mapRemote}), the writer claims and commits records directly
+ * other's memory ({@code RemoteMapping.mapRemote}), the writer claims and commits records directly
  * in the reader's ring (in the reader's pair region, mapped by the writer), and positions and sleep flags live
  * in that region too, each on its own cache line pair (128 bytes, so adjacent-line prefetching does not make
  * the two sides share one):
@@ -47,7 +47,7 @@ import java.nio.ByteOrder;
  * system call on its own mapping of it, and no other thread of either process takes part;
  * {@link #PARKED_BELL} with a slot in the high 32 bits ({@link #bellValue}) — a sleeper without futexes (Java 17)
  * that sleeps in its own selector on a bell ({@link io.rdmx.transport.Bell}): the publisher writes a byte to
- * that slot's bell ({@link io.rdmx.transport.Connection#ringBell}), one system call, read by the sleeper itself;
+ * that slot's bell ({@code Bells.ringBell}), one system call, read by the sleeper itself;
  * {@link #PARKED_DOORBELL} — ring its doorbell, a notification SEND that the sleeper's engine turns into a local
  * wake-up (a publisher without futexes does that for a futex sleeper too: the sleeper's own engine wakes it; a
  * publisher that cannot ring a bell does it for a bell sleeper).

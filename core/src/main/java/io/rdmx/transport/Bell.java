@@ -4,9 +4,9 @@ import java.io.IOException;
 import java.nio.channels.SocketChannel;
 
 /**
- * A wake-up line from a peer to one sleeping thread of this process ({@link Connection#openBell}): a socket the
+ * A wake-up line from a peer to one sleeping thread of this process ({@code Bells.openBell}): a socket the
  * sleeper reads itself (in its own {@link java.nio.channels.Selector}), on which the peer writes a byte
- * ({@link Connection#ringBell}) to wake it. No I/O thread, completion queue or network thread between the two:
+ * ({@code Bells.ringBell}) to wake it. No I/O thread, completion queue or network thread between the two:
  * the wake-up of a Java 17 sleeper whose peer shares its memory but no futex with it.
  *
  * <p>Each byte read is one ring (or several merged); the stream ending means the peer closed the bell or died.
@@ -17,7 +17,7 @@ public final class Bell {
 
     /**
      * @param channel the connected socket, non-blocking, read by the sleeper only
-     * @param slot what the peer passes to {@link Connection#ringBell} to write to it (0 or more)
+     * @param slot what the peer passes to {@code Bells.ringBell} to write to it (0 or more)
      */
     public Bell(SocketChannel channel, int slot) {
         if (slot < 0) {

@@ -1,10 +1,17 @@
 package io.rdmx.transport;
 
-import java.nio.ByteBuffer;
+import io.rdmx.transport.capability.Capability;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The one connection (reliable queue pair) between this node and a peer, shared by every thread.
+ *
+ * <p>The public surface is the verbs model: regions, {@link #post}, {@link #prepare}, state. What a provider
+ * offers beyond it for rdmx's own fast paths (a peer's memory mapped here, bells, inline completions,
+ * leader/follower input, corking) is not on this interface: it is reached through the one lookup
+ * {@link #capability(Class)}, which returns one of the small interfaces of {@link io.rdmx.transport.capability}
+ * or empty.
  */
 public interface Connection extends AutoCloseable {
     /** @return the local node */
@@ -90,119 +97,19 @@ public interface Connection extends AutoCloseable {
     PreparedRequest prepare(WorkRequest template);
 
     /**
-     * Optional capability: whether {@link #mapRemote} can map the peer's memory into this process. Providers
-     * whose peers share this host's memory say yes ({@code shm}, {@code loopback}); RDMA and {@code tcp}
-     * providers do not, and their users keep to WRITEs.
+     * A fast-path capability of this connection, if its provider offers it: transport internals that rdmx's own
+     * layers use beside {@link #post} (mapping the peer's memory, bells, inline completions, leader/follower
+     * input, corking; see {@link io.rdmx.transport.capability}), kept off this interface as Netty keeps
+     * {@code Channel.Unsafe} off user code. Look it up once, at setup, and keep it; the lookup may allocate. A
+     * provider that lacks a capability returns empty (the default), and the caller keeps its fallback (WRITEs,
+     * notification messages, the completion queue, sleeping, one write per request). Any thread.
      *
-     * @return true if {@link #mapRemote} returns views
+     * @param type the capability's interface, e.g. {@link io.rdmx.transport.capability.RemoteMapping}
+     * @param <T> the capability
+     * @return the capability, or empty if this connection does not offer it
      */
-    default boolean canMapRemote() {
-        return false;
-    }
-
-    /**
-     * Optional capability: a view, in this process, of the peer's remotely writable region. Stores into it land
-     * in the peer's memory with no work request and no completion; loads see the peer's stores. Ordering between
-     * the two processes is the caller's business (release stores and acquire loads on the view; see
-     * {@code io.rdmx.transport.internal}). The view stays valid (memory nobody reads) after the peer deregisters
-     * the region or dies; the connection's failure is what tells the caller. Any thread.
-     *
-     * @param region the descriptor of one of the peer's remotely writable regions
-     * @return a little-endian view of the whole region (position 0, limit its length), or null if this provider
-     *         cannot map a peer's memory ({@link #canMapRemote()} is false)
-     * @throws RdmxException if the provider maps memory but not this region (names the peer and the key: absent,
-     *                       shorter than the descriptor says, or not trusted)
-     */
-    default ByteBuffer mapRemote(RemoteRegion region) throws RdmxException {
-        return null;
-    }
-
-    /**
-     * Optional capability: opens a {@link Bell}, a line on which the peer wakes one sleeping thread of this process
-     * by writing a byte ({@link #ringBell} on its side, given the bell's {@link Bell#slot()}). Providers whose
-     * peers share this host ({@code shm}) offer it, on connections they authenticated; others return null and
-     * their users keep to notification messages. Setup, not the data path: dials the peer and waits for its
-     * answer (at most the node's handshake timeout). The bell closes with this connection, and when the peer
-     * closes or dies.
-     *
-     * @return the bell, or null if this provider has no bells
-     * @throws RdmxException if the provider has bells but cannot open one now (names the peer)
-     */
-    default Bell openBell() throws RdmxException {
-        return null;
-    }
-
-    /**
-     * Optional capability: wakes the peer's thread that sleeps on the bell with this slot (one non-blocking write
-     * of a byte; a full socket means a wake-up is pending already). Any thread; nothing allocated.
-     *
-     * @param slot the bell's slot, as the peer announced it
-     * @return true if rung; false if this connection has no such bell (the caller wakes the peer another way)
-     */
-    default boolean ringBell(int slot) {
-        return false;
-    }
-
-    /**
-     * Optional capability: delivers this connection's completions to a handler on the thread that produces them
-     * (see {@link InlineCompletionHandler}) instead of the node's {@link CompletionQueue}. Install it before
-     * posting the first request; completions produced before it stay on the queue. A provider that cannot
-     * deliver inline returns false and keeps using the queue (the default), so a caller must drain the queue
-     * either way.
-     *
-     * @param handler the handler, or null to go back to the queue
-     * @return true if the provider delivers to the handler from now on; false if it keeps to the queue
-     */
-    default boolean completionHandler(InlineCompletionHandler handler) {
-        return false;
-    }
-
-    /**
-     * Optional capability, leader/follower input: the calling thread, which waits for something this connection's
-     * input brings, reads the connection's socket and handles what came itself (completions are delivered on this
-     * thread, as on the provider's I/O thread), instead of sleeping until the I/O thread has read it and woken
-     * it. Only while no other thread reads it; the provider's I/O thread does not watch the socket meanwhile.
-     * Returns at once if something was read, else after data came, {@link #wakeInput()}, the peer closed, or the
-     * timeout.
-     *
-     * @param nanos the longest wait; 0 or less reads what is there and returns at once (a spinning waiter's look),
-     *              and only while waiting threads hold the input (else -1: the I/O thread reads it)
-     * @return bytes read and handled (0: nothing within the wait, or woken), or -1 if the provider does not offer
-     *         this or another thread reads the socket now (then the caller sleeps as usual)
-     */
-    default int awaitInput(long nanos) {
-        return -1;
-    }
-
-    /**
-     * Optional capability: requests posted from now until {@link #uncork} may be held and handed to the medium
-     * together when the last uncork comes (a socket provider writes their frames in one system call; the verbs
-     * post-list idea). Posting threads call it around requests they post back to back (a channel's WRITE and
-     * its notification). Nests; every cork needs its uncork, in a finally block. Other threads' requests posted
-     * meanwhile are held too, in order. Default: nothing is held.
-     */
-    default void cork() {
-    }
-
-    /** Ends a {@link #cork}: at the last one, what it held goes out now. */
-    default void uncork() {
-    }
-
-    /** Ends an {@link #awaitInput} now, or the next one at once (no lost wake-up). Any thread. */
-    default void wakeInput() {
-    }
-
-    /**
-     * Optional capability, with {@link #awaitInput}: the calling thread is about to sleep until something this
-     * connection's input brings, without reading the socket itself (a writer waiting for credits). Threads that
-     * waited in {@link #awaitInput} hold the input for a moment after they return (the provider's I/O thread does
-     * not read it meanwhile); this reads what is there and hands the input back to the I/O thread at once, so
-     * nothing that comes while the caller sleeps waits for them.
-     *
-     * @return bytes read and handled (0: none, or nothing held)
-     */
-    default int releaseInput() {
-        return 0;
+    default <T extends Capability> Optional<T> capability(Class<T> type) {
+        return Optional.empty();
     }
 
     /** @return true until the connection is closed or broken */

@@ -4,7 +4,7 @@ package io.rdmx.transport;
  * Receives the completions of one connection with primitive arguments, on the thread that produces them (a
  * provider's I/O thread, or the thread that fails the connection), instead of through the node's
  * {@link CompletionQueue}: no object per completion and no thread between the one that has the result and the
- * one that needs it. Installed with {@link Connection#completionHandler}.
+ * one that needs it. Installed with {@link io.rdmx.transport.capability.InlineCompletions}.
  *
  * <p>Threading contract: the provider calls the handler for one connection from one thread at a time (calls
  * are serialized; successes in the order of the RC rules of {@link io.rdmx.transport}), and never while it

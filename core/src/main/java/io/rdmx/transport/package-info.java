@@ -11,10 +11,12 @@
  * {@link io.rdmx.transport.Completion}s on the node's {@link io.rdmx.transport.CompletionQueue}, which can be
  * polled or waited on (the waiter sleeps; nothing spins).
  *
- * <p>Optional capability: where a provider can map a peer's memory into this process ({@code shm},
- * {@code loopback}), {@link io.rdmx.transport.Connection#mapRemote} returns a view of a peer's remotely writable
- * region and {@link io.rdmx.transport.Connection#canMapRemote()} says so; RDMA providers and {@code tcp} return
- * null, and their users keep to WRITEs. The channel layer uses the capability for its mapped channels.
+ * <p>Optional capabilities: what a provider offers beyond the verbs model for rdmx's own fast paths (a peer's
+ * memory mapped into this process where it shares this host, {@code shm} and {@code loopback}; bells; inline
+ * completions; leader/follower input; corking) is not on {@link io.rdmx.transport.Connection}: it is reached
+ * through {@link io.rdmx.transport.Connection#capability(Class)}, which returns one of the small interfaces of
+ * {@link io.rdmx.transport.capability} or empty, and the caller keeps its fallback (WRITEs, notification messages,
+ * the completion queue). The channel layer uses them for its mapped channels and its wake-ups.
  *
  * <h2>Threading contract</h2>
  * <ul>
@@ -25,8 +27,7 @@
  *       producers are the providers' I/O threads and posting threads.</li>
  *   <li>Optionally, a connection delivers its completions to an
  *       {@link io.rdmx.transport.InlineCompletionHandler} instead, on the thread that produces them, one call at
- *       a time ({@link io.rdmx.transport.Connection#completionHandler}; {@code tcp} does, the others keep to the
- *       queue).</li>
+ *       a time ({@link io.rdmx.transport.capability.InlineCompletions}; {@code shm} keeps to the queue).</li>
  *   <li>The memory of a request's local region must not be modified until its completion is seen
  *       (providers may send straight from it), exactly as with verbs.</li>
  * </ul>

@@ -40,7 +40,7 @@ public abstract class MappedChannelSuite {
     /** @return true if the provider maps peer memory, so channels over it are mapped */
     protected abstract boolean mapsMemory();
 
-    /** @return true if the provider opens bells ({@link io.rdmx.transport.Connection#openBell}) */
+    /** @return true if the provider opens bells ({@link io.rdmx.transport.capability.Bells}) */
     protected boolean hasBells() {
         return false;
     }

@@ -2,7 +2,10 @@ package io.rdmx.disni;
 
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Node;
+import io.rdmx.transport.capability.Capability;
+import io.rdmx.transport.capability.InlineCompletions;
 import io.rdmx.transport.testsuite.TransportConformanceSuite;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
@@ -17,6 +20,11 @@ class DisniConformanceTest extends TransportConformanceSuite {
     @BeforeAll
     static void disni() {
         RequiresDisni.assume();
+    }
+
+    @Override
+    protected Set<Class<? extends Capability>> capabilities() {
+        return Set.of(InlineCompletions.class);
     }
 
     @Override

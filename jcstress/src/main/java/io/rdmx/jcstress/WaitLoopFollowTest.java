@@ -1,6 +1,6 @@
 package io.rdmx.jcstress;
 
-import io.rdmx.transport.internal.InputFollower;
+import io.rdmx.transport.capability.InputFollowing;
 import io.rdmx.transport.internal.WaitLoop;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.Description;
@@ -55,7 +55,7 @@ public class WaitLoopFollowTest {
     }
 
     /** The stand-in input: only a wake is expected here (the waiter does not reach its wait). */
-    private static final class Input implements InputFollower.Input {
+    private static final class Input implements InputFollowing {
         private final WaitLoopFollowTest test;
 
         Input(WaitLoopFollowTest test) {

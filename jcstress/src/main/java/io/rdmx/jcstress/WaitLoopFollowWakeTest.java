@@ -1,6 +1,6 @@
 package io.rdmx.jcstress;
 
-import io.rdmx.transport.internal.InputFollower;
+import io.rdmx.transport.capability.InputFollowing;
 import io.rdmx.transport.internal.WaitLoop;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -33,7 +33,7 @@ public class WaitLoopFollowWakeTest {
     private static final long HOUR = TimeUnit.HOURS.toNanos(1);
     private final WaitLoop loop = new WaitLoop("jcstress");
     private final Selector selector;
-    private final InputFollower.Input input;
+    private final InputFollowing input;
     private volatile boolean ready;
     private final WaitLoop.Waiting<RuntimeException> condition = new WaitLoop.Waiting<>() {
         @Override
@@ -42,7 +42,7 @@ public class WaitLoopFollowWakeTest {
         }
 
         @Override
-        public InputFollower.Input followInput() {
+        public InputFollowing followInput() {
             return input;
         }
 
@@ -59,7 +59,7 @@ public class WaitLoopFollowWakeTest {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        input = new InputFollower.Input() {
+        input = new InputFollowing() {
             @Override
             public int awaitInput(long nanos) {
                 try {

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * A ping-pong over tcp ring channels (the channel's default SEND notifications, readers reading the socket
  * themselves) costs each side one write system call per message: the WRITE and the notification SEND behind it go
- * out together ({@link io.rdmx.transport.Connection#cork}), and the ACK of the message a reader just read rides on
+ * out together ({@link io.rdmx.transport.capability.Corking#cork}), and the ACK of the message a reader just read rides on
  * its reply instead of going out alone before it. It used to be three: WRITE, SEND, ACK. And a thread that
  * flushes several rings to one peer inside {@link ChannelWriter#cork} (the shuffle worker's flush: one ring per
  * worker of the peer) makes one write system call for all of them, not one per ring, every record still arriving at

@@ -3,6 +3,7 @@ package io.rdmx.verbs;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.capability.InputFollowing;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.RegionImpl;
 import java.util.List;
@@ -19,7 +20,7 @@ import java.util.List;
  * holds the lock releases it ({@link Endpoint#unlock}), then go out in the order they were produced, one thread
  * at a time.
  */
-final class VerbsConnection extends AbstractConnection {
+final class VerbsConnection extends AbstractConnection implements InputFollowing {
     private final Endpoint ep;
 
     VerbsConnection(VerbsNode node, String peerName, String peerAddress, List<RemoteRegion> regions, Endpoint ep) {
@@ -62,6 +63,11 @@ final class VerbsConnection extends AbstractConnection {
             return -1;
         }
         return ep.drain();
+    }
+
+    /** Nothing to end: a spinning look ({@link #awaitInput}) does not wait, and a sleeping waiter gets -1. */
+    @Override
+    public void wakeInput() {
     }
 
     @Override

@@ -2,7 +2,11 @@ package io.rdmx.verbs;
 
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Node;
+import io.rdmx.transport.capability.Capability;
+import io.rdmx.transport.capability.InlineCompletions;
+import io.rdmx.transport.capability.InputFollowing;
 import io.rdmx.transport.testsuite.TransportConformanceSuite;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
@@ -16,6 +20,11 @@ class VerbsConformanceTest extends TransportConformanceSuite {
     @BeforeAll
     static void rdma() {
         RequiresRdma.assume();
+    }
+
+    @Override
+    protected Set<Class<? extends Capability>> capabilities() {
+        return Set.of(InlineCompletions.class, InputFollowing.class);
     }
 
     @Override

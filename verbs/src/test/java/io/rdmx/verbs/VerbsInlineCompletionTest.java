@@ -11,6 +11,8 @@ import io.rdmx.transport.Post;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
+import io.rdmx.transport.capability.InlineCompletions;
+import io.rdmx.transport.capability.InputFollowing;
 import io.rdmx.transport.testsuite.Completions;
 import java.time.Duration;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -45,7 +47,8 @@ class VerbsInlineCompletionTest {
             Connection back = b.accept(WAIT);
             BlockingQueue<String> seen = new ArrayBlockingQueue<>(16);
             String progress = b.progressThread().getName();
-            assertTrue(back.completionHandler((wrId, op, status, len, imm, hasImm, detail) -> {
+            back.capability(InlineCompletions.class).orElseThrow()
+                .completionHandler((wrId, op, status, len, imm, hasImm, detail) -> {
                 seen.add(Thread.currentThread().getName() + " wrId=" + wrId + " op=" + Opcode.values()[op]
                     + " status=" + Status.values()[status] + " len=" + len);
                 if (wrId == 1) {
@@ -55,7 +58,7 @@ class VerbsInlineCompletionTest {
                         seen.add("post failed: " + e);
                     }
                 }
-            }));
+            });
             assertEquals(Post.OK, back.post(WorkRequest.recv(rcv, 0, 64).wrId(1)));
             assertEquals(Post.OK, c.post(WorkRequest.send(msg, 0, 5)));
             assertEquals(progress + " wrId=1 op=RECV status=SUCCESS len=5", seen.poll(10, TimeUnit.SECONDS));
@@ -82,7 +85,8 @@ class VerbsInlineCompletionTest {
             int[] seen = {0};
             int[] onMe = {0};
             Thread me = Thread.currentThread();
-            assertTrue(back.completionHandler((wrId, op, status, len, imm, hasImm, detail) -> {
+            back.capability(InlineCompletions.class).orElseThrow()
+                .completionHandler((wrId, op, status, len, imm, hasImm, detail) -> {
                 synchronized (order) {
                     if (seen[0] < rounds) {
                         order[seen[0]] = status == Status.SUCCESS.ordinal() ? wrId : -1 - wrId;
@@ -92,8 +96,9 @@ class VerbsInlineCompletionTest {
                 if (Thread.currentThread() == me) {
                     onMe[0]++;
                 }
-            }));
-            assertEquals(-1, back.awaitInput(1_000_000), "a waiter about to sleep sleeps as usual");
+            });
+            InputFollowing input = back.capability(InputFollowing.class).orElseThrow();
+            assertEquals(-1, input.awaitInput(1_000_000), "a waiter about to sleep sleeps as usual");
             for (int i = 0; i < 8; i++) {
                 assertEquals(Post.OK, back.post(WorkRequest.recv(rcv, 64 * i, 64).wrId(i)));
             }
@@ -101,7 +106,7 @@ class VerbsInlineCompletionTest {
                 assertEquals(Post.OK, c.post(WorkRequest.send(msg, 0, 8)));
                 long deadline = System.nanoTime() + WAIT.toNanos();
                 while (true) { // spin as a channel reader does: look at the CQ from this thread
-                    assertTrue(back.awaitInput(0) >= 0);
+                    assertTrue(input.awaitInput(0) >= 0);
                     synchronized (order) {
                         if (seen[0] > i) {
                             break;

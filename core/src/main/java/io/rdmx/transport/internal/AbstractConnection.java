@@ -13,14 +13,18 @@ import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
+import io.rdmx.transport.capability.Capability;
+import io.rdmx.transport.capability.InlineCompletions;
+import io.rdmx.transport.capability.InputFollowing;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * What every provider's connection shares: request validation, the receive queue, the state machine
  * (open, then down with a cause), flushing, and prepared requests.
  */
-public abstract class AbstractConnection implements Connection, CompletionBacklog.Sink {
+public abstract class AbstractConnection implements Connection, InlineCompletions, CompletionBacklog.Sink {
     /**
      * A posted receive buffer, as {@link #takeRecv(Recv)} hands it over: a holder the taking thread keeps and
      * refills, so that a receive costs no object.
@@ -378,10 +382,32 @@ public abstract class AbstractConnection implements Connection, CompletionBacklo
      * Whether this provider calls an {@link InlineCompletionHandler}: it must never {@link #emit} while holding
      * a lock that {@link #post} takes. False by default (completions go to the node's queue).
      *
-     * @return true if {@link #completionHandler} is honoured
+     * @return true if the connection offers {@link InlineCompletions}
      */
     protected boolean supportsInlineCompletions() {
         return false;
+    }
+
+    /**
+     * The capability if this connection offers it: a capability is offered where the provider's connection
+     * implements its interface and {@link #offers} says yes for this connection.
+     */
+    @Override
+    public final <T extends Capability> Optional<T> capability(Class<T> type) {
+        return type.isInterface() && type.isInstance(this) && offers(type) ? Optional.of(type.cast(this))
+            : Optional.empty();
+    }
+
+    /**
+     * Whether this connection offers a capability whose interface its class implements (fixed for the
+     * connection's life). By default all of them, but {@link InlineCompletions} only where
+     * {@link #supportsInlineCompletions()}.
+     *
+     * @param type the capability's interface
+     * @return true if {@link #capability} returns it
+     */
+    protected boolean offers(Class<? extends Capability> type) {
+        return type != InlineCompletions.class || supportsInlineCompletions();
     }
 
     /**
@@ -391,7 +417,7 @@ public abstract class AbstractConnection implements Connection, CompletionBacklo
      *
      * @return the input, or null (the waiter sleeps as usual)
      */
-    public InputFollower.Input queueInput() {
+    public InputFollowing queueInput() {
         return inline == null && closeCause.get() == null ? followableInput() : null;
     }
 
@@ -401,17 +427,22 @@ public abstract class AbstractConnection implements Connection, CompletionBacklo
      *
      * @return the input, or null if the provider offers none (the default)
      */
-    protected InputFollower.Input followableInput() {
+    protected InputFollowing followableInput() {
         return null;
     }
 
+    /**
+     * Only where {@link #supportsInlineCompletions()} (the capability is not offered elsewhere).
+     *
+     * @throws IllegalStateException if this connection does not deliver inline (names the peer)
+     */
     @Override
-    public boolean completionHandler(InlineCompletionHandler handler) {
+    public void completionHandler(InlineCompletionHandler handler) {
         if (!supportsInlineCompletions()) {
-            return false;
+            throw new IllegalStateException("the connection to peer '" + peerName
+                + "' delivers its completions to the node's queue only");
         }
         inline = handler;
-        return true;
     }
 
     /**

@@ -10,6 +10,7 @@ import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.capability.InputFollowing;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -502,7 +503,7 @@ public abstract class AbstractNode implements Node {
      *
      * @return the input, or null
      */
-    private InputFollower.Input queueInput() {
+    private InputFollowing queueInput() {
         AbstractConnection c = soleConnection;
         return c == null ? null : c.queueInput();
     }

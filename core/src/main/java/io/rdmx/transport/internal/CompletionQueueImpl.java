@@ -4,6 +4,7 @@ import io.rdmx.transport.Completion;
 import io.rdmx.transport.CompletionHandler;
 import io.rdmx.transport.CompletionQueue;
 import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.capability.InputFollowing;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -48,7 +49,7 @@ public final class CompletionQueueImpl implements CompletionQueue {
     /** Set by {@link #kick}: the waiter returns at its next look. */
     private volatile boolean kicked;
     /** The input a waiter may read itself now (null: none, or several connections), or null: never. */
-    private volatile Supplier<InputFollower.Input> inputs;
+    private volatile Supplier<InputFollowing> inputs;
     /** A waiter that never reads the input itself (a channel engine's network thread), or null. */
     private volatile Thread neverFollows;
     private volatile boolean closed;
@@ -88,7 +89,7 @@ public final class CompletionQueueImpl implements CompletionQueue {
      *
      * @param source the node's input, or null for none
      */
-    public void followInput(Supplier<InputFollower.Input> source) {
+    public void followInput(Supplier<InputFollowing> source) {
         this.inputs = source;
     }
 
@@ -145,8 +146,8 @@ public final class CompletionQueueImpl implements CompletionQueue {
     }
 
     /** @return the input this thread may read itself now (leader/follower), or null */
-    private InputFollower.Input followable() {
-        Supplier<InputFollower.Input> src = inputs;
+    private InputFollowing followable() {
+        Supplier<InputFollowing> src = inputs;
         return src == null || Thread.currentThread() == neverFollows ? null : src.get();
     }
 
@@ -192,12 +193,12 @@ public final class CompletionQueueImpl implements CompletionQueue {
         }
 
         @Override
-        public InputFollower.Input spinInput() {
+        public InputFollowing spinInput() {
             return followable(); // followers may hold the single connection's input: read it now and then
         }
 
         @Override
-        public InputFollower.Input followInput() {
+        public InputFollowing followInput() {
             return followable();
         }
 

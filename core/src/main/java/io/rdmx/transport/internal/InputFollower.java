@@ -1,9 +1,9 @@
 package io.rdmx.transport.internal;
 
-import io.rdmx.transport.Connection;
+import io.rdmx.transport.capability.InputFollowing;
 
 /**
- * The waiting side of leader/follower input ({@link Connection#awaitInput}) for one waiting thread, and how other
+ * The waiting side of leader/follower input ({@link InputFollowing}) for one waiting thread, and how other
  * threads end its wait. The waiter {@link #begin begins} (a volatile store of the input), checks its condition
  * once more, and only then {@link #await awaits}; a waker changes the condition and then {@link #wake wakes},
  * which ends the wait (or the next one at once) if it sees an input published. So either the waiter's re-check
@@ -11,62 +11,12 @@ import io.rdmx.transport.Connection;
  * {@code WaitLoopFollowWakeTest}). The waiting thread handling its own input needs no wake-up and gets none.
  *
  * <p>The one wait loop ({@link WaitLoop}) runs it for every waiter that reads its input itself: a channel reader
- * on its sole peer's connection ({@link Input#of}), and the completion queue's waiter on the node's single
- * connection ({@link CompletionQueueImpl}).
+ * on its sole peer's connection (the connection's {@link InputFollowing} capability), and the completion queue's
+ * waiter on the node's single connection ({@link CompletionQueueImpl}).
  */
 public final class InputFollower {
-    /**
-     * Input a waiting thread may read and handle itself: {@link Connection#awaitInput}/{@link
-     * Connection#wakeInput} for a channel reader, a provider's own entry for the completion queue's waiter.
-     */
-    public interface Input {
-        /**
-         * Reads and handles what came, or waits for it (see {@link Connection#awaitInput}).
-         *
-         * @param nanos the longest wait
-         * @return bytes read and handled (0: nothing, or woken), -1 if not offered now (sleep another way)
-         */
-        int awaitInput(long nanos);
-
-        /** Ends an {@link #awaitInput} now, or the next one at once. Any thread. */
-        void wakeInput();
-
-        /**
-         * Hands input held by waiters back to the provider now ({@link Connection#releaseInput}): the caller sleeps
-         * another way.
-         *
-         * @return bytes read and handled
-         */
-        default int releaseInput() {
-            return 0;
-        }
-
-        /**
-         * @param c a connection
-         * @return its leader/follower input (allocates: once per connection, not per wait)
-         */
-        static Input of(Connection c) {
-            return new Input() {
-                @Override
-                public int awaitInput(long nanos) {
-                    return c.awaitInput(nanos);
-                }
-
-                @Override
-                public void wakeInput() {
-                    c.wakeInput();
-                }
-
-                @Override
-                public int releaseInput() {
-                    return c.releaseInput();
-                }
-            };
-        }
-    }
-
     /** The input the waiter reads itself now, or null. */
-    private volatile Input driving;
+    private volatile InputFollowing driving;
     /** The waiting thread; written before {@link #driving}. */
     private Thread waiter;
 
@@ -79,7 +29,7 @@ public final class InputFollower {
      *
      * @param in the input the waiter will read
      */
-    public void begin(Input in) {
+    public void begin(InputFollowing in) {
         waiter = Thread.currentThread();
         driving = in;
     }
@@ -88,10 +38,10 @@ public final class InputFollower {
      * Waiter, after {@link #begin} and the re-check: reads and handles the input, or waits for it.
      *
      * @param nanos the longest wait
-     * @return what {@link Input#awaitInput} returned (-1: not offered now; sleep another way)
+     * @return what {@link InputFollowing#awaitInput} returned (-1: not offered now; sleep another way)
      */
     public int await(long nanos) {
-        Input in = driving;
+        InputFollowing in = driving;
         return in == null ? -1 : in.awaitInput(nanos);
     }
 
@@ -106,7 +56,7 @@ public final class InputFollower {
      * @return true if it woke a waiter (one had published an input)
      */
     public boolean wake() {
-        Input d = driving;
+        InputFollowing d = driving;
         if (d != null && Thread.currentThread() != waiter) {
             d.wakeInput();
             return true;

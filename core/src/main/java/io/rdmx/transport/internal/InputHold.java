@@ -4,7 +4,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Who reads one socket's input between a provider's I/O thread and the threads that read it themselves while they
- * wait (leader/follower input, {@link io.rdmx.transport.Connection#awaitInput}), and when the I/O thread must be
+ * wait (leader/follower input, {@code InputFollowing.awaitInput}), and when the I/O thread must be
  * woken to take it back.
  *
  * <p>A follower {@link #take takes} the input for one read or wait; the first one {@link #hold holds} it (the

@@ -3,6 +3,7 @@ package io.rdmx.transport.internal;
 import io.rdmx.transport.Bell;
 import io.rdmx.transport.Connection;
 import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.capability.Bells;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -26,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * {@code FUTEX_WAKE} on its word, a writer or reader in another process with one on the shared word. Without
  * futexes (Java 17-21) it parks ({@link LockSupport}) and only threads of this process wake it, unless it has
  * {@link #bell bells}: then it sleeps in a {@link Selector} of its own on them, a peer in another process wakes it
- * by writing a byte to its bell ({@link Connection#ringBell}: one system call, read by this very thread), and a
+ * by writing a byte to its bell ({@link Bells#ringBell}: one system call, read by this very thread), and a
  * thread of this process with {@link Selector#wakeup()}. Peers without a bell ring doorbells, which the engine's
  * network thread turns into a {@link #wake()}.
  *
@@ -84,11 +85,11 @@ public final class Sleeper {
 
     /**
      * Sleeper thread: the bell on which a peer wakes this sleeper, opened on first use per connection (setup:
-     * dials the peer once, {@link Connection#openBell}). Only without futexes, and only on connections that
+     * dials the peer once, {@link Bells#openBell}). Only without futexes, and only on connections that
      * offer bells; the sleeper then sleeps in its own selector on all its bells.
      *
      * @param c the peer's connection
-     * @return the slot the peer rings ({@link Connection#ringBell}), or -1 if the peer wakes this sleeper another
+     * @return the slot the peer rings ({@link Bells#ringBell}), or -1 if the peer wakes this sleeper another
      *         way (futexes, doorbell messages)
      */
     public int bell(Connection c) {
@@ -103,7 +104,8 @@ public final class Sleeper {
         }
         Bell b = null;
         try {
-            b = c.openBell();
+            Bells bells = c.capability(Bells.class).orElse(null);
+            b = bells == null ? null : bells.openBell();
         } catch (RdmxException e) {
             if (c.isOpen()) {
                 LOG.warn("no bell from peer '{}' (its wake-ups go through doorbell messages): {}", c.peerName(),

@@ -1,5 +1,6 @@
 package io.rdmx.transport.internal;
 
+import io.rdmx.transport.capability.InputFollowing;
 import java.lang.invoke.VarHandle;
 
 /**
@@ -32,7 +33,7 @@ import java.lang.invoke.VarHandle;
  * <p>Leader/follower ({@link InputFollower}): where the waiter may read the input that brings what it waits for
  * itself (a sole peer's socket, the node's single connection), it does so instead of sleeping until an I/O thread
  * read it and woke this one: no thread woken on the way in, no hand-off. The provider decides whether the input is
- * offered now ({@link InputFollower.Input#awaitInput} returns -1 if not: the waiter sleeps as usual).
+ * offered now ({@link InputFollowing#awaitInput} returns -1 if not: the waiter sleeps as usual).
  *
  * <p>One waiting thread at a time; {@link #wake} from any thread.
  */
@@ -67,12 +68,12 @@ public final class WaitLoop {
         }
 
         /** @return the input a spinning waiter looks at now and then, or null */
-        default InputFollower.Input spinInput() {
+        default InputFollowing spinInput() {
             return null;
         }
 
         /** @return the input the waiter reads itself instead of sleeping (leader/follower), or null: sleep */
-        default InputFollower.Input followInput() {
+        default InputFollowing followInput() {
             return null;
         }
 
@@ -155,13 +156,13 @@ public final class WaitLoop {
                 }
                 if (left > 0) {
                     left--;
-                    InputFollower.Input in = (left & lookMask) == 0 ? w.spinInput() : null;
+                    InputFollowing in = (left & lookMask) == 0 ? w.spinInput() : null;
                     if (in == null || in.awaitInput(0) <= 0) {
                         Thread.onSpinWait();
                     }
                     continue;
                 }
-                InputFollower.Input in = w.followInput();
+                InputFollowing in = w.followInput();
                 if (in != null) {
                     int got;
                     try {
@@ -210,7 +211,7 @@ public final class WaitLoop {
      * @return the condition's result, or {@link #NOT_YET}
      * @throws X if the condition can no longer hold
      */
-    public <X extends Exception> int publishAndCheck(Waiting<X> w, InputFollower.Input in) throws X {
+    public <X extends Exception> int publishAndCheck(Waiting<X> w, InputFollowing in) throws X {
         follower.begin(in);
         VarHandle.fullFence();
         return w.check();

@@ -7,6 +7,7 @@ import io.rdmx.transport.Post;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
+import io.rdmx.transport.capability.RemoteMapping;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.RegionImpl;
 import java.nio.ByteBuffer;
@@ -25,7 +26,7 @@ import java.util.concurrent.TimeUnit;
  * the pair's locks, which a handler's post takes, so they wait in each connection's backlog until the posting
  * thread released them ({@link #released}), then go out in order, with no object per completion.
  */
-final class LoopbackConnection extends AbstractConnection {
+final class LoopbackConnection extends AbstractConnection implements RemoteMapping {
     private record Op(Opcode op, long wrId, RegionImpl local, int localOffset, int length, RemoteRegion remote,
                       long remoteOffset, int imm, boolean signaled) {
     }
@@ -71,11 +72,6 @@ final class LoopbackConnection extends AbstractConnection {
 
     private LoopbackNode loopbackNode() {
         return (LoopbackNode) node;
-    }
-
-    @Override
-    public boolean canMapRemote() {
-        return true;
     }
 
     /** The peer region's own memory: both nodes live in this process. */

@@ -6,8 +6,11 @@ import io.rdmx.transport.Post;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
+import io.rdmx.transport.capability.Capability;
+import io.rdmx.transport.capability.Corking;
+import io.rdmx.transport.capability.InputFollowing;
+import io.rdmx.transport.capability.RemoteMapping;
 import io.rdmx.transport.internal.AbstractConnection;
-import io.rdmx.transport.internal.InputFollower;
 import io.rdmx.transport.internal.OutstandingRing;
 import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.wire.FrameBuffers;
@@ -29,7 +32,7 @@ import java.util.List;
  * {@link SocketHandler}. Providers add what they offer beside it in a subclass (shm: bells and the connection's
  * scope).
  */
-public class SocketConnection extends AbstractConnection {
+public class SocketConnection extends AbstractConnection implements Corking, InputFollowing, RemoteMapping {
     private final SocketIo io;
     private final SocketHandler handler;
     private final Placer placer;
@@ -79,9 +82,10 @@ public class SocketConnection extends AbstractConnection {
         io.close();
     }
 
+    /** {@link RemoteMapping} only with a placer (shm); inline completions only without one (tcp). */
     @Override
-    public boolean canMapRemote() {
-        return placer != null;
+    protected boolean offers(Class<? extends Capability> type) {
+        return type == RemoteMapping.class ? placer != null : super.offers(type);
     }
 
     /**
@@ -91,7 +95,7 @@ public class SocketConnection extends AbstractConnection {
     @Override
     public ByteBuffer mapRemote(RemoteRegion region) throws RdmxException {
         if (placer == null) {
-            return null;
+            throw new RdmxException("peer '" + peerName() + "': this provider maps no peer memory");
         }
         checkOpen();
         synchronized (sendLock) {
@@ -291,7 +295,7 @@ public class SocketConnection extends AbstractConnection {
     }
 
     /** The completion-queue waiter's entry ({@link #followableInput}): the same socket, its own switch. */
-    private final InputFollower.Input queueInput = new InputFollower.Input() {
+    private final InputFollowing queueInput = new InputFollowing() {
         @Override
         public int awaitInput(long nanos) {
             return io.follow(nanos, true);
@@ -308,7 +312,7 @@ public class SocketConnection extends AbstractConnection {
      * (shm and tcp alike; the node decides whether it is on: {@code rdmx.cq.followerReads}).
      */
     @Override
-    protected InputFollower.Input followableInput() {
+    protected InputFollowing followableInput() {
         return queueInput;
     }
 

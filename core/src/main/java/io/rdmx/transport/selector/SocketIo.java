@@ -88,7 +88,7 @@ public interface SocketIo {
      *
      * @param nanos the longest wait
      * @param queue true for the node's completion-queue waiter ({@code rdmx.cq.followerReads}), false for a
-     *              channel reader ({@link io.rdmx.transport.Connection#awaitInput}, {@code rdmx.tcp.followerReads})
+     *              channel reader ({@code InputFollowing.awaitInput}, {@code rdmx.tcp.followerReads})
      * @return bytes read and handled, 0 if none, -1 if not offered or another thread reads now
      */
     default int follow(long nanos, boolean queue) {

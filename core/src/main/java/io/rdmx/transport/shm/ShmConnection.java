@@ -3,6 +3,7 @@ package io.rdmx.transport.shm;
 import io.rdmx.transport.Bell;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.capability.Bells;
 import io.rdmx.transport.selector.SocketConnection;
 import io.rdmx.transport.selector.SocketHandler;
 import io.rdmx.transport.selector.SocketIo;
@@ -18,7 +19,7 @@ import java.util.List;
  * connection's scope (the files of regions granted to it live under it) and bells the peer opened to wake a
  * sleeping thread of this process.
  */
-public final class ShmConnection extends SocketConnection {
+public final class ShmConnection extends SocketConnection implements Bells {
     /** The most bells the peer may open on this connection (a bound on the sockets it costs this process). */
     static final int MAX_BELLS = 4096;
     private final ShmNode shmNode;

@@ -22,7 +22,7 @@ public interface Placer {
     String place(int remoteKey, long remoteOffset, RegionImpl src, int srcOffset, int length);
 
     /**
-     * A view of the peer's region in this process ({@link io.rdmx.transport.Connection#mapRemote}). Called under
+     * A view of the peer's region in this process ({@code RemoteMapping.mapRemote}). Called under
      * the connection's send lock.
      *
      * @param remoteKey the region's key

@@ -3,6 +3,7 @@ package io.rdmx.transport.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmx.transport.capability.InputFollowing;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -15,7 +16,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 20, unit = TimeUnit.SECONDS)
 class CompletionQueueNeverFollowTest {
     /** An input that counts the waits on it and returns at once with nothing read. */
-    private static final class CountingInput implements InputFollower.Input {
+    private static final class CountingInput implements InputFollowing {
         final AtomicInteger awaits = new AtomicInteger();
 
         @Override

@@ -3,6 +3,7 @@ package io.rdmx.transport.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmx.transport.capability.InputFollowing;
 import io.rdmx.transport.testsuite.Blocking;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
@@ -24,8 +25,8 @@ class WaitLoopTest {
     private static final class Flag implements WaitLoop.Waiting<IllegalStateException> {
         volatile boolean ready;
         volatile boolean failed;
-        InputFollower.Input spin;
-        InputFollower.Input follow;
+        InputFollowing spin;
+        InputFollowing follow;
 
         @Override
         public int check() {
@@ -36,12 +37,12 @@ class WaitLoopTest {
         }
 
         @Override
-        public InputFollower.Input spinInput() {
+        public InputFollowing spinInput() {
             return spin;
         }
 
         @Override
-        public InputFollower.Input followInput() {
+        public InputFollowing followInput() {
             return follow;
         }
 
@@ -80,7 +81,7 @@ class WaitLoopTest {
         Flag f = new Flag();
         CountDownLatch woken = new CountDownLatch(1);
         CountDownLatch waiting = new CountDownLatch(1);
-        f.follow = new InputFollower.Input() {
+        f.follow = new InputFollowing() {
             @Override
             public int awaitInput(long nanos) {
                 waiting.countDown();
@@ -109,7 +110,7 @@ class WaitLoopTest {
         WaitLoop loop = new WaitLoop(this);
         Flag f = new Flag();
         AtomicInteger reads = new AtomicInteger();
-        f.follow = new InputFollower.Input() {
+        f.follow = new InputFollowing() {
             @Override
             public int awaitInput(long nanos) {
                 reads.incrementAndGet();
@@ -130,7 +131,7 @@ class WaitLoopTest {
     void anInputNotOfferedNowLeavesTheWaiterToSleep() throws Exception {
         WaitLoop loop = new WaitLoop(this);
         Flag f = new Flag();
-        f.follow = new InputFollower.Input() {
+        f.follow = new InputFollowing() {
             @Override
             public int awaitInput(long nanos) {
                 return -1;
@@ -177,7 +178,7 @@ class WaitLoopTest {
         WaitLoop loop = new WaitLoop(this);
         Flag f = new Flag();
         AtomicInteger looks = new AtomicInteger();
-        f.spin = new InputFollower.Input() {
+        f.spin = new InputFollowing() {
             @Override
             public int awaitInput(long nanos) {
                 looks.incrementAndGet();

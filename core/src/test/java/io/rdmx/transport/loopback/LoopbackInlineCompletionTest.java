@@ -13,6 +13,7 @@ import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
+import io.rdmx.transport.capability.InlineCompletions;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -63,8 +64,8 @@ class LoopbackInlineCompletionTest {
         int messages = 20_000;
         Side sa = new Side(a, ab, messages);
         Side sb = new Side(b, ba, messages);
-        assertTrue(ab.completionHandler(sa::onCompletion));
-        assertTrue(ba.completionHandler(sb::onCompletion));
+        ab.capability(InlineCompletions.class).orElseThrow().completionHandler(sa::onCompletion);
+        ba.capability(InlineCompletions.class).orElseThrow().completionHandler(sb::onCompletion);
         sa.postRecv();
         sb.postRecv();
         Thread ta = new Thread(sa::sendNext, "side-a");

@@ -11,6 +11,7 @@ import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.capability.Bells;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -32,7 +33,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Bells of the shm provider ({@link Connection#openBell}, {@link Connection#ringBell}): a sleeper's socket the
+ * Bells of the shm provider ({@link Bells#openBell}, {@link Bells#ringBell}): a sleeper's socket the
  * peer writes a byte to, opened only for a node the peer has a connection to; bad requests are refused without
  * harm to the node; bells close with their connection.
  */
@@ -105,10 +106,15 @@ class ShmBellTest {
         }
     }
 
+    /** @return the client connection's bells (shm offers them) */
+    private Bells bells() {
+        return c2s.capability(Bells.class).orElseThrow();
+    }
+
     @Test
     void aRingReachesTheBellsSocketOnly() throws Exception {
-        Bell b = c2s.openBell();
-        Bell other = c2s.openBell();
+        Bell b = bells().openBell();
+        Bell other = bells().openBell();
         try {
             assertTrue(b.slot() >= 0 && other.slot() >= 0 && b.slot() != other.slot(), b + " " + other);
             assertEquals(2, s2c.bells());
@@ -126,7 +132,7 @@ class ShmBellTest {
     void unknownSlotsAreNotRungAndAClosedBellFreesItsSlot() throws Exception {
         assertFalse(s2c.ringBell(-1));
         assertFalse(s2c.ringBell(7));
-        Bell b = c2s.openBell();
+        Bell b = bells().openBell();
         b.close();
         assertFalse(s2c.ringBell(b.slot()), "a ring on a bell its sleeper closed fails (the caller rings a doorbell)");
         assertEquals(0, s2c.bells(), "and frees its slot");
@@ -137,7 +143,7 @@ class ShmBellTest {
         assertEquals(-1, rawRequest(0x12345678, client.name()), "bad magic refused");
         assertEquals(-1, rawRequest(ShmNode.BELL_MAGIC, "nobody"), "a node without a connection is refused");
         assertEquals(0, s2c.bells());
-        Bell b = c2s.openBell();
+        Bell b = bells().openBell();
         try {
             assertTrue(s2c.ringBell(b.slot()), "the node still opens and rings bells");
             assertEquals(1, awaitBytes(b.channel()));
@@ -148,7 +154,7 @@ class ShmBellTest {
 
     @Test
     void bellsCloseWithTheirConnection() throws Exception {
-        Bell b = c2s.openBell();
+        Bell b = bells().openBell();
         try {
             s2c.close();
             assertEquals(-1, awaitBytes(b.channel()), "the sleeper's side sees the end of stream");

@@ -7,6 +7,7 @@ import io.rdmx.transport.Access;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.Region;
+import io.rdmx.transport.capability.RemoteMapping;
 import io.rdmx.transport.testsuite.MapRemoteSuite;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -36,7 +37,8 @@ class ShmMapRemoteTest extends MapRemoteSuite {
             Files.setPosixFilePermissions(victim, PosixFilePermissions.fromString("rw-------"));
             Files.delete(file);
             Files.createSymbolicLink(file, victim);
-            RdmxException e = assertThrows(RdmxException.class, () -> c2s.mapRemote(other.descriptor()));
+            RemoteMapping mapping = c2s.capability(RemoteMapping.class).orElseThrow();
+            RdmxException e = assertThrows(RdmxException.class, () -> mapping.mapRemote(other.descriptor()));
             assertTrue(e.getMessage().contains("is a symbolic link"), e.getMessage());
         } finally {
             Files.deleteIfExists(victim);

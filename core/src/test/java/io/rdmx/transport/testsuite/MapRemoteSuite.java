@@ -1,8 +1,6 @@
 package io.rdmx.transport.testsuite;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -14,6 +12,7 @@ import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
+import io.rdmx.transport.capability.RemoteMapping;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
@@ -27,8 +26,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The optional capability {@link Connection#mapRemote}: a provider either maps the peer's memory (shm, loopback)
- * or says it cannot (null, {@code canMapRemote() == false}). Kept apart from {@link TransportConformanceSuite};
+ * The optional capability {@link RemoteMapping}: a provider either maps the peer's memory (shm, loopback) or does
+ * not offer it (an empty {@link Connection#capability}). Kept apart from {@link TransportConformanceSuite};
  * subclasses say which they expect.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -80,12 +79,11 @@ public abstract class MapRemoteSuite {
 
     @Test
     void aViewSharesThePeersMemoryBothWays() throws Exception {
-        assertEquals(mapsMemory(), c2s.canMapRemote());
-        ByteBuffer view = c2s.mapRemote(target.descriptor());
+        assertEquals(mapsMemory(), c2s.capability(RemoteMapping.class).isPresent());
         if (!mapsMemory()) {
-            assertNull(view, "a provider that cannot map returns null");
             return;
         }
+        ByteBuffer view = mapping().mapRemote(target.descriptor());
         assertEquals(target.length(), view.capacity());
         assertEquals(ByteOrder.LITTLE_ENDIAN, view.order());
         view.putLong(4096, 0x1122334455667788L);
@@ -98,10 +96,10 @@ public abstract class MapRemoteSuite {
     void anUnknownKeyIsRefusedNamingThePeerAndTheKey() throws Exception {
         RemoteRegion bogus = new RemoteRegion(0, 4096, target.remoteKey() ^ 0x10101);
         if (!mapsMemory()) {
-            assertNull(c2s.mapRemote(bogus));
+            assertTrue(c2s.capability(RemoteMapping.class).isEmpty());
             return;
         }
-        RdmxException e = assertThrows(RdmxException.class, () -> c2s.mapRemote(bogus));
+        RdmxException e = assertThrows(RdmxException.class, () -> mapping().mapRemote(bogus));
         assertTrue(e.getMessage().contains("rkey=0x" + Integer.toHexString(bogus.remoteKey())), e.getMessage());
         assertTrue(e.getMessage().contains(server.name()) || e.getMessage().contains(server.address()),
             e.getMessage());
@@ -111,10 +109,10 @@ public abstract class MapRemoteSuite {
     void aDescriptorLongerThanTheRegionIsRefused() throws Exception {
         RemoteRegion longer = new RemoteRegion(0, target.length() + 4096, target.remoteKey());
         if (!mapsMemory()) {
-            assertNull(c2s.mapRemote(longer));
+            assertTrue(c2s.capability(RemoteMapping.class).isEmpty());
             return;
         }
-        RdmxException e = assertThrows(RdmxException.class, () -> c2s.mapRemote(longer));
+        RdmxException e = assertThrows(RdmxException.class, () -> mapping().mapRemote(longer));
         assertTrue(e.getMessage().contains("length=" + longer.length()), e.getMessage());
     }
 
@@ -122,9 +120,13 @@ public abstract class MapRemoteSuite {
     void aClosedConnectionMapsNothing() throws Exception {
         c2s.close();
         if (!mapsMemory()) {
-            assertFalse(c2s.canMapRemote() && c2s.mapRemote(target.descriptor()) != null);
+            assertTrue(c2s.capability(RemoteMapping.class).isEmpty());
             return;
         }
-        assertThrows(RdmxException.class, () -> c2s.mapRemote(target.descriptor()));
+        assertThrows(RdmxException.class, () -> mapping().mapRemote(target.descriptor()));
+    }
+
+    private RemoteMapping mapping() {
+        return c2s.capability(RemoteMapping.class).orElseThrow();
     }
 }

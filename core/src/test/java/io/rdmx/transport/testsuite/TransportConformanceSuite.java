@@ -26,12 +26,15 @@ import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.WorkRequest;
+import io.rdmx.transport.capability.Capability;
+import io.rdmx.transport.capability.InlineCompletions;
 import io.rdmx.transport.internal.LeakDetector;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -76,6 +79,14 @@ public abstract class TransportConformanceSuite {
     protected abstract Fabric fabric();
 
     /**
+     * The fast-path capabilities this provider's connections offer ({@link Connection#capability}), exactly: every
+     * provider says which, and {@link #offersExactlyTheCapabilitiesItDeclares} checks both ends of a connection.
+     *
+     * @return the capability interfaces offered
+     */
+    protected abstract Set<Class<? extends Capability>> capabilities();
+
+    /**
      * Kills a node the way a crashing process dies: no goodbye to its peers.
      *
      * @param node the node
@@ -115,6 +126,18 @@ public abstract class TransportConformanceSuite {
         target = server.register(1 << 20, Access.ALL);
         c2s = client.connect(server.address(), WAIT);
         s2c = server.accept(WAIT);
+    }
+
+    @Test
+    void offersExactlyTheCapabilitiesItDeclares() {
+        for (Connection c : List.of(c2s, s2c)) {
+            for (Class<? extends Capability> type : Capability.ALL) {
+                Optional<? extends Capability> got = c.capability(type);
+                assertEquals(capabilities().contains(type), got.isPresent(), fabric().name() + " connection to '"
+                    + c.peerName() + "': " + type.getSimpleName());
+                got.ifPresent(cap -> assertTrue(type.isInstance(cap), type + " lookup returned " + cap));
+            }
+        }
     }
 
     @AfterEach
@@ -1045,14 +1068,16 @@ public abstract class TransportConformanceSuite {
     @Test
     void anErrorFromAnInlineHandlerFailsThatConnectionOnly() throws Exception {
         BlockingQueue<String> seen = new ArrayBlockingQueue<>(16);
-        assumeTrue(s2c.completionHandler((wrId, op, status, len, imm, hasImm, detail) -> {
+        Optional<InlineCompletions> inline = s2c.capability(InlineCompletions.class);
+        assumeTrue(inline.isPresent(), fabric().name() + " delivers no completion inline");
+        inline.get().completionHandler((wrId, op, status, len, imm, hasImm, detail) -> {
             throw new NoSuchMethodError("'org.slf4j.spi.LoggingEventBuilder org.slf4j.Logger.atInfo()'");
-        }), fabric().name() + " delivers no completion inline");
+        });
         Node other = open("other", b -> b);
         Connection o2s = other.connect(server.address(), WAIT);
         Connection s2o = server.accept(WAIT);
-        assertTrue(s2o.completionHandler((wrId, op, status, len, imm, hasImm, detail) ->
-            seen.add("other wrId=" + wrId + " len=" + len)));
+        s2o.capability(InlineCompletions.class).orElseThrow().completionHandler(
+            (wrId, op, status, len, imm, hasImm, detail) -> seen.add("other wrId=" + wrId + " len=" + len));
         Region rbuf = server.register(256, Access.ALL);
         Region src = filled(client, 64, 11);
         Region osrc = filled(other, 64, 12);
@@ -1072,8 +1097,8 @@ public abstract class TransportConformanceSuite {
         Node late = open("late", b -> b);
         Connection l2s = late.connect(server.address(), WAIT);
         Connection s2l = server.accept(WAIT);
-        assertTrue(s2l.completionHandler((wrId, op, status, len, imm, hasImm, detail) ->
-            seen.add("late wrId=" + wrId + " len=" + len)));
+        s2l.capability(InlineCompletions.class).orElseThrow().completionHandler(
+            (wrId, op, status, len, imm, hasImm, detail) -> seen.add("late wrId=" + wrId + " len=" + len));
         assertEquals(Post.OK, s2l.post(WorkRequest.recv(rbuf, 128, 64).wrId(3)));
         assertEquals(Post.OK, l2s.post(WorkRequest.send(filled(late, 64, 13), 0, 7)));
         assertEquals("late wrId=3 len=7", seen.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS));

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmx.transport.Connection;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.capability.Bells;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -31,7 +32,7 @@ class TcpEngineTest {
             Connection back = b.accept(Duration.ofSeconds(10));
             assertEquals("engine-b", c.peerName());
             assertEquals("engine-a", back.peerName());
-            assertEquals(null, c.openBell(), "tcp offers no bells");
+            assertTrue(c.capability(Bells.class).isEmpty(), "tcp offers no bells");
         }
     }
 
