@@ -10,14 +10,17 @@ import org.openjdk.jcstress.infra.results.ZZ_Result;
 /**
  * The hand-off of an {@link RpcClient}'s reader role ({@link ReaderRole}): a calling thread that read its own
  * response gives the role back while another caller, which found the role taken, counts itself as a follower and
- * tries the role once more before it parks. Either the follower takes the role, or the leaving reader finds it
- * queued (and hands it the role): never neither, which would leave the follower parked with its
- * response unread until its timeout. (In this package of the jcstress module to reach the package-private class.)
+ * tries the role once more before it sleeps (as {@code AnswerReader.CallerWait} does in its wait loop: prepare
+ * queues it, the loop's re-check tries the role). Either the follower takes the role, or the leaving reader finds
+ * it queued (and hands it the role, waking its wait loop): never neither, which would leave the follower asleep
+ * with its response unread until its timeout. That the wake-up reaches a follower about to sleep is the wait
+ * loop's own hand-off ({@code SleeperLocalWakeTest}); this is the role's flag against its queue. (In this package
+ * of the jcstress module to reach the package-private class.)
  */
 @JCStressTest
 @Outcome(id = {"true, true", "true, false", "false, true"}, expect = Expect.ACCEPTABLE,
     desc = "the follower reads, or the leaving reader sees it")
-@Outcome(id = "false, false", expect = Expect.FORBIDDEN, desc = "a follower parked with nobody reading for it")
+@Outcome(id = "false, false", expect = Expect.FORBIDDEN, desc = "a follower asleep with nobody reading for it")
 @State
 public class ReaderRoleHandOffTest {
     private final ReaderRole<PendingCall> role = new ReaderRole<>();

@@ -12,7 +12,7 @@ import org.openjdk.jcstress.infra.results.ZZZ_Result;
  * moment (completed by another thread, or timed out), so that the follower leaves without reading. Either the
  * reader hands it the role and the follower then learns it must pass the role on, or the follower leaves first
  * and the reader passes it over: never a hand-off to a follower that has left without passing it on, which would
- * leave the followers queued behind it parked with nobody reading for them (until the idle reader thread's next
+ * leave the followers queued behind it asleep with nobody reading for them (until the idle reader thread's next
  * look, up to 200 ms later). A second follower is queued behind the first, as the one the role should reach.
  */
 @JCStressTest

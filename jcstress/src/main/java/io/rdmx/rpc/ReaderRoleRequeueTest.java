@@ -14,7 +14,7 @@ import org.openjdk.jcstress.infra.results.Z_Result;
  * awake, finds itself out of the queue, queues itself again ({@link ReaderRole#follow}) and tries the role, as
  * {@code AnswerReader.await} does. Whatever the order, a follower that is still queued at the end
  * must be reached by the next hand-off (the arbiter's, standing for whoever holds the role then): a follower queued
- * with the stale state of an earlier hand-off would be passed over and left parked with nobody reading for it.
+ * with the stale state of an earlier hand-off would be passed over and left asleep with nobody reading for it.
  */
 @JCStressTest
 @Outcome(id = "true", expect = Expect.ACCEPTABLE,

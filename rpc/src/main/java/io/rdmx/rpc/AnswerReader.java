@@ -7,6 +7,7 @@ import io.rdmx.channel.RecordHandler;
 import io.rdmx.channel.RecordSource;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.internal.WaitLoop;
 import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.Map;
@@ -25,7 +26,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Who reads: a calling thread waiting for its own answer takes the {@link ReaderRole} when it is free and holds it
  * until its call is done, completing the calls of others it meets on the way; a caller that finds the role taken
- * queues itself and parks until the reading thread completes its call or, leaving first, hands it the role. The
+ * queues itself and sleeps until the reading thread completes its call or, leaving first, hands it the role. The
  * reader thread ({@code rdmx-rpc-client-<node>}) reads only while asynchronous calls wait and no caller does, and
  * drains the ring when nobody read for a while. Whoever holds the role also scans the asynchronous calls' deadlines.
  *
@@ -36,6 +37,15 @@ final class AnswerReader {
     private static final Logger LOG = LoggerFactory.getLogger(RpcClient.class);
     private static final long IDLE_READ_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
     private static final long TIMEOUT_SCAN_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** A blocking caller's wait ({@link CallerWait#check}): its call is done. */
+    private static final int DONE = 0;
+    /** A blocking caller's wait: it took the reader role (handed it, or found it free), and reads. */
+    private static final int READ = 1;
+    /**
+     * Each calling thread's wait loop (core's one wait loop: one waiting thread at a time, woken from any), kept
+     * for the thread's next calls, of any client: a wake-up meant for an earlier call only makes it check again.
+     */
+    private static final ThreadLocal<WaitLoop> WAITS = ThreadLocal.withInitial(() -> new WaitLoop(AnswerReader.class));
 
     private final ChannelEngine engine;
     private final String name;
@@ -146,27 +156,79 @@ final class AnswerReader {
         return callerReads.sum();
     }
 
-    /** @return calling threads parked while another thread reads */
+    /** @return calling threads waiting (queued) while another thread reads */
     int followers() {
         return role.followers();
     }
 
     /**
+     * A blocking caller's wait for its answer, in its thread's {@link WaitLoop}: it ends when the call is done or
+     * the caller takes the reader role (handed to it by a leaving reader, or found free). Before it sleeps the
+     * caller queues itself as a follower ({@link #prepare}), and the loop checks once more: a reader that leaves
+     * after that check finds it in the queue and wakes it (see {@link ReaderRole}).
+     */
+    private final class CallerWait implements WaitLoop.Waiting<InterruptedException> {
+        private final PendingCall p;
+
+        CallerWait(PendingCall p) {
+            this.p = p;
+        }
+
+        @Override
+        public int check() throws InterruptedException {
+            if (p.isDone()) {
+                return DONE;
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException(waiter());
+            }
+            return running.getAsBoolean() && role.tryTake() ? READ : WaitLoop.NOT_YET;
+        }
+
+        @Override
+        public boolean prepare() {
+            if (p.queued) {
+                return false;
+            }
+            // queued before the role is looked at again: a reader that leaves after this finds it in the queue and
+            // hands it the role; a hand-off that woke it and found the role taken by another thread is over
+            // (follow resets it)
+            p.queued = true;
+            role.follow(p);
+            return true;
+        }
+
+        @Override
+        public String waiter() {
+            return "rpc call id=" + p.callId + " to address=" + p.address;
+        }
+    }
+
+    /**
      * The calling thread: reads its own response from the ring when no other thread reads (it then completes any
-     * other call whose response it meets), else parks until the reading thread completes the call, the reader
-     * role is free again, or the deadline passes.
+     * other call whose response it meets), else sleeps until the reading thread completes the call, the reader
+     * role is handed to it or free again, or the deadline passes.
      *
      * @return the call's result
      */
     Object await(PendingCall p) throws RpcException, InterruptedException {
+        WaitLoop loop = WAITS.get();
+        CallerWait w = new CallerWait(p);
+        p.wait = loop; // before the first check: a completion or hand-off after it wakes this loop
         try {
             while (!p.isDone()) {
-                long left = p.deadline - System.nanoTime();
-                if (left <= 0) {
+                if (p.deadline - System.nanoTime() <= 0) {
                     table.expire(p);
                     break;
                 }
-                if (running.getAsBoolean() && role.tryTake()) {
+                int r;
+                try {
+                    r = loop.await(w, p.deadline, 0, 0);
+                } catch (InterruptedException e) {
+                    interrupted(p);
+                    throw e;
+                }
+                if (r == READ) {
                     role.took(p); // out of the queue; a hand-off that brought it here is taken
                     callerReads.increment();
                     try {
@@ -174,19 +236,6 @@ final class AnswerReader {
                     } finally {
                         release();
                     }
-                    continue;
-                }
-                if (!p.queued) {
-                    // queued before the role is looked at again: a reader that leaves after this finds it in the
-                    // queue and hands it the role (see ReaderRole); a hand-off that woke it and found the role
-                    // taken by another thread is over (follow resets it)
-                    p.queued = true;
-                    role.follow(p);
-                    continue;
-                }
-                LockSupport.parkNanos(this, left);
-                if (Thread.interrupted()) {
-                    interrupted(p);
                 }
             }
         } finally {
@@ -279,13 +328,13 @@ final class AnswerReader {
     }
 
     /**
-     * Gives the reader role back to the caller that waited longest (one unpark; it reads its own response from
-     * then on), else, while asynchronous calls wait, to the reader thread.
+     * Gives the reader role back to the caller that waited longest (one wake-up of its wait loop; it reads its own
+     * response from then on), else, while asynchronous calls wait, to the reader thread.
      */
     private void release() {
         PendingCall next = role.handOff();
         if (next != null) {
-            LockSupport.unpark(next.waiter);
+            next.wait.wake();
         } else if (table.asyncOutstanding() > 0) {
             LockSupport.unpark(readerThread);
         }

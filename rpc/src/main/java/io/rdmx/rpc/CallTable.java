@@ -1,12 +1,12 @@
 package io.rdmx.rpc;
 
 import io.rdmx.channel.PeerChannel;
+import io.rdmx.transport.internal.WaitLoop;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -219,9 +219,9 @@ final class CallTable {
 
     /** Wakes a call's blocking caller, unless that is the calling thread (it read its own response: awake). */
     static void wake(PendingCall p) {
-        Thread t = p.waiter;
-        if (t != null && t != Thread.currentThread()) {
-            LockSupport.unpark(t);
+        WaitLoop w = p.wait;
+        if (w != null && p.waiter != Thread.currentThread()) {
+            w.wake();
         }
     }
 

@@ -1,6 +1,7 @@
 package io.rdmx.rpc;
 
 import io.rdmx.channel.PeerChannel;
+import io.rdmx.transport.internal.WaitLoop;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.CancellationException;
@@ -36,7 +37,10 @@ final class PendingCall extends CompletableFuture<Object> implements ReaderRole.
     RpcResponseReader<?> reader;
     volatile long callId;
     volatile PeerChannel peer;
+    /** A blocking call's caller (async: null). */
     volatile Thread waiter;
+    /** The wait loop its blocking caller sleeps in (set as it starts waiting): completions and hand-offs wake it. */
+    volatile WaitLoop wait;
     /** Set by the caller once the call is in the table (from then on, only who takes it out completes it). */
     volatile boolean registered;
     /** In the reader role's follower queue (set by its caller, cleared by a reader that hands it the role). */

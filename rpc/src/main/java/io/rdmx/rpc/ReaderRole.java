@@ -5,16 +5,19 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Who reads an {@link RpcClient}'s responses now: a calling thread waiting for its own response takes the role when
- * it is free. Callers that find the role taken follow: they queue themselves and park until the reading thread
+ * it is free. Callers that find the role taken follow: they queue themselves and sleep until the reading thread
  * completes their calls. A reader that leaves while followers wait hands the role to the one that waited longest
- * (it unparks that thread, which takes the role and reads its own response): the wake-up a follower needs anyway,
- * and no reader thread in between.
+ * (it wakes that thread, which takes the role and reads its own response): the wake-up a follower needs anyway,
+ * and no reader thread in between. This class is the queue and its hand-off rule only: how a caller waits (checks,
+ * queues itself, re-checks, sleeps; its deadline; interrupts) and how it is woken is core's one wait loop
+ * ({@code io.rdmx.transport.internal.WaitLoop}, driven by {@code AnswerReader.CallerWait}).
  *
  * <p>No follower is left without a reader (the Dekker pattern through the queue's lock, proved by the jcstress
- * test {@code ReaderRoleHandOffTest}): a follower queues itself under the lock and then tries the role once more
- * before it parks; a reader gives the role back (a volatile store) and then looks at the queue under the lock.
- * Either the follower takes the role, or the leaving reader finds it queued and wakes it. The flag's release and
- * acquire also order the state only the role's holder touches.
+ * test {@code ReaderRoleHandOffTest}): a follower queues itself under the lock (its wait's prepare step) and then
+ * tries the role once more before it sleeps (the wait loop's re-check); a reader gives the role back (a volatile
+ * store) and then looks at the queue under the lock. Either the follower takes the role, or the leaving reader
+ * finds it queued and wakes it (that the wake-up reaches a follower about to sleep is the wait loop's own
+ * hand-off). The flag's release and acquire also order the state only the role's holder touches.
  *
  * <p>No hand-off is lost to a follower that stops waiting as it is handed the role (its call completed by another
  * thread, timed out, interrupted): the leaving reader hands it over with a compare-and-set of the follower's
@@ -61,7 +64,7 @@ final class ReaderRole<T extends ReaderRole.Follower> {
     }
 
     /**
-     * A calling thread will park waiting for the reader: queued before it tries the role once more. Its hand state
+     * A calling thread will sleep waiting for the reader: queued before it tries the role once more. Its hand state
      * is reset in the same step ({@link Follower#rearm}): a hand-off that reached it before, and found the role
      * taken again by another thread, is over; one made from now on reaches it in the queue.
      *
@@ -111,7 +114,7 @@ final class ReaderRole<T extends ReaderRole.Follower> {
 
     /**
      * Gives the role back and hands it to the follower that waited longest and still waits (see the class comment):
-     * the caller unparks it, and it takes the role. Followers whose calls are done, or that left as they were
+     * the caller wakes it, and it takes the role. Followers whose calls are done, or that left as they were
      * handed the role, are passed over. Taking a follower out of the queue and handing it the role are one step
      * under the queue's lock, so a follower that queues itself again ({@link #follow}) does so either before (and
      * is handed the role) or after (with its hand state reset): never in between, which would leave it queued as

@@ -710,6 +710,46 @@ public abstract class RpcSuite {
         }
     }
 
+    /**
+     * A caller asleep behind another that reads (a follower in its wait loop) is interrupted: it ends its wait with
+     * an {@link InterruptedException} long before its timeout, out of the followers' queue, and the reader and
+     * later calls go on.
+     */
+    @Test
+    void aCallerAsleepBehindAReaderEndsOnInterrupt() throws Exception {
+        RpcServer s = server(cfg());
+        RpcClient c = client(cfg());
+        assertEquals(4, c.call(s.address(), ECHO, intBody(0), WAIT).length);
+        long before = c.callerReads();
+        ExecutorService pool = Executors.newFixedThreadPool(1);
+        try {
+            Future<byte[]> leader = pool.submit(() -> c.call(s.address(), SLOW, intBody(1), WAIT));
+            Blocking.awaitTrue("slow handler entered", () -> slowEntered.get() == 1, WAIT);
+            Blocking.awaitTrue("the first caller took the reader role", () -> c.callerReads() == before + 1, WAIT);
+            CompletableFuture<Throwable> ended = new CompletableFuture<>();
+            Thread follower = new Thread(() -> {
+                try {
+                    c.call(s.address(), LATER, intBody(2), Duration.ofMinutes(10));
+                    ended.complete(null);
+                } catch (Throwable e) {
+                    ended.complete(e);
+                }
+            }, "interrupted-follower");
+            follower.start();
+            RpcCall later = held();
+            Blocking.awaitTrue("the second caller asleep behind the first", () -> c.followers() == 1, WAIT);
+            follower.interrupt();
+            assertInstanceOf(InterruptedException.class, ended.get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+            assertEquals(0, c.followers());
+            release.countDown();
+            assertEquals(4, leader.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).length);
+            later.respond(ByteBuffer.wrap(body(33, 3)));
+            assertEquals(4, c.call(s.address(), ECHO, intBody(3), WAIT).length);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     private RpcCall held() throws InterruptedException {
         RpcCall call = held.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
         assertTrue(call != null, "no LATER call reached its handler");

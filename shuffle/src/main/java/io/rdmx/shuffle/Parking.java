@@ -11,7 +11,14 @@ import java.util.concurrent.TimeUnit;
  * commit while it is {@link #waiting}; a reader of the ring this worker waits on ({@link #spaceFrom}) wakes it
  * after a read. Both sides store their part, then a full fence, then load the other's: the waiter announces
  * itself before it reads, so a commit or read after that read sees the announcement. The waits are bounded
- * (the transport's read or park), so a wake-up that is lost costs at most their bound.
+ * (the transport's read or park), so a wake-up that is lost costs at most their bound. Neither a commit nor a
+ * read is missed by both sides (the Dekker pattern; jcstress {@code ParkingRecordWakeTest},
+ * {@code ParkingSpaceWakeTest}).
+ *
+ * <p>Not core's {@code WaitLoop}: these waits are one pass, not a loop (the worker's caller loops, doing work
+ * between passes), their sleep is the transport's own bounded read or park of this worker (which may itself bring
+ * the records waited for, and which {@link ShuffleTransport#wakeup} ends), not a sleeper of their own, and the
+ * waiter reads its rings between announcing the wait and sleeping, with delivery paused.
  */
 final class Parking {
     private final ShuffleTransport transport;
@@ -68,26 +75,31 @@ final class Parking {
     /**
      * Before a wait for space in a local ring: says which ring (a fence follows), then whether its reader moved
      * the tail since the offer found it full (then there is space: do not sleep; else the reader wakes this
-     * worker after its next read, having seen {@link #spaceFrom}).
+     * worker after its next read, having seen {@link #spaceFrom}). Package-private for the jcstress test of this
+     * hand-off ({@code ParkingSpaceWakeTest}).
      *
+     * @param w the local worker that reads the full ring
+     * @param fullTail that ring's tail when the offer found it full
      * @return true if space came already
      */
-    private boolean armSpace(int w) {
+    boolean armSpace(int w, long fullTail) {
         spaceFrom = w;
         waiting = true;
         VarHandle.fullFence();
-        return localOut[w].tailAcquire() != packer.spaceTail();
+        return localOut[w].tailAcquire() != fullTail;
     }
 
     /**
      * Announces the wait (for space in a local ring, or for anything), before the reads that precede it.
+     * Package-private for the jcstress test of this hand-off ({@code ParkingRecordWakeTest}).
      *
+     * @param dst the global worker whose full buffer the wait is for, or -1 (waiting for records or a credit)
      * @return true if space came already: do not wait
      */
-    private boolean arm(int dst) {
-        int spaceW = packer.localWorker(dst);
+    boolean arm(int dst) {
+        int spaceW = dst < 0 ? -1 : packer.localWorker(dst);
         if (spaceW >= 0) {
-            return armSpace(spaceW);
+            return armSpace(spaceW, packer.spaceTail());
         }
         waiting = true;
         VarHandle.fullFence();
