@@ -9,9 +9,11 @@ import java.util.function.Function;
  * apply as for {@link RdmxShuffleManager}.
  *
  * <ul>
- *   <li>{@value #PROVIDER_KEY} (default {@value #PROVIDER_DEFAULT}): the provider of every executor's pipelined
- *       node: one provider for the application, since each reader reads one ring set ({@code shm} for executors
- *       all on one host, {@code verbs} where RDMA reaches every host).</li>
+ *   <li>{@value #PROVIDER_KEY} (default {@code auto}): the provider of an executor's inbound node, the rings its
+ *       reduce tasks read (one ring set per reader, so one provider per executor). {@code auto} chooses by the
+ *       providers' traits ({@code Fabrics.choose}): the best one for peers on this host in Spark's local modes
+ *       ({@code shm} today), else the best one that reaches other hosts ({@code verbs} where an RDMA device is up,
+ *       else {@code tcp}). Writers connect over the provider the reader registered.</li>
  *   <li>{@value #SLOTS_KEY} (default: {@code spark.executor.cores}, at least 4): the channel engine's workers, one
  *       per task writing or reading a pipelined shuffle at once on the executor.</li>
  *   <li>{@value #RING_BYTES_KEY} (default 256 KiB, a power of two, 4 KiB to 64 MiB): each ring's capacity, from one
@@ -25,7 +27,7 @@ import java.util.function.Function;
  */
 final class PipeConf {
     static final String PROVIDER_KEY = "spark.rdmx.pipelined.provider";
-    static final String PROVIDER_DEFAULT = "tcp";
+    static final String PROVIDER_DEFAULT = RdmxEndpoints.AUTO;
     static final String SLOTS_KEY = "spark.rdmx.pipelined.slots";
     static final String RING_BYTES_KEY = "spark.rdmx.pipelined.ringBytes";
     static final int RING_BYTES_DEFAULT = 256 << 10;
@@ -56,9 +58,9 @@ final class PipeConf {
     static PipeConf from(Function<String, String> get) {
         String p = get.apply(PROVIDER_KEY);
         String provider = p == null || p.isBlank() ? PROVIDER_DEFAULT : p.trim();
-        if ("auto".equals(provider)) {
-            throw new IllegalArgumentException(PROVIDER_KEY + "=auto: the pipelined shuffle takes one provider for "
-                + "the application (tcp, shm, verbs...)");
+        if (!provider.matches("[A-Za-z0-9_-]+")) {
+            throw new IllegalArgumentException(PROVIDER_KEY + "=" + p
+                + " is not a provider name (auto, shm, tcp, ...)");
         }
         String cores = get.apply("spark.executor.cores");
         long defSlots = Math.max(4, cores == null ? 1 : number("spark.executor.cores", cores, 1, 4096));

@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.spark.SparkConf;
 import org.apache.spark.rpc.RpcCallContext;
 import org.apache.spark.rpc.RpcEndpoint;
+import org.apache.spark.rpc.RpcAddress;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.rpc.RpcEnv;
 import org.apache.spark.util.RpcUtils;
@@ -28,6 +29,12 @@ import scala.runtime.BoxedUnit;
  * <p>Messages are strings, lines separated by {@code \n}: {@code PR shuffle partition executor address slot}
  * (register; the answer is the session), {@code PL shuffle partitions} (look up; the answer is empty until every
  * partition has a reader, then one line per partition {@code address slot session}).
+ *
+ * <p>A registration is accepted only from the executor it names, as {@link AddressBook} accepts an executor's
+ * address: a live executor of the application (its block manager registered with the driver's), the message sent
+ * from that executor's host (Spark's {@code RpcCallContext.senderAddress}, the connection it came on) or by the
+ * driver to itself (a task of Spark's local mode), and, once one is accepted, only again from the same sender
+ * address. Otherwise the driver answers a failure that names the executor, the sender and why.
  */
 final class PipeDirectory {
     static final String ENDPOINT = "rdmx-pipelined-shuffle";
@@ -46,12 +53,47 @@ final class PipeDirectory {
     /** The table (driver side), without the RPC. */
     static final class Table {
         private final Map<Integer, Map<Integer, Reader>> byShuffle = new ConcurrentHashMap<>();
+        /** The sender each executor registered from first: later registrations must come from it. */
+        private final Map<String, RpcAddress> senders = new ConcurrentHashMap<>();
+        private final AddressBook.Executors executors;
+        private final AddressBook.SameHost sameHost;
+        /** The driver's own RPC address (its own tasks register from it), or null. */
+        private final RpcAddress self;
         private int nextSession;
 
         /**
-         * @return the session for a reader now registering
+         * @param executors the application's live executors
+         * @param sameHost whether a sender is on an executor's host
+         * @param self the driver's RPC address, or null
          */
-        synchronized int register(int shuffleId, int partition, String address, int slot) {
+        Table(AddressBook.Executors executors, AddressBook.SameHost sameHost, RpcAddress self) {
+            this.executors = executors;
+            this.sameHost = sameHost;
+            this.self = self;
+        }
+
+        /**
+         * @param executorId the executor the registration names
+         * @param sender the connection it came on
+         * @return the session for a reader now registering
+         * @throws SecurityException if the sender is not that executor (naming both and why)
+         */
+        synchronized int register(int shuffleId, int partition, String executorId, RpcAddress sender, String address,
+                                  int slot) {
+            String refused = "rdmx pipelined shuffle directory refused executor " + executorId + "'s reader of shuffle "
+                + shuffleId + " partition " + partition + " from " + sender + ": ";
+            String known = executors.host(executorId);
+            if (known == null) {
+                throw new SecurityException(refused + "no live executor of this application has that id");
+            }
+            boolean fromSelf = self != null && self.equals(sender);
+            if (!fromSelf && (sender == null || !sameHost.test(known, sender.host()))) {
+                throw new SecurityException(refused + "the sender is not on the executor's host=" + known);
+            }
+            RpcAddress first = senders.putIfAbsent(executorId, sender);
+            if (first != null && !first.equals(sender)) {
+                throw new SecurityException(refused + "that executor registered from " + first + " before");
+            }
             nextSession = nextSession % MAX_SESSION + 1;
             byShuffle.computeIfAbsent(shuffleId, k -> new ConcurrentHashMap<>())
                 .put(partition, new Reader(address, slot, nextSession));
@@ -86,13 +128,19 @@ final class PipeDirectory {
             byShuffle.remove(shuffleId);
         }
 
-        /** Answers one message. */
-        String handle(String msg) {
+        /**
+         * Answers one message.
+         *
+         * @param msg the message
+         * @param sender the connection it came on ({@code RpcCallContext.senderAddress})
+         * @return the answer
+         */
+        String handle(String msg, RpcAddress sender) {
             String[] f = msg.split("\n");
             try {
                 if (f.length == 6 && "PR".equals(f[0])) {
-                    return Integer.toString(register(Integer.parseInt(f[1]), Integer.parseInt(f[2]), f[4],
-                        Integer.parseInt(f[5])));
+                    return Integer.toString(register(Integer.parseInt(f[1]), Integer.parseInt(f[2]), f[3], sender,
+                        f[4], Integer.parseInt(f[5])));
                 }
                 if (f.length == 3 && "PL".equals(f[0])) {
                     Reader[] r = lookup(Integer.parseInt(f[1]), Integer.parseInt(f[2]));
@@ -159,7 +207,7 @@ final class PipeDirectory {
                         return fallback.apply(x);
                     }
                     try {
-                        context.reply(table.handle((String) x));
+                        context.reply(table.handle((String) x, context.senderAddress()));
                     } catch (RuntimeException e) {
                         LOG.warn("rdmx pipelined shuffle: {}", e.getMessage());
                         context.sendFailure(e);

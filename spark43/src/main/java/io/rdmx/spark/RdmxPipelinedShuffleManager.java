@@ -7,13 +7,13 @@ import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.shuffle.BaseShuffleHandle;
-import org.apache.spark.shuffle.PipelinedShuffleManager;
 import org.apache.spark.shuffle.ShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleHandle;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
+import org.apache.spark.shuffle.streaming.StreamingShuffleManager;
 import org.apache.spark.util.TaskCompletionListener;
 import org.apache.spark.util.Utils;
 import org.slf4j.Logger;
@@ -29,8 +29,15 @@ import org.slf4j.LoggerFactory;
  * ({@link PipeDirectory}). Settings: {@link PipeConf}; with {@code spark.authenticate} every node takes the
  * application's secret ({@link SparkSecurity}). Nothing is written to disk: a failed task fails the stage group,
  * as with Spark's own {@code streaming} manager.
+ *
+ * <p>It extends Spark's {@code StreamingShuffleManager} (a stateless class whose constructor only logs) and
+ * overrides every method Spark calls on a pipelined manager: Spark 4.3.0 makes the
+ * {@code StreamingShuffleOutputTracker} its scheduler needs for pipelined shuffles only when the pipelined manager
+ * is an instance of that class or the blocking one an instance of {@code MultiShuffleManager}
+ * ({@code SparkEnv.initializeStreamingShuffleOutputTracker}). So {@code spark.shuffle.manager} can stay
+ * {@link RdmxShuffleManager} (or Spark's sort shuffle): rdmx then serves both kinds of shuffle.
  */
-public final class RdmxPipelinedShuffleManager implements PipelinedShuffleManager {
+public final class RdmxPipelinedShuffleManager extends StreamingShuffleManager {
     private static final Logger LOG = LoggerFactory.getLogger(RdmxPipelinedShuffleManager.class);
 
     private final SparkConf conf;
@@ -38,7 +45,8 @@ public final class RdmxPipelinedShuffleManager implements PipelinedShuffleManage
     private final PipeConf pipeConf;
     private final RdmxShuffleConf rdmxConf;
     private final SparkSecurity security;
-    private final PipeDirectory.Table table = new PipeDirectory.Table();
+    /** The driver's directory, made with its endpoint. */
+    private volatile PipeDirectory.Table table;
     private final Object lock = new Object();
     private RpcEndpointRef driverEndpoint;
     private volatile PipeEndpoint endpoint;
@@ -75,6 +83,8 @@ public final class RdmxPipelinedShuffleManager implements PipelinedShuffleManage
         synchronized (lock) {
             if (driverEndpoint == null && !stopped) {
                 SparkEnv env = SparkEnv.get();
+                table = new PipeDirectory.Table(AddressBook::liveExecutorHost, AddressBook::sameHost,
+                    env.rpcEnv().address());
                 driverEndpoint = env.rpcEnv().setupEndpoint(PipeDirectory.ENDPOINT,
                     new PipeDirectory.Driver(env.rpcEnv(), table));
                 LOG.info("rdmx pipelined shuffle: directory at the driver, {}, {}", pipeConf, security);
@@ -102,7 +112,8 @@ public final class RdmxPipelinedShuffleManager implements PipelinedShuffleManage
             String host = env.blockManager() != null ? env.blockManager().blockManagerId().host()
                 : Utils.localHostName();
             try {
-                e = PipeEndpoint.open(pipeConf, rdmxConf.peerTimeout(), host, security.secret());
+                e = PipeEndpoint.open(pipeConf, rdmxConf.peerTimeout(), host, security.secret(),
+                    oneHost(conf.get("spark.master", "")));
             } catch (RdmxException ex) {
                 throw new IllegalStateException("rdmx pipelined shuffle: executor " + env.executorId() + " on "
                     + host + " cannot open its " + pipeConf.provider() + " node: " + ex.getMessage(), ex);
@@ -111,6 +122,14 @@ public final class RdmxPipelinedShuffleManager implements PipelinedShuffleManage
             endpoint = e;
             return e;
         }
+    }
+
+    /**
+     * @param master {@code spark.master}
+     * @return whether every executor of such an application runs on the driver's host (local modes)
+     */
+    static boolean oneHost(String master) {
+        return master.equals("local") || master.startsWith("local[") || master.startsWith("local-cluster[");
     }
 
     PipeDirectory.Client directory() {
@@ -161,7 +180,10 @@ public final class RdmxPipelinedShuffleManager implements PipelinedShuffleManage
 
     @Override
     public boolean unregisterShuffle(int shuffleId) {
-        table.forget(shuffleId);
+        PipeDirectory.Table t = table;
+        if (t != null) {
+            t.forget(shuffleId);
+        }
         return true;
     }
 

@@ -11,7 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.TaskContext;
-import org.apache.spark.serializer.Serializer;
+import org.apache.spark.serializer.SerializerInstance;
 import org.apache.spark.shuffle.BaseShuffleHandle;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
@@ -39,7 +39,8 @@ final class RdmxPipelinedShuffleReader<K, C> implements ShuffleReader<K, C> {
     /** The sessions this reader registered, by partition offset. */
     private final int[] sessions;
     private final int startPartition;
-    private final Serializer serializer;
+    /** One instance for the task (an instance is not thread-safe; the task reads on one thread). */
+    private final SerializerInstance serializer;
 
     RdmxPipelinedShuffleReader(RdmxPipelinedShuffleManager manager, PipeHandle<K, ?, C> handle,
                                int startMapIndex, int endMapIndex, int startPartition, int endPartition,
@@ -47,7 +48,7 @@ final class RdmxPipelinedShuffleReader<K, C> implements ShuffleReader<K, C> {
         this.handle = handle;
         this.context = context;
         this.metrics = metrics;
-        this.serializer = handle.dependency().serializer();
+        this.serializer = handle.dependency().serializer().newInstance();
         int maps = handle.maps();
         int end = Math.min(endMapIndex, maps);
         this.progress = new PipeProgress(startMapIndex, end, startPartition, endPartition);
@@ -149,7 +150,7 @@ final class RdmxPipelinedShuffleReader<K, C> implements ShuffleReader<K, C> {
                     buffer.get(offset + PipeFrames.HEADER, body);
                     metrics.incRemoteBytesRead(body.length);
                     metrics.incRemoteBlocksFetched(1);
-                    Iterator<scala.Tuple2<Object, Object>> it = serializer.newInstance()
+                    Iterator<scala.Tuple2<Object, Object>> it = serializer
                         .deserializeStream(new ByteArrayInputStream(body)).asKeyValueIterator();
                     while (it.hasNext()) {
                         scala.Tuple2<Object, Object> kv = it.next();

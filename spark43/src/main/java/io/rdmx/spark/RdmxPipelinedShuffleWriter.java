@@ -70,31 +70,27 @@ final class RdmxPipelinedShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                 send(p, PipeFrames.START, mapIndex, null, 0);
             }
             Partitioner partitioner = dep.partitioner();
-            SerializerInstance ser = dep.serializer().newInstance();
-            ByteArrayOutputStream bos = new ByteArrayOutputStream(256);
+            Bytes bytes = new Bytes();
+            Records out = new Records(dep.serializer(), bytes);
             long n = 0;
             while (records.hasNext()) {
                 Product2<K, V> r = records.next();
                 int p = partitioner.getPartition(r._1());
-                bos.reset();
-                SerializationStream s = ser.serializeStream(bos);
-                s.writeKey(r._1(), ANY);
-                s.writeValue(r._2(), ANY);
-                s.close();
-                byte[] body = bos.toByteArray();
-                send(p, PipeFrames.DATA, mapIndex, body, body.length);
-                lengths[p] += body.length;
-                metrics.incBytesWritten(body.length);
+                int length = out.serialize(r);
+                send(p, PipeFrames.DATA, mapIndex, bytes.array(), length);
+                lengths[p] += length;
+                metrics.incBytesWritten(length);
                 metrics.incRecordsWritten(1);
                 n++;
             }
+            out.close();
             for (int p = 0; p < partitions; p++) {
                 send(p, PipeFrames.END, mapIndex, null, 0);
             }
             for (ChannelWriter w : writers) {
                 w.flush();
             }
-            LOG.info("rdmx pipelined shuffle {}: map {} sent {} records", shuffleId, mapIndex, n);
+            LOG.debug("rdmx pipelined shuffle {}: map {} sent {} records", shuffleId, mapIndex, n);
         } catch (RdmxException e) {
             abort(mapIndex, e);
             throw new java.io.IOException("rdmx pipelined shuffle " + shuffleId + ", map " + mapIndex + ": "
@@ -173,6 +169,66 @@ final class RdmxPipelinedShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                 }
             } catch (RuntimeException e) {
                 LOG.debug("rdmx pipelined shuffle: ABORT to partition {} not sent", p, e);
+            }
+        }
+    }
+
+    /** A byte array output stream whose array is read in place (no copy per record). */
+    static final class Bytes extends ByteArrayOutputStream {
+        Bytes() {
+            super(256);
+        }
+
+        /** @return the array, valid up to {@link #size()} */
+        byte[] array() {
+            return buf;
+        }
+    }
+
+    /**
+     * Serializes records one at a time into {@link Bytes}, each a ring record of its own (a reader deserializes each
+     * by itself). When the serializer allows its output to be cut between records
+     * ({@code supportsRelocationOfSerializedObjects}: no stream header, no back-references across records; Spark
+     * SQL's row serializer and Kryo's do) one serialization stream serves the task, flushed after each record;
+     * otherwise (Java serialization) each record gets a stream of its own, header and all.
+     */
+    static final class Records {
+        private final SerializerInstance ser;
+        private final Bytes bytes;
+        private final boolean cuttable;
+        private SerializationStream stream;
+
+        Records(org.apache.spark.serializer.Serializer serializer, Bytes bytes) {
+            this.ser = serializer.newInstance();
+            this.bytes = bytes;
+            this.cuttable = serializer.supportsRelocationOfSerializedObjects();
+        }
+
+        /**
+         * @param r a record
+         * @return its serialized length, at the start of {@link Bytes#array()}
+         * @throws java.io.IOException if the serializer fails
+         */
+        int serialize(Product2<?, ?> r) throws java.io.IOException {
+            bytes.reset();
+            if (stream == null) {
+                stream = ser.serializeStream(bytes);
+            }
+            stream.writeKey(r._1(), ANY);
+            stream.writeValue(r._2(), ANY);
+            if (cuttable) {
+                stream.flush();
+            } else {
+                stream.close();
+                stream = null;
+            }
+            return bytes.size();
+        }
+
+        void close() {
+            if (stream != null) {
+                stream.close();
+                stream = null;
             }
         }
     }
