@@ -6,7 +6,6 @@ import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.ProtocolException;
 import io.rdmx.transport.RdmxException;
-import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
 import io.rdmx.transport.internal.AbstractNode;
@@ -14,17 +13,15 @@ import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.internal.SafeLog;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import java.security.SecureRandom;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 
 /**
  * The receive side of one stream-protocol connection and its handshake, apart from the I/O: the state machine
  * that the {@code shm} and {@code tcp} providers both drive through the selector engine's {@code SocketHandler}.
- * One copy of the protocol: the handshake steps (HELLO, AUTH, READY and the limits before authentication), header checks, WRITE placement and SEND matching against posted receives,
- * the cumulative ACK of each read batch, NAKs, and how every failure maps to the connection's cause or the
- * dial's exception (each naming the peer).
+ * One copy of the protocol: the handshake steps (HELLO, AUTH, READY and the limits before authentication), header
+ * checks, WRITE placement and SEND matching against posted receives, the cumulative ACK of each read batch, NAKs,
+ * and how every failure maps to the connection's cause or the dial's exception (each naming the peer).
  *
  * <p>A provider subclasses it for what differs: where the unread input is (a {@code ByteBuffer} the I/O thread
  * fills), how frames are written and the socket closed, and who owns the thread. The
@@ -32,22 +29,25 @@ import org.slf4j.Logger;
  * allocation is added per frame (header fields are read in place, payload bytes are copied once, from the input
  * into the target region, as before).
  *
+ * <p>The handshake (HELLO, AUTH, READY, the handshake slot, the refusals) is kept apart, in the package's {@code
+ * Handshake}, and most hooks are declared apart ({@code ReceiverHooks}); this class is the frame state machine.
+ *
  * <p>I/O thread only (the provider asserts it), except {@link #recvPosted()}.
  *
  * @param <C> the provider's connection type
  */
-public abstract class FrameReceiver<C extends AbstractConnection> {
-    private static final SecureRandom RANDOM = new SecureRandom();
-
-    private static final int S_HELLO = 0;
-    private static final int S_AUTH = 1;
-    private static final int S_READY = 2;
+public abstract class FrameReceiver<C extends AbstractConnection> extends ReceiverHooks<C> {
+    /** The handshake's steps ({@link Handshake} moves the receiver along them). */
+    static final int S_HELLO = 0;
+    static final int S_AUTH = 1;
+    static final int S_READY = 2;
     private static final int S_HEADER = 3;
     private static final int S_WRITE_DATA = 4;
     private static final int S_IMM_RECV = 5;
     private static final int S_SEND_RECV = 6;
     private static final int S_SEND_DATA = 7;
-    private static final int S_DISCARD = 8;
+    /** The input is discarded (the connection is going down). */
+    static final int S_DISCARD = 8;
 
     /** The provider's logger (its log lines keep their category). */
     private final Logger log;
@@ -59,13 +59,10 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
     protected final String dialedAddress;
     /** Completed with the connection (active side), else null. */
     protected final CompletableFuture<AbstractConnection> connectFuture;
-    private final byte[] nonce = new byte[FrameDescriptor.NONCE_LENGTH];
+    /** HELLO, AUTH, READY: what the handshake learns, and its failures. */
+    private final Handshake<C> handshake;
 
     private C conn;
-    private FrameBuffers.Hello peer;
-    private boolean counted;
-    /** The accepted peer's source address ({@link #sourceAddress()}), or null. */
-    private String source;
     private int state = S_HELLO;
 
     private long curSeq;
@@ -93,6 +90,8 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
      * @param dialedAddress the address dialed (active side), else null
      * @param connectFuture completed with the connection (active side), else null
      */
+    // the handshake keeps the reference and reads the node (set above); it calls no hook before the provider drives it
+    @SuppressWarnings("this-escape")
     protected FrameReceiver(Logger log, AbstractNode node, boolean active, String dialedAddress,
                             CompletableFuture<AbstractConnection> connectFuture) {
         this.log = log;
@@ -100,89 +99,10 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
         this.active = active;
         this.dialedAddress = dialedAddress;
         this.connectFuture = connectFuture;
-        RANDOM.nextBytes(nonce);
+        this.handshake = new Handshake<>(this, log);
     }
 
-    // ---- what the provider supplies: the input (unread bytes, from the read position) ----
-
-    /** @return unread input bytes */
-    protected abstract int readable();
-
-    /**
-     * @param at offset from the read position
-     * @return the unsigned byte there
-     */
-    protected abstract int byteAt(int at);
-
-    /**
-     * @param at offset from the read position
-     * @return the unsigned little-endian 16-bit value there
-     */
-    protected abstract int unsignedShortAt(int at);
-
-    /**
-     * @param at offset from the read position
-     * @return the little-endian int there
-     */
-    protected abstract int intAt(int at);
-
-    /**
-     * @param at offset from the read position
-     * @return the little-endian long there
-     */
-    protected abstract long longAt(int at);
-
-    /** @param n bytes of input to pass over (at most {@link #readable()}) */
-    protected abstract void skip(int n);
-
-    /**
-     * Copies input into a target region's view at its position, advancing both.
-     *
-     * @param target the view
-     * @param n bytes (at most {@link #readable()})
-     */
-    protected abstract void copyTo(ByteBuffer target, int n);
-
-    /**
-     * A little-endian view of the next {@code length} bytes of input (a whole control frame, readable), valid
-     * until the input is read further or dropped; the read position is not moved.
-     *
-     * @param length the frame length
-     * @return the view, position 0
-     */
-    protected abstract ByteBuffer frameView(int length);
-
-    /**
-     * A control frame of {@code length} bytes is not all here yet. A provider whose input buffer is smaller
-     * than the frame grows it here (a READY larger than the handshake's read buffer).
-     *
-     * @param length the frame length (validated)
-     */
-    protected void awaitFrame(int length) {
-    }
-
-    /** Drops all unread input (the connection is going down). */
-    protected abstract void dropInput();
-
-    /** Reading from the socket goes on (a receive was posted, or the input is discarded). */
-    protected abstract void resumeReading();
-
-    /** A SEND waits for a receive: stop reading from the socket once the provider holds enough input. */
-    protected abstract void pauseReading();
-
-    /** After each run of the state machine: the provider may release an empty input buffer. */
-    protected void processed() {
-    }
-
-    // ---- the thread ----
-
-    /** @return true on the I/O thread */
-    protected abstract boolean inIoThread();
-
-    /** @param task runs on the I/O thread */
-    protected abstract void execute(Runnable task);
-
-    // ---- output ----
+    // ---- the ACK hooks ----
 
     /** @return true if an ACK may be written now (the socket is open) */
     protected boolean canAck() {
@@ -198,98 +118,10 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
     protected abstract void writeAck(C c, long seq);
 
     /**
-     * Writes a NAK behind whatever the connection wrote.
-     *
-     * @param c the connection
-     * @param seq the refused request
-     * @param status its status
-     * @param why the explanation
-     */
-    protected abstract void writeNak(C c, long seq, Status status, String why);
-
-    /**
-     * Writes a frame of the handshake (the connection is not established).
-     *
-     * @param frame the frame
-     * @param flush whether the frames written so far go out now (a provider that writes each at once ignores it)
-     */
-    protected abstract void writeHandshake(ByteBuffer frame, boolean flush);
-
-    /**
-     * Writes an ERROR frame and closes the socket once it went out (or after a bounded linger).
-     *
-     * @param frame the ERROR frame
-     * @param early true when refused before any handshake step ran (too many handshakes pending)
-     */
-    protected abstract void writeErrorAndClose(ByteBuffer frame, boolean early);
-
-    /** Closes the socket now. */
-    protected abstract void closeIo();
-
-    /** The handshake is over: the provider stops its deadline. */
-    protected abstract void stopHandshakeTimer();
-
-    // ---- the node and the connection ----
-
-    /** @return who is at the other end of the socket, for messages before the peer named itself */
-    protected abstract String describeRemote();
-
-    /**
-     * @return the IP address an accepted connection comes from, counted against the caps per source address; null
-     *     where every peer is a process of this host (shm), the default
-     */
-    protected String sourceAddress() {
-        return null;
-    }
-
-    /**
-     * @param peerAddress the address an accepted peer advertises
-     * @return null to go on, else why the peer is refused
-     */
-    protected abstract String checkAcceptedPeer(String peerAddress);
-
-    /** @return true if the provider's peers may place WRITE data themselves ({@link FrameDescriptor#FLAG_PLACED}) */
-    protected abstract boolean acceptsPlacedWrites();
-
-    /**
-     * @param peerName the peer's name
-     * @param peerAddress its address (the one dialed on the dialing side)
-     * @param regions its regions
-     * @return the new connection (not yet added to the node)
-     */
-    protected abstract C newConnection(String peerName, String peerAddress, List<RemoteRegion> regions);
-
-    /**
-     * The accepting side: offers the new connection to the application and writes READY (our regions), in an
-     * order where nothing the application posts once it has the connection overtakes READY.
-     *
-     * @param c the connection, added to the node
-     * @param ready the READY frame
-     * @return false if the accept backlog is full (nothing was written)
-     */
-    protected abstract boolean offerAndReady(C c, ByteBuffer ready);
-
-    /**
-     * The connection is established ({@link #connection()} set), before the dialing side's future completes.
-     *
-     * @param c the connection
-     */
-    protected void onEstablished(C c) {
-    }
-
-    /**
      * @param c the connection
      * @param seq the peer's cumulative ACK
      */
     protected abstract void onAck(C c, long seq);
-
-    /**
-     * @param c the connection
-     * @param seq the request the peer refused
-     * @param status its status
-     * @param message the peer's explanation
-     */
-    protected abstract void onNak(C c, long seq, Status status, String message);
 
     // ---- state the provider reads ----
 
@@ -312,29 +144,34 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
      * @throws IllegalStateException before the peer's HELLO
      */
     protected final String scopeToken() {
-        if (peer == null) {
-            throw new IllegalStateException("no scope before the peer's HELLO");
-        }
-        byte[] nc = active ? nonce : peer.nonce();
-        byte[] na = active ? peer.nonce() : nonce;
-        try {
-            java.security.MessageDigest d = java.security.MessageDigest.getInstance("SHA-256");
-            d.update(nc);
-            d.update(na);
-            byte[] h = d.digest();
-            StringBuilder b = new StringBuilder(16);
-            for (int i = 0; i < 8; i++) {
-                b.append(Character.forDigit((h[i] >> 4) & 0xf, 16)).append(Character.forDigit(h[i] & 0xf, 16));
-            }
-            return b.toString();
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JDK", e);
-        }
+        return handshake.scopeToken();
     }
 
     /** @return the peer's name once it sent HELLO, before that what is known of it */
     protected final String peerName() {
-        return peer != null ? peer.name() : (active ? dialedAddress : describeRemote());
+        return handshake.peerName();
+    }
+
+    // ---- what the handshake reaches (package-private: Handshake) ----
+
+    /** @return the receive state: the handshake's step while it runs */
+    final int state() {
+        return state;
+    }
+
+    /** @param next the handshake's next step ({@link #S_AUTH}, {@link #S_READY}), or {@link #S_DISCARD} */
+    final void enter(int next) {
+        state = next;
+    }
+
+    /**
+     * The handshake completed: frames from now on are for {@code c}.
+     *
+     * @param c the connection, added to the node
+     */
+    final void connectionEstablished(C c) {
+        conn = c;
+        state = S_HEADER;
     }
 
     // ---- driving it ----
@@ -346,26 +183,12 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
      * @return false if refused (the input is discarded, the socket closes after the ERROR)
      */
     protected final boolean start() {
-        if (!active) {
-            source = sourceAddress();
-            String full = node.beginHandshake(source);
-            if (full != null) {
-                log.warn("node '{}': refusing a connection from {}: {}", node.name(), describeRemote(), full);
-                state = S_DISCARD;
-                writeErrorAndClose(FrameBuffers.error("node '" + node.name() + "' has " + full + ": try again later"),
-                    true);
-                return false;
-            }
-            counted = true;
-        }
-        return true;
+        return handshake.start();
     }
 
     /** The dialing side opens the handshake (after the provider armed its deadline). */
     protected final void sendHello() {
-        if (active) {
-            writeHandshake(FrameBuffers.hello(myHello()), true);
-        }
+        handshake.sendHello();
     }
 
     /** Handles the input there is, as far as it goes (I/O thread). */
@@ -563,12 +386,7 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
 
     /** Before the connection is established, only the frame the handshake step expects (or ERROR, PING). */
     private void checkHandshakeFrame(int type) throws ProtocolException {
-        int expected = state == S_HELLO ? FrameDescriptor.TYPE_HELLO
-            : state == S_AUTH ? FrameDescriptor.TYPE_AUTH : FrameDescriptor.TYPE_READY;
-        if (type != expected && type != FrameDescriptor.TYPE_ERROR && type != FrameDescriptor.TYPE_PING) {
-            throw new ProtocolException(FrameDescriptor.typeName(type) + " frame from '" + peerName()
-                + "' during the handshake, where " + FrameDescriptor.typeName(expected) + " was expected");
-        }
+        handshake.checkFrame(type);
     }
 
     private boolean writeHeader(int readable, int flags, long seq) throws ProtocolException {
@@ -654,13 +472,13 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
                 return;
             }
             case FrameDescriptor.TYPE_HELLO:
-                hello(f);
+                handshake.hello(f);
                 return;
             case FrameDescriptor.TYPE_AUTH:
-                auth(f);
+                handshake.auth(f);
                 return;
             case FrameDescriptor.TYPE_READY:
-                ready(f);
+                handshake.ready(f);
                 return;
             default:
                 throw new ProtocolException("unexpected frame type=" + FrameDescriptor.typeName(type) + " from '"
@@ -675,165 +493,16 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
         }
     }
 
-    private FrameBuffers.Hello myHello() {
-        return new FrameBuffers.Hello(node.options().secret() != null, nonce, node.name(), node.address());
-    }
-
-    private void hello(ByteBuffer f) throws ProtocolException {
-        if (state != S_HELLO) {
-            throw new ProtocolException("unexpected HELLO from '" + peerName() + "'");
-        }
-        peer = FrameBuffers.parseHello(f);
-        boolean mine = node.options().secret() != null;
-        if (peer.hasSecret() != mine) {
-            handshakeRefused("cluster secret mismatch: node '" + node.name() + "' has a secret=" + mine
-                + ", peer '" + peer.name() + "' has a secret=" + peer.hasSecret());
-            return;
-        }
-        if (peer.name().equals(node.name())) {
-            handshakeRefused("peer claims name='" + peer.name() + "', the name of node '" + node.name()
-                + "' itself");
-            return;
-        }
-        if (!active) {
-            if (node.connectionTo(peer.name()) != null) {
-                handshakeRefused("a connection between '" + peer.name() + "' and '" + node.name()
-                    + "' already exists (one connection per pair of nodes)");
-                return;
-            }
-            String bad = checkAcceptedPeer(peer.address());
-            if (bad == null) {
-                bad = node.checkConnectionRoom(source);
-            }
-            if (bad != null) {
-                handshakeRefused(bad);
-                return;
-            }
-            writeHandshake(FrameBuffers.hello(myHello()), !mine);
-            if (mine) {
-                // our proof first: the connecting side checks it before it proves anything or sends its regions
-                writeHandshake(FrameBuffers.auth(proof().prove(true, peer.nonce(), nonce, node.name(),
-                    peer.name(), node.address())), true);
-                state = S_AUTH;
-            } else {
-                state = S_READY;
-            }
-        } else if (mine) {
-            state = S_AUTH;
-        } else {
-            sendReady();
-        }
-    }
-
-    private AuthProof proof() {
-        return new AuthProof(node.options().secret());
-    }
-
-    private void auth(ByteBuffer f) throws ProtocolException {
-        if (state != S_AUTH) {
-            throw new ProtocolException("unexpected AUTH from '" + peerName() + "'");
-        }
-        byte[] got = new byte[FrameDescriptor.MAC_LENGTH];
-        f.get(HEADER_LENGTH, got);
-        // the connecting side's nonce is Nc, the accepting side's Na; each side checks against its own nonce
-        byte[] nc = active ? nonce : peer.nonce();
-        byte[] na = active ? peer.nonce() : nonce;
-        if (!proof().check(got, active, nc, na, peer.name(), node.name(), peer.address())) {
-            handshakeRefused("cluster secret mismatch: peer '" + peer.name() + "' failed authentication with '"
-                + node.name() + "'");
-            return;
-        }
-        if (active) {
-            writeHandshake(FrameBuffers.auth(proof().prove(false, nc, na, node.name(), peer.name(),
-                node.address())), false);
-            sendReady();
-        } else {
-            state = S_READY;
-        }
-    }
-
-    /** The connecting side, the peer authenticated: our regions, then wait for the peer's READY. */
-    private void sendReady() {
-        writeHandshake(FrameBuffers.ready(node.exportedRegions()), true);
-        state = S_READY;
-    }
-
-    private void ready(ByteBuffer f) throws ProtocolException {
-        if (state != S_READY) {
-            throw new ProtocolException("unexpected READY from '" + peerName() + "'");
-        }
-        List<RemoteRegion> regions = FrameBuffers.parseReady(f);
-        if (active) {
-            // WRITEs go to the directory that was dialed, never to one the peer names
-            C c = newConnection(peer.name(), dialedAddress, regions);
-            c.trustAddress(); // dialed there
-            if (!node.addConnection(c)) {
-                handshakeRefused("node '" + node.name() + "' already has a connection to '" + peer.name() + "'");
-                return;
-            }
-            established(c);
-            if (!connectFuture.complete(c)) {
-                c.close();
-            }
-            return;
-        }
-        C c = newConnection(peer.name(), peer.address(), regions);
-        c.accepted(source);
-        if (node.options().secret() != null) {
-            c.trustAddress(); // the peer's proof covered the address it announced
-        }
-        if (!node.addConnection(c)) {
-            handshakeRefused("a connection between '" + peer.name() + "' and '" + node.name() + "' already exists");
-            return;
-        }
-        if (!offerAndReady(c, FrameBuffers.ready(node.exportedRegions()))) {
-            node.removeConnection(c);
-            handshakeRefused("node '" + node.name() + "' has a full accept backlog (acceptBacklog="
-                + node.options().acceptBacklog() + ")");
-            return;
-        }
-        established(c);
-    }
-
-    private void established(C c) {
-        conn = c;
-        state = S_HEADER;
-        handshakeOver();
-        onEstablished(c);
-    }
-
     /** The handshake is over (established or failed): release its slot and its timer. */
     protected final void handshakeOver() {
-        if (counted) {
-            counted = false;
-            node.endHandshake(source);
-        }
-        stopHandshakeTimer();
+        handshake.handshakeOver();
     }
 
     // ---- failures ----
 
     /** The handshake did not complete within {@code handshakeTimeout}: refused with an ERROR. */
     protected final void handshakeTimedOut() {
-        handshakeRefused("handshake not completed within handshakeTimeout="
-            + node.options().handshakeTimeout().toMillis() + " ms");
-    }
-
-    private void handshakeRefused(String why) {
-        log.warn("node '{}': connection with '{}' refused: {}", node.name(), peerName(), why);
-        if (active) {
-            connectFuture.completeExceptionally(new RdmxException("connect from '" + node.name() + "' to address="
-                + dialedAddress + " failed: " + why));
-        }
-        sendErrorAndClose(why);
-    }
-
-    private void sendErrorAndClose(String why) {
-        discard();
-        handshakeOver();
-        // the peer gets a moment to read the ERROR (closing with unread input resets the connection); a peer
-        // that does not read cannot keep the socket: it closes after a bounded linger
-        writeErrorAndClose(FrameBuffers.error(why), false);
+        handshake.handshakeTimedOut();
     }
 
     private void refuse(long seq, Status status, String why) {
@@ -854,7 +523,7 @@ public abstract class FrameReceiver<C extends AbstractConnection> {
             if (active) {
                 connectFuture.completeExceptionally(e);
             }
-            sendErrorAndClose(e.getMessage());
+            handshake.sendErrorAndClose(e.getMessage());
         }
     }
 
