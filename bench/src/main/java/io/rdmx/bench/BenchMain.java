@@ -119,8 +119,9 @@ public final class BenchMain {
     }
 
     private static void usage() {
-        System.err.println("usage: rdmx bench <name> [--quick]"
+        System.err.println("usage: rdmx bench <name> [--quick] [--hosts]"
             + "\n  names: transport, channel, shuffle, queries, affinity, rpc, spark"
+            + "\n  --hosts (shuffle, channel, rpc, queries): each process in a network namespace (scripts/hosts.sh)"
             + "\n  (spark: scripts/rdmx runs spark/scripts/bench-spark.sh, which ends with 'spark-report <dir>')"
             + "\n  (verbs: scripts/softroce-test.sh measures in a Soft-RoCE VM, then runs 'verbs-report <figures>')");
     }
