@@ -2,7 +2,10 @@
 # The hosts test bed's check, run by `rdmx test` after `mvn verify` (RDMX_SKIP_HOSTS=1 skips it, saying so): the
 # two-process shuffle check (io.rdmx.shuffle.ShuffleCheck, exactly-once verified by rank 0) with provider `auto`
 #   1. between two hosts (network namespaces of scripts/hosts.sh): each rank must choose tcp, and say so;
-#   2. inside one host: each rank must choose shm.
+#   2. inside one host: each rank must choose shm;
+# and rdmx's RPC (io.rdmx.rpc) between two hosts over tcp (scripts/RpcHostsCheck.java, run as a source file): a
+# server in host 1, 2000 checked echo calls of 1 KiB from host 2; fails unless the server saw the calls come from
+# host 2's own address and host 1's link received at least their bytes (they crossed the bridge, over tcp).
 # Needs root (network namespaces).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,9 +15,9 @@ HOSTS="$ROOT/scripts/hosts.sh"
 WORK="$(mktemp -d /tmp/rdmx-hosts.XXXXXX)"
 trap '"$HOSTS" down >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 
-echo "hosts-check: building shuffle and what it needs"
-# installed, as the Soft-RoCE job does: the class path below resolves rdmx's own modules from the local repository
-(cd "$ROOT" && $MVN -q -DskipTests install -pl shuffle -am >/dev/null)
+echo "hosts-check: building shuffle, rpc and what they need"
+# installed, as the Soft-RoCE job does: the class paths below resolve rdmx's own modules from the local repository
+(cd "$ROOT" && $MVN -q -DskipTests install -pl shuffle,rpc -am >/dev/null)
 (cd "$ROOT" && $MVN -q dependency:build-classpath -pl shuffle -Dmdep.includeScope=test \
   -Dmdep.outputFile="$WORK/cp.txt" >/dev/null)
 CP="$ROOT/shuffle/target/classes:$ROOT/shuffle/target/test-classes:$(cat "$WORK/cp.txt")"
@@ -52,7 +55,50 @@ pair() {
   fi
 }
 
+# rpc over tcp between host 1 (server) and host 2 (client)
+rpc() {
+  (cd "$ROOT" && $MVN -q dependency:build-classpath -pl rpc -Dmdep.includeScope=test \
+    -Dmdep.outputFile="$WORK/rpc-cp.txt" >/dev/null)
+  local rcp="$ROOT/rpc/target/classes:$(cat "$WORK/rpc-cp.txt")"
+  local a1 port=7700 calls=2000 rx0 rx1 ok=1
+  a1="$("$HOSTS" addr 1)"
+  rx0="$(ip netns exec rdmx-h1 cat /sys/class/net/eth0/statistics/rx_bytes)"
+  # the server lives as long as its standard input (a fifo this shell holds open) stays open
+  mkfifo "$WORK/rpc-in"
+  "$HOSTS" run 1 timeout 180 "$JAVA" $JOPTS -cp "$rcp" "$ROOT/scripts/RpcHostsCheck.java" server "$port" \
+    < "$WORK/rpc-in" > "$WORK/rpc-server.txt" 2>&1 &
+  local server=$!
+  exec 9> "$WORK/rpc-in"
+  local i
+  for i in $(seq 1 120); do
+    grep -q '^SERVING' "$WORK/rpc-server.txt" && break
+    kill -0 "$server" 2>/dev/null || break
+    sleep 1
+  done
+  local rc=0
+  "$HOSTS" run 2 timeout 180 "$JAVA" $JOPTS -cp "$rcp" "$ROOT/scripts/RpcHostsCheck.java" client "$a1:$port" \
+    "$calls" > "$WORK/rpc-client.txt" 2>&1 || rc=$?
+  exec 9>&-
+  wait "$server" || true
+  rx1="$(ip netns exec rdmx-h1 cat /sys/class/net/eth0/statistics/rx_bytes)"
+  [ "$rc" = 0 ] || ok=0
+  grep -q "^SERVING over tcp at $a1:$port" "$WORK/rpc-server.txt" || ok=0
+  grep -q "^RPC OK over tcp: $calls calls of 1 KiB from $("$HOSTS" addr 2) to $a1:$port" "$WORK/rpc-client.txt" \
+    || ok=0
+  [ $((rx1 - rx0)) -ge $((calls * 1024)) ] || ok=0
+  if [ "$ok" = 1 ]; then
+    echo "hosts-check: rpc: $(cat "$WORK/rpc-client.txt" | grep '^RPC OK'); host 1 received $((rx1 - rx0)) bytes"
+  else
+    echo "hosts-check: rpc between hosts FAILED (client exit $rc; host 1 received $((rx1 - rx0)) bytes, want >=" \
+      "$((calls * 1024))); server, then client:" >&2
+    tail -30 "$WORK/rpc-server.txt" >&2
+    tail -30 "$WORK/rpc-client.txt" >&2
+    exit 1
+  fi
+}
+
 "$HOSTS" up 2
 pair two-hosts 1 2 tcp
 pair one-host 1 1 shm
+rpc
 echo "hosts-check: OK"

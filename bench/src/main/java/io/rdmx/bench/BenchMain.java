@@ -51,6 +51,10 @@ public final class BenchMain {
         List<String> rest = Arrays.asList(args).subList(1, args.length);
         boolean quick = rest.contains("--quick");
         Path results = resultsDir();
+        if (rest.contains("--hosts")) {
+            hosts(args[0], quick, results);
+            return;
+        }
         switch (args[0]) {
             case "transport":
                 TransportBench.run(quick, results);
@@ -82,9 +86,42 @@ public final class BenchMain {
         }
     }
 
+    /** {@code --hosts}: every process of the benchmark in a host of its own (network namespaces, root). */
+    private static void hosts(String name, boolean quick, Path results) throws Exception {
+        if (System.getProperty(io.rdmx.bench.report.Hosts.SCRIPT_PROP) == null) {
+            System.setProperty(io.rdmx.bench.report.Hosts.SCRIPT_PROP, "scripts/hosts.sh");
+        }
+        // the namespaces go with this process, however it ends (a SIGKILL leaves them to the next up or down)
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                io.rdmx.bench.report.Hosts.down();
+            } catch (IOException | InterruptedException e) {
+                System.err.println("hosts down failed: " + e.getMessage());
+            }
+        }, "hosts-down"));
+        switch (name) {
+            case "shuffle":
+                io.rdmx.bench.shuffle.ShuffleBench.runHosts(quick, results);
+                break;
+            case "rpc":
+                io.rdmx.bench.rpc.RpcBench.runHosts(quick, results);
+                break;
+            case "channel":
+                io.rdmx.bench.channel.ChannelBench.runHosts(quick, results);
+                break;
+            case "queries":
+                io.rdmx.bench.queries.QueriesBench.runHosts(quick, results);
+                break;
+            default:
+                System.err.println("rdmx bench " + name + " has no --hosts mode (shuffle, channel, rpc, queries do)");
+                System.exit(2);
+        }
+    }
+
     private static void usage() {
-        System.err.println("usage: rdmx bench <name> [--quick]"
+        System.err.println("usage: rdmx bench <name> [--quick] [--hosts]"
             + "\n  names: transport, channel, shuffle, queries, affinity, rpc, spark"
+            + "\n  --hosts (shuffle, channel, rpc, queries): each process in a network namespace (scripts/hosts.sh)"
             + "\n  (spark: scripts/rdmx runs spark/scripts/bench-spark.sh, which ends with 'spark-report <dir>')"
             + "\n  (verbs: scripts/softroce-test.sh measures in a Soft-RoCE VM, then runs 'verbs-report <figures>')");
     }

@@ -1,6 +1,7 @@
 package io.rdmx.bench.channel;
 
 import io.rdmx.bench.report.ChildJvm;
+import io.rdmx.bench.report.Hosts;
 import io.rdmx.bench.report.Report;
 import io.rdmx.channel.ChannelConfig;
 import java.io.BufferedReader;
@@ -116,11 +117,15 @@ public final class ChannelBench {
     private int caseNo;
 
     private ChannelBench(boolean quick) {
+        this(quick, "channel");
+    }
+
+    private ChannelBench(boolean quick, String name) {
         this.quick = quick;
         this.measureMillis = quick ? 700 : 2000;
         this.rttMillis = quick ? 450 : 2000;
         this.rttWarmMillis = quick ? 2500 : 4000;
-        this.report = new Report("channel", quick).printResults(false).context("ringCapacity", RING)
+        this.report = new Report(name, quick).printResults(false).context("ringCapacity", RING)
             .context("ringCapacityOfTheAeronSizeCases", AERON_TERM)
             .context("batchThresholdDefault", ChannelConfig.BATCH_THRESHOLD_DEFAULT)
             .context("mappedBatchThresholdDefault", ChannelConfig.MAPPED_BATCH_THRESHOLD_DEFAULT)
@@ -151,6 +156,70 @@ public final class ChannelBench {
      */
     public static void run(boolean quick, Path results) throws Exception {
         new ChannelBench(quick).runAll(results);
+    }
+
+    /**
+     * {@code rdmx bench channel --hosts}: the receiver in host 1, the sender in host 2 (network namespaces of
+     * scripts/hosts.sh), unshaped and shaped to {@value Hosts#SHAPED_RATE}: rdmx ring channels on tcp (park and
+     * busy-spin) against NIO sockets (blocking and busy-poll) on the same link. Writes {@code channel-hosts.json}.
+     *
+     * @param quick shorter measurements
+     * @param results the results directory
+     * @throws Exception on failure
+     */
+    public static void runHosts(boolean quick, Path results) throws Exception {
+        new ChannelBench(quick, "channel-hosts").runAllHosts(results);
+    }
+
+    private void runAllHosts(Path results) throws Exception {
+        String send = ChannelConfig.Notification.SEND.name();
+        report.context("hosts", "receiver in host 1, sender in host 2 (network namespaces, scripts/hosts.sh); "
+            + "variant names start with the link")
+            .context("links", "unshaped veth pairs, and tc tbf at " + Hosts.SHAPED_RATE + " on each host's egress")
+            .context("loadAverageAtStart", loadAverage());
+        List<String> links = new ArrayList<>();
+        for (String rate : List.of("", Hosts.SHAPED_RATE)) {
+            Hosts.up(2, rate);
+            try {
+                String link = Hosts.link() + ":";
+                links.add(link);
+                for (Case c : List.of(ring(link + "tcp/park", "tcp", 0, send, "0", SIZES, RTT_SIZES),
+                    ring(link + "tcp/busy-spin", "tcp", BUSY_SPIN, send, "0", SIZES, RTT_SIZES),
+                    new Case(link + "nio/blocking", true, NioPeer.class.getName(), List.of(), List.of("blocking"),
+                        "nio", List.of("blocking"), SIZES, RTT_SIZES),
+                    new Case(link + "nio/busy-poll", true, NioPeer.class.getName(), List.of(), List.of("busy-poll"),
+                        "nio", List.of("busy-poll"), SIZES, RTT_SIZES))) {
+                    run(c);
+                }
+            } finally {
+                Hosts.down();
+            }
+        }
+        medians();
+        report.context("loadAverageAtEnd", loadAverage());
+        printTables();
+        for (String link : links) {
+            for (int size : SIZES) {
+                higher(link + " tcp " + label(size) + " stream, best idle, vs NIO best", bestFlow(link + "tcp/", size),
+                    bestFlow(link + "nio/", size), size, true, ">= 1.0x (never slower than the baseline)");
+                higher(link + " tcp " + label(size) + " stream, park, vs NIO blocking",
+                    has(flows, "" + size, link + "tcp/park"), has(flows, "" + size, link + "nio/blocking"), size,
+                    true, null);
+            }
+            for (int size : RTT_SIZES) {
+                lower(link + " tcp " + label(size) + " round trip, park, vs blocking NIO",
+                    has(rtts, "" + size, link + "tcp/park"), has(rtts, "" + size, link + "nio/blocking"), size, 1,
+                    ">= 1.0x");
+                lower(link + " tcp " + label(size) + " round trip, busy-spin, vs busy-poll NIO",
+                    has(rtts, "" + size, link + "tcp/busy-spin"), has(rtts, "" + size, link + "nio/busy-poll"),
+                    size, 1, null);
+            }
+        }
+        chart();
+        report.finish(System.out, results);
+        if (!failed.isEmpty()) {
+            System.out.println("FAILED cases (no figures): " + failed);
+        }
     }
 
     private void runAll(Path results) throws Exception {
@@ -340,11 +409,11 @@ public final class ChannelBench {
 
     // ------------------------------------------------------------------ one case: two processes
 
-    private static Process spawn(String main, List<String> jvm, List<String> args) throws IOException {
+    private static Process spawn(int host, String main, List<String> jvm, List<String> args) throws IOException {
         List<String> flags = new ArrayList<>(jvm);
         flags.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
-        return new ProcessBuilder(ChildJvm.command(System.getProperty(JAVA_PROP), main, flags,
-            args.toArray(new String[0])))
+        return new ProcessBuilder(Hosts.in(host, ChildJvm.command(System.getProperty(JAVA_PROP), main, flags,
+            args.toArray(new String[0]))))
             .redirectError(ProcessBuilder.Redirect.INHERIT).start();
     }
 
@@ -368,7 +437,7 @@ public final class ChannelBench {
             : System.getProperty("java.io.tmpdir"), "rdmx-bench-aeron-" + ProcessHandle.current().pid() + "-" + n);
         List<String> peerArgs = c.peerArgs().stream().map(a -> a.replace("@AERON_DIR@", aeronDir.toString())
             .replace("@NODE@", "bench-peer-" + ProcessHandle.current().pid() + "-" + n)).toList();
-        Process peer = spawn(c.peerMain(), c.jvm(), peerArgs);
+        Process peer = spawn(1, c.peerMain(), c.jvm(), peerArgs);
         Process driver = null;
         boolean done = false;
         try {
@@ -378,7 +447,7 @@ public final class ChannelBench {
                 join(only(c.stream())),
                 join(only(c.rtt()))));
             args.addAll(c.kindArgs());
-            driver = spawn(ChannelDriver.class.getName(), c.jvm(), args);
+            driver = spawn(2, ChannelDriver.class.getName(), c.jvm(), args);
             Process d = driver;
             Thread watchdog = new Thread(() -> {
                 try {

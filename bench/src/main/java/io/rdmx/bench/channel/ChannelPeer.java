@@ -26,7 +26,8 @@ public final class ChannelPeer {
      */
     public static void main(String[] args) throws Exception {
         ChannelConfig cfg = config(args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3]));
-        try (Node node = Fabrics.get(args[0]).open(NodeOptions.builder().name(args[4]).build());
+        try (Node node = Fabrics.get(args[0]).open(io.rdmx.bench.report.Hosts.bind(NodeOptions.builder()
+                .name(args[4]), args[0]).build());
              ChannelEngine engine = ChannelEngine.open(node, cfg)) {
             System.out.println("ADDRESS " + node.address());
             System.out.flush();

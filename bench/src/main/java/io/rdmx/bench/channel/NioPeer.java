@@ -23,8 +23,9 @@ public final class NioPeer {
      */
     public static void main(String[] args) throws IOException {
         boolean busyPoll = args.length > 0 && args[0].equals("busy-poll");
-        try (ServerSocketChannel server = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
-            System.out.println("ADDRESS 127.0.0.1:" + ((InetSocketAddress) server.getLocalAddress()).getPort());
+        String host = io.rdmx.bench.report.Hosts.ownAddress();   // 127.0.0.1 unless in a host of --hosts
+        try (ServerSocketChannel server = ServerSocketChannel.open().bind(new InetSocketAddress(host, 0))) {
+            System.out.println("ADDRESS " + host + ":" + ((InetSocketAddress) server.getLocalAddress()).getPort());
             System.out.flush();
             try (SocketChannel ch = server.accept()) {
                 ch.setOption(StandardSocketOptions.TCP_NODELAY, true);

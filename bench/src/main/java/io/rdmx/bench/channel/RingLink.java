@@ -35,8 +35,8 @@ final class RingLink implements Link {
      * @throws Exception when the peer cannot be reached
      */
     RingLink(String provider, String address, ChannelConfig cfg) throws Exception {
-        node = Fabrics.get(provider).open(NodeOptions.builder().name("bench-driver-" + ProcessHandle.current().pid())
-            .build());
+        node = Fabrics.get(provider).open(io.rdmx.bench.report.Hosts.bind(NodeOptions.builder()
+            .name("bench-driver-" + ProcessHandle.current().pid()), provider).build());
         try {
             engine = ChannelEngine.open(node, cfg);
             PeerChannel peer = engine.connect(address, Duration.ofSeconds(60));

@@ -1,5 +1,6 @@
 package io.rdmx.bench.queries;
 
+import io.rdmx.bench.report.Hosts;
 import io.rdmx.bench.report.Report;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -97,6 +98,69 @@ public final class QueriesBench {
             }
             report.panel(new Report.Panel("Q" + q + " (TPC-C SF " + warehouses + ")", "s, lower is better", bars));
         }
+        report.finish(System.out, results);
+    }
+
+    /**
+     * {@code rdmx bench queries --hosts}: each process in a host of its own (network namespaces of
+     * scripts/hosts.sh), unshaped and shaped to {@value Hosts#SHAPED_RATE}: rdmx with provider {@code auto} (tcp
+     * between hosts) against the sockets middleware on the same link, every answer checked. Writes
+     * {@code queries-hosts.json}.
+     *
+     * @param quick scale factor 10, P x W 2 x 1 and 4 x 1
+     * @param results the results directory
+     * @throws Exception on failure
+     */
+    public static void runHosts(boolean quick, Path results) throws Exception {
+        int warehouses = Integer.getInteger("rdmx.bench.queries.warehouses", quick ? 10 : 30);
+        int timed = quick ? 3 : 4;
+        int[][] configs = quick ? new int[][] {{2, 1}, {4, 1}} : new int[][] {{2, 1}, {2, 2}, {4, 1}, {4, 2}};
+        List<String> transports = List.of("auto", Shuffles.SOCKETS);
+        System.out.println("rdmx bench queries --hosts" + (quick ? " --quick" : "") + ": TPC-C scale factor "
+            + warehouses + ", queries 1-3, each process in a host (network namespace) of its own; rdmx auto vs "
+            + "sockets; every answer checked against a single-process evaluation");
+        Tpcc.Tables all = Tpcc.generate(warehouses, 0, 1);
+        String[] expected = new String[4];
+        for (int q = 1; q <= 3; q++) {
+            expected[q] = TpccQueries.digest(TpccQueries.render(q, all));
+        }
+        Report report = new Report("queries-hosts", quick).context("warehouses", warehouses)
+            .context("rows", all.rows()).context("minTimedRuns", timed).context("timedSeconds", TIMED_SECONDS)
+            .context("hosts", "one process per host (network namespaces, scripts/hosts.sh); both transports' "
+                + "processes run side by side in the same hosts, their runs alternating")
+            .context("links", "unshaped veth pairs, and tc tbf at " + Hosts.SHAPED_RATE + " on each host's egress");
+        System.out.println("  link      query  P x W   sockets s   rdmx s   rdmx vs sockets");
+        List<String> lines = new ArrayList<>();
+        for (String rate : List.of("", Hosts.SHAPED_RATE)) {
+            Hosts.up(4, rate);
+            try {
+                Map<String, double[]> secs = new LinkedHashMap<>();
+                Report part = new Report("queries-hosts-part", quick);
+                for (int[] pw : configs) {
+                    measure(part, secs, transports, pw[0], pw[1], warehouses, timed, expected);
+                }
+                for (int q = 1; q <= 3; q++) {
+                    for (int[] pw : configs) {
+                        String k = pw[0] + "/" + pw[1];
+                        double sock = secs.get(Shuffles.SOCKETS + "/" + k)[q];
+                        double rdmx = secs.get("auto/" + k)[q];
+                        String line = String.format(Locale.ROOT, "  %-9s Q%d     %d x %d   %9.4f   %6.4f   %14.2fx",
+                            Hosts.link(), q, pw[0], pw[1], sock, rdmx, sock / rdmx);
+                        lines.add(line);
+                        System.out.println(line);
+                        String name = Hosts.link() + " Q" + q + " P=" + pw[0] + " W=" + pw[1];
+                        report.add(new Report.Result(name, "rdmx auto", rdmx, 0, "s"));
+                        report.add(new Report.Result(name, "sockets", sock, 0, "s"));
+                        report.lowerIsBetter(name + " rdmx auto (tcp) vs sockets", rdmx, sock, "s",
+                            "never slower than sockets");
+                    }
+                }
+            } finally {
+                Hosts.down();
+            }
+        }
+        System.out.println();
+        lines.forEach(System.out::println);
         report.finish(System.out, results);
     }
 

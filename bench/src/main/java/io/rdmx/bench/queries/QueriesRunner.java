@@ -2,6 +2,7 @@ package io.rdmx.bench.queries;
 
 import io.rdmx.bench.channel.ProcStat;
 import io.rdmx.bench.report.ChildJvm;
+import io.rdmx.bench.report.Hosts;
 import io.rdmx.shuffle.Endpoints;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -47,14 +48,15 @@ public final class QueriesRunner implements AutoCloseable {
         this.provider = provider;
         this.processes = processes;
         String job = "q" + ProcessHandle.current().pid() + "-" + System.nanoTime() % 1_000_000;
-        String members = needsMembers(provider) ? members(processes) : "-";
+        String members = Hosts.enabled() ? hostMembers(processes) : needsMembers(provider) ? members(processes) : "-";
         try {
             for (int r = 0; r < processes; r++) {
                 List<String> cmd = ChildJvm.command(QueriesProc.class.getName(),
                     List.of("-Xmx1g", "-XX:+UseParallelGC"), provider, Integer.toString(r),
                     Integer.toString(processes), Integer.toString(workers), Integer.toString(warehouses), members,
                     job);
-                Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                Process p = new ProcessBuilder(Hosts.in(r + 1, cmd)).redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start();
                 procs.add(p);
                 ins.add(new OutputStreamWriter(p.getOutputStream(), StandardCharsets.UTF_8));
                 BlockingQueue<String> q = new LinkedBlockingQueue<>();
@@ -91,6 +93,20 @@ public final class QueriesRunner implements AutoCloseable {
 
     private static boolean needsMembers(String provider) {
         return !provider.equals("shm") && !provider.equals("loopback") && !provider.equals("auto");
+    }
+
+    /** The next port of a run in hosts (each run its own, counted up). */
+    private static final java.util.concurrent.atomic.AtomicInteger HOST_PORTS = new java.util.concurrent.atomic
+        .AtomicInteger(27000);
+
+    /** @return rank r at host r+1 (--hosts), each at a port no earlier run in these hosts used */
+    private static String hostMembers(int processes) {
+        int base = HOST_PORTS.getAndAdd(processes);
+        List<String> out = new ArrayList<>();
+        for (int r = 0; r < processes; r++) {
+            out.add(Hosts.address(r + 1) + ":" + (base + r));
+        }
+        return String.join(",", out);
     }
 
     private static String members(int processes) throws java.io.IOException {

@@ -1,6 +1,7 @@
 package io.rdmx.bench.rpc;
 
 import io.rdmx.bench.channel.ProcStat;
+import io.rdmx.bench.report.Hosts;
 import io.rdmx.bench.report.Report;
 import java.io.BufferedReader;
 import java.io.File;
@@ -82,7 +83,9 @@ public final class RpcBench {
 
         /** @return the stock engine's row of the same security */
         String stock() {
-            return protection == null ? "ProtobufRpcEngine2" : "ProtobufRpcEngine2-krb-" + brief(protection);
+            // across hosts: the stock row of the same link (the name's "@link")
+            String link = name.contains("@") ? name.substring(name.indexOf('@')) : "";
+            return (protection == null ? "ProtobufRpcEngine2" : "ProtobufRpcEngine2-krb-" + brief(protection)) + link;
         }
 
         static String brief(String protection) {
@@ -226,6 +229,58 @@ public final class RpcBench {
         report.finish(System.out, results);
     }
 
+    /**
+     * {@code rdmx bench rpc --hosts}: the server JVM in host 1, the client JVM in host 2 (network namespaces of
+     * scripts/hosts.sh), unshaped and shaped to {@value Hosts#SHAPED_RATE}: RdmxRpcEngine with provider {@code auto}
+     * (the client says which provider it found the server's calls over) against ProtobufRpcEngine2 on the same link,
+     * without Kerberos. Writes {@code rpc-hosts.json}.
+     *
+     * @param quick fewer calls
+     * @param results where the report goes
+     * @throws Exception on failure
+     */
+    public static void runHosts(boolean quick, Path results) throws Exception {
+        String java = System.getProperty(JAVA17_PROP);
+        if (java == null || java.isBlank()) {
+            throw new IllegalStateException("bench rpc needs a JDK 17 for Hadoop 3.4: set -D" + JAVA17_PROP
+                + "=<jdk17>/bin/java");
+        }
+        Path cpFile = Paths.get(System.getProperty("rdmx.bench.hadoopClasspath", "bench/target/hadoop.classpath"));
+        String cp = System.getProperty("java.class.path") + File.pathSeparator
+            + Files.readString(cpFile, StandardCharsets.UTF_8).trim();
+        int calls = quick ? 2_000 : 20_000;
+        int perThread = quick ? 2_000 : 20_000;
+        int warmup = 20_000;
+        int rounds = quick ? 3 : 1;
+        Report report = new Report("rpc-hosts", quick).printResults(false)
+            .context("hosts", "server JVM in host 1, client JVM in host 2 (network namespaces, scripts/hosts.sh)")
+            .context("links", "unshaped veth pairs, and tc tbf at " + Hosts.SHAPED_RATE + " on each host's egress")
+            .context("calls per size", calls).context("warm-up", "first half")
+            .context("throughput", THREADS + " threads x " + perThread + " calls of 1 KiB")
+            .context("server handlers", HANDLERS).context("child java", java).context("rounds", rounds)
+            .context("kerberos", "none (simple authentication)");
+        List<Variant> variants = new ArrayList<>();
+        Map<String, Run> runs = new LinkedHashMap<>();
+        for (String rate : List.of("", Hosts.SHAPED_RATE)) {
+            Hosts.up(2, rate);
+            try {
+                String link = "@" + Hosts.link();
+                for (Variant v : List.of(new Variant("rdmx-auto" + link, RDMX, "auto", "queue", false),
+                    new Variant("rdmx-auto-direct" + link, RDMX, "auto", "direct", false),
+                    new Variant("ProtobufRpcEngine2" + link, STOCK, "none", "queue", true))) {
+                    System.out.println("rpc: " + v.name() + " ...");
+                    variants.add(v);
+                    runs.put(v.name(), measure(java, cp, v, calls, perThread, warmup, rounds, null));
+                }
+            } finally {
+                Hosts.down();
+            }
+        }
+        print(runs, variants);
+        record(report, runs, variants);
+        report.finish(System.out, results);
+    }
+
     private static Process startKdc(String java, String cp) throws IOException {
         Path dir = Paths.get(System.getProperty("java.io.tmpdir"));
         return new ProcessBuilder(java, "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", cp,
@@ -261,7 +316,8 @@ public final class RpcBench {
             jvm.add("-Djava.security.krb5.conf=" + kdc.krb5conf());
         }
         jvm.addAll(List.of("-cp", cp));
-        List<String> scmd = new ArrayList<>(jvm);
+        List<String> scmd = new ArrayList<>(Hosts.prefix(1));
+        scmd.addAll(jvm);
         scmd.addAll(List.of(RpcBenchServer.class.getName(), v.engine(), v.provider(), Integer.toString(HANDLERS),
             v.dispatch()));
         if (v.protection() != null) {
@@ -287,7 +343,13 @@ public final class RpcBench {
             for (int s : SIZES) {
                 sizes.append(sizes.length() == 0 ? "" : ",").append(s);
             }
-            List<String> ccmd = new ArrayList<>(jvm);
+            List<String> ccmd = new ArrayList<>(Hosts.prefix(2));
+            ccmd.addAll(jvm);
+            if (Hosts.enabled()) {
+                // the server's host; the client says which rdmx provider it found the calls over
+                ccmd.add(ccmd.indexOf("-cp"), "-D" + RpcBenchClient.SERVER_PROP + "=" + Hosts.address(1));
+                ccmd.add(ccmd.indexOf("-cp"), "-Dorg.slf4j.simpleLogger.log.io.rdmx.rpc.hadoop.Endpoints=info");
+            }
             ccmd.addAll(List.of(RpcBenchClient.class.getName(), v.engine(), v.provider() + "/" + v.dispatch(), port,
                 Integer.toString(calls), sizes.toString(), Integer.toString(THREADS), Integer.toString(perThread),
                 Integer.toString(1 << 10), Integer.toString(warmup),

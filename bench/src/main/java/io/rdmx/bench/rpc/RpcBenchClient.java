@@ -24,6 +24,9 @@ import org.apache.hadoop.thirdparty.protobuf.ByteString;
  * phase (the parent samples both processes' CPU time and context switches there) and result lines.
  */
 public final class RpcBenchClient {
+    /** System property: the server's address (default 127.0.0.1; across hosts, the server's host). */
+    static final String SERVER_PROP = "rdmx.bench.rpc.server";
+
     private RpcBenchClient() {
     }
 
@@ -36,7 +39,8 @@ public final class RpcBenchClient {
     public static void main(String[] args) throws Exception {
         String[] pd = args[1].split("/");
         Configuration conf = RpcBench.conf(args[0], pd[0], pd[1]);
-        InetSocketAddress addr = new InetSocketAddress("127.0.0.1", Integer.parseInt(args[2]));
+        InetSocketAddress addr = new InetSocketAddress(System.getProperty(SERVER_PROP, "127.0.0.1"),
+            Integer.parseInt(args[2]));
         int calls = Integer.parseInt(args[3]);
         int[] sizes = Arrays.stream(args[4].split(",")).mapToInt(Integer::parseInt).toArray();
         int threads = Integer.parseInt(args[5]);

@@ -30,7 +30,8 @@ public final class RpcBenchServer {
         }
         BlockingService svc = TestProtobufRpcProto.newReflectiveBlockingService(new TestRpcBase.PBServerImpl());
         RPC.Server server = new RPC.Builder(conf).setProtocol(TestRpcBase.TestRpcService.class).setInstance(svc)
-            .setBindAddress("127.0.0.1").setPort(0).setNumHandlers(Integer.parseInt(args[2])).build();
+            .setBindAddress(io.rdmx.bench.report.Hosts.ownAddress())
+            .setPort(0).setNumHandlers(Integer.parseInt(args[2])).build();
         // the bytes echo (OHB's payload) on the same server, engine chosen by its own rpc.engine key
         server.addProtocol(RPC.RpcKind.RPC_PROTOCOL_BUFFER, BytesEcho.Protocol.class, BytesEcho.service());
         server.start();

@@ -1,5 +1,6 @@
 package io.rdmx.bench.shuffle;
 
+import io.rdmx.bench.report.Hosts;
 import io.rdmx.bench.report.Report;
 import io.rdmx.bench.transport.TransportBench;
 import java.nio.file.Path;
@@ -185,6 +186,87 @@ public final class ShuffleBench {
         }
         report.panel(new Report.Panel("Fig. 4: P=4 W=2 by batching threshold", "s, lower is better", sweepBars));
         report.finish(System.out, results);
+    }
+
+    /**
+     * {@code rdmx bench shuffle --hosts}: the synthetic plan with each process in a host of its own (a network
+     * namespace of scripts/hosts.sh), unshaped and shaped to {@value Hosts#SHAPED_RATE}: rdmx with provider
+     * {@code auto} (which must choose tcp between hosts, and the run says what it chose) against the sockets
+     * middleware on the same link. Writes {@code shuffle-hosts.json}.
+     *
+     * @param quick fewer rows, P=4 W=1 and 2 only
+     * @param results the results directory
+     * @throws Exception on failure
+     */
+    public static void runHosts(boolean quick, Path results) throws Exception {
+        long rows = quick ? 1_000_000 : 5_000_000;
+        long warm = quick ? 300_000 : 1_000_000;
+        int p = 4;
+        int[] ws = quick ? new int[] {1, 2} : new int[] {1, 2, 4};
+        int buffer = 64 << 10;
+        int threshold = 16 << 10;
+        System.out.println("rdmx bench shuffle --hosts" + (quick ? " --quick" : "") + ": P=" + p + " processes, "
+            + "each in a host (network namespace) of its own, " + rows + " ints per process, two stages, 64 KiB "
+            + "buffers, threshold 16 KiB; " + ShuffleRunner.UNTIMED_PASSES + " untimed full passes, then the median "
+            + "of " + ShuffleRunner.REPEATS + " timed passes, every pass verified exactly-once");
+        Report report = new Report("shuffle-hosts", quick).printResults(false).context("rowsPerProcess", rows)
+            .context("hosts", p + " network namespaces on one bridge (scripts/hosts.sh), one process each")
+            .context("links", "unshaped veth pairs, and tc tbf at " + Hosts.SHAPED_RATE + " on each host's egress")
+            .context("untimedFullPasses", ShuffleRunner.UNTIMED_PASSES).context("bufferSize", buffer)
+            .context("batchThreshold", threshold).context("loadAverageAtStart", load());
+        System.out.printf(Locale.ROOT, "%n  %-9s %-3s %-3s %-16s %8s %14s %12s %10s %9s %9s%n", "link", "P", "W",
+            "transport", "wall s", "rows/s", "cpu ns/row", "ctx sw", "reads", "writes");
+        List<Report.Bar> bars = new ArrayList<>();
+        for (String rate : List.of("", Hosts.SHAPED_RATE)) {
+            Hosts.up(p, rate);
+            try {
+                for (int w : ws) {
+                    ShuffleRunner.Run rdmx = ShuffleRunner.run("auto", p, w, rows, buffer, threshold, warm, null);
+                    printHosts(rdmx);
+                    ShuffleRunner.Run sock = ShuffleRunner.run("sockets", p, w, rows, buffer, threshold, warm, null);
+                    printHosts(sock);
+                    if (!rdmx.providers().equals("tcp")) {
+                        System.out.println("  NOTE: auto chose " + rdmx.providers() + " between hosts, not tcp");
+                    }
+                    String name = Hosts.link() + " P=" + p + " W=" + w;
+                    String label = "rdmx (auto: " + rdmx.providers() + ")";
+                    for (ShuffleRunner.Run r : List.of(rdmx, sock)) {
+                        String t = r == rdmx ? label : "sockets";
+                        report.add(new Report.Result(name, t, r.seconds(), 0, "s"));
+                        report.add(new Report.Result(name + " cpu", t, r.cpuNanosPerRow(), 0, "ns/row"));
+                        report.add(new Report.Result(name + " write system calls", t, r.writeCalls(), 0, "calls"));
+                        bars.add(new Report.Bar(Hosts.link() + " W" + w + " " + (r == rdmx ? "rdmx" : "sockets"),
+                            r.seconds(), r == sock));
+                    }
+                    report.lowerIsBetter("rdmx " + rdmx.providers() + " vs sockets, " + name, rdmx.seconds(),
+                        sock.seconds(), "s", ">= 1x (never slower than the baseline)");
+                    report.lowerIsBetter("rdmx " + rdmx.providers() + " vs sockets CPU per row, " + name,
+                        rdmx.cpuNanosPerRow(), sock.cpuNanosPerRow(), "ns/row", null);
+                    report.lowerIsBetter("rdmx " + rdmx.providers() + " vs sockets write system calls, " + name,
+                        Math.max(1, rdmx.writeCalls()), Math.max(1, sock.writeCalls()), "calls/pass", null);
+                }
+            } finally {
+                Hosts.down();
+            }
+        }
+        report.context("loadAverageAtEnd", load());
+        report.panel(new Report.Panel("synthetic across hosts, P=" + p, "s, lower is better", bars));
+        report.finish(System.out, results);
+    }
+
+    private static String load() {
+        try {
+            String[] f = java.nio.file.Files.readString(java.nio.file.Paths.get("/proc/loadavg")).split(" ");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
+    }
+
+    private static void printHosts(ShuffleRunner.Run r) {
+        System.out.printf(Locale.ROOT, "  %-9s %-3d %-3d %-16s %8.2f %14.0f %12.1f %10d %9d %9d%n", Hosts.link(),
+            r.processes(), r.workers(), r.transport().equals("auto") ? "rdmx auto:" + r.providers() : r.transport(),
+            r.seconds(), r.rowsPerSecond(), r.cpuNanosPerRow(), r.contextSwitches(), r.readCalls(), r.writeCalls());
     }
 
     /** The row path in steady state under JMH with {@code -prof gc}: bytes allocated per offer and per poll. */

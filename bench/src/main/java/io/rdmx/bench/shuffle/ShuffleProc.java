@@ -48,6 +48,14 @@ public final class ShuffleProc {
             r -> new Thread(r, "shuffle-worker-" + made.getAndIncrement()));
         try (ShuffleService svc = sockets ? ShuffleService.open(b.build(), NioShuffleTransport::open)
             : ShuffleService.open(b.build())) {
+            StringBuilder via = new StringBuilder();
+            for (int r = 0; !sockets && r < svc.config().processes(); r++) {
+                if (r != rank) {
+                    via.append(via.length() == 0 ? "" : ",").append(svc.provider(r));
+                }
+            }
+            // what this rank reaches the others over (auto's choice, or the provider asked for)
+            System.out.println("PROVIDERS " + (sockets ? "sockets" : via));
             System.out.println("READY");
             System.out.flush();
             if (!"GO".equals(in.readLine())) {

@@ -2,6 +2,7 @@ package io.rdmx.bench.shuffle;
 
 import io.rdmx.bench.channel.ProcStat;
 import io.rdmx.bench.report.ChildJvm;
+import io.rdmx.bench.report.Hosts;
 import io.rdmx.shuffle.Endpoints;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -21,7 +22,7 @@ public final class ShuffleRunner {
     /** The outcome of one timed pass (after a warm-up pass in the same processes). */
     public record Run(String transport, int processes, int workers, int threshold, long rowsPerProcess,
                       double seconds, long blocked, double cpuSeconds, long contextSwitches, long readCalls,
-                      long writeCalls, long gcCount, long gcMillis, double firstPassSeconds) {
+                      long writeCalls, long gcCount, long gcMillis, double firstPassSeconds, String providers) {
         /** @return rows shuffled (both stages, all processes) */
         public long rows() {
             return 2L * processes * rowsPerProcess;
@@ -39,7 +40,16 @@ public final class ShuffleRunner {
          */
         public Run withFirstPass(double first) {
             return new Run(transport, processes, workers, threshold, rowsPerProcess, seconds, blocked, cpuSeconds,
-                contextSwitches, readCalls, writeCalls, gcCount, gcMillis, first);
+                contextSwitches, readCalls, writeCalls, gcCount, gcMillis, first, providers);
+        }
+
+        /**
+         * @param p what each rank's provider was to its peers
+         * @return this run with those
+         */
+        public Run withProviders(String p) {
+            return new Run(transport, processes, workers, threshold, rowsPerProcess, seconds, blocked, cpuSeconds,
+                contextSwitches, readCalls, writeCalls, gcCount, gcMillis, firstPassSeconds, p);
         }
 
         /** @return CPU nanoseconds (all processes, user + system) per row shuffled */
@@ -87,6 +97,25 @@ public final class ShuffleRunner {
         throw new IllegalArgumentException(UNTIMED_PROP + "=" + value + " must be a whole number from 0 to 100");
     }
 
+    /** The next port of a run in hosts (each run its own, counted up). */
+    private static final java.util.concurrent.atomic.AtomicInteger HOST_PORTS = new java.util.concurrent.atomic
+        .AtomicInteger(17000);
+
+    /**
+     * @param chosen per rank, the providers it uses to reach each other rank (comma separated), or null
+     * @return the distinct providers used ("tcp"), or "?" if a rank did not say
+     */
+    static String providers(String[] chosen) {
+        java.util.TreeSet<String> all = new java.util.TreeSet<>();
+        for (String c : chosen) {
+            if (c == null) {
+                return "?";
+            }
+            all.addAll(List.of(c.split(",")));
+        }
+        return String.join("+", all);
+    }
+
     private ShuffleRunner() {
     }
 
@@ -125,8 +154,19 @@ public final class ShuffleRunner {
     public static Run run(String transport, int processes, int workers, long rows, int bufferSize, int threshold,
                           long warmRows, PrintStream log) throws Exception {
         String job = "b" + ProcessHandle.current().pid() + "-" + System.nanoTime() % 1_000_000;
-        String endpoints = transport.equals("shm") ? "-"
-            : String.join(",", Endpoints.freeLocal(processes));
+        String endpoints;
+        if (Hosts.enabled()) {
+            // rank r in host r+1, at a port no earlier run in these hosts used (no TIME_WAIT in the way)
+            int base = HOST_PORTS.getAndAdd(processes);
+            List<String> members = new ArrayList<>();
+            for (int r = 0; r < processes; r++) {
+                members.add(Hosts.address(r + 1) + ":" + (base + r));
+            }
+            endpoints = String.join(",", members);
+        } else {
+            endpoints = transport.equals("shm") ? "-" : String.join(",", Endpoints.freeLocal(processes));
+        }
+        String[] chosen = new String[processes];
         List<Process> procs = new ArrayList<>();
         List<BufferedReader> outs = new ArrayList<>();
         List<Writer> ins = new ArrayList<>();
@@ -138,7 +178,8 @@ public final class ShuffleRunner {
                     transport, Integer.toString(r),
                     Integer.toString(processes), Integer.toString(workers), Long.toString(rows), endpoints, job,
                     Integer.toString(bufferSize), Integer.toString(threshold), Long.toString(warmRows));
-                Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                Process p = new ProcessBuilder(Hosts.in(r + 1, cmd)).redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start();
                 procs.add(p);
                 outs.add(new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)));
                 ins.add(new OutputStreamWriter(p.getOutputStream(), StandardCharsets.UTF_8));
@@ -146,6 +187,9 @@ public final class ShuffleRunner {
             for (int r = 0; r < processes; r++) {
                 String l = outs.get(r).readLine();
                 for (int skip = 0; l != null && !"READY".equals(l) && skip < 20; skip++) {
+                    if (l.startsWith("PROVIDERS ")) {
+                        chosen[r] = l.substring(10);
+                    }
                     l = outs.get(r).readLine();
                 }
                 if (!"READY".equals(l)) {
@@ -182,7 +226,7 @@ public final class ShuffleRunner {
                 }
             }
             passes.sort(java.util.Comparator.comparingDouble(Run::seconds));
-            Run median = passes.get(passes.size() / 2).withFirstPass(first);
+            Run median = passes.get(passes.size() / 2).withFirstPass(first).withProviders(providers(chosen));
             for (Writer w : ins) {
                 w.write("EXIT\n");
                 w.flush();
@@ -290,6 +334,6 @@ public final class ShuffleRunner {
                 + want[2]);
         }
         return new Run(transport, processes, workers, threshold, rows, seconds, blocked, used.cpuSeconds(),
-            used.contextSwitches(), used.readCalls(), used.writeCalls(), gcCount, gcMillis, seconds);
+            used.contextSwitches(), used.readCalls(), used.writeCalls(), gcCount, gcMillis, seconds, "");
     }
 }

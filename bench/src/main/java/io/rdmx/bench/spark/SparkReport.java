@@ -107,7 +107,8 @@ public final class SparkReport {
             }
         }
         // the machine's load: on a shared machine it moves every figure, the stages rdmx does not touch as well
-        Report report = new Report("spark", quick)
+        // across hosts (bench-spark.sh --hosts) the runs' params name the report and say how the cluster ran
+        Report report = new Report(params.getOrDefault("report", "spark"), quick)
             .context("spark", "pyspark 4.2.0 distribution, local-cluster[2,1,1024] (2 executor JVMs, 1 core, 1 GiB)")
             .context("pairs", Long.parseLong(params.get("pairs")))
             .context("partitions", Integer.parseInt(params.get("partitions")))
@@ -131,6 +132,10 @@ public final class SparkReport {
         });
         if (!load.isEmpty()) {
             report.context("loadAverageAtEachStart", load);
+        }
+        if (params.containsKey("cluster")) {
+            report.context("spark", params.get("cluster")).context("rdmx", params.get("rdmxProvider"))
+                .context("link", params.get("link"));
         }
         Path loadavg = Path.of("/proc/loadavg");
         if (Files.isReadable(loadavg)) {

@@ -23,4 +23,12 @@ class ShuffleRunnerTest {
             assertTrue(e.getMessage().contains(ShuffleRunner.UNTIMED_PROP + "=" + bad), e.getMessage());
         }
     }
+
+    @Test
+    void theProvidersOfARunAreWhatEveryRankSaidOrUnknownWhereOneDidNot() {
+        assertEquals("tcp", ShuffleRunner.providers(new String[] {"tcp,tcp,tcp", "tcp,tcp,tcp"}));
+        // a run where auto chose shm for one peer and tcp for another says both
+        assertEquals("shm+tcp", ShuffleRunner.providers(new String[] {"shm,tcp", "tcp,shm"}));
+        assertEquals("?", ShuffleRunner.providers(new String[] {"tcp", null}));
+    }
 }
