@@ -9,8 +9,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.rpc.RpcAddress;
-import org.apache.spark.rpc.RpcCallContext;
-import org.apache.spark.rpc.RpcEndpoint;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.rpc.RpcEnv;
 import org.apache.spark.scheduler.SparkListener;
@@ -19,12 +17,8 @@ import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.util.RpcUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import scala.Function1;
-import scala.PartialFunction;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
-import scala.runtime.AbstractPartialFunction;
-import scala.runtime.BoxedUnit;
 
 /**
  * Executors' rdmx addresses: a Spark RPC endpoint on the driver ({@value #ENDPOINT}) where each executor
@@ -129,8 +123,7 @@ final class AddressBook {
     }
 
     /** The driver's endpoint. */
-    static final class Driver implements RpcEndpoint {
-        private final RpcEnv env;
+    static final class Driver extends TextRpcEndpoint {
         private final Executors executors;
         private final SameHost sameHost;
         private final Map<String, Entry> peers = new ConcurrentHashMap<>();
@@ -143,46 +136,14 @@ final class AddressBook {
          * @param sameHost whether a sender is on an executor's host
          */
         Driver(RpcEnv env, Executors executors, SameHost sameHost) {
-            this.env = env;
+            super(env, LOG, "rdmx shuffle", "R\n", "L\n");
             this.executors = executors;
             this.sameHost = sameHost;
         }
 
         @Override
-        public RpcEnv rpcEnv() {
-            return env;
-        }
-
-        @Override
-        public PartialFunction<Object, BoxedUnit> receiveAndReply(RpcCallContext context) {
-            return new AbstractPartialFunction<Object, BoxedUnit>() {
-                @Override
-                public boolean isDefinedAt(Object x) {
-                    return x instanceof String s && (s.startsWith("R\n") || s.startsWith("L\n"));
-                }
-
-                @Override
-                public <A1, B1> B1 applyOrElse(A1 x, Function1<A1, B1> fallback) {
-                    if (!isDefinedAt(x)) {
-                        return fallback.apply(x);
-                    }
-                    String answer;
-                    try {
-                        answer = handle((String) x, context.senderAddress());
-                    } catch (RuntimeException e) {
-                        LOG.warn("rdmx shuffle: {}", e.getMessage());
-                        context.sendFailure(e);
-                        return unit();
-                    }
-                    context.reply(answer);
-                    return unit();
-                }
-            };
-        }
-
-        @SuppressWarnings("unchecked")
-        private static <B1> B1 unit() {
-            return (B1) BoxedUnit.UNIT;
+        String answer(String msg, RpcAddress sender) {
+            return handle(msg, sender);
         }
 
         /**
@@ -224,7 +185,7 @@ final class AddressBook {
             if (!known.equals(host)) {
                 throw new SecurityException(refused + "its block manager is on host=" + known);
             }
-            boolean self = env != null && sender != null && sender.equals(env.address());
+            boolean self = rpcEnv() != null && sender != null && sender.equals(rpcEnv().address());
             if (!self && (sender == null || !sameHost.test(known, sender.host()))) {
                 throw new SecurityException(refused + "the sender is not on the executor's host=" + known);
             }

@@ -4,20 +4,14 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.SparkConf;
-import org.apache.spark.rpc.RpcCallContext;
-import org.apache.spark.rpc.RpcEndpoint;
 import org.apache.spark.rpc.RpcAddress;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.rpc.RpcEnv;
 import org.apache.spark.util.RpcUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import scala.Function1;
-import scala.PartialFunction;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
-import scala.runtime.AbstractPartialFunction;
-import scala.runtime.BoxedUnit;
 
 /**
  * Where the reduce tasks of each pipelined shuffle read: the driver's table (an endpoint on Spark's RPC), filled by
@@ -179,47 +173,17 @@ final class PipeDirectory {
     }
 
     /** The driver's endpoint. */
-    static final class Driver implements RpcEndpoint {
-        private final RpcEnv env;
+    static final class Driver extends TextRpcEndpoint {
         private final Table table;
 
         Driver(RpcEnv env, Table table) {
-            this.env = env;
+            super(env, LOG, "rdmx pipelined shuffle", "PR\n", "PL\n");
             this.table = table;
         }
 
         @Override
-        public RpcEnv rpcEnv() {
-            return env;
-        }
-
-        @Override
-        public PartialFunction<Object, BoxedUnit> receiveAndReply(RpcCallContext context) {
-            return new AbstractPartialFunction<Object, BoxedUnit>() {
-                @Override
-                public boolean isDefinedAt(Object x) {
-                    return x instanceof String s && (s.startsWith("PR\n") || s.startsWith("PL\n"));
-                }
-
-                @Override
-                public <A1, B1> B1 applyOrElse(A1 x, Function1<A1, B1> fallback) {
-                    if (!isDefinedAt(x)) {
-                        return fallback.apply(x);
-                    }
-                    try {
-                        context.reply(table.handle((String) x, context.senderAddress()));
-                    } catch (RuntimeException e) {
-                        LOG.warn("rdmx pipelined shuffle: {}", e.getMessage());
-                        context.sendFailure(e);
-                    }
-                    return unit();
-                }
-            };
-        }
-
-        @SuppressWarnings("unchecked")
-        private static <B1> B1 unit() {
-            return (B1) BoxedUnit.UNIT;
+        String answer(String msg, RpcAddress sender) {
+            return table.handle(msg, sender);
         }
     }
 
