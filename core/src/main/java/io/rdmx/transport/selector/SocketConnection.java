@@ -395,6 +395,7 @@ public class SocketConnection extends AbstractConnection {
         handler.closing();
         String why = cause == null ? "closed" : cause.getMessage();
         synchronized (sendLock) {
+            out.flushCork(); // what a cork holds goes first (a read batch's frames, corked by the I/O thread)
             // behind any frame a posting thread wrote (never in the middle of one); then the socket closes
             if (io.write(FrameBuffers.error(why == null ? "closed" : why), null)) {
                 io.closeAfterFlush();
