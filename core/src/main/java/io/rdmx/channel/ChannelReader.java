@@ -45,6 +45,9 @@ public final class ChannelReader {
     private int cursor;
     /** Reader thread: the park words the sleeper's shared words were set for. */
     private IncomingRing[] sleepingOn = new IncomingRing[0];
+    /** Reader thread: rings whose credit waits for a notification to carry it ({@link IncomingRing#lazyQueued}). */
+    private IncomingRing[] lazyCredits = new IncomingRing[8];
+    private int lazyCount;
     /** Reader thread: the flag value this reader parks with in each of {@link #sleepingOn} (futex, bell, doorbell). */
     private long[] parkValues = new long[0];
     /**
@@ -241,6 +244,9 @@ public final class ChannelReader {
             }
             try {
                 n += r.read(handler, limit - n);
+                if (r.lazyQueued) {
+                    listLazy(r);
+                }
             } finally {
                 // also when the handler threw: a ring left marked as being read would never be read again
                 if (ready.doneReading(r)) {
@@ -259,8 +265,33 @@ public final class ChannelReader {
         }
         if (n > 0) {
             engine.counters.recordsRead(n);
+        } else if (lazyCount > 0) {
+            sendLazyCredits(); // nothing to read: a writer may be waiting for the space they report
         }
         return n;
+    }
+
+    private void listLazy(IncomingRing r) {
+        for (int i = 0; i < lazyCount; i++) {
+            if (lazyCredits[i] == r) {
+                return;
+            }
+        }
+        if (lazyCount == lazyCredits.length) {
+            lazyCredits = java.util.Arrays.copyOf(lazyCredits, 2 * lazyCount);
+        }
+        lazyCredits[lazyCount++] = r;
+    }
+
+    private void sendLazyCredits() {
+        for (int i = 0; i < lazyCount; i++) {
+            IncomingRing r = lazyCredits[i];
+            lazyCredits[i] = null;
+            if (r.lazyQueued) {
+                r.sendLazyCredit();
+            }
+        }
+        lazyCount = 0;
     }
 
     /**

@@ -25,6 +25,13 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
     private final AtomicBoolean queued = new AtomicBoolean();
     private final AtomicLong pendingCredit = new AtomicLong(-1);
     private final int creditThreshold;
+    /**
+     * WRITE path: a credit may wait for the next notification to the peer ({@link Notifier#markLazily}) while the
+     * one before it was carried already; see {@link #read}.
+     */
+    private final boolean lazyCredits;
+    /** Reader thread: a credit was queued lazily and this ring is in its reader's list ({@link #sendLazyCredit}). */
+    boolean lazyQueued;
     private final SharedRing shared;
     private long credited;
     private RecordHandler handler;
@@ -47,6 +54,7 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
         this.ring = new RingBuffer(memory, cfg.maxRecordPayload());
         this.creditThreshold = cfg.readNotifyThreshold();
         this.shared = shared;
+        this.lazyCredits = shared == null;
     }
 
     /** @return the shared words of a mapped ring, or null */
@@ -145,8 +153,16 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
                 peer.engine().counters.futexWake();
             } else if (parked == SharedRing.PARKED_BELL && peer.ringBell(SharedRing.bellSlot(taken))) {
                 peer.engine().counters.bellWake();
+            } else if (pendingCredit.getAndSet(t) < 0 && lazyCredits) {
+                // the credit before this one went out (a notification drained it): this one rides on the next
+                // notification to the peer (a data notification of a writer here, one system call with its WRITE)
+                // instead of a SEND of its own. It goes at the latest when the reader next finds nothing to read
+                // (ChannelReader.poll: the writer may be waiting for exactly this space), when the next threshold
+                // finds it still pending (the writer never misses more than two thresholds), or at the engine's
+                // scan and close (PeerChannel)
+                lazyQueued = true;
+                peer.notifier().markLazily(this);
             } else {
-                pendingCredit.set(t);
                 peer.notifier().mark(this);
                 if (shared != null) {
                     peer.engine().counters.doorbellWake();
@@ -154,6 +170,12 @@ final class IncomingRing implements Notifier.Notifiable, RingBuffer.Handler, Rec
             }
         }
         return n;
+    }
+
+    /** Reader thread: sends the credit queued lazily, if still queued ({@link #read}). */
+    void sendLazyCredit() {
+        lazyQueued = false;
+        peer.notifier().sendQueued();
     }
 
     @Override

@@ -153,6 +153,22 @@ final class Notifier {
         trySend();
     }
 
+    /**
+     * Queues a ring's notification without sending: it goes out with the next notification to the peer (any
+     * thread's {@link #mark}, a completion's), or by {@link #sendQueued} (the engine's scan, within the flush
+     * interval). Any thread.
+     *
+     * @param n the ring
+     */
+    void markLazily(Notifiable n) {
+        dirty.mark(n);
+    }
+
+    /** Sends what is queued (lazily marked rings) if a slot is free. Any thread. */
+    void sendQueued() {
+        trySend();
+    }
+
     /** @return true when no notification waits and none is in flight */
     boolean quiet() {
         // the queue first: a holder marks its slot busy before it drains the queue

@@ -561,6 +561,7 @@ public final class PeerChannel {
         if (r != null) {
             r.flushAll();
         }
+        notifier.sendQueued(); // credits queued lazily
     }
 
     /** @return true when everything written was delivered and announced (or the peer is down) */
@@ -572,12 +573,13 @@ public final class PeerChannel {
         return (r == null || r.quiet()) && notifier.quiet();
     }
 
-    /** Network thread: time-bound flush of idle unsent data. */
+    /** Network thread: time-bound flush of idle unsent data, and of credits queued lazily. */
     void scan() {
         RingSet r = rings;
         if (r != null && open && gate.enter()) {
             try {
                 r.scan();
+                notifier.sendQueued();
             } finally {
                 gate.leave();
             }

@@ -105,17 +105,8 @@ final class FrameWriter {
     /** Corked: adds the frame to what the cork holds. */
     private void writeCorked(int type, int flags, long seq, int rkey, int imm, long remoteOffset, int dataLength,
                              RegionImpl local, int localOffset, int carried, int hl) {
-        if (corkFrames == CORK_FRAMES) {
-            flushCork();
-        }
-        int slot = corkFrames++;
-        ByteBuffer h = corkHeaders[slot];
-        if (h == null) {
-            h = ByteBuffer.allocateDirect(header.capacity()).order(ByteOrder.LITTLE_ENDIAN);
-            corkHeaders[slot] = h;
-            corkViews[slot] = new RegionViews();
-        }
-        h.clear();
+        ByteBuffer h = corkSlot();
+        int slot = corkFrames - 1;
         putOwedAck(h);
         FrameBuffers.header(h, type, flags, hl + carried, seq);
         if (type == FrameDescriptor.TYPE_WRITE) {
@@ -131,20 +122,45 @@ final class FrameWriter {
         framesOut++;
     }
 
+    /** @return the next cork slot's header buffer, cleared (what the cork holds is written first if it is full) */
+    private ByteBuffer corkSlot() {
+        if (corkFrames == CORK_FRAMES) {
+            flushCork();
+        }
+        int slot = corkFrames++;
+        ByteBuffer h = corkHeaders[slot];
+        if (h == null) {
+            h = ByteBuffer.allocateDirect(header.capacity()).order(ByteOrder.LITTLE_ENDIAN);
+            corkHeaders[slot] = h;
+            corkViews[slot] = new RegionViews();
+        }
+        return h.clear();
+    }
+
     /**
-     * Writes a control frame (ACK, PING) behind the frames a cork holds; an owed ACK the frame does not cover
-     * goes in front of it.
+     * Writes a control frame (ACK, PING) behind the frames a cork holds (corked: into the cork, written with them);
+     * an owed ACK the frame does not cover goes in front of it.
      *
      * @param type {@link FrameDescriptor#TYPE_ACK} or {@link FrameDescriptor#TYPE_PING}
      * @param seq the sequence number (the highest handled, for an ACK)
      */
     void control(int type, long seq) {
-        flushCork(); // in order behind the frames a cork holds
-        ByteBuffer h = header;
-        h.clear();
         if (type == FrameDescriptor.TYPE_ACK && seq >= ackOwed) {
             ackOwed = 0; // this one covers it
         }
+        if (corked > 0) {
+            // behind the frames the cork holds, in the same gathering write (the I/O thread corks a read batch:
+            // the frames its completions posted and the batch's ACK leave in one system call)
+            ByteBuffer h = corkSlot();
+            putOwedAck(h);
+            FrameBuffers.header(h, type, 0, FrameDescriptor.HEADER_LENGTH, seq);
+            corkCopyMask |= 1 << corkBuffers;
+            corkIov[corkBuffers++] = h.flip();
+            framesOut++;
+            return;
+        }
+        ByteBuffer h = header;
+        h.clear();
         putOwedAck(h);
         FrameBuffers.header(h, type, 0, FrameDescriptor.HEADER_LENGTH, seq);
         framesOut++;

@@ -399,6 +399,7 @@ public class SocketConnection extends AbstractConnection implements Corking, Inp
         handler.closing();
         String why = cause == null ? "closed" : cause.getMessage();
         synchronized (sendLock) {
+            out.flushCork(); // what a cork holds goes first (a read batch's frames, corked by the I/O thread)
             // behind any frame a posting thread wrote (never in the middle of one); then the socket closes
             if (io.write(FrameBuffers.error(why == null ? "closed" : why), null)) {
                 io.closeAfterFlush();

@@ -124,8 +124,21 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
             buf.position(buf.limit());
             return n;
         }
-        process();
-        sendAck();
+        SocketConnection c = connection();
+        if (c == null) {
+            process();
+            sendAck();
+            return n;
+        }
+        // corked: the frames that this batch's completions post on this thread (a notification SEND whose slot an
+        // ACK freed, a WRITE whose window opened) and the batch's ACK leave in one gathering write, not one each
+        c.cork();
+        try {
+            process();
+            sendAck();
+        } finally {
+            c.uncork();
+        }
         return n;
     }
 

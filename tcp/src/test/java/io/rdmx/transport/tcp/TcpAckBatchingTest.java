@@ -5,14 +5,21 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 import io.rdmx.transport.wire.FrameDescriptor;
 import io.rdmx.transport.Access;
+import io.rdmx.transport.Connection;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.Opcode;
+import io.rdmx.transport.Post;
 import io.rdmx.transport.Region;
+import io.rdmx.transport.WorkRequest;
+import io.rdmx.transport.selector.SocketConnection;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -20,8 +27,9 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Acknowledgements on the tcp wire are batched: one cumulative ACK per read from the socket, and none for
- * frames marked {@link FrameDescriptor#FLAG_UNSIGNALED} (a later ACK covers them). Driven by a raw peer, so the
- * frames on the wire are exactly the ones counted.
+ * frames marked {@link FrameDescriptor#FLAG_UNSIGNALED} (a later ACK covers them); a frame that a completion of
+ * the read posts on the I/O thread (a reply, a notification whose slot an ACK freed) leaves with that ACK in one
+ * write system call. Driven by a raw peer, so the frames on the wire are exactly the ones counted.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TcpAckBatchingTest {
@@ -108,6 +116,44 @@ class TcpAckBatchingTest {
             assertNotNull(ack, "connection closed");
             assertEquals(FrameDescriptor.TYPE_ACK, ack.type(), FrameDescriptor.typeName(ack.type()));
             assertEquals(4, ack.seq(), "the first ACK covers the unsignaled frames too; none was sent for them");
+        }
+    }
+
+    @Test
+    void aFramePostedByACompletionOfTheReadLeavesWithItsAckInOneWrite() throws Exception {
+        try (RawPeer raw = new RawPeer(server.address())) {
+            raw.handshake("raw-" + SEQ.incrementAndGet());
+            Connection c = server.accept(Duration.ofSeconds(10));
+            AtomicReference<Throwable> failed = new AtomicReference<>();
+            CountDownLatch replied = new CountDownLatch(1);
+            WorkRequest reply = WorkRequest.send(target, 0, 8).signaled(false);
+            // inline: on the I/O thread that read the SEND, before the read's ACK is written
+            c.completionHandler((wrId, opcode, status, len, imm, hasImm, detail) -> {
+                if (opcode == Opcode.RECV.ordinal()) {
+                    try {
+                        assertEquals(Post.OK, c.post(reply));
+                    } catch (Throwable t) {
+                        failed.set(t);
+                    }
+                    replied.countDown();
+                }
+            });
+            assertEquals(Post.OK, c.post(WorkRequest.recv(target, 64, 64)));
+            long before = ((SocketConnection) c).socketWrites();
+            byte[] send = java.util.Arrays.copyOf(RawPeer.header(FrameDescriptor.VERSION, FrameDescriptor.TYPE_SEND,
+                0, FrameDescriptor.HEADER_LENGTH + 8, 1), FrameDescriptor.HEADER_LENGTH + 8);
+            raw.send(send);
+            RawPeer.Frame first = next(raw);
+            RawPeer.Frame second = next(raw);
+            assertNotNull(second, "connection closed");
+            assertEquals(true, replied.await(10, TimeUnit.SECONDS));
+            assertEquals(null, failed.get());
+            assertEquals(FrameDescriptor.TYPE_SEND, first.type(), "the reply, then the ACK of the read: "
+                + FrameDescriptor.typeName(first.type()));
+            assertEquals(FrameDescriptor.TYPE_ACK, second.type(), FrameDescriptor.typeName(second.type()));
+            assertEquals(1, second.seq());
+            assertEquals(1, ((SocketConnection) c).socketWrites() - before,
+                "the reply and the ACK went out in separate write system calls");
         }
     }
 }
