@@ -12,6 +12,7 @@ import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.WorkRequest;
+import io.rdmx.transport.capability.InlineCompletions;
 import io.rdmx.transport.selector.SocketConnection;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -128,7 +129,8 @@ class TcpAckBatchingTest {
             CountDownLatch replied = new CountDownLatch(1);
             WorkRequest reply = WorkRequest.send(target, 0, 8).signaled(false);
             // inline: on the I/O thread that read the SEND, before the read's ACK is written
-            c.completionHandler((wrId, opcode, status, len, imm, hasImm, detail) -> {
+            InlineCompletions inline = c.capability(InlineCompletions.class).orElseThrow();
+            inline.completionHandler((wrId, opcode, status, len, imm, hasImm, detail) -> {
                 if (opcode == Opcode.RECV.ordinal()) {
                     try {
                         assertEquals(Post.OK, c.post(reply));
