@@ -33,12 +33,12 @@ class VerbsUnitTest {
 
     @Test
     void completionStatusesMapToTheSpi() {
-        assertEquals(Status.SUCCESS, Endpoint.mapStatus(Consts.IBV_WC_SUCCESS));
-        assertEquals(Status.REMOTE_ACCESS_ERROR, Endpoint.mapStatus(Consts.IBV_WC_REM_ACCESS_ERR));
-        assertEquals(Status.LOCAL_LENGTH_ERROR, Endpoint.mapStatus(Consts.IBV_WC_LOC_LEN_ERR));
-        assertEquals(Status.REMOTE_INVALID_REQUEST, Endpoint.mapStatus(Consts.IBV_WC_REM_INV_REQ_ERR));
-        assertEquals(Status.FLUSHED, Endpoint.mapStatus(Consts.IBV_WC_WR_FLUSH_ERR));
-        assertEquals(Status.TRANSPORT_ERROR, Endpoint.mapStatus(More.IBV_WC_RETRY_EXC_ERR));
-        assertEquals(Status.TRANSPORT_ERROR, Endpoint.mapStatus(More.IBV_WC_RNR_RETRY_EXC_ERR));
+        assertEquals(Status.SUCCESS, WcStatus.map(Consts.IBV_WC_SUCCESS));
+        assertEquals(Status.REMOTE_ACCESS_ERROR, WcStatus.map(Consts.IBV_WC_REM_ACCESS_ERR));
+        assertEquals(Status.LOCAL_LENGTH_ERROR, WcStatus.map(Consts.IBV_WC_LOC_LEN_ERR));
+        assertEquals(Status.REMOTE_INVALID_REQUEST, WcStatus.map(Consts.IBV_WC_REM_INV_REQ_ERR));
+        assertEquals(Status.FLUSHED, WcStatus.map(Consts.IBV_WC_WR_FLUSH_ERR));
+        assertEquals(Status.TRANSPORT_ERROR, WcStatus.map(More.IBV_WC_RETRY_EXC_ERR));
+        assertEquals(Status.TRANSPORT_ERROR, WcStatus.map(More.IBV_WC_RNR_RETRY_EXC_ERR));
     }
 }
