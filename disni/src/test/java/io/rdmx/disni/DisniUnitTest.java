@@ -60,7 +60,7 @@ class DisniUnitTest {
     /** DiSNI's own Java, no libdisni needed: its setters of the READ depths throw, so connParam sets neither. */
     @Test
     void theConnectionParametersAreOnesDisniAccepts() throws Exception {
-        var p = DisniNode.connParam();
+        var p = DisniCmFlow.connParam();
         assertEquals(7, p.getRetry_count());
         assertEquals(7, p.getRnr_retry_count());
     }
