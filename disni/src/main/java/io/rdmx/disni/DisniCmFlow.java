@@ -29,11 +29,6 @@ final class DisniCmFlow extends RdmaCmFlow<DisniSetup, DisniConnection> {
     }
 
     @Override
-    protected void execute(Runnable task) {
-        node.execute(task);
-    }
-
-    @Override
     protected Iterable<DisniSetup> setups() {
         return node.setups();
     }

@@ -17,24 +17,21 @@ import io.rdmx.transport.Opcode;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.internal.AbstractConnection;
-import io.rdmx.transport.internal.AbstractNode;
 import io.rdmx.transport.internal.KeepAlive;
 import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.internal.RdmaDevices;
 import io.rdmx.transport.internal.RdmaCmFlow;
+import io.rdmx.transport.internal.RdmaNode;
 import io.rdmx.transport.internal.SetupMessage;
 import io.rdmx.transport.internal.WorkQueues;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * ({@link DisniConnection#keepAlive}, the policy of {@link KeepAlive}): a peer that stops answering without a
  * disconnect fails its connection within the peer timeout, as on {@code verbs}.
  */
-final class DisniNode extends AbstractNode {
+final class DisniNode extends RdmaNode {
     /** System property: entries of the node's shared CQ (bounds outstanding requests over all connections). */
     static final String CQ_SIZE_PROP = "rdmx.disni.cqSize";
     static final int WC_SUCCESS = 0;
@@ -75,7 +72,6 @@ final class DisniNode extends AbstractNode {
     /** The smallest CQ a node tries before giving up. */
     private static final int MIN_CQ = 256;
 
-    private final InetAddress ip;
     private final RdmaEventChannel channel;
     private final RdmaCmId listenId;
     private final IbvContext ctx;
@@ -83,12 +79,10 @@ final class DisniNode extends AbstractNode {
     private final IbvCompChannel compChannel;
     private final IbvCQ cq;
     private final int cqSize;
-    private final String address;
     /** Whether the device is Soft-RoCE (rxe), whose completion statuses deviate (see the four-argument failure). */
     private final boolean softRoce;
     private final Map<RdmaCmId, DisniSetup> setups = new ConcurrentHashMap<>();
     private final Map<Integer, DisniSetup> byQp = new ConcurrentHashMap<>();
-    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final Thread cmThread;
     private final Thread cqThread;
     private volatile boolean stopping;
@@ -98,14 +92,8 @@ final class DisniNode extends AbstractNode {
     private final DisniCmFlow flow;
 
     DisniNode(DisniFabric fabric, NodeOptions options) throws RdmxException {
-        super(fabric, options);
+        super(fabric, options, "disni");
         this.flow = new DisniCmFlow(this);
-        try {
-            ip = RdmaDevices.select(options.bindAddress(), System.getProperty(RdmaDevices.DEVICE_PROP),
-                RdmaDevices.list());
-        } catch (RdmxException e) {
-            throw new RdmxException("disni: " + e.getMessage());
-        }
         try {
             channel = RdmaEventChannel.createEventChannel();
             listenId = channel.createId(RdmaCm.RDMA_PS_TCP);
@@ -137,7 +125,7 @@ final class DisniNode extends AbstractNode {
             cqSize = entries;
             cq.reqNotification(false).execute().free();
             InetSocketAddress bound = (InetSocketAddress) listenId.getSource();
-            address = ip.getHostAddress() + ":" + bound.getPort();
+            bound(bound.getPort());
         } catch (IOException e) {
             throw new RdmxException("disni: node '" + options.name() + "' cannot open on " + ip.getHostAddress() + ": "
                 + e.getMessage(), e);
@@ -205,8 +193,7 @@ final class DisniNode extends AbstractNode {
     private static boolean softRoce(InetAddress ip) {
         for (RdmaDevices.Device d : RdmaDevices.list()) {
             if (ip.equals(d.address())) {
-                return Files.exists(RdmaDevices.SYSFS.resolve(d.name()).resolve("parent"))
-                    && Files.isDirectory(Path.of("/sys/module/rdma_rxe"));
+                return softRoce(d.name());
             }
         }
         return false;
@@ -214,26 +201,6 @@ final class DisniNode extends AbstractNode {
 
     boolean softRoce() {
         return softRoce;
-    }
-
-    void execute(Runnable task) {
-        tasks.add(task);
-    }
-
-    private void runTasks() {
-        Runnable r;
-        while ((r = tasks.poll()) != null) {
-            try {
-                r.run();
-            } catch (RuntimeException e) {
-                LOG.warn("disni: task at node '{}' failed", name(), e);
-            }
-        }
-    }
-
-    @Override
-    public String address() {
-        return address;
     }
 
     // ------------------------------------------------------------------ memory
@@ -313,25 +280,17 @@ final class DisniNode extends AbstractNode {
     // ------------------------------------------------------------------ connect
 
     @Override
-    public AbstractConnection connect(String peerAddress, Duration timeout) throws RdmxException {
-        InetSocketAddress dst;
+    protected Runnable dial(String peerAddress, InetSocketAddress peer, CompletableFuture<AbstractConnection> future,
+                            long deadline, int resolveMs) throws RdmxException {
         try {
-            dst = RdmaDevices.parseAddress(peerAddress);
-        } catch (RdmxException e) {
-            throw new RdmxException("disni: " + e.getMessage());
+            RdmaCmId id = channel.createId(RdmaCm.RDMA_PS_TCP);
+            setups.put(id, new DisniSetup(id, true, peerAddress, future, deadline));
+            id.resolveAddr(new InetSocketAddress(ip, 0), peer, resolveMs);
+        } catch (IOException e) {
+            throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: "
+                + e.getMessage(), e);
         }
-        return dialOnce(peerAddress, timeout, (future, deadline) -> {
-            try {
-                RdmaCmId id = channel.createId(RdmaCm.RDMA_PS_TCP);
-                setups.put(id, new DisniSetup(id, true, peerAddress, future, deadline));
-                id.resolveAddr(new InetSocketAddress(ip, 0), dst, (int) Math.max(1, Math.min(RdmaCmFlow.RESOLVE_MS,
-                    timeout.toMillis())));
-            } catch (IOException e) {
-                throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: "
-                    + e.getMessage(), e);
-            }
-            return () -> { }; // the rdma_cm thread's sweep tears the abandoned setup down
-        });
+        return () -> { }; // the rdma_cm thread's sweep tears the abandoned setup down
     }
 
     // ------------------------------------------------------------------ rdma_cm events

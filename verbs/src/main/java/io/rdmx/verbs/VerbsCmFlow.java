@@ -22,11 +22,6 @@ final class VerbsCmFlow extends RdmaCmFlow<Endpoint, VerbsConnection> {
     }
 
     @Override
-    protected void execute(Runnable task) {
-        node.execute(task);
-    }
-
-    @Override
     protected Iterable<Endpoint> setups() {
         return node.endpoints();
     }

@@ -12,8 +12,8 @@ import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.internal.AbstractConnection;
-import io.rdmx.transport.internal.AbstractNode;
 import io.rdmx.transport.internal.RdmaCmFlow;
+import io.rdmx.transport.internal.RdmaNode;
 import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.internal.SetupMessage;
 import io.rdmx.verbs.Native.Consts;
@@ -30,13 +30,9 @@ import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,18 +48,16 @@ import org.slf4j.LoggerFactory;
  * torn down by the progress thread.
  */
 @SuppressWarnings("restricted")
-public final class VerbsNode extends AbstractNode {
+public final class VerbsNode extends RdmaNode {
     /** System property: {@code true} makes the progress thread spin on the CQs instead of sleeping. */
     public static final String BUSY_POLL_PROP = "rdmx.verbs.busyPoll";
     private static final Logger LOG = LoggerFactory.getLogger(VerbsNode.class);
 
     private final Arena arena = Arena.ofShared();
     private final boolean busyPoll = Boolean.getBoolean(BUSY_POLL_PROP);
-    private final InetAddress ip;
     private final RegistrationCache cache;
     private final ConcurrentHashMap<Long, Endpoint> byId = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Long, Endpoint> byCq = new ConcurrentHashMap<>();
-    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private MemorySegment channel = MemorySegment.NULL;
     /** The rdma_cm setup flow, shared with the disni provider. */
     private final VerbsCmFlow flow;
@@ -77,21 +71,14 @@ public final class VerbsNode extends AbstractNode {
     private MemorySegment postRecvFn;
     private MemorySegment pollCqFn;
     private MemorySegment reqNotifyFn;
-    private String address;
     private String deviceName = "?";
     private boolean softRoce;
     private final Thread progress;
     private volatile boolean stopping;
 
     VerbsNode(VerbsFabric fabric, NodeOptions options) throws RdmxException {
-        super(fabric, options);
+        super(fabric, options, "verbs");
         this.flow = new VerbsCmFlow(this);
-        try {
-            ip = RdmaDevices.select(options.bindAddress(), System.getProperty(RdmaDevices.DEVICE_PROP),
-                RdmaDevices.list());
-        } catch (RdmxException e) {
-            throw new RdmxException("verbs: " + e.getMessage());
-        }
         if (!(ip instanceof Inet4Address)) {
             throw new RdmxException("verbs: node '" + name() + "' needs an IPv4 address, got " + ip);
         }
@@ -139,11 +126,10 @@ public final class VerbsNode extends AbstractNode {
         }
         ctx = ctx.reinterpret(512);
         deviceName = Lib.string((MemorySegment) Lib.GET_DEVICE_NAME.invoke(st, ctx.get(ADDRESS, 0)));
-        softRoce = Files.exists(RdmaDevices.SYSFS.resolve(deviceName).resolve("parent"))
-            && Files.isDirectory(Path.of("/sys/module/rdma_rxe"));
+        softRoce = softRoce(deviceName);
         check("rdma_listen", (int) Lib.LISTEN.invoke(st, listenId, Math.min(options().acceptBacklog(), 1024)), st);
         int p = Short.toUnsignedInt(Short.reverseBytes((short) Lib.GET_SRC_PORT.invoke(st, listenId)));
-        address = ip.getHostAddress() + ":" + p;
+        bound(p);
         pd = nonNull("ibv_alloc_pd", (MemorySegment) Lib.ALLOC_PD.invoke(st, ctx), st);
         compChannel = nonNull("ibv_create_comp_channel", (MemorySegment) Lib.CREATE_COMP_CHANNEL.invoke(st, ctx), st)
             .reinterpret(16);
@@ -254,17 +240,9 @@ public final class VerbsNode extends AbstractNode {
         }
     }
 
-    /**
-     * Runs a task on the progress thread.
-     *
-     * @param task the task
-     */
-    void execute(Runnable task) {
-        tasks.add(task);
-        wake();
-    }
-
-    private void wake() {
+    /** Wakes the progress thread for a task (its eventfd). */
+    @Override
+    protected void wake() {
         if (wakeFd < 0) {
             return;
         }
@@ -388,33 +366,21 @@ public final class VerbsNode extends AbstractNode {
 
     // ------------------------------------------------------------------ connect
 
-    @Override
-    public String address() {
-        return address;
-    }
-
-    @Override
-    public AbstractConnection connect(String peerAddress, Duration timeout) throws RdmxException {
-        InetSocketAddress peer;
-        try {
-            peer = RdmaDevices.parseAddress(peerAddress);
-        } catch (RdmxException e) {
-            throw new RdmxException("verbs: " + e.getMessage());
-        }
-        return dialOnce(peerAddress, timeout, (future, deadline) -> {
-            Endpoint ep = dial(peerAddress, peer.getAddress(), peer.getPort(), future, deadline, timeout);
-            return () -> abandon(ep);
-        });
-    }
-
     private void abandon(Endpoint ep) {
         if (ep != null && ep.connection() == null) {
             execute(ep::destroy);
         }
     }
 
-    private Endpoint dial(String peerAddress, InetAddress peerIp, int port, CompletableFuture<AbstractConnection> f,
-                          long deadline, Duration timeout) {
+    @Override
+    protected Runnable dial(String peerAddress, InetSocketAddress peer, CompletableFuture<AbstractConnection> f,
+                            long deadline, int resolveMs) {
+        Endpoint ep = dialEndpoint(peerAddress, peer, f, deadline, resolveMs);
+        return () -> abandon(ep);
+    }
+
+    private Endpoint dialEndpoint(String peerAddress, InetSocketAddress peer, CompletableFuture<AbstractConnection> f,
+                                  long deadline, int ms) {
         MemorySegment st = Lib.state();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment holder = a.allocate(ADDRESS);
@@ -425,9 +391,8 @@ public final class VerbsNode extends AbstractNode {
             }
             Endpoint ep = new Endpoint(this, holder.get(ADDRESS, 0), true, peerAddress, f, deadline);
             byId.put(ep.idKey(), ep);
-            int ms = (int) Math.max(1, Math.min(RdmaCmFlow.RESOLVE_MS, timeout.toMillis()));
             MemorySegment src = sockaddr(a, ip, 0);
-            MemorySegment dst = sockaddr(a, peerIp, port);
+            MemorySegment dst = sockaddr(a, peer.getAddress(), peer.getPort());
             rc = (int) Lib.RESOLVE_ADDR.invoke(st, ep.id, src, dst, ms);
             if (rc != 0) {
                 f.completeExceptionally(new RdmxException("connect from '" + name() + "' to address=" + peerAddress
@@ -445,7 +410,7 @@ public final class VerbsNode extends AbstractNode {
     // ------------------------------------------------------------------ progress thread
 
     private void progressLoop() {
-        Platform.hooks().bindCurrentThread("io", "verbs", address);
+        Platform.hooks().bindCurrentThread("io", "verbs", address());
         MemorySegment fds = arena.allocate(24, 8);
         MemorySegment drainBuf = arena.allocate(8, 8);
         fds.set(JAVA_INT, 0, channel.get(JAVA_INT, RdmaEventChannel.FD));
@@ -485,17 +450,6 @@ public final class VerbsNode extends AbstractNode {
                 }
             } catch (Throwable t) {
                 LOG.error("verbs: progress thread of node '{}'", name(), t);
-            }
-        }
-    }
-
-    private void runTasks() {
-        Runnable r;
-        while ((r = tasks.poll()) != null) {
-            try {
-                r.run();
-            } catch (RuntimeException e) {
-                LOG.warn("verbs: task at node '{}' failed", name(), e);
             }
         }
     }

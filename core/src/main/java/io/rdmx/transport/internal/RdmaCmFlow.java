@@ -63,7 +63,7 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
     /** The longest address or route resolution, in ms (within the connect timeout). */
     public static final int RESOLVE_MS = 5000;
 
-    private final AbstractNode node;
+    private final RdmaNode node;
     private final SetupAuth auth;
     private final String provider;
     private final Logger log;
@@ -73,7 +73,7 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
      * @param provider the provider's name, the prefix of its log lines
      * @param log the provider's logger
      */
-    protected RdmaCmFlow(AbstractNode node, String provider, Logger log) {
+    protected RdmaCmFlow(RdmaNode node, String provider, Logger log) {
         this.node = node;
         this.auth = new SetupAuth(node.options());
         this.provider = provider;
@@ -81,9 +81,6 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
     }
 
     // ------------------------------------------------------------------ the provider's calls
-
-    /** Runs a task on the rdma_cm thread, after what it is doing. */
-    protected abstract void execute(Runnable task);
 
     /** @return the node's setups, for {@link #sweep} (a concurrent view: {@link #destroy} removes from it) */
     protected abstract Iterable<S> setups();
@@ -178,6 +175,11 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
     }
 
     // ------------------------------------------------------------------ the flow
+
+    /** Runs a task on the rdma_cm thread, after what it is doing. */
+    private void execute(Runnable task) {
+        node.execute(task);
+    }
 
     /**
      * The queue pair of a setup: completion queues, protection domain, queue pair, control region, setup receive.
