@@ -47,6 +47,20 @@ public abstract class RdmaNode extends AbstractNode {
     }
 
     /**
+     * A node on a given IP, without looking for RDMA devices (tests of the setup flow on a fake provider).
+     *
+     * @param fabric the provider
+     * @param options the node's options
+     * @param provider the provider's name
+     * @param ip the node's IP
+     */
+    RdmaNode(Fabric fabric, NodeOptions options, String provider, InetAddress ip) {
+        super(fabric, options);
+        this.provider = provider;
+        this.ip = ip;
+    }
+
+    /**
      * The listener is bound: the node's address is its IP and this port.
      *
      * @param port the port rdma_cm bound
