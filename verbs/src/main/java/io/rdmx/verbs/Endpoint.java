@@ -583,7 +583,7 @@ final class Endpoint extends CmSetup<VerbsConnection> {
         boolean ok = status == Consts.IBV_WC_SUCCESS;
         boolean recv = (wrId & RECV_BIT) != 0;
         WorkQueues.Failure failure = WcStatus.failure(status, node.softRoce(), recv,
-            recv ? null : queues.sendOpcode(wrId));
+            !recv && status == More.IBV_WC_REM_OP_ERR ? queues.sendOpcode(wrId) : null); // the opcode: rxe's case
         boolean hasImm = ok && (wc.get(JAVA_INT, at + IbvWc.WC_FLAGS) & Consts.IBV_WC_WITH_IMM) != 0;
         queues.complete(c, wrId, ok, failure, ok ? null : WcStatus.name(status), wc.get(JAVA_INT, at + IbvWc.BYTE_LEN),
             hasImm, hasImm ? wc.get(BE_INT, at + IbvWc.IMM_DATA) : 0);
