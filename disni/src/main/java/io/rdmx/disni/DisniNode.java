@@ -284,7 +284,7 @@ final class DisniNode extends RdmaNode {
                             long deadline, int resolveMs) throws RdmxException {
         try {
             RdmaCmId id = channel.createId(RdmaCm.RDMA_PS_TCP);
-            setups.put(id, new DisniSetup(id, true, peerAddress, future, deadline));
+            setups.put(id, new DisniSetup(this, id, true, peerAddress, future, deadline));
             id.resolveAddr(new InetSocketAddress(ip, 0), peer, resolveMs);
         } catch (IOException e) {
             throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: "
@@ -318,7 +318,8 @@ final class DisniNode extends RdmaNode {
 
     private void cmEvent(int type, int status, RdmaCmId id) {
         if (type == RdmaCmFlow.CONNECT_REQUEST) {
-            DisniSetup s = new DisniSetup(id, false, null, null, System.nanoTime() + options().peerTimeout().toNanos());
+            DisniSetup s = new DisniSetup(this, id, false, null, null,
+                System.nanoTime() + options().peerTimeout().toNanos());
             setups.put(id, s);
             flow.incoming(s, stopping);
             return;
@@ -327,6 +328,10 @@ final class DisniNode extends RdmaNode {
         if (s != null) {
             flow.onEvent(s, type, status);
         }
+    }
+
+    DisniCmFlow flow() {
+        return flow;
     }
 
     /** @return the node's setups, set up or setting up (a concurrent view) */

@@ -121,11 +121,9 @@ final class Endpoint extends CmSetup<VerbsConnection> {
 
     // ------------------------------------------------------------------ setup (progress thread)
 
-    /**
-     * The CQ of this queue pair, on the node's completion channel, armed; first step of
-     * {@link io.rdmx.transport.internal.RdmaCmFlow#createQueuePair} (progress thread).
-     */
-    void createCq() throws Throwable {
+    /** The CQ of this queue pair alone, on the node's completion channel, armed. */
+    @Override
+    protected void prepareQueues() throws Throwable {
         MemorySegment st = Lib.state();
         MemorySegment ctx = id.get(ADDRESS, RdmaCmId.VERBS);
         if (!ctx.equals(MemorySegment.NULL) && ctx.address() != node.context().address()) {
@@ -142,8 +140,8 @@ final class Endpoint extends CmSetup<VerbsConnection> {
         node.armCq(cq);
     }
 
-    /** This queue pair's own protection domain. */
-    void allocateDomain() throws Throwable {
+    @Override
+    protected void allocateDomain() throws Throwable {
         MemorySegment st = Lib.state();
         MemorySegment pd = (MemorySegment) Lib.ALLOC_PD.invoke(st, node.context());
         if (pd.equals(MemorySegment.NULL)) {
@@ -152,8 +150,8 @@ final class Endpoint extends CmSetup<VerbsConnection> {
         domain.allocated(pd);
     }
 
-    /** The RC queue pair on this id, in its own domain, on its CQ. */
-    void createQp() throws Throwable {
+    @Override
+    protected void createQp() throws Throwable {
         MemorySegment st = Lib.state();
         MemorySegment attr = arena.allocate(IbvQpInitAttr.SIZE, 8);
         attr.set(ADDRESS, IbvQpInitAttr.SEND_CQ, cq);
@@ -173,8 +171,9 @@ final class Endpoint extends CmSetup<VerbsConnection> {
         qp = id.get(ADDRESS, RdmaCmId.QP);
     }
 
-    /** The control region, registered in this domain with remote WRITE; the queue pair is usable from here on. */
-    void registerControl() throws Throwable {
+    /** The control region; the queue pair is usable from here on. */
+    @Override
+    protected void registerControl() throws Throwable {
         control.register(domain.pd());
         lock.lock();
         try {
@@ -184,13 +183,13 @@ final class Endpoint extends CmSetup<VerbsConnection> {
         }
     }
 
-    /** The send half of the control region, but for the keep-alive target at its end. */
-    MemorySegment ctrlSendArea() {
-        return control.sendArea();
+    @Override
+    protected ByteBuffer setupSendArea() {
+        return control.sendArea().asByteBuffer();
     }
 
-    /** @return where the peer WRITEs its keep-alive probes */
-    RemoteRegion probeTarget() {
+    @Override
+    protected RemoteRegion probeTarget() {
         return control.probeTarget();
     }
 
@@ -206,7 +205,8 @@ final class Endpoint extends CmSetup<VerbsConnection> {
      *
      * @param now {@code System.nanoTime()}
      */
-    void keepAlive(long now) {
+    @Override
+    protected void keepAlive(long now) {
         VerbsConnection c = connection();
         RemoteRegion target = peerProbe;
         if (c == null || target == null) {
@@ -257,7 +257,8 @@ final class Endpoint extends CmSetup<VerbsConnection> {
      * stall that long. Code 1 is 0.01 ms, so a sender retries almost at once (rnr_retry is unlimited). Called
      * once the queue pair is in RTS (RTS to RTS may change this attribute).
      */
-    void shortenRnrTimer() {
+    @Override
+    protected void readyToSend() {
         lock.lock();
         try (Arena a = Arena.ofConfined()) {
             if (!usable()) {
@@ -294,14 +295,8 @@ final class Endpoint extends CmSetup<VerbsConnection> {
         }
     }
 
-    /**
-     * Posts the receive of the next setup message into the receive half of the control region. Under a secret each
-     * side has one more message to receive; it posts its receive once it decoded the last one and before it answers
-     * it, so the next never finds none (and, without a secret, no setup receive is left for a user's SEND).
-     *
-     * @throws RdmxException if the post fails or the endpoint closed
-     */
-    void postCtrlRecv() throws RdmxException {
+    @Override
+    protected void postSetupReceive() throws RdmxException {
         int rc;
         lock.lock();
         try {
@@ -321,13 +316,8 @@ final class Endpoint extends CmSetup<VerbsConnection> {
         }
     }
 
-    /**
-     * Posts the setup message written in {@link #ctrlSendArea()}.
-     *
-     * @param length its length
-     * @throws RdmxException if the post fails
-     */
-    void postCtrlSend(int length) throws RdmxException {
+    @Override
+    protected void postSetupSend(int length) throws RdmxException {
         lock.lock();
         try {
             if (!usable()) {
@@ -560,6 +550,11 @@ final class Endpoint extends CmSetup<VerbsConnection> {
         }
     }
 
+    @Override
+    protected void deliverPending() {
+        drain();
+    }
+
     /** @param at the completion's offset in {@link #wcs} */
     private void handle(long at) {
         MemorySegment wc = wcs;
@@ -617,7 +612,8 @@ final class Endpoint extends CmSetup<VerbsConnection> {
      * and a send completion means the peer has the data, so waiting for them delivers what was posted before
      * the close (a SEND waiting for a receive the peer never posts is flushed once the linger ends).
      */
-    void close() {
+    @Override
+    protected void close() {
         if (Thread.currentThread() != node.progressThread()) {
             long deadline = System.nanoTime() + LINGER_MS * 1_000_000L;
             while (System.nanoTime() - deadline < 0 && hasOutstandingSends()) {
@@ -662,7 +658,8 @@ final class Endpoint extends CmSetup<VerbsConnection> {
     }
 
     /** The queue pair, then its CQ. */
-    void destroyQueuePair() throws Throwable {
+    @Override
+    protected void destroyQueuePair() throws Throwable {
         MemorySegment st = Lib.state();
         if (!qp.equals(MemorySegment.NULL)) {
             Lib.DESTROY_QP.invoke(st, id);
@@ -675,21 +672,24 @@ final class Endpoint extends CmSetup<VerbsConnection> {
         }
     }
 
-    void deregisterControl() throws Throwable {
+    @Override
+    protected void deregisterControl() throws Throwable {
         control.deregister();
     }
 
-    /** The regions' registrations in this domain, then the domain. */
-    void destroyDomain() throws Throwable {
+    @Override
+    protected void destroyDomain() throws Throwable {
         domain.destroy(this);
     }
 
-    void destroyId() throws Throwable {
+    @Override
+    protected void destroyId() throws Throwable {
         Lib.DESTROY_ID.invoke(Lib.state(), id);
     }
 
-    /** The endpoint's memory (work requests, control region), after the teardown. */
-    void tornDown() {
+    /** The endpoint's memory (work requests, control region). */
+    @Override
+    protected void tornDown() {
         arena.close();
     }
 }

@@ -3,14 +3,12 @@ package io.rdmx.verbs;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import io.rdmx.transport.RdmxException;
-import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.internal.RdmaCmFlow;
 import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.internal.SetupMessage;
 import io.rdmx.verbs.Native.RdmaConnParam;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
 
 /** The shared rdma_cm setup flow ({@link RdmaCmFlow}) on librdmacm and libibverbs through FFM. */
 final class VerbsCmFlow extends RdmaCmFlow<Endpoint, VerbsConnection> {
@@ -75,51 +73,6 @@ final class VerbsCmFlow extends RdmaCmFlow<Endpoint, VerbsConnection> {
     }
 
     @Override
-    protected void readyToSend(Endpoint ep) {
-        ep.shortenRnrTimer();
-    }
-
-    @Override
-    protected void prepareQueues(Endpoint ep) throws Throwable {
-        ep.createCq();
-    }
-
-    @Override
-    protected void allocateDomain(Endpoint ep) throws Throwable {
-        ep.allocateDomain();
-    }
-
-    @Override
-    protected void createQp(Endpoint ep) throws Throwable {
-        ep.createQp();
-    }
-
-    @Override
-    protected void registerControl(Endpoint ep) throws Throwable {
-        ep.registerControl();
-    }
-
-    @Override
-    protected void postSetupReceive(Endpoint ep) throws RdmxException {
-        ep.postCtrlRecv();
-    }
-
-    @Override
-    protected ByteBuffer setupSendArea(Endpoint ep) {
-        return ep.ctrlSendArea().asByteBuffer();
-    }
-
-    @Override
-    protected void postSetupSend(Endpoint ep, int length) throws RdmxException {
-        ep.postCtrlSend(length);
-    }
-
-    @Override
-    protected RemoteRegion probeTarget(Endpoint ep) {
-        return ep.probeTarget();
-    }
-
-    @Override
     protected int remoteKeyOf(Endpoint ep, RegionImpl region) throws RdmxException {
         return VerbsNode.remoteKey(ep.registrationOf((Registrations) region.handle()));
     }
@@ -131,47 +84,7 @@ final class VerbsCmFlow extends RdmaCmFlow<Endpoint, VerbsConnection> {
     }
 
     @Override
-    protected void keepAlive(Endpoint ep, long now) {
-        ep.keepAlive(now);
-    }
-
-    @Override
-    protected void deliverPending(Endpoint ep) {
-        ep.drain();
-    }
-
-    @Override
-    protected void close(Endpoint ep) {
-        ep.close();
-    }
-
-    @Override
     protected void forget(Endpoint ep) {
         node.forget(ep);
-    }
-
-    @Override
-    protected void destroyQueuePair(Endpoint ep) throws Throwable {
-        ep.destroyQueuePair();
-    }
-
-    @Override
-    protected void deregisterControl(Endpoint ep) throws Throwable {
-        ep.deregisterControl();
-    }
-
-    @Override
-    protected void destroyDomain(Endpoint ep) throws Throwable {
-        ep.destroyDomain();
-    }
-
-    @Override
-    protected void destroyId(Endpoint ep) throws Throwable {
-        ep.destroyId();
-    }
-
-    @Override
-    protected void tornDown(Endpoint ep) {
-        ep.tornDown();
     }
 }

@@ -12,8 +12,9 @@ import org.slf4j.Logger;
 
 /**
  * The rdma_cm connection setup the RDMA providers share ({@code verbs} on librdmacm through FFM, {@code disni} on
- * DiSNI), from the first rdma_cm event to the teardown. The flow is here; the provider's subclass makes the calls
- * behind the hooks (resolve, connect, accept, create, post, destroy), each a few lines of its own binding.
+ * DiSNI), from the first rdma_cm event to the teardown. The flow is here; the provider makes the calls: its
+ * subclass of this class those on the rdma_cm id and the node (resolve, connect, accept, reject, the connection), its
+ * {@link CmSetup} those on the queue pair's own resources (create, post, destroy).
  *
  * <pre>
  *   active side (connect)                                  passive side (listener)
@@ -100,38 +101,6 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
     /** rdma_reject. */
     protected abstract void reject(S s) throws Throwable;
 
-    /** ESTABLISHED on either side. */
-    protected void established(S s) {
-    }
-
-    /** The queue pair is in RTS: after rdma_accept (passive), at ESTABLISHED (active). */
-    protected void readyToSend(S s) {
-    }
-
-    /** What the queue pair needs of the node's completion queues (a CQ of its own, or room in a shared one). */
-    protected abstract void prepareQueues(S s) throws Throwable;
-
-    /** The queue pair's own protection domain. */
-    protected abstract void allocateDomain(S s) throws Throwable;
-
-    /** The RC queue pair on the setup's rdma_cm id, in its domain. */
-    protected abstract void createQp(S s) throws Throwable;
-
-    /** The control region, registered in the queue pair's domain with remote WRITE (the keep-alive target). */
-    protected abstract void registerControl(S s) throws Throwable;
-
-    /** Posts the receive of the next setup message into the control region. */
-    protected abstract void postSetupReceive(S s) throws RdmxException;
-
-    /** @return where the next setup message is encoded: the control region's send half, from its start */
-    protected abstract ByteBuffer setupSendArea(S s);
-
-    /** Posts (signaled SEND) the setup message just encoded in {@link #setupSendArea}. */
-    protected abstract void postSetupSend(S s, int length) throws RdmxException;
-
-    /** @return where the peer WRITEs its keep-alive probes: the end of the control region */
-    protected abstract RemoteRegion probeTarget(S s);
-
     /** @return a region's remote key in the queue pair's domain (registered there if it is not yet) */
     protected abstract int remoteKeyOf(S s, RegionImpl region) throws RdmxException;
 
@@ -145,34 +114,8 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
      */
     protected abstract C newConnection(S s, SetupMessage m, String peerAddress);
 
-    /** Drives a connection's keep-alive ({@link KeepAlive}); rdma_cm thread. */
-    protected abstract void keepAlive(S s, long now);
-
-    /** Delivers the completions the peer caused before it disconnected (before its connection fails). */
-    protected void deliverPending(S s) {
-    }
-
-    /** Disconnects and tears down a setup the handshake ended without a connection (refused, a duplicate). */
-    protected abstract void close(S s);
-
     /** Forgets the setup in the node's maps (the first step of its teardown). */
     protected abstract void forget(S s);
-
-    /** Destroys the queue pair (and the CQ it alone used), if made. */
-    protected abstract void destroyQueuePair(S s) throws Throwable;
-
-    /** Deregisters the control region, if registered. */
-    protected abstract void deregisterControl(S s) throws Throwable;
-
-    /** Deregisters the regions registered in the queue pair's domain, then deallocates it, if allocated. */
-    protected abstract void destroyDomain(S s) throws Throwable;
-
-    /** Destroys the rdma_cm id; after it nothing of the setup is left but its memory. */
-    protected abstract void destroyId(S s) throws Throwable;
-
-    /** After the teardown, whether or not a step of it failed: the setup's memory may go. */
-    protected void tornDown(S s) {
-    }
 
     // ------------------------------------------------------------------ the flow
 
@@ -189,16 +132,16 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
      */
     public final void createQueuePair(S s) throws RdmxException {
         try {
-            prepareQueues(s);
-            allocateDomain(s);
-            createQp(s);
-            registerControl(s);
+            s.prepareQueues();
+            s.allocateDomain();
+            s.createQp();
+            s.registerControl();
         } catch (RdmxException e) {
             throw e;
         } catch (Throwable t) {
             throw new RdmxException(provider + ": queue pair setup failed: " + t, t);
         }
-        postSetupReceive(s);
+        s.postSetupReceive();
     }
 
     /**
@@ -226,7 +169,7 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
                 return;
             }
             accept(s);
-            readyToSend(s);
+            s.readyToSend();
         } catch (RdmxException e) {
             setupFailed(s, e.getMessage());
         } catch (Throwable t) {
@@ -253,9 +196,8 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
                     connect(s);
                     break;
                 case ESTABLISHED:
-                    established(s);
                     if (s.active) {
-                        readyToSend(s); // the passive side was after rdma_accept
+                        s.readyToSend(); // the passive side was after rdma_accept
                         hello(s);
                     }
                     break;
@@ -285,7 +227,7 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
             send(s, new SetupMessage(SetupMessage.HELLO, node.name(), node.address(), List.of(), null, null, s.nonce));
         } else {
             send(s, new SetupMessage(SetupMessage.HELLO, node.name(), node.address(), exportedTo(s), null,
-                probeTarget(s)));
+                s.probeTarget()));
         }
     }
 
@@ -313,7 +255,7 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
     }
 
     private void peerGone(S s, String event) {
-        deliverPending(s); // what the peer sent before it left is delivered, in order, before the flush
+        s.deliverPending(); // what the peer sent before it left is delivered, in order, before the flush
         C c = s.connection();
         if (c != null) {
             c.fail(new ConnectionClosedException(c.peerName(), "peer '" + c.peerName() + "' (" + c.peerAddress()
@@ -332,7 +274,7 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
     public final void sweep(long now) {
         for (S s : setups()) {
             if (s.connection() != null) {
-                keepAlive(s, now);
+                s.keepAlive(now);
                 continue;
             }
             if (now - s.deadlineNanos > 0 || (s.future != null && s.future.isDone())) {
@@ -359,15 +301,15 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
         }
         forget(s);
         try {
-            destroyQueuePair(s);
-            deregisterControl(s);
-            destroyDomain(s);
-            destroyId(s);
+            s.destroyQueuePair();
+            s.deregisterControl();
+            s.destroyDomain();
+            s.destroyId();
         } catch (Throwable t) {
             log.warn("{}: teardown at node '{}' of the connection to {} failed", provider, node.name(),
                 s.peerLabel(), t);
         }
-        tornDown(s);
+        s.tornDown();
     }
 
     // ------------------------------------------------------------------ setup messages
@@ -409,11 +351,11 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
     private void send(S s, SetupMessage m) throws RdmxException {
         int len;
         try {
-            len = m.encode(setupSendArea(s));
+            len = m.encode(s.setupSendArea());
         } catch (ProtocolException e) {
             throw new RdmxException(e.getMessage());
         }
-        postSetupSend(s, len);
+        s.postSetupSend(len);
     }
 
     /** The node-wide exported regions as the peer of one setup reaches them: each registered in its domain. */
@@ -452,7 +394,7 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
                     s.hello = msg;
                     s.nonce = SetupAuth.nonce();
                     try {
-                        postSetupReceive(s); // for its PROVE, posted before it can come
+                        s.postSetupReceive(); // for its PROVE, posted before it can come
                         send(s, new SetupMessage(SetupMessage.CHALLENGE, node.name(), node.address(), List.of(), null,
                             null, auth.challenge(msg.auth, s.nonce, node.name(), msg.name, node.address())));
                     } catch (RdmxException e) {
@@ -479,7 +421,7 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
         }
         try {
             send(s, new SetupMessage(SetupMessage.ACCEPT, node.name(), node.address(), exportedTo(s), null,
-                probeTarget(s)));
+                s.probeTarget()));
         } catch (RdmxException e) {
             node.removeConnection(c);
             execute(() -> setupFailed(s, e.getMessage()));
@@ -518,7 +460,7 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
         if (m.kind == SetupMessage.REFUSE) {
             s.future.completeExceptionally(new RdmxException("connect from '" + node.name() + "' to address="
                 + s.dialAddress + " refused by '" + m.name + "': " + m.reason));
-            execute(() -> close(s));
+            execute(s::close);
             return;
         }
         if (auth.enabled() && !s.proved) {
@@ -535,9 +477,9 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
             }
             s.proved = true;
             try {
-                postSetupReceive(s); // for its ACCEPT, posted before it can come
+                s.postSetupReceive(); // for its ACCEPT, posted before it can come
                 send(s, new SetupMessage(SetupMessage.PROVE, node.name(), node.address(), exportedTo(s), null,
-                    probeTarget(s), auth.prove(s.nonce, SetupAuth.nonceOf(m), node.name(), m.name, node.address())));
+                    s.probeTarget(), auth.prove(s.nonce, SetupAuth.nonceOf(m), node.name(), m.name, node.address())));
             } catch (RdmxException e) {
                 execute(() -> setupFailed(s, e.getMessage()));
             }
@@ -552,7 +494,7 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
         if (!node.isOpen() || !node.addConnection(c)) {
             s.future.completeExceptionally(new RdmxException("connect from '" + node.name() + "' to address="
                 + s.dialAddress + ": a connection to '" + m.name + "' already exists"));
-            execute(() -> close(s));
+            execute(s::close);
             return;
         }
         s.attach(c);

@@ -248,6 +248,91 @@ class RdmaCmFlowTest {
             this.node = node;
         }
 
+        @Override
+        protected void prepareQueues() {
+            calls.add("prepareQueues");
+        }
+
+        @Override
+        protected void allocateDomain() {
+            calls.add("allocateDomain");
+        }
+
+        @Override
+        protected void createQp() {
+            calls.add("createQp");
+        }
+
+        @Override
+        protected void registerControl() {
+            calls.add("registerControl");
+        }
+
+        @Override
+        protected void postSetupReceive() {
+            calls.add("postSetupReceive");
+            receivesPosted++;
+        }
+
+        @Override
+        protected ByteBuffer setupSendArea() {
+            return sendArea.clear().slice();
+        }
+
+        @Override
+        protected void postSetupSend(int length) throws RdmxException {
+            if (peer == null) {
+                throw new RdmxException("fake: no peer");
+            }
+            if (peer.receivesPosted <= peer.inbox.size()) {
+                // on RC the SEND would find no receive posted (RNR): the flow must post it before it answers
+                node.violations.add("a message to '" + peer.node.name() + "' found no receive posted");
+            }
+            ByteBuffer m = ByteBuffer.allocate(length).put(sendArea.duplicate().limit(length)).flip();
+            peer.inbox.add(m);
+            (active ? this : peer).log.add(m);
+        }
+
+        @Override
+        protected RemoteRegion probeTarget() {
+            return new RemoteRegion(0x1000, KeepAlive.TARGET_BYTES, 7);
+        }
+
+        @Override
+        protected void keepAlive(long now) {
+            calls.add("keepAlive");
+        }
+
+        @Override
+        protected void close() {
+            node.flow.destroy(this);
+        }
+
+        @Override
+        protected void destroyQueuePair() {
+            calls.add("destroyQueuePair");
+        }
+
+        @Override
+        protected void deregisterControl() {
+            calls.add("deregisterControl");
+        }
+
+        @Override
+        protected void destroyDomain() {
+            calls.add("destroyDomain");
+        }
+
+        @Override
+        protected void destroyId() {
+            calls.add("destroyId");
+        }
+
+        @Override
+        protected void tornDown() {
+            calls.add("tornDown");
+        }
+
         /** Delivers one message of the inbox, as the CQ thread would: true if there was one. */
         boolean deliver() {
             ByteBuffer m = inbox.poll();
@@ -334,56 +419,6 @@ class RdmaCmFlowTest {
         }
 
         @Override
-        protected void prepareQueues(Fake s) {
-            s.calls.add("prepareQueues");
-        }
-
-        @Override
-        protected void allocateDomain(Fake s) {
-            s.calls.add("allocateDomain");
-        }
-
-        @Override
-        protected void createQp(Fake s) {
-            s.calls.add("createQp");
-        }
-
-        @Override
-        protected void registerControl(Fake s) {
-            s.calls.add("registerControl");
-        }
-
-        @Override
-        protected void postSetupReceive(Fake s) {
-            s.calls.add("postSetupReceive");
-            s.receivesPosted++;
-        }
-
-        @Override
-        protected ByteBuffer setupSendArea(Fake s) {
-            return s.sendArea.clear().slice();
-        }
-
-        @Override
-        protected void postSetupSend(Fake s, int length) throws RdmxException {
-            if (s.peer == null) {
-                throw new RdmxException("fake: no peer");
-            }
-            if (s.peer.receivesPosted <= s.peer.inbox.size()) {
-                // on RC the SEND would find no receive posted (RNR): the flow must post it before it answers
-                s.node.violations.add("a message to '" + s.peer.node.name() + "' found no receive posted");
-            }
-            ByteBuffer m = ByteBuffer.allocate(length).put(s.sendArea.duplicate().limit(length)).flip();
-            s.peer.inbox.add(m);
-            (s.active ? s : s.peer).log.add(m);
-        }
-
-        @Override
-        protected RemoteRegion probeTarget(Fake s) {
-            return new RemoteRegion(0x1000, KeepAlive.TARGET_BYTES, 7);
-        }
-
-        @Override
         protected int remoteKeyOf(Fake s, RegionImpl region) {
             return 42;
         }
@@ -394,44 +429,10 @@ class RdmaCmFlowTest {
         }
 
         @Override
-        protected void keepAlive(Fake s, long now) {
-            s.calls.add("keepAlive");
-        }
-
-        @Override
-        protected void close(Fake s) {
-            destroy(s);
-        }
-
-        @Override
         protected void forget(Fake s) {
             s.calls.add("forget");
             node.setups.remove(s);
         }
 
-        @Override
-        protected void destroyQueuePair(Fake s) {
-            s.calls.add("destroyQueuePair");
-        }
-
-        @Override
-        protected void deregisterControl(Fake s) {
-            s.calls.add("deregisterControl");
-        }
-
-        @Override
-        protected void destroyDomain(Fake s) {
-            s.calls.add("destroyDomain");
-        }
-
-        @Override
-        protected void destroyId(Fake s) {
-            s.calls.add("destroyId");
-        }
-
-        @Override
-        protected void tornDown(Fake s) {
-            s.calls.add("tornDown");
-        }
     }
 }
