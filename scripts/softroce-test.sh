@@ -91,7 +91,9 @@ if [ -n "$LIBDISNI" ]; then
   (cd "$ROOT" && $MVN -q dependency:build-classpath -pl disni -Dmdep.includeScope=test \
     -Dmdep.outputFile="$WORK/cp-disni.txt" >/dev/null)
   CP="$CP:$ROOT/disni/target/classes:$ROOT/disni/target/test-classes:$(cat "$WORK/cp-disni.txt")"
-  JUNIT_BOUND=840
+  # with disni's ring-channel and RPC suites: the verbs suites were still short of 840 s' worth of disni on a
+  # machine loaded to ~20 (2 cores), killed inside DisniChannelTest
+  JUNIT_BOUND=1500
 fi
 JOPTS="-XX:TieredStopAtLevel=1 --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow"
 JOPTS="$JOPTS -Drdmx.leakDetection=disabled -Dorg.slf4j.simpleLogger.defaultLogLevel=warn"
