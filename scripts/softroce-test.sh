@@ -34,7 +34,8 @@ SELECT="${RDMX_SOFTROCE_SELECT:---select-class=io.rdmx.verbs.VerbsConformanceTes
 # RDMX_SOFTROCE_LIBDISNI (for developers): a directory holding libdisni.so (disni/scripts/build-libdisni.sh builds
 # it from DiSNI's source, which is on GitHub only: CI has none, so CI does not run this). With it the disni module
 # is built too, its classes join the class path, libdisni goes on java.library.path, and the disni provider's
-# suites run on rxe0 as well (the conformance suite without and with a secret, the authentication and scope tests)
+# suites run on rxe0 as well (the conformance suite without and with a secret, the authentication and scope tests,
+# the ring-channel and RPC suites)
 LIBDISNI="${RDMX_SOFTROCE_LIBDISNI:-}"
 if [ -n "$LIBDISNI" ]; then
   [ -f "$LIBDISNI/libdisni.so" ] || { echo "softroce: no libdisni.so in RDMX_SOFTROCE_LIBDISNI=$LIBDISNI"; exit 1; }
@@ -42,7 +43,8 @@ if [ -n "$LIBDISNI" ]; then
   if [ -z "${RDMX_SOFTROCE_SELECT:-}" ]; then
     SELECT="$SELECT --select-class=io.rdmx.disni.DisniConformanceTest \
       --select-class=io.rdmx.disni.DisniSecretConformanceTest --select-class=io.rdmx.disni.DisniAuthTest \
-      --select-class=io.rdmx.disni.DisniScopeTest"
+      --select-class=io.rdmx.disni.DisniScopeTest --select-class=io.rdmx.disni.DisniChannelTest \
+      --select-class=io.rdmx.disni.DisniRpcTest"
   fi
 fi
 BW_SIZE=65536
@@ -89,7 +91,9 @@ if [ -n "$LIBDISNI" ]; then
   (cd "$ROOT" && $MVN -q dependency:build-classpath -pl disni -Dmdep.includeScope=test \
     -Dmdep.outputFile="$WORK/cp-disni.txt" >/dev/null)
   CP="$CP:$ROOT/disni/target/classes:$ROOT/disni/target/test-classes:$(cat "$WORK/cp-disni.txt")"
-  JUNIT_BOUND=840
+  # with disni's ring-channel and RPC suites: the verbs suites were still short of 840 s' worth of disni on a
+  # machine loaded to ~20 (2 cores), killed inside DisniChannelTest
+  JUNIT_BOUND=1500
 fi
 JOPTS="-XX:TieredStopAtLevel=1 --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow"
 JOPTS="$JOPTS -Drdmx.leakDetection=disabled -Dorg.slf4j.simpleLogger.defaultLogLevel=warn"

@@ -6,44 +6,32 @@ import com.ibm.disni.verbs.IbvContext;
 import com.ibm.disni.verbs.IbvMr;
 import com.ibm.disni.verbs.IbvPd;
 import com.ibm.disni.verbs.IbvQP;
-import com.ibm.disni.verbs.IbvQPInitAttr;
-import com.ibm.disni.verbs.IbvSendWR;
-import com.ibm.disni.verbs.IbvSge;
 import com.ibm.disni.verbs.IbvWC;
 import com.ibm.disni.verbs.RdmaCm;
 import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmId;
-import com.ibm.disni.verbs.RdmaConnParam;
 import com.ibm.disni.verbs.RdmaEventChannel;
 import io.rdmx.transport.Access;
-import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.Opcode;
-import io.rdmx.transport.ProtocolException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.internal.AbstractConnection;
-import io.rdmx.transport.internal.AbstractNode;
 import io.rdmx.transport.internal.KeepAlive;
 import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.internal.RdmaDevices;
-import io.rdmx.transport.internal.SetupAuth;
+import io.rdmx.transport.internal.RdmaCmFlow;
+import io.rdmx.transport.internal.RdmaNode;
 import io.rdmx.transport.internal.SetupMessage;
 import io.rdmx.transport.internal.WorkQueues;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,24 +54,24 @@ import org.slf4j.LoggerFactory;
  * ({@link DisniConnection#keepAlive}, the policy of {@link KeepAlive}): a peer that stops answering without a
  * disconnect fails its connection within the peer timeout, as on {@code verbs}.
  */
-final class DisniNode extends AbstractNode {
+final class DisniNode extends RdmaNode {
     /** System property: entries of the node's shared CQ (bounds outstanding requests over all connections). */
     static final String CQ_SIZE_PROP = "rdmx.disni.cqSize";
     static final int WC_SUCCESS = 0;
     static final int WC_WITH_IMM = 2;
     static final int WC_LOC_QP_OP_ERR = 2;
     static final int WC_REM_OP_ERR = 11;
-    private static final Logger LOG = LoggerFactory.getLogger(DisniNode.class);
-    private static final int CTRL = 64 * 1024;
-    private static final long CTRL_RECV = WorkQueues.CTRL_BIT | 1;
-    private static final long CTRL_SEND = WorkQueues.CTRL_BIT | 2;
+    static final Logger LOG = LoggerFactory.getLogger(DisniNode.class);
+    /** Bytes of each half (receive, send) of a queue pair's control region. */
+    static final int CTRL = 64 * 1024;
+    static final long CTRL_RECV = WorkQueues.CTRL_BIT | 1;
+    static final long CTRL_SEND = WorkQueues.CTRL_BIT | 2;
     /** The hardware id of keep-alive probes. */
     static final long CTRL_PROBE = WorkQueues.CTRL_BIT | 3;
     private static final int[] EVENT_MS = {100};
     /** The smallest CQ a node tries before giving up. */
     private static final int MIN_CQ = 256;
 
-    private final InetAddress ip;
     private final RdmaEventChannel channel;
     private final RdmaCmId listenId;
     private final IbvContext ctx;
@@ -91,60 +79,21 @@ final class DisniNode extends AbstractNode {
     private final IbvCompChannel compChannel;
     private final IbvCQ cq;
     private final int cqSize;
-    private final String address;
     /** Whether the device is Soft-RoCE (rxe), whose completion statuses deviate (see the four-argument failure). */
     private final boolean softRoce;
-    private final Map<RdmaCmId, Setup> setups = new ConcurrentHashMap<>();
-    private final Map<Integer, Setup> byQp = new ConcurrentHashMap<>();
-    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final Map<RdmaCmId, DisniSetup> setups = new ConcurrentHashMap<>();
+    private final Map<Integer, DisniSetup> byQp = new ConcurrentHashMap<>();
     private final Thread cmThread;
     private final Thread cqThread;
     private volatile boolean stopping;
     private int reservedCqEntries;
 
-    /** The cluster-secret handshake of setup messages (off without a secret). */
-    private final SetupAuth auth;
-
-    /** A queue pair from rdma_cm's first event until it is torn down. */
-    private final class Setup {
-        final RdmaCmId id;
-        final boolean active;
-        final String dialAddress;
-        final CompletableFuture<AbstractConnection> future;
-        final long deadline;
-        IbvQP qp;
-        /** The queue pair's own protection domain. */
-        Domain domain;
-        ByteBuffer ctrl;
-        IbvMr ctrlMr;
-        volatile DisniConnection conn;
-        boolean destroyed;
-        /** Setup under a cluster secret: this side's nonce. */
-        byte[] nonce;
-        /** Passive side under a secret: the peer's HELLO, once our CHALLENGE answered it. */
-        SetupMessage hello;
-        /** Active side under a secret: the peer proved itself and we sent our PROVE. */
-        boolean proved;
-
-        Setup(RdmaCmId id, boolean active, String dialAddress, CompletableFuture<AbstractConnection> future,
-              long deadline) {
-            this.id = id;
-            this.active = active;
-            this.dialAddress = dialAddress;
-            this.future = future;
-            this.deadline = deadline;
-        }
-    }
+    /** The rdma_cm setup flow, shared with the verbs provider. */
+    private final DisniCmFlow flow;
 
     DisniNode(DisniFabric fabric, NodeOptions options) throws RdmxException {
-        super(fabric, options);
-        this.auth = new SetupAuth(options);
-        try {
-            ip = RdmaDevices.select(options.bindAddress(), System.getProperty(RdmaDevices.DEVICE_PROP),
-                RdmaDevices.list());
-        } catch (RdmxException e) {
-            throw new RdmxException("disni: " + e.getMessage());
-        }
+        super(fabric, options, "disni");
+        this.flow = new DisniCmFlow(this);
         try {
             channel = RdmaEventChannel.createEventChannel();
             listenId = channel.createId(RdmaCm.RDMA_PS_TCP);
@@ -176,7 +125,7 @@ final class DisniNode extends AbstractNode {
             cqSize = entries;
             cq.reqNotification(false).execute().free();
             InetSocketAddress bound = (InetSocketAddress) listenId.getSource();
-            address = ip.getHostAddress() + ":" + bound.getPort();
+            bound(bound.getPort());
         } catch (IOException e) {
             throw new RdmxException("disni: node '" + options.name() + "' cannot open on " + ip.getHostAddress() + ": "
                 + e.getMessage(), e);
@@ -244,8 +193,7 @@ final class DisniNode extends AbstractNode {
     private static boolean softRoce(InetAddress ip) {
         for (RdmaDevices.Device d : RdmaDevices.list()) {
             if (ip.equals(d.address())) {
-                return Files.exists(RdmaDevices.SYSFS.resolve(d.name()).resolve("parent"))
-                    && Files.isDirectory(Path.of("/sys/module/rdma_rxe"));
+                return softRoce(d.name());
             }
         }
         return false;
@@ -253,26 +201,6 @@ final class DisniNode extends AbstractNode {
 
     boolean softRoce() {
         return softRoce;
-    }
-
-    void execute(Runnable task) {
-        tasks.add(task);
-    }
-
-    private void runTasks() {
-        Runnable r;
-        while ((r = tasks.poll()) != null) {
-            try {
-                r.run();
-            } catch (RuntimeException e) {
-                LOG.warn("disni: task at node '{}' failed", name(), e);
-            }
-        }
-    }
-
-    @Override
-    public String address() {
-        return address;
     }
 
     // ------------------------------------------------------------------ memory
@@ -316,21 +244,6 @@ final class DisniNode extends AbstractNode {
         return new RemoteRegion(region.address(), region.length(), mr.getRkey(), region.name());
     }
 
-    /** The node-wide exported regions as the peer of one setup reaches them: each registered in its domain. */
-    private List<RemoteRegion> exportedTo(Setup s) throws RdmxException {
-        List<RegionImpl> live = exportedRegionList();
-        List<RemoteRegion> out = new ArrayList<>(live.size());
-        for (RegionImpl r : live) {
-            try {
-                IbvMr mr = s.domain.registrationOf((Registrations) r.handle());
-                out.add(new RemoteRegion(r.address(), r.length(), mr.getRkey(), r.name()));
-            } catch (IllegalStateException released) {
-                // released since it was listed: not exported
-            }
-        }
-        return out;
-    }
-
     /**
      * Registers memory with a protection domain.
      *
@@ -367,25 +280,17 @@ final class DisniNode extends AbstractNode {
     // ------------------------------------------------------------------ connect
 
     @Override
-    public AbstractConnection connect(String peerAddress, Duration timeout) throws RdmxException {
-        InetSocketAddress dst;
+    protected Runnable dial(String peerAddress, InetSocketAddress peer, CompletableFuture<AbstractConnection> future,
+                            long deadline, int resolveMs) throws RdmxException {
         try {
-            dst = RdmaDevices.parseAddress(peerAddress);
-        } catch (RdmxException e) {
-            throw new RdmxException("disni: " + e.getMessage());
+            RdmaCmId id = channel.createId(RdmaCm.RDMA_PS_TCP);
+            setups.put(id, new DisniSetup(this, id, true, peerAddress, future, deadline));
+            id.resolveAddr(new InetSocketAddress(ip, 0), peer, resolveMs);
+        } catch (IOException e) {
+            throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: "
+                + e.getMessage(), e);
         }
-        return dialOnce(peerAddress, timeout, (future, deadline) -> {
-            try {
-                RdmaCmId id = channel.createId(RdmaCm.RDMA_PS_TCP);
-                setups.put(id, new Setup(id, true, peerAddress, future, deadline));
-                id.resolveAddr(new InetSocketAddress(ip, 0), dst, (int) Math.max(1, Math.min(5000,
-                    timeout.toMillis())));
-            } catch (IOException e) {
-                throw new RdmxException("connect from '" + name() + "' to address=" + peerAddress + " failed: "
-                    + e.getMessage(), e);
-            }
-            return () -> { }; // the rdma_cm thread's sweep tears the abandoned setup down
-        });
+        return () -> { }; // the rdma_cm thread's sweep tears the abandoned setup down
     }
 
     // ------------------------------------------------------------------ rdma_cm events
@@ -396,11 +301,12 @@ final class DisniNode extends AbstractNode {
                 RdmaCmEvent ev = channel.getCmEvent(EVENT_MS[0]);
                 if (ev != null) {
                     int type = ev.getEvent();
+                    int status = ev.getStatus();
                     RdmaCmId id = ev.getConnIdPriv();
                     ev.ackEvent();
-                    cmEvent(type, id);
+                    cmEvent(type, status, id);
                 }
-                sweep();
+                flow.sweep(System.nanoTime());
                 runTasks();
             } catch (IOException | RuntimeException e) {
                 if (!stopping) {
@@ -410,244 +316,73 @@ final class DisniNode extends AbstractNode {
         }
     }
 
-    private void cmEvent(int type, RdmaCmId id) {
-        RdmaCmEvent.EventType[] types = RdmaCmEvent.EventType.values();
-        RdmaCmEvent.EventType t = type >= 0 && type < types.length ? types[type] : null;
-        if (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_CONNECT_REQUEST) {
-            Setup s = new Setup(id, false, null, null, System.nanoTime() + options().peerTimeout().toNanos());
+    private void cmEvent(int type, int status, RdmaCmId id) {
+        if (type == RdmaCmFlow.CONNECT_REQUEST) {
+            DisniSetup s = new DisniSetup(this, id, false, null, null,
+                System.nanoTime() + options().peerTimeout().toNanos());
             setups.put(id, s);
-            try {
-                createQp(s);
-                id.accept(connParam());
-            } catch (IOException e) {
-                setupFailed(s, "accept failed: " + e.getMessage());
-            }
+            flow.incoming(s, stopping);
             return;
         }
-        Setup s = setups.get(id);
-        if (s == null) {
-            return;
+        DisniSetup s = setups.get(id);
+        if (s != null) {
+            flow.onEvent(s, type, status);
         }
-        try {
-            if (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_ADDR_RESOLVED) {
-                id.resolveRoute(5000);
-            } else if (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_ROUTE_RESOLVED) {
-                createQp(s);
-                id.connect(connParam());
-            } else if (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_ESTABLISHED) {
-                if (s.active) {
-                    if (auth.enabled()) {
-                        // with a secret nothing about memory goes out before the peer proved it: Nc only
-                        s.nonce = SetupAuth.nonce();
-                        sendSetup(s, new SetupMessage(SetupMessage.HELLO, name(), address, List.of(), null, null,
-                            s.nonce));
-                    } else {
-                        sendSetup(s, new SetupMessage(SetupMessage.HELLO, name(), address, exportedTo(s), null,
-                            probeTarget(s)));
-                    }
-                }
-            } else if (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_DISCONNECTED) {
-                DisniConnection c = s.conn;
-                if (c != null) {
-                    c.fail(new ConnectionClosedException(c.peerName(), "peer '" + c.peerName() + "' ("
-                        + c.peerAddress() + ") disconnected from '" + name() + "'", null));
-                } else {
-                    setupFailed(s, "the peer disconnected during setup");
-                }
-            } else if (t != RdmaCmEvent.EventType.RDMA_CM_EVENT_TIMEWAIT_EXIT) {
-                setupFailed(s, String.valueOf(t) + (t == RdmaCmEvent.EventType.RDMA_CM_EVENT_REJECTED
-                    ? ": no rdmx node listens there" : ""));
-            }
-        } catch (IOException e) {
-            setupFailed(s, e.getMessage());
-        }
+    }
+
+    DisniCmFlow flow() {
+        return flow;
+    }
+
+    /** @return the node's setups, set up or setting up (a concurrent view) */
+    Iterable<DisniSetup> setups() {
+        return setups.values();
+    }
+
+    IbvContext context() {
+        return ctx;
+    }
+
+    IbvCQ cq() {
+        return cq;
     }
 
     /**
-     * rdma_cm's connection parameters: retries only. DiSNI 2.1 refuses to set the RDMA READ depths (its setters
-     * throw "Operation currently not supported"): libdisni sets both to the device's {@code max_qp_rd_atom}.
+     * Reserves the entries of the shared CQ a new queue pair needs.
+     *
+     * @throws RdmxException if they are not free
      */
-    static RdmaConnParam connParam() throws IOException {
-        RdmaConnParam p = new RdmaConnParam();
-        p.setRetry_count((byte) 7);
-        p.setRnr_retry_count((byte) 7);
-        return p;
-    }
-
-    private void createQp(Setup s) throws IOException {
-        int sq = options().sendQueueDepth() + 4;
-        int rq = options().recvQueueDepth() + 2;
+    void reserveCq() throws RdmxException {
+        int need = options().sendQueueDepth() + 4 + options().recvQueueDepth() + 2;
         synchronized (this) {
-            if (reservedCqEntries + sq + rq > cqSize) {
+            if (reservedCqEntries + need > cqSize) {
                 throw new RdmxException("disni: node '" + name() + "' CQ of " + cqSize + " entries is full ("
                     + CQ_SIZE_PROP + ")");
             }
-            reservedCqEntries += sq + rq;
+            reservedCqEntries += need;
         }
-        IbvQPInitAttr attr = new IbvQPInitAttr();
-        attr.cap().setMax_send_wr(sq);
-        attr.cap().setMax_recv_wr(rq);
-        attr.cap().setMax_send_sge(1);
-        attr.cap().setMax_recv_sge(1);
-        attr.setQp_type(IbvQP.IBV_QPT_RC);
-        attr.setSend_cq(cq);
-        attr.setRecv_cq(cq);
-        s.domain = new Domain(ctx.allocPd());
-        s.qp = s.id.createQP(s.domain.pd(), attr);
-        byQp.put(s.qp.getQp_num(), s);
-        s.ctrl = ByteBuffer.allocateDirect(2 * CTRL);
-        // remote WRITE: the peer's keep-alive probes land at the end of the region
-        s.ctrlMr = register(s.domain.pd(), s.ctrl, Access.ALL);
-        postRecv(s.qp, CTRL_RECV, s.ctrlMr.getAddr(), CTRL, s.ctrlMr.getLkey());
+    }
+
+    /** Frees the entries {@link #reserveCq} reserved. */
+    synchronized void releaseCq() {
+        reservedCqEntries -= options().sendQueueDepth() + 4 + options().recvQueueDepth() + 2;
+    }
+
+    /** Routes the completions of a new queue pair to its setup. */
+    void qpCreated(DisniSetup s) {
+        byQp.put(s.qpNum, s);
+    }
+
+    /** Forgets a setup being torn down. */
+    void forget(DisniSetup s) {
+        setups.remove(s.id, s);
+        if (s.qp != null) {
+            byQp.remove(s.qpNum, s);
+        }
     }
 
     static void postRecv(IbvQP qp, long hwId, long addr, int length, int lkey) throws IOException {
         qp.postRecv(List.of(DisniConnection.recvWr(hwId, addr, length, lkey)), null).execute().free();
-    }
-
-    private void sendSetup(Setup s, SetupMessage m) throws IOException {
-        int len;
-        try {
-            len = m.encode(s.ctrl.duplicate().limit(2 * CTRL - KeepAlive.TARGET_BYTES).position(CTRL).slice());
-        } catch (ProtocolException e) {
-            throw new RdmxException(e.getMessage());
-        }
-        IbvSendWR wr = new IbvSendWR();
-        wr.setWr_id(CTRL_SEND);
-        wr.setOpcode(IbvSendWR.IBV_WR_SEND);
-        wr.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
-        IbvSge sge = new IbvSge();
-        sge.setAddr(s.ctrlMr.getAddr() + CTRL);
-        sge.setLength(len);
-        sge.setLkey(s.ctrlMr.getLkey());
-        LinkedList<IbvSge> sges = new LinkedList<>();
-        sges.add(sge);
-        wr.setSg_list(sges);
-        wr.setNum_sge(1);
-        s.qp.postSend(List.of(wr), null).execute().free();
-    }
-
-    /** @return where the peer WRITEs its keep-alive probes: the end of {@code s}'s control region */
-    private static RemoteRegion probeTarget(Setup s) {
-        return new RemoteRegion(probeSource(s), KeepAlive.TARGET_BYTES, s.ctrlMr.getRkey());
-    }
-
-    /** @return the address of the end of {@code s}'s control region, also the source of its own probes */
-    private static long probeSource(Setup s) {
-        return s.ctrlMr.getAddr() + 2L * CTRL - KeepAlive.TARGET_BYTES;
-    }
-
-    private void setupFailed(Setup s, String why) {
-        if (s.future != null) {
-            s.future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
-                + s.dialAddress + " failed: " + why));
-        } else {
-            LOG.debug("disni: node '{}' drops an incoming setup: {}", name(), why);
-        }
-        destroy(s);
-    }
-
-    /** Times out setups and drives the keep-alive of connections (rdma_cm thread). */
-    private void sweep() {
-        long now = System.nanoTime();
-        for (Setup s : setups.values()) {
-            DisniConnection c = s.conn;
-            if (c != null) {
-                c.keepAlive(now);
-            } else if (now - s.deadline > 0 || (s.future != null && s.future.isDone())) {
-                setupFailed(s, "timed out");
-            }
-        }
-    }
-
-    private void onSetupMessage(Setup s, int byteLen) {
-        SetupMessage m;
-        try {
-            m = SetupMessage.decode(s.ctrl.duplicate().limit(byteLen));
-        } catch (ProtocolException e) {
-            execute(() -> setupFailed(s, e.getMessage()));
-            return;
-        }
-        try {
-            if (!s.active) {
-                String refusal;
-                if (s.hello != null) {
-                    refusal = m.kind != SetupMessage.PROVE ? "expected a proof after the challenge"
-                        : auth.checkProve(s.hello.auth, s.nonce, s.hello, m, name()) ? null
-                        : "cluster secret mismatch: peer '" + s.hello.name + "' failed authentication with '" + name()
-                        + "'";
-                } else {
-                    refusal = m.kind != SetupMessage.HELLO ? "expected a hello" : auth.mismatch(name(), m);
-                    if (refusal == null && auth.enabled()) {
-                        // our proof first, nothing about our memory: the peer proves itself before it learns a key
-                        s.hello = m;
-                        s.nonce = SetupAuth.nonce();
-                        postRecv(s.qp, CTRL_RECV, s.ctrlMr.getAddr(), CTRL, s.ctrlMr.getLkey()); // for its PROVE
-                        sendSetup(s, new SetupMessage(SetupMessage.CHALLENGE, name(), address, List.of(), null, null,
-                            auth.challenge(m.auth, s.nonce, name(), m.name, address)));
-                        return;
-                    }
-                }
-                if (refusal == null && !isOpen()) {
-                    refusal = "node '" + name() + "' is closing";
-                }
-                DisniConnection c = null;
-                if (refusal == null) {
-                    c = new DisniConnection(this, m.name, m.address, m.regions, s.id, s.qp, s.domain,
-                        probeSource(s), s.ctrlMr.getLkey(), m.probe);
-                    if (auth.enabled()) {
-                        c.trustAddress(); // the peer's proof covered the address it announced
-                    }
-                    if (!addConnection(c)) {
-                        refusal = "a connection between '" + m.name + "' and '" + name() + "' already exists";
-                        c = null;
-                    }
-                }
-                if (refusal != null) {
-                    sendSetup(s, new SetupMessage(SetupMessage.REFUSE, name(), address, List.of(), refusal));
-                    return;
-                }
-                sendSetup(s, new SetupMessage(SetupMessage.ACCEPT, name(), address, exportedTo(s), null,
-                    probeTarget(s)));
-                s.conn = c;
-                if (!offerAccepted(c)) {
-                    DisniConnection full = c;
-                    execute(() -> full.fail(new ConnectionClosedException(full.peerName(), "node '" + name()
-                        + "' accept backlog is full", null)));
-                }
-            } else if (auth.enabled() && !s.proved && m.kind != SetupMessage.REFUSE) {
-                // under a secret the peer proves itself first, and learns our regions only from our proof on
-                if (m.kind != SetupMessage.CHALLENGE || !auth.checkChallenge(s.nonce, m, name())) {
-                    String why = m.kind != SetupMessage.CHALLENGE ? "cluster secret mismatch: node '" + name()
-                        + "' has a secret, peer '" + m.name + "' answered kind " + m.kind + " without proving it"
-                        : "cluster secret mismatch: peer '" + m.name + "' failed authentication with '" + name() + "'";
-                    execute(() -> setupFailed(s, why));
-                    return;
-                }
-                s.proved = true;
-                postRecv(s.qp, CTRL_RECV, s.ctrlMr.getAddr(), CTRL, s.ctrlMr.getLkey()); // for its ACCEPT
-                sendSetup(s, new SetupMessage(SetupMessage.PROVE, name(), address, exportedTo(s), null,
-                    probeTarget(s), auth.prove(s.nonce, SetupAuth.nonceOf(m), name(), m.name, address)));
-            } else if (m.kind == SetupMessage.ACCEPT) {
-                DisniConnection c = new DisniConnection(this, m.name, s.dialAddress, m.regions, s.id, s.qp, s.domain,
-                    probeSource(s), s.ctrlMr.getLkey(), m.probe);
-                c.trustAddress(); // dialed there
-                if (!addConnection(c)) {
-                    s.future.completeExceptionally(new RdmxException("connect from '" + name() + "': a connection"
-                        + " to '" + m.name + "' already exists"));
-                    execute(() -> destroy(s));
-                    return;
-                }
-                s.conn = c;
-                s.future.complete(c);
-            } else {
-                s.future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
-                    + s.dialAddress + " refused by '" + m.name + "': " + m.reason));
-                execute(() -> destroy(s));
-            }
-        } catch (IOException e) {
-            execute(() -> setupFailed(s, e.getMessage()));
-        }
     }
 
     // ------------------------------------------------------------------ completions
@@ -687,29 +422,26 @@ final class DisniNode extends AbstractNode {
     }
 
     private void completion(IbvWC wc) {
-        Setup s = byQp.get(wc.getQp_num());
+        DisniSetup s = byQp.get(wc.getQp_num());
         if (s == null) {
             return;
         }
         long wrId = wc.getWr_id();
         if (wrId == CTRL_PROBE) {
-            DisniConnection c = s.conn;
+            DisniConnection c = s.connection();
             if (c != null) {
                 c.probeDone(wc.getStatus());
             }
             return;
         }
         if ((wrId & WorkQueues.CTRL_BIT) != 0) {
-            if (wc.getStatus() != WC_SUCCESS) {
-                if (s.conn == null) {
-                    execute(() -> setupFailed(s, "setup message failed: ibv_wc_status " + wc.getStatus()));
-                }
-            } else if (wrId == CTRL_RECV) {
-                onSetupMessage(s, wc.getByte_len());
-            }
+            boolean ok = wc.getStatus() == WC_SUCCESS;
+            boolean received = wrId == CTRL_RECV;
+            flow.onSetupCompletion(s, received, ok ? null : "ibv_wc_status " + wc.getStatus(),
+                ok && received ? s.ctrl.duplicate().limit(wc.getByte_len()) : null);
             return;
         }
-        DisniConnection c = s.conn;
+        DisniConnection c = s.connection();
         if (c != null) {
             c.complete(wrId, wc.getStatus(), wc.getByte_len(), wc.getWc_flags(), wc.getImm_data());
         }
@@ -723,38 +455,10 @@ final class DisniNode extends AbstractNode {
         } catch (IOException e) {
             LOG.debug("disni: rdma_disconnect", e);
         }
-        for (Setup s : setups.values()) {
-            if (s.conn == c) {
-                execute(() -> destroy(s));
+        for (DisniSetup s : setups.values()) {
+            if (s.connection() == c) {
+                execute(() -> flow.destroy(s));
             }
-        }
-    }
-
-    private void destroy(Setup s) {
-        synchronized (s) {
-            if (s.destroyed) {
-                return;
-            }
-            s.destroyed = true;
-        }
-        setups.remove(s.id, s);
-        try {
-            if (s.qp != null) {
-                byQp.remove(s.qp.getQp_num(), s);
-                s.id.destroyQP();
-                synchronized (this) {
-                    reservedCqEntries -= options().sendQueueDepth() + 4 + options().recvQueueDepth() + 2;
-                }
-            }
-            if (s.ctrlMr != null) {
-                deregister(s.ctrlMr);
-            }
-            if (s.domain != null) {
-                s.domain.destroy(); // its registrations, then the domain
-            }
-            s.id.destroyId();
-        } catch (IOException e) {
-            LOG.warn("disni: teardown at node '{}' failed", name(), e);
         }
     }
 
@@ -769,8 +473,8 @@ final class DisniNode extends AbstractNode {
             Thread.currentThread().interrupt();
         }
         runTasks();
-        for (Setup s : setups.values()) {
-            destroy(s);
+        for (DisniSetup s : setups.values()) {
+            flow.destroy(s);
         }
         try {
             cq.destroyCQ();

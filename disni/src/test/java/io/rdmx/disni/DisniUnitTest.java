@@ -4,12 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.ibm.disni.verbs.RdmaCmEvent;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.Status;
+import io.rdmx.transport.internal.RdmaCmFlow;
 import io.rdmx.transport.internal.WorkQueues;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -60,7 +62,7 @@ class DisniUnitTest {
     /** DiSNI's own Java, no libdisni needed: its setters of the READ depths throw, so connParam sets neither. */
     @Test
     void theConnectionParametersAreOnesDisniAccepts() throws Exception {
-        var p = DisniNode.connParam();
+        var p = DisniCmFlow.connParam();
         assertEquals(7, p.getRetry_count());
         assertEquals(7, p.getRnr_retry_count());
     }
@@ -82,5 +84,18 @@ class DisniUnitTest {
         assertEquals(Status.LOCAL_LENGTH_ERROR, WorkQueues.status(DisniNode.failure(1)));
         assertEquals(Status.FLUSHED, WorkQueues.status(DisniNode.failure(5)));
         assertEquals(Status.TRANSPORT_ERROR, WorkQueues.status(DisniNode.failure(12)));
+    }
+
+    /** The shared setup flow numbers rdma_cm's events as DiSNI's EventType ordinals do (DiSNI's own Java). */
+    @Test
+    void theSetupFlowsEventNumbersAreDisnisOrdinals() {
+        assertEquals(RdmaCmEvent.EventType.RDMA_CM_EVENT_ADDR_RESOLVED.ordinal(), RdmaCmFlow.ADDR_RESOLVED);
+        assertEquals(RdmaCmEvent.EventType.RDMA_CM_EVENT_ROUTE_RESOLVED.ordinal(), RdmaCmFlow.ROUTE_RESOLVED);
+        assertEquals(RdmaCmEvent.EventType.RDMA_CM_EVENT_CONNECT_REQUEST.ordinal(), RdmaCmFlow.CONNECT_REQUEST);
+        assertEquals(RdmaCmEvent.EventType.RDMA_CM_EVENT_REJECTED.ordinal(), RdmaCmFlow.REJECTED);
+        assertEquals(RdmaCmEvent.EventType.RDMA_CM_EVENT_ESTABLISHED.ordinal(), RdmaCmFlow.ESTABLISHED);
+        assertEquals(RdmaCmEvent.EventType.RDMA_CM_EVENT_DISCONNECTED.ordinal(), RdmaCmFlow.DISCONNECTED);
+        assertEquals(RdmaCmEvent.EventType.RDMA_CM_EVENT_DEVICE_REMOVAL.ordinal(), RdmaCmFlow.DEVICE_REMOVAL);
+        assertEquals(RdmaCmEvent.EventType.RDMA_CM_EVENT_TIMEWAIT_EXIT.ordinal(), RdmaCmFlow.TIMEWAIT_EXIT);
     }
 }

@@ -10,14 +10,12 @@ import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
-import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.CmSetup;
 import io.rdmx.transport.internal.KeepAlive;
 import io.rdmx.transport.internal.RegionImpl;
-import io.rdmx.transport.internal.SetupMessage;
 import io.rdmx.transport.internal.WorkQueues;
 import io.rdmx.verbs.Native.Consts;
-import io.rdmx.verbs.Native.IbvMr;
 import io.rdmx.verbs.Native.IbvQpInitAttr;
 import io.rdmx.verbs.Native.IbvRecvWr;
 import io.rdmx.verbs.Native.IbvSendWr;
@@ -25,18 +23,12 @@ import io.rdmx.verbs.Native.IbvSge;
 import io.rdmx.verbs.Native.IbvWc;
 import io.rdmx.verbs.Native.More;
 import io.rdmx.verbs.Native.RdmaCmId;
-import io.rdmx.verbs.Native.RdmaConnParam;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -51,16 +43,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * so the send queue cannot fill with requests nobody retires.
  */
 @SuppressWarnings("restricted")
-final class Endpoint {
+final class Endpoint extends CmSetup<VerbsConnection> {
     static final long RECV_BIT = WorkQueues.RECV_BIT;
     static final long CTRL_BIT = WorkQueues.CTRL_BIT;
-    static final long CTRL_RECV = CTRL_BIT | 1;
-    static final long CTRL_SEND = CTRL_BIT | 2;
-    static final long CTRL_PROBE = CTRL_BIT | 3;
-    /** Bytes at the end of the control region that the peer's keep-alive probes WRITE. */
-    static final int PROBE_BYTES = KeepAlive.TARGET_BYTES;
-    /** Bytes of each half (receive, send) of the control region. */
-    static final int CTRL_HALF = 64 * 1024;
     private static final ValueLayout.OfInt BE_INT = JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN);
     private static final int INLINE = 64;
     /** Bound on how long a user's close waits for posted sends (see {@link #close()}). */
@@ -70,35 +55,21 @@ final class Endpoint {
 
     final VerbsNode node;
     final MemorySegment id;
-    final boolean active;
-    final String dialAddress;
-    final CompletableFuture<AbstractConnection> future;
-    final long deadlineNanos;
     final ReentrantLock lock = new ReentrantLock();
 
     private final Arena arena = Arena.ofShared();
     private final int sdepth;
     private final int rdepth;
     private MemorySegment cq = MemorySegment.NULL;
-    /** This queue pair's own protection domain: keys registered in it are honoured on this queue pair alone. */
-    private MemorySegment pd = MemorySegment.NULL;
+    /** This queue pair's own protection domain and what is registered in it (under {@link #lock}). */
+    private final EndpointDomain domain = new EndpointDomain();
     private MemorySegment qp = MemorySegment.NULL;
-    /** The regions registered in {@link #pd}, with their registration (under {@link #lock}). */
-    private final Map<Registrations, MemorySegment> registered = new HashMap<>();
-    /** Released regions whose registration here is gone: dropped from {@link #registered} under the lock. */
-    private final ConcurrentLinkedQueue<Registrations> forgotten = new ConcurrentLinkedQueue<>();
-    /** The last region posted from, and its local key in {@link #pd} (under {@link #lock}). */
-    private Registrations lastPosted;
-    private int lastLkey;
-    private MemorySegment ctrl;
-    private MemorySegment ctrlMr = MemorySegment.NULL;
-    private int ctrlLkey;
+    /** The setup messages' and keep-alive probes' region and work requests (posted under {@link #lock}). */
+    private final ControlRegion control;
     private int inlineCap;
     private boolean qpAlive;
     private boolean closed;
     private boolean destroyed;
-    private volatile boolean established;
-    private volatile VerbsConnection conn;
     private volatile RemoteRegion peerProbe;
     private final KeepAlive keepAlive;
 
@@ -107,12 +78,6 @@ final class Endpoint {
     private final MemorySegment recvWr;
     private final MemorySegment recvSge;
     private final MemorySegment bad;
-    /** Setup under a cluster secret (the progress thread, under {@link #lock}): this side's nonce. */
-    byte[] nonce;
-    /** Passive side under a secret: the peer's HELLO, once our CHALLENGE answered it. */
-    SetupMessage hello;
-    /** Active side under a secret: the peer proved itself and we sent our PROVE. */
-    boolean proved;
     private final MemorySegment wcs;
     /** Views of the work request structs for the posting path (cheaper than segment accessors before C2). */
     private final ByteBuffer sWr;
@@ -124,12 +89,9 @@ final class Endpoint {
 
     Endpoint(VerbsNode node, MemorySegment id, boolean active, String dialAddress,
              CompletableFuture<AbstractConnection> future, long deadlineNanos) {
+        super(active, dialAddress, future, deadlineNanos);
         this.node = node;
         this.id = id.reinterpret(64);
-        this.active = active;
-        this.dialAddress = dialAddress;
-        this.future = future;
-        this.deadlineNanos = deadlineNanos;
         this.sdepth = node.options().sendQueueDepth();
         this.rdepth = node.options().recvQueueDepth();
         sendWr = arena.allocate(IbvSendWr.SIZE, 8);
@@ -137,6 +99,7 @@ final class Endpoint {
         recvWr = arena.allocate(IbvRecvWr.SIZE, 8);
         recvSge = arena.allocate(IbvSge.SIZE, 8);
         bad = arena.allocate(ADDRESS);
+        control = new ControlRegion(arena);
         wcs = arena.allocate(IbvWc.SIZE * WC_BATCH, 8);
         sendWr.set(ADDRESS, IbvSendWr.SG_LIST, sendSge);
         recvWr.set(ADDRESS, IbvRecvWr.SG_LIST, recvSge);
@@ -156,103 +119,78 @@ final class Endpoint {
         return cq.address();
     }
 
-    VerbsConnection connection() {
-        return conn;
-    }
-
-    boolean isEstablished() {
-        return established;
-    }
-
-    String peerLabel() {
-        VerbsConnection c = conn;
-        return c != null ? "peer '" + c.peerName() + "' (" + c.peerAddress() + ")"
-            : active ? "address=" + dialAddress : "an incoming peer";
-    }
-
     // ------------------------------------------------------------------ setup (progress thread)
 
-    /** Creates the CQ and QP on this id, registers the control region and posts the setup receive. */
-    void createQueuePair() throws RdmxException {
+    /** The CQ of this queue pair alone, on the node's completion channel, armed. */
+    @Override
+    protected void prepareQueues() throws Throwable {
         MemorySegment st = Lib.state();
+        MemorySegment ctx = id.get(ADDRESS, RdmaCmId.VERBS);
+        if (!ctx.equals(MemorySegment.NULL) && ctx.address() != node.context().address()) {
+            throw new RdmxException("verbs: the route to " + peerLabel() + " leaves through another RDMA device"
+                + " than node '" + node.name() + "' (bound to " + node.address() + ")");
+        }
+        cq = (MemorySegment) Lib.CREATE_CQ.invoke(st, node.context(), sdepth + rdepth + 8, MemorySegment.NULL,
+            node.compChannel(), 0);
+        if (cq.equals(MemorySegment.NULL)) {
+            throw new RdmxException("verbs: ibv_create_cq(" + (sdepth + rdepth + 8) + " entries) failed: errno="
+                + Lib.errno(st));
+        }
+        node.cqCreated(this);
+        node.armCq(cq);
+    }
+
+    @Override
+    protected void allocateDomain() throws Throwable {
+        MemorySegment st = Lib.state();
+        MemorySegment pd = (MemorySegment) Lib.ALLOC_PD.invoke(st, node.context());
+        if (pd.equals(MemorySegment.NULL)) {
+            throw new RdmxException("verbs: ibv_alloc_pd for " + peerLabel() + " failed: errno=" + Lib.errno(st));
+        }
+        domain.allocated(pd);
+    }
+
+    @Override
+    protected void createQp() throws Throwable {
+        MemorySegment st = Lib.state();
+        MemorySegment attr = arena.allocate(IbvQpInitAttr.SIZE, 8);
+        attr.set(ADDRESS, IbvQpInitAttr.SEND_CQ, cq);
+        attr.set(ADDRESS, IbvQpInitAttr.RECV_CQ, cq);
+        attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_SEND_WR, sdepth + 4);
+        attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_RECV_WR, rdepth + 2);
+        attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_SEND_SGE, 1);
+        attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_RECV_SGE, 1);
+        attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_INLINE_DATA, INLINE);
+        attr.set(JAVA_INT, IbvQpInitAttr.QP_TYPE, Consts.IBV_QPT_RC);
+        int rc = (int) Lib.CREATE_QP.invoke(st, id, domain.pd(), attr);
+        if (rc != 0) {
+            throw new RdmxException("verbs: rdma_create_qp(send " + (sdepth + 4) + ", recv " + (rdepth + 2)
+                + ") failed: errno=" + Lib.errno(st));
+        }
+        inlineCap = attr.get(JAVA_INT, IbvQpInitAttr.CAP_MAX_INLINE_DATA);
+        qp = id.get(ADDRESS, RdmaCmId.QP);
+    }
+
+    /** The control region; the queue pair is usable from here on. */
+    @Override
+    protected void registerControl() throws Throwable {
+        control.register(domain.pd());
+        lock.lock();
         try {
-            MemorySegment ctx = id.get(ADDRESS, RdmaCmId.VERBS);
-            if (!ctx.equals(MemorySegment.NULL) && ctx.address() != node.context().address()) {
-                throw new RdmxException("verbs: the route to " + peerLabel() + " leaves through another RDMA device"
-                    + " than node '" + node.name() + "' (bound to " + node.address() + ")");
-            }
-            cq = (MemorySegment) Lib.CREATE_CQ.invoke(st, node.context(), sdepth + rdepth + 8, MemorySegment.NULL,
-                node.compChannel(), 0);
-            if (cq.equals(MemorySegment.NULL)) {
-                throw new RdmxException("verbs: ibv_create_cq(" + (sdepth + rdepth + 8) + " entries) failed: errno="
-                    + Lib.errno(st));
-            }
-            node.cqCreated(this);
-            node.armCq(cq);
-            pd = (MemorySegment) Lib.ALLOC_PD.invoke(st, node.context());
-            if (pd.equals(MemorySegment.NULL)) {
-                throw new RdmxException("verbs: ibv_alloc_pd for " + peerLabel() + " failed: errno=" + Lib.errno(st));
-            }
-            MemorySegment attr = arena.allocate(IbvQpInitAttr.SIZE, 8);
-            attr.set(ADDRESS, IbvQpInitAttr.SEND_CQ, cq);
-            attr.set(ADDRESS, IbvQpInitAttr.RECV_CQ, cq);
-            attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_SEND_WR, sdepth + 4);
-            attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_RECV_WR, rdepth + 2);
-            attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_SEND_SGE, 1);
-            attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_RECV_SGE, 1);
-            attr.set(JAVA_INT, IbvQpInitAttr.CAP_MAX_INLINE_DATA, INLINE);
-            attr.set(JAVA_INT, IbvQpInitAttr.QP_TYPE, Consts.IBV_QPT_RC);
-            int rc = (int) Lib.CREATE_QP.invoke(st, id, pd, attr);
-            if (rc != 0) {
-                throw new RdmxException("verbs: rdma_create_qp(send " + (sdepth + 4) + ", recv " + (rdepth + 2)
-                    + ") failed: errno=" + Lib.errno(st));
-            }
-            inlineCap = attr.get(JAVA_INT, IbvQpInitAttr.CAP_MAX_INLINE_DATA);
-            qp = id.get(ADDRESS, RdmaCmId.QP);
-            ctrl = arena.allocate(2L * CTRL_HALF, 4096);
-            ctrlMr = ((MemorySegment) Lib.REG_MR.invoke(st, pd, ctrl, ctrl.byteSize(),
-                Consts.IBV_ACCESS_LOCAL_WRITE | Consts.IBV_ACCESS_REMOTE_WRITE)).reinterpret(64);
-            if (ctrlMr.equals(MemorySegment.NULL)) {
-                throw new RdmxException("verbs: ibv_reg_mr of the control region failed: errno=" + Lib.errno(st)
-                    + " (locked memory limit? ulimit -l)");
-            }
-            ctrlLkey = ctrlMr.get(JAVA_INT, IbvMr.LKEY);
-            lock.lock();
-            try {
-                qpAlive = true;
-            } finally {
-                unlock();
-            }
-            postCtrlRecv();
-        } catch (RdmxException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new RdmxException("verbs: queue pair setup failed: " + t, t);
+            qpAlive = true;
+        } finally {
+            unlock();
         }
     }
 
-    MemorySegment connParam() {
-        MemorySegment p = arena.allocate(RdmaConnParam.SIZE, 8);
-        p.set(JAVA_BYTE, RdmaConnParam.RESPONDER_RESOURCES, (byte) 1);
-        p.set(JAVA_BYTE, RdmaConnParam.INITIATOR_DEPTH, (byte) 1);
-        p.set(JAVA_BYTE, RdmaConnParam.RETRY_COUNT, (byte) 7);
-        p.set(JAVA_BYTE, RdmaConnParam.RNR_RETRY_COUNT, (byte) 7);
-        return p;
+    @Override
+    protected ByteBuffer setupSendArea() {
+        return control.sendArea().asByteBuffer();
     }
 
-    void markEstablished() {
-        established = true;
-    }
-
-    /** The send half of the control region, but for the keep-alive target at its end. */
-    MemorySegment ctrlSendArea() {
-        return ctrl.asSlice(CTRL_HALF, CTRL_HALF - PROBE_BYTES);
-    }
-
-    /** @return where the peer WRITEs its keep-alive probes */
-    RemoteRegion probeTarget() {
-        return new RemoteRegion(ctrl.address() + 2L * CTRL_HALF - PROBE_BYTES, PROBE_BYTES,
-            ctrlMr.get(JAVA_INT, IbvMr.RKEY));
+    @Override
+    protected RemoteRegion probeTarget() {
+        return control.probeTarget();
     }
 
     void peerProbe(RemoteRegion target) {
@@ -267,8 +205,9 @@ final class Endpoint {
      *
      * @param now {@code System.nanoTime()}
      */
-    void keepAlive(long now) {
-        VerbsConnection c = conn;
+    @Override
+    protected void keepAlive(long now) {
+        VerbsConnection c = connection();
         RemoteRegion target = peerProbe;
         if (c == null || target == null) {
             return;
@@ -283,18 +222,9 @@ final class Endpoint {
             if (d == KeepAlive.Decision.PEER_SILENT) {
                 why = keepAlive.silentPeerReason(c.peerName(), c.peerAddress());
             } else if (d == KeepAlive.Decision.PROBE) {
-                sendSge.set(JAVA_LONG, IbvSge.ADDR, ctrl.address() + 2L * CTRL_HALF - PROBE_BYTES);
-                sendSge.set(JAVA_INT, IbvSge.LENGTH, KeepAlive.PROBE_LENGTH);
-                sendSge.set(JAVA_INT, IbvSge.LKEY, ctrlLkey);
-                sendWr.set(JAVA_LONG, IbvSendWr.WR_ID, CTRL_PROBE);
-                sendWr.set(JAVA_INT, IbvSendWr.NUM_SGE, 1);
-                sendWr.set(JAVA_INT, IbvSendWr.OPCODE, Consts.IBV_WR_RDMA_WRITE);
-                sendWr.set(JAVA_INT, IbvSendWr.SEND_FLAGS, Consts.IBV_SEND_SIGNALED);
-                sendWr.set(JAVA_LONG, IbvSendWr.RDMA_REMOTE_ADDR, target.address());
-                sendWr.set(JAVA_INT, IbvSendWr.RDMA_RKEY, target.remoteKey());
                 int rc;
                 try {
-                    rc = (int) Lib.POST_SEND_OP.invokeExact(node.postSendFn(), qp, sendWr, bad);
+                    rc = control.postProbe(node.postSendFn(), qp, target);
                 } catch (Throwable t) {
                     throw new IllegalStateException("verbs: post_send call failed", t);
                 }
@@ -313,11 +243,11 @@ final class Endpoint {
     }
 
     private void probeDone(int status) {
-        VerbsConnection c = conn;
+        VerbsConnection c = connection();
         keepAlive.probeCompleted(System.nanoTime());
         if (status != Consts.IBV_WC_SUCCESS && c != null && !closed) {
             c.fail(new ConnectionClosedException(c.peerName(), KeepAlive.unreachableReason(c.peerName(),
-                c.peerAddress(), statusName(status)), null));
+                c.peerAddress(), WcStatus.name(status)), null));
         }
     }
 
@@ -327,7 +257,8 @@ final class Endpoint {
      * stall that long. Code 1 is 0.01 ms, so a sender retries almost at once (rnr_retry is unlimited). Called
      * once the queue pair is in RTS (RTS to RTS may change this attribute).
      */
-    void shortenRnrTimer() {
+    @Override
+    protected void readyToSend() {
         lock.lock();
         try (Arena a = Arena.ofConfined()) {
             if (!usable()) {
@@ -364,26 +295,15 @@ final class Endpoint {
         }
     }
 
-    /**
-     * Posts the receive of the next setup message into the receive half of the control region. Under a secret each
-     * side has one more message to receive; it posts its receive once it decoded the last one and before it answers
-     * it, so the next never finds none (and, without a secret, no setup receive is left for a user's SEND).
-     *
-     * @throws RdmxException if the post fails or the endpoint closed
-     */
-    void postCtrlRecv() throws RdmxException {
+    @Override
+    protected void postSetupReceive() throws RdmxException {
         int rc;
         lock.lock();
         try {
             if (!usable()) {
                 throw new RdmxException("verbs: connection to " + peerLabel() + " closed during setup");
             }
-            recvSge.set(JAVA_LONG, IbvSge.ADDR, ctrl.address());
-            recvSge.set(JAVA_INT, IbvSge.LENGTH, CTRL_HALF);
-            recvSge.set(JAVA_INT, IbvSge.LKEY, ctrlLkey);
-            recvWr.set(JAVA_LONG, IbvRecvWr.WR_ID, CTRL_RECV);
-            recvWr.set(JAVA_INT, IbvRecvWr.NUM_SGE, 1);
-            rc = (int) Lib.POST_RECV_OP.invokeExact(node.postRecvFn(), qp, recvWr, bad);
+            rc = control.postReceive(node.postRecvFn(), qp);
         } catch (RdmxException e) {
             throw e;
         } catch (Throwable t) {
@@ -396,31 +316,14 @@ final class Endpoint {
         }
     }
 
-    /** The receive half of the control region. */
-    MemorySegment ctrlRecvArea() {
-        return ctrl.asSlice(0, CTRL_HALF);
-    }
-
-    /**
-     * Posts the setup message written in {@link #ctrlSendArea()}.
-     *
-     * @param length its length
-     * @throws RdmxException if the post fails
-     */
-    void postCtrlSend(int length) throws RdmxException {
+    @Override
+    protected void postSetupSend(int length) throws RdmxException {
         lock.lock();
         try {
             if (!usable()) {
                 throw new RdmxException("verbs: connection to " + peerLabel() + " closed during setup");
             }
-            sendSge.set(JAVA_LONG, IbvSge.ADDR, ctrl.address() + CTRL_HALF);
-            sendSge.set(JAVA_INT, IbvSge.LENGTH, length);
-            sendSge.set(JAVA_INT, IbvSge.LKEY, ctrlLkey);
-            sendWr.set(JAVA_LONG, IbvSendWr.WR_ID, CTRL_SEND);
-            sendWr.set(JAVA_INT, IbvSendWr.NUM_SGE, 1);
-            sendWr.set(JAVA_INT, IbvSendWr.OPCODE, Consts.IBV_WR_SEND);
-            sendWr.set(JAVA_INT, IbvSendWr.SEND_FLAGS, Consts.IBV_SEND_SIGNALED);
-            int rc = (int) Lib.POST_SEND_OP.invokeExact(node.postSendFn(), qp, sendWr, bad);
+            int rc = control.postSend(node.postSendFn(), qp, length);
             if (rc != 0) {
                 throw new RdmxException("verbs: posting the setup message to " + peerLabel() + " failed: " + rc);
             }
@@ -433,15 +336,11 @@ final class Endpoint {
         }
     }
 
-    void attach(VerbsConnection c) {
-        conn = c;
-    }
-
     // ------------------------------------------------------------------ registrations in this protection domain
 
     /** @return this queue pair's protection domain (valid while the endpoint is usable, under {@link #lock}) */
     MemorySegment pd() {
-        return pd;
+        return domain.pd();
     }
 
     /**
@@ -459,26 +358,10 @@ final class Endpoint {
             if (!usable()) {
                 throw new RdmxException("verbs: connection to " + peerLabel() + " is closed");
             }
-            return registeredHere(regs);
+            return domain.registrationOf(regs, this);
         } finally {
             unlock();
         }
-    }
-
-    /** Under {@link #lock}, the endpoint usable. */
-    private MemorySegment registeredHere(Registrations regs) throws RdmxException {
-        for (Registrations r; (r = forgotten.poll()) != null; ) {
-            registered.remove(r);
-            if (lastPosted == r) {
-                lastPosted = null;
-            }
-        }
-        MemorySegment mr = registered.get(regs);
-        if (mr == null) {
-            mr = regs.in(this);
-            registered.put(regs, mr);
-        }
-        return mr;
     }
 
     /**
@@ -486,19 +369,12 @@ final class Endpoint {
      * first post here. Under {@link #lock}, the endpoint usable.
      */
     private int localKeyOf(RegionImpl local) {
-        Object h = local.handle();
-        if (h == lastPosted) {
-            return lastLkey;
-        }
-        Registrations regs = (Registrations) h;
         try {
-            lastLkey = VerbsNode.localKey(registeredHere(regs));
+            return domain.localKeyOf((Registrations) local.handle(), this);
         } catch (RdmxException e) {
             throw new IllegalStateException("verbs: " + local + " cannot be used on the connection to " + peerLabel()
                 + ": " + e.getMessage(), e);
         }
-        lastPosted = regs;
-        return lastLkey;
     }
 
     /**
@@ -507,7 +383,7 @@ final class Endpoint {
      * @param regs the region's registrations
      */
     void forget(Registrations regs) {
-        forgotten.add(regs);
+        domain.forget(regs);
     }
 
     // ------------------------------------------------------------------ posting (any thread)
@@ -521,7 +397,7 @@ final class Endpoint {
         lock.lock();
         try {
             if (!usable()) {
-                conn.throwClosed();
+                connection().throwClosed();
             }
             int rkey = op == Opcode.SEND ? 0 : remote.remoteKey();
             long seq = queues.reserveSend(op, wrId, length, rkey, remoteOffset, signaled);
@@ -564,7 +440,7 @@ final class Endpoint {
             }
             if (rc != 0) {
                 failLater("post_send on the connection to " + peerLabel() + " failed: errno=" + rc);
-                conn.throwClosed();
+                connection().throwClosed();
             }
             queues.sendPosted(seq, signal);
             return Post.OK;
@@ -577,7 +453,7 @@ final class Endpoint {
         lock.lock();
         try {
             if (!usable()) {
-                conn.throwClosed();
+                connection().throwClosed();
             }
             long hwId = queues.reserveRecv(wrId, length);
             if (hwId < 0) {
@@ -599,7 +475,7 @@ final class Endpoint {
             }
             if (rc != 0) {
                 failLater("post_recv on the connection to " + peerLabel() + " failed: errno=" + rc);
-                conn.throwClosed();
+                connection().throwClosed();
             }
             queues.recvPosted();
             return Post.OK;
@@ -618,7 +494,7 @@ final class Endpoint {
     }
 
     private void failLater(String why) {
-        VerbsConnection c = conn;
+        VerbsConnection c = connection();
         closed = true;
         node.execute(() -> c.fail(new ConnectionClosedException(c.peerName(), why, null)));
     }
@@ -629,7 +505,7 @@ final class Endpoint {
      */
     private void unlock() {
         lock.unlock();
-        VerbsConnection c = conn;
+        VerbsConnection c = connection();
         if (c != null) {
             c.postLockReleased();
         }
@@ -674,69 +550,38 @@ final class Endpoint {
         }
     }
 
+    @Override
+    protected void deliverPending() {
+        drain();
+    }
+
     /** @param at the completion's offset in {@link #wcs} */
     private void handle(long at) {
         MemorySegment wc = wcs;
         long wrId = wc.get(JAVA_LONG, at + IbvWc.WR_ID);
         int status = wc.get(JAVA_INT, at + IbvWc.STATUS);
-        if (wrId == CTRL_PROBE) {
+        if (wrId == ControlRegion.CTRL_PROBE) {
             probeDone(status);
             return;
         }
         if ((wrId & CTRL_BIT) != 0) {
-            node.onControl(this, wrId == CTRL_RECV, status, wc.get(JAVA_INT, at + IbvWc.BYTE_LEN));
+            boolean received = wrId == ControlRegion.CTRL_RECV;
+            boolean ok = status == Consts.IBV_WC_SUCCESS;
+            node.flow().onSetupCompletion(this, received, ok ? null : WcStatus.name(status), ok && received
+                ? control.received(wc.get(JAVA_INT, at + IbvWc.BYTE_LEN)) : null);
             return;
         }
-        VerbsConnection c = conn;
+        VerbsConnection c = connection();
         if (c == null || closed) {
             return; // flushed by the connection's close already
         }
         boolean ok = status == Consts.IBV_WC_SUCCESS;
-        WorkQueues.Failure failure = failure(status);
-        if (node.softRoce() && (wrId & RECV_BIT) != 0 && status == More.IBV_WC_LOC_QP_OP_ERR) {
-            // rxe completes a SEND larger than the receive buffer as a malformed WQE (copy_data -EINVAL in
-            // rxe_resp.c) instead of LOC_LEN_ERR; our SGEs are checked, so the length is the cause.
-            failure = WorkQueues.Failure.LOCAL_LENGTH;
-        } else if (node.softRoce() && (wrId & RECV_BIT) == 0 && status == More.IBV_WC_REM_OP_ERR
-            && queues.sendOpcode(wrId) == Opcode.SEND) {
-            failure = WorkQueues.Failure.REMOTE_INVALID; // rxe's answer to that SEND, see above
-        }
+        boolean recv = (wrId & RECV_BIT) != 0;
+        WorkQueues.Failure failure = WcStatus.failure(status, node.softRoce(), recv,
+            !recv && status == More.IBV_WC_REM_OP_ERR ? queues.sendOpcode(wrId) : null); // the opcode: rxe's case
         boolean hasImm = ok && (wc.get(JAVA_INT, at + IbvWc.WC_FLAGS) & Consts.IBV_WC_WITH_IMM) != 0;
-        queues.complete(c, wrId, ok, failure, ok ? null : statusName(status), wc.get(JAVA_INT, at + IbvWc.BYTE_LEN),
+        queues.complete(c, wrId, ok, failure, ok ? null : WcStatus.name(status), wc.get(JAVA_INT, at + IbvWc.BYTE_LEN),
             hasImm, hasImm ? wc.get(BE_INT, at + IbvWc.IMM_DATA) : 0);
-    }
-
-    static WorkQueues.Failure failure(int status) {
-        switch (status) {
-            case Consts.IBV_WC_REM_ACCESS_ERR:
-                return WorkQueues.Failure.REMOTE_ACCESS;
-            case Consts.IBV_WC_LOC_LEN_ERR:
-                return WorkQueues.Failure.LOCAL_LENGTH;
-            case Consts.IBV_WC_REM_INV_REQ_ERR:
-                return WorkQueues.Failure.REMOTE_INVALID;
-            case Consts.IBV_WC_WR_FLUSH_ERR:
-                return WorkQueues.Failure.FLUSHED;
-            default:
-                return WorkQueues.Failure.OTHER;
-        }
-    }
-
-    /**
-     * Maps a work completion status.
-     *
-     * @param status {@code enum ibv_wc_status}
-     * @return the SPI status
-     */
-    static Status mapStatus(int status) {
-        return status == Consts.IBV_WC_SUCCESS ? Status.SUCCESS : WorkQueues.status(failure(status));
-    }
-
-    static String statusName(int status) {
-        try {
-            return Lib.string((MemorySegment) Lib.WC_STATUS_STR.invoke(Lib.state(), status)) + " (" + status + ")";
-        } catch (Throwable t) {
-            return "ibv_wc_status " + status;
-        }
     }
 
     /**
@@ -748,7 +593,7 @@ final class Endpoint {
         lock.lock();
         try {
             closed = true;
-            VerbsConnection c = conn;
+            VerbsConnection c = connection();
             if (c != null) {
                 queues.flushAll(c, detail);
             }
@@ -767,7 +612,8 @@ final class Endpoint {
      * and a send completion means the peer has the data, so waiting for them delivers what was posted before
      * the close (a SEND waiting for a receive the peer never posts is flushed once the linger ends).
      */
-    void close() {
+    @Override
+    protected void close() {
         if (Thread.currentThread() != node.progressThread()) {
             long deadline = System.nanoTime() + LINGER_MS * 1_000_000L;
             while (System.nanoTime() - deadline < 0 && hasOutstandingSends()) {
@@ -788,51 +634,62 @@ final class Endpoint {
         node.execute(this::destroy);
     }
 
-    /** Destroys the QP, CQ, control region and id. Idempotent; progress thread (or the closing thread). */
+    /** Destroys the QP, CQ, control region, domain and id (the flow's teardown). Idempotent. */
     void destroy() {
-        List<Registrations> regs;
+        node.flow().destroy(this);
+    }
+
+    /** Stops every use of the queue pair, once: the flow's teardown follows (progress or closing thread). */
+    @Override
+    protected boolean beginTeardown() {
         lock.lock();
         try {
             if (destroyed) {
-                return;
+                return false;
             }
             destroyed = true;
             closed = true;
             qpAlive = false;
-            regs = new ArrayList<>(registered.keySet()); // none is added once unusable
-            registered.clear();
-            lastPosted = null;
+            domain.close(); // none is registered once unusable
         } finally {
             unlock();
         }
-        node.forget(this);
+        return true;
+    }
+
+    /** The queue pair, then its CQ. */
+    @Override
+    protected void destroyQueuePair() throws Throwable {
         MemorySegment st = Lib.state();
-        try {
-            if (!qp.equals(MemorySegment.NULL)) {
-                Lib.DESTROY_QP.invoke(st, id);
-            }
-            if (!cq.equals(MemorySegment.NULL)) {
-                int rc = (int) Lib.DESTROY_CQ.invoke(st, cq);
-                if (rc != 0) {
-                    node.log().warn("verbs: ibv_destroy_cq for {} failed: {}", peerLabel(), rc);
-                }
-            }
-            if (!ctrlMr.equals(MemorySegment.NULL)) {
-                Lib.DEREG_MR.invoke(st, ctrlMr);
-            }
-            for (Registrations r : regs) {
-                r.drop(this);
-            }
-            if (!pd.equals(MemorySegment.NULL)) {
-                int rc = (int) Lib.DEALLOC_PD.invoke(st, pd);
-                if (rc != 0) {
-                    node.log().warn("verbs: ibv_dealloc_pd for {} failed: {}", peerLabel(), rc);
-                }
-            }
-            Lib.DESTROY_ID.invoke(st, id);
-        } catch (Throwable t) {
-            node.log().warn("verbs: teardown of the connection to {} failed", peerLabel(), t);
+        if (!qp.equals(MemorySegment.NULL)) {
+            Lib.DESTROY_QP.invoke(st, id);
         }
+        if (!cq.equals(MemorySegment.NULL)) {
+            int rc = (int) Lib.DESTROY_CQ.invoke(st, cq);
+            if (rc != 0) {
+                node.log().warn("verbs: ibv_destroy_cq for {} failed: {}", peerLabel(), rc);
+            }
+        }
+    }
+
+    @Override
+    protected void deregisterControl() throws Throwable {
+        control.deregister();
+    }
+
+    @Override
+    protected void destroyDomain() throws Throwable {
+        domain.destroy(this);
+    }
+
+    @Override
+    protected void destroyId() throws Throwable {
+        Lib.DESTROY_ID.invoke(Lib.state(), id);
+    }
+
+    /** The endpoint's memory (work requests, control region). */
+    @Override
+    protected void tornDown() {
         arena.close();
     }
 }

@@ -8,16 +8,13 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import io.rdmx.spi.Platform;
 import io.rdmx.transport.Access;
-import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.NodeOptions;
-import io.rdmx.transport.ProtocolException;
 import io.rdmx.transport.RdmxException;
-import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.internal.AbstractConnection;
-import io.rdmx.transport.internal.AbstractNode;
+import io.rdmx.transport.internal.RdmaCmFlow;
+import io.rdmx.transport.internal.RdmaNode;
 import io.rdmx.transport.internal.RegionImpl;
-import io.rdmx.transport.internal.SetupAuth;
 import io.rdmx.transport.internal.SetupMessage;
 import io.rdmx.verbs.Native.Consts;
 import io.rdmx.verbs.Native.IbvCompChannel;
@@ -33,14 +30,9 @@ import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,29 +40,27 @@ import org.slf4j.LoggerFactory;
  * A verbs node: an rdma_cm listener bound to an IP of an RDMA device, a protection domain, a completion channel,
  * and one progress thread that handles rdma_cm events and CQ events ({@code poll(2)} on both descriptors and an
  * eventfd, so close wakes it at once). Connections are RC queue pairs; after rdma_cm establishes one, the sides
- * exchange names, addresses and region descriptors over it ({@link SetupMessage}).
+ * exchange names, addresses and region descriptors over it ({@link SetupMessage}): the setup flow is
+ * {@link RdmaCmFlow}'s, shared with the disni provider ({@link VerbsCmFlow} makes its calls).
  *
  * <p>Every step is bounded: address and route resolution by rdma_cm timeouts, the whole setup by the connect
  * timeout (active side) or the node's peer timeout (passive side); a setup that does not finish in time is
  * torn down by the progress thread.
  */
 @SuppressWarnings("restricted")
-public final class VerbsNode extends AbstractNode {
+public final class VerbsNode extends RdmaNode {
     /** System property: {@code true} makes the progress thread spin on the CQs instead of sleeping. */
     public static final String BUSY_POLL_PROP = "rdmx.verbs.busyPoll";
     private static final Logger LOG = LoggerFactory.getLogger(VerbsNode.class);
-    private static final int RESOLVE_MS = 5000;
 
     private final Arena arena = Arena.ofShared();
     private final boolean busyPoll = Boolean.getBoolean(BUSY_POLL_PROP);
-    private final InetAddress ip;
     private final RegistrationCache cache;
     private final ConcurrentHashMap<Long, Endpoint> byId = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Long, Endpoint> byCq = new ConcurrentHashMap<>();
-    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private MemorySegment channel = MemorySegment.NULL;
-    /** The cluster-secret handshake of setup messages (off without a secret). */
-    private final SetupAuth auth;
+    /** The rdma_cm setup flow, shared with the disni provider. */
+    private final VerbsCmFlow flow;
     private MemorySegment listenId = MemorySegment.NULL;
     private MemorySegment ctx = MemorySegment.NULL;
     private MemorySegment pd = MemorySegment.NULL;
@@ -81,21 +71,14 @@ public final class VerbsNode extends AbstractNode {
     private MemorySegment postRecvFn;
     private MemorySegment pollCqFn;
     private MemorySegment reqNotifyFn;
-    private String address;
     private String deviceName = "?";
     private boolean softRoce;
     private final Thread progress;
     private volatile boolean stopping;
 
     VerbsNode(VerbsFabric fabric, NodeOptions options) throws RdmxException {
-        super(fabric, options);
-        this.auth = new SetupAuth(options);
-        try {
-            ip = RdmaDevices.select(options.bindAddress(), System.getProperty(RdmaDevices.DEVICE_PROP),
-                RdmaDevices.list());
-        } catch (RdmxException e) {
-            throw new RdmxException("verbs: " + e.getMessage());
-        }
+        super(fabric, options, "verbs");
+        this.flow = new VerbsCmFlow(this);
         if (!(ip instanceof Inet4Address)) {
             throw new RdmxException("verbs: node '" + name() + "' needs an IPv4 address, got " + ip);
         }
@@ -143,11 +126,10 @@ public final class VerbsNode extends AbstractNode {
         }
         ctx = ctx.reinterpret(512);
         deviceName = Lib.string((MemorySegment) Lib.GET_DEVICE_NAME.invoke(st, ctx.get(ADDRESS, 0)));
-        softRoce = Files.exists(RdmaDevices.SYSFS.resolve(deviceName).resolve("parent"))
-            && Files.isDirectory(Path.of("/sys/module/rdma_rxe"));
+        softRoce = softRoce(deviceName);
         check("rdma_listen", (int) Lib.LISTEN.invoke(st, listenId, Math.min(options().acceptBacklog(), 1024)), st);
         int p = Short.toUnsignedInt(Short.reverseBytes((short) Lib.GET_SRC_PORT.invoke(st, listenId)));
-        address = ip.getHostAddress() + ":" + p;
+        bound(p);
         pd = nonNull("ibv_alloc_pd", (MemorySegment) Lib.ALLOC_PD.invoke(st, ctx), st);
         compChannel = nonNull("ibv_create_comp_channel", (MemorySegment) Lib.CREATE_COMP_CHANNEL.invoke(st, ctx), st)
             .reinterpret(16);
@@ -227,6 +209,15 @@ public final class VerbsNode extends AbstractNode {
         return pollCqFn;
     }
 
+    VerbsCmFlow flow() {
+        return flow;
+    }
+
+    /** @return the node's endpoints, set up or setting up (a concurrent view) */
+    Iterable<Endpoint> endpoints() {
+        return byId.values();
+    }
+
     Thread progressThread() {
         return progress;
     }
@@ -249,17 +240,9 @@ public final class VerbsNode extends AbstractNode {
         }
     }
 
-    /**
-     * Runs a task on the progress thread.
-     *
-     * @param task the task
-     */
-    void execute(Runnable task) {
-        tasks.add(task);
-        wake();
-    }
-
-    private void wake() {
+    /** Wakes the progress thread for a task (its eventfd). */
+    @Override
+    protected void wake() {
         if (wakeFd < 0) {
             return;
         }
@@ -316,24 +299,6 @@ public final class VerbsNode extends AbstractNode {
     protected RemoteRegion describe(RegionImpl region, AbstractConnection via) throws RdmxException {
         MemorySegment mr = ((VerbsConnection) via).endpoint().registrationOf((Registrations) region.handle());
         return new RemoteRegion(region.address(), region.length(), remoteKey(mr), region.name());
-    }
-
-    /**
-     * The node-wide exported regions as one endpoint's peer reaches them: each registered in that queue pair's
-     * protection domain (progress thread, during setup).
-     */
-    private List<RemoteRegion> exportedTo(Endpoint ep) throws RdmxException {
-        List<RegionImpl> live = exportedRegionList();
-        List<RemoteRegion> out = new ArrayList<>(live.size());
-        for (RegionImpl r : live) {
-            try {
-                MemorySegment mr = ep.registrationOf((Registrations) r.handle());
-                out.add(new RemoteRegion(r.address(), r.length(), remoteKey(mr), r.name()));
-            } catch (IllegalStateException released) {
-                // released since it was listed: not exported
-            }
-        }
-        return out;
     }
 
     /**
@@ -401,33 +366,21 @@ public final class VerbsNode extends AbstractNode {
 
     // ------------------------------------------------------------------ connect
 
-    @Override
-    public String address() {
-        return address;
-    }
-
-    @Override
-    public AbstractConnection connect(String peerAddress, Duration timeout) throws RdmxException {
-        InetSocketAddress peer;
-        try {
-            peer = RdmaDevices.parseAddress(peerAddress);
-        } catch (RdmxException e) {
-            throw new RdmxException("verbs: " + e.getMessage());
-        }
-        return dialOnce(peerAddress, timeout, (future, deadline) -> {
-            Endpoint ep = dial(peerAddress, peer.getAddress(), peer.getPort(), future, deadline, timeout);
-            return () -> abandon(ep);
-        });
-    }
-
     private void abandon(Endpoint ep) {
         if (ep != null && ep.connection() == null) {
             execute(ep::destroy);
         }
     }
 
-    private Endpoint dial(String peerAddress, InetAddress peerIp, int port, CompletableFuture<AbstractConnection> f,
-                          long deadline, Duration timeout) {
+    @Override
+    protected Runnable dial(String peerAddress, InetSocketAddress peer, CompletableFuture<AbstractConnection> f,
+                            long deadline, int resolveMs) {
+        Endpoint ep = dialEndpoint(peerAddress, peer, f, deadline, resolveMs);
+        return () -> abandon(ep);
+    }
+
+    private Endpoint dialEndpoint(String peerAddress, InetSocketAddress peer, CompletableFuture<AbstractConnection> f,
+                                  long deadline, int ms) {
         MemorySegment st = Lib.state();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment holder = a.allocate(ADDRESS);
@@ -438,9 +391,8 @@ public final class VerbsNode extends AbstractNode {
             }
             Endpoint ep = new Endpoint(this, holder.get(ADDRESS, 0), true, peerAddress, f, deadline);
             byId.put(ep.idKey(), ep);
-            int ms = (int) Math.max(1, Math.min(RESOLVE_MS, timeout.toMillis()));
             MemorySegment src = sockaddr(a, ip, 0);
-            MemorySegment dst = sockaddr(a, peerIp, port);
+            MemorySegment dst = sockaddr(a, peer.getAddress(), peer.getPort());
             rc = (int) Lib.RESOLVE_ADDR.invoke(st, ep.id, src, dst, ms);
             if (rc != 0) {
                 f.completeExceptionally(new RdmxException("connect from '" + name() + "' to address=" + peerAddress
@@ -458,7 +410,7 @@ public final class VerbsNode extends AbstractNode {
     // ------------------------------------------------------------------ progress thread
 
     private void progressLoop() {
-        Platform.hooks().bindCurrentThread("io", "verbs", address);
+        Platform.hooks().bindCurrentThread("io", "verbs", address());
         MemorySegment fds = arena.allocate(24, 8);
         MemorySegment drainBuf = arena.allocate(8, 8);
         fds.set(JAVA_INT, 0, channel.get(JAVA_INT, RdmaEventChannel.FD));
@@ -494,41 +446,10 @@ public final class VerbsNode extends AbstractNode {
                 long now = System.nanoTime();
                 if (now - nextSweep >= 0) {
                     nextSweep = now + 50_000_000L;
-                    sweepSetups(now);
+                    flow.sweep(now);
                 }
             } catch (Throwable t) {
                 LOG.error("verbs: progress thread of node '{}'", name(), t);
-            }
-        }
-    }
-
-    private void runTasks() {
-        Runnable r;
-        while ((r = tasks.poll()) != null) {
-            try {
-                r.run();
-            } catch (RuntimeException e) {
-                LOG.warn("verbs: task at node '{}' failed", name(), e);
-            }
-        }
-    }
-
-    private void sweepSetups(long now) {
-        long peerTimeout = options().peerTimeout().toNanos();
-        for (Endpoint ep : byId.values()) {
-            if (ep.connection() != null) {
-                ep.keepAlive(now);
-                continue;
-            }
-            long deadline = ep.active ? ep.deadlineNanos : ep.deadlineNanos + peerTimeout;
-            if (now - deadline > 0 || (ep.future != null && ep.future.isDone())) {
-                if (ep.future != null) {
-                    ep.future.completeExceptionally(new RdmxTimeoutException("connect from '" + name()
-                        + "' to address=" + ep.dialAddress + " timed out"));
-                } else {
-                    LOG.debug("verbs: node '{}' drops a setup that did not finish in time", name());
-                }
-                ep.destroy();
             }
         }
     }
@@ -587,294 +508,21 @@ public final class VerbsNode extends AbstractNode {
 
     private void cmEvent(int type, int status, MemorySegment id) {
         if (type == Consts.RDMA_CM_EVENT_CONNECT_REQUEST) {
-            incoming(id);
+            Endpoint ep = new Endpoint(this, id, false, null, null,
+                System.nanoTime() + options().peerTimeout().toNanos());
+            byId.put(ep.idKey(), ep);
+            flow.incoming(ep, stopping);
             return;
         }
         Endpoint ep = byId.get(id.address());
-        if (ep == null) {
-            return; // an endpoint given up already, or TIMEWAIT_EXIT after destroy
-        }
-        MemorySegment st = Lib.state();
-        try {
-            switch (type) {
-                case Consts.RDMA_CM_EVENT_ADDR_RESOLVED:
-                    long left = (ep.deadlineNanos - System.nanoTime()) / 1_000_000;
-                    int ms = (int) Math.max(1, Math.min(RESOLVE_MS, left));
-                    if ((int) Lib.RESOLVE_ROUTE.invoke(st, ep.id, ms) != 0) {
-                        setupFailed(ep, "rdma_resolve_route errno=" + Lib.errno(st));
-                    }
-                    break;
-                case Consts.RDMA_CM_EVENT_ROUTE_RESOLVED:
-                    ep.createQueuePair();
-                    if ((int) Lib.CONNECT.invoke(st, ep.id, ep.connParam()) != 0) {
-                        setupFailed(ep, "rdma_connect errno=" + Lib.errno(st));
-                    }
-                    break;
-                case Consts.RDMA_CM_EVENT_ESTABLISHED:
-                    ep.markEstablished();
-                    if (ep.active) {
-                        ep.shortenRnrTimer(); // the passive side did it after rdma_accept
-                    }
-                    if (ep.active) {
-                        if (auth.enabled()) {
-                            // with a secret nothing about memory goes out before the peer proved it: Nc only
-                            ep.nonce = SetupAuth.nonce();
-                            sendSetup(ep, new SetupMessage(SetupMessage.HELLO, name(), address, List.of(), null,
-                                null, ep.nonce));
-                        } else {
-                            sendSetup(ep, new SetupMessage(SetupMessage.HELLO, name(), address, exportedTo(ep),
-                                null, ep.probeTarget()));
-                        }
-                    }
-                    break;
-                case Consts.RDMA_CM_EVENT_DISCONNECTED:
-                case More.RDMA_CM_EVENT_DEVICE_REMOVAL:
-                    peerGone(ep, type);
-                    break;
-                case More.RDMA_CM_EVENT_TIMEWAIT_EXIT:
-                    break;
-                default:
-                    // ADDR_ERROR, ROUTE_ERROR, CONNECT_ERROR, UNREACHABLE, REJECTED
-                    setupFailed(ep, eventName(type) + " (status " + status + ")"
-                        + (type == Consts.RDMA_CM_EVENT_REJECTED ? ": no rdmx node listens there" : ""));
-                    break;
-            }
-        } catch (RdmxException e) {
-            setupFailed(ep, e.getMessage());
-        } catch (Throwable t) {
-            setupFailed(ep, t.toString());
-        }
-    }
-
-    private void setupFailed(Endpoint ep, String why) {
-        VerbsConnection c = ep.connection();
-        if (c != null) {
-            c.fail(new ConnectionClosedException(c.peerName(), "connection from '" + name() + "' to peer '"
-                + c.peerName() + "' failed: " + why, null));
-            return;
-        }
-        if (ep.future != null) {
-            ep.future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
-                + ep.dialAddress + " failed: " + why));
-        } else {
-            LOG.debug("verbs: node '{}' drops an incoming setup: {}", name(), why);
-        }
-        ep.destroy();
-    }
-
-    private void peerGone(Endpoint ep, int type) {
-        ep.drain(); // what the peer sent before it left is delivered, in order, before the flush
-        VerbsConnection c = ep.connection();
-        if (c != null) {
-            c.fail(new ConnectionClosedException(c.peerName(), "peer '" + c.peerName() + "' (" + c.peerAddress()
-                + ") disconnected from '" + name() + "' (" + eventName(type) + ")", null));
-        } else {
-            setupFailed(ep, "the peer disconnected during setup (" + eventName(type) + ")");
-        }
-    }
-
-    private void incoming(MemorySegment id) {
-        MemorySegment st = Lib.state();
-        Endpoint ep = new Endpoint(this, id, false, null, null, System.nanoTime());
-        byId.put(ep.idKey(), ep);
-        try {
-            if (stopping) {
-                Lib.REJECT.invoke(st, ep.id, MemorySegment.NULL, (byte) 0);
-                ep.destroy();
-                return;
-            }
-            ep.createQueuePair();
-            if ((int) Lib.ACCEPT.invoke(st, ep.id, ep.connParam()) != 0) {
-                setupFailed(ep, "rdma_accept errno=" + Lib.errno(st));
-            } else {
-                ep.shortenRnrTimer(); // rdma_accept moved the queue pair to RTS
-            }
-        } catch (RdmxException e) {
-            try {
-                Lib.REJECT.invoke(st, ep.id, MemorySegment.NULL, (byte) 0);
-            } catch (Throwable ignored) {
-                // the id is destroyed next
-            }
-            setupFailed(ep, e.getMessage());
-        } catch (Throwable t) {
-            setupFailed(ep, t.toString());
+        if (ep != null) { // else an endpoint given up already, or TIMEWAIT_EXIT after destroy
+            flow.onEvent(ep, type, status);
         }
     }
 
     /** Routes the events of a new endpoint's CQ to it. */
     void cqCreated(Endpoint ep) {
         byCq.put(ep.cqKey(), ep);
-    }
-
-    private void sendSetup(Endpoint ep, SetupMessage s) throws RdmxException {
-        int len;
-        try {
-            len = s.encode(ep.ctrlSendArea().asByteBuffer());
-        } catch (ProtocolException e) {
-            throw new RdmxException(e.getMessage());
-        }
-        ep.postCtrlSend(len);
-    }
-
-    /** A setup message arrived or was sent (progress thread, under the endpoint's lock). */
-    void onControl(Endpoint ep, boolean received, int status, int byteLen) {
-        if (status != Consts.IBV_WC_SUCCESS) {
-            if (ep.connection() == null) {
-                execute(() -> setupFailed(ep, "setup message " + (received ? "receive" : "send") + " failed: "
-                    + Endpoint.statusName(status)));
-            }
-            return;
-        }
-        if (!received) {
-            return;
-        }
-        SetupMessage s;
-        try {
-            s = SetupMessage.decode(ep.ctrlRecvArea().asSlice(0, byteLen).asByteBuffer());
-        } catch (ProtocolException e) {
-            execute(() -> setupFailed(ep, e.getMessage()));
-            return;
-        }
-        if (ep.active) {
-            onAnswer(ep, s);
-        } else {
-            onHello(ep, s);
-        }
-    }
-
-    private void onHello(Endpoint ep, SetupMessage msg) {
-        SetupMessage s = msg;
-        String refusal = null;
-        if (ep.hello != null) {
-            // under a secret: the peer's PROVE answers our CHALLENGE
-            if (msg.kind != SetupMessage.PROVE) {
-                refusal = "expected a proof after the challenge, got kind " + msg.kind;
-            } else if (!auth.checkProve(ep.hello.auth, ep.nonce, ep.hello, msg, name())) {
-                refusal = "cluster secret mismatch: peer '" + ep.hello.name + "' failed authentication with '"
-                    + name() + "'";
-            }
-        } else if (msg.kind != SetupMessage.HELLO) {
-            refusal = "expected a hello, got kind " + msg.kind;
-        } else {
-            refusal = auth.mismatch(name(), msg);
-            if (refusal == null && auth.enabled()) {
-                refusal = preCheck(msg);
-                if (refusal == null) {
-                    // our proof first, nothing about our memory: the peer proves itself before it learns a key
-                    ep.hello = msg;
-                    ep.nonce = SetupAuth.nonce();
-                    try {
-                        ep.postCtrlRecv(); // for its PROVE, posted before it can come
-                        sendSetup(ep, new SetupMessage(SetupMessage.CHALLENGE, name(), address, List.of(), null, null,
-                            auth.challenge(msg.auth, ep.nonce, name(), msg.name, address)));
-                    } catch (RdmxException e) {
-                        execute(() -> setupFailed(ep, e.getMessage()));
-                    }
-                    return;
-                }
-            }
-        }
-        if (refusal == null) {
-            refusal = preCheck(s);
-        }
-        if (refusal != null) {
-            refuse(ep, s.name, refusal);
-            return;
-        }
-        VerbsConnection c = new VerbsConnection(this, s.name, s.address, s.regions, ep);
-        if (auth.enabled()) {
-            c.trustAddress(); // the peer's proof covered the address it announced
-        }
-        if (!addConnection(c)) {
-            refuse(ep, s.name, "a connection between '" + s.name + "' and '" + name() + "' already exists");
-            return;
-        }
-        try {
-            sendSetup(ep, new SetupMessage(SetupMessage.ACCEPT, name(), address, exportedTo(ep), null,
-                ep.probeTarget()));
-        } catch (RdmxException e) {
-            removeConnection(c);
-            execute(() -> setupFailed(ep, e.getMessage()));
-            return;
-        }
-        ep.peerProbe(s.probe);
-        ep.attach(c);
-        if (!offerAccepted(c)) {
-            VerbsConnection full = c;
-            execute(() -> full.fail(new ConnectionClosedException(full.peerName(), "node '" + name()
-                + "' accept backlog of " + options().acceptBacklog() + " is full", null)));
-        }
-    }
-
-    /** What refuses a peer's HELLO whatever the secret: a duplicate, or this node closing; null if none. */
-    private String preCheck(SetupMessage s) {
-        if (!isOpen()) {
-            return "node '" + name() + "' is closing";
-        }
-        if (connectionTo(s.name) != null) {
-            return "a connection between '" + s.name + "' and '" + name() + "' already exists";
-        }
-        return null;
-    }
-
-    private void refuse(Endpoint ep, String peer, String refusal) {
-        try {
-            sendSetup(ep, new SetupMessage(SetupMessage.REFUSE, name(), address, List.of(), refusal));
-            LOG.debug("verbs: node '{}' refuses '{}': {}", name(), peer, refusal);
-            // the peer disconnects; the sweep destroys the endpoint if it does not
-        } catch (RdmxException e) {
-            execute(() -> setupFailed(ep, e.getMessage()));
-        }
-    }
-
-    private void onAnswer(Endpoint ep, SetupMessage s) {
-        if (s.kind == SetupMessage.REFUSE) {
-            ep.future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
-                + ep.dialAddress + " refused by '" + s.name + "': " + s.reason));
-            execute(ep::close);
-            return;
-        }
-        if (auth.enabled() && !ep.proved) {
-            // under a secret the peer proves itself first, and learns our regions only from our proof on
-            if (s.kind != SetupMessage.CHALLENGE) {
-                execute(() -> setupFailed(ep, "cluster secret mismatch: node '" + name() + "' has a secret, peer '"
-                    + s.name + "' answered kind " + s.kind + " without proving it"));
-                return;
-            }
-            if (!auth.checkChallenge(ep.nonce, s, name())) {
-                execute(() -> setupFailed(ep, "cluster secret mismatch: peer '" + s.name + "' failed authentication"
-                    + " with '" + name() + "'"));
-                return;
-            }
-            ep.proved = true;
-            try {
-                ep.postCtrlRecv(); // for its ACCEPT, posted before it can come
-                sendSetup(ep, new SetupMessage(SetupMessage.PROVE, name(), address, exportedTo(ep), null,
-                    ep.probeTarget(), auth.prove(ep.nonce, SetupAuth.nonceOf(s), name(), s.name, address)));
-            } catch (RdmxException e) {
-                execute(() -> setupFailed(ep, e.getMessage()));
-            }
-            return;
-        }
-        if (s.kind != SetupMessage.ACCEPT) {
-            execute(() -> setupFailed(ep, "expected an answer, got kind " + s.kind));
-            return;
-        }
-        VerbsConnection c = new VerbsConnection(this, s.name, ep.dialAddress, s.regions, ep);
-        c.trustAddress(); // dialed there
-        if (!isOpen() || !addConnection(c)) {
-            ep.future.completeExceptionally(new RdmxException("connect from '" + name() + "' to address="
-                + ep.dialAddress + ": a connection to '" + s.name + "' already exists"));
-            execute(ep::close);
-            return;
-        }
-        ep.peerProbe(s.probe);
-        ep.attach(c);
-        if (!ep.future.complete(c)) {
-            // the caller gave up (timeout) in the meantime
-            execute(() -> c.fail(new ConnectionClosedException(s.name, "connect from '" + name() + "' to '"
-                + s.name + "' was abandoned by its caller", null)));
-        }
     }
 
     // ------------------------------------------------------------------ close

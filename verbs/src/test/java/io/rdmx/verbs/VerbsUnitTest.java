@@ -10,6 +10,7 @@ import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.Status;
+import io.rdmx.transport.internal.RdmaCmFlow;
 import io.rdmx.verbs.Native.Consts;
 import io.rdmx.verbs.Native.More;
 import java.util.concurrent.TimeUnit;
@@ -33,12 +34,25 @@ class VerbsUnitTest {
 
     @Test
     void completionStatusesMapToTheSpi() {
-        assertEquals(Status.SUCCESS, Endpoint.mapStatus(Consts.IBV_WC_SUCCESS));
-        assertEquals(Status.REMOTE_ACCESS_ERROR, Endpoint.mapStatus(Consts.IBV_WC_REM_ACCESS_ERR));
-        assertEquals(Status.LOCAL_LENGTH_ERROR, Endpoint.mapStatus(Consts.IBV_WC_LOC_LEN_ERR));
-        assertEquals(Status.REMOTE_INVALID_REQUEST, Endpoint.mapStatus(Consts.IBV_WC_REM_INV_REQ_ERR));
-        assertEquals(Status.FLUSHED, Endpoint.mapStatus(Consts.IBV_WC_WR_FLUSH_ERR));
-        assertEquals(Status.TRANSPORT_ERROR, Endpoint.mapStatus(More.IBV_WC_RETRY_EXC_ERR));
-        assertEquals(Status.TRANSPORT_ERROR, Endpoint.mapStatus(More.IBV_WC_RNR_RETRY_EXC_ERR));
+        assertEquals(Status.SUCCESS, WcStatus.map(Consts.IBV_WC_SUCCESS));
+        assertEquals(Status.REMOTE_ACCESS_ERROR, WcStatus.map(Consts.IBV_WC_REM_ACCESS_ERR));
+        assertEquals(Status.LOCAL_LENGTH_ERROR, WcStatus.map(Consts.IBV_WC_LOC_LEN_ERR));
+        assertEquals(Status.REMOTE_INVALID_REQUEST, WcStatus.map(Consts.IBV_WC_REM_INV_REQ_ERR));
+        assertEquals(Status.FLUSHED, WcStatus.map(Consts.IBV_WC_WR_FLUSH_ERR));
+        assertEquals(Status.TRANSPORT_ERROR, WcStatus.map(More.IBV_WC_RETRY_EXC_ERR));
+        assertEquals(Status.TRANSPORT_ERROR, WcStatus.map(More.IBV_WC_RNR_RETRY_EXC_ERR));
+    }
+
+    /** The shared setup flow's rdma_cm event numbers are librdmacm's (Native's, checked against the header). */
+    @Test
+    void theSetupFlowsEventNumbersAreLibrdmacms() {
+        assertEquals(Consts.RDMA_CM_EVENT_ADDR_RESOLVED, RdmaCmFlow.ADDR_RESOLVED);
+        assertEquals(Consts.RDMA_CM_EVENT_ROUTE_RESOLVED, RdmaCmFlow.ROUTE_RESOLVED);
+        assertEquals(Consts.RDMA_CM_EVENT_CONNECT_REQUEST, RdmaCmFlow.CONNECT_REQUEST);
+        assertEquals(Consts.RDMA_CM_EVENT_REJECTED, RdmaCmFlow.REJECTED);
+        assertEquals(Consts.RDMA_CM_EVENT_ESTABLISHED, RdmaCmFlow.ESTABLISHED);
+        assertEquals(Consts.RDMA_CM_EVENT_DISCONNECTED, RdmaCmFlow.DISCONNECTED);
+        assertEquals(More.RDMA_CM_EVENT_DEVICE_REMOVAL, RdmaCmFlow.DEVICE_REMOVAL);
+        assertEquals(More.RDMA_CM_EVENT_TIMEWAIT_EXIT, RdmaCmFlow.TIMEWAIT_EXIT);
     }
 }

@@ -1,0 +1,90 @@
+package io.rdmx.verbs;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+
+import io.rdmx.transport.RdmxException;
+import io.rdmx.transport.internal.RdmaCmFlow;
+import io.rdmx.transport.internal.RegionImpl;
+import io.rdmx.transport.internal.SetupMessage;
+import io.rdmx.verbs.Native.RdmaConnParam;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/** The shared rdma_cm setup flow ({@link RdmaCmFlow}) on librdmacm and libibverbs through FFM. */
+final class VerbsCmFlow extends RdmaCmFlow<Endpoint, VerbsConnection> {
+    private final VerbsNode node;
+
+    VerbsCmFlow(VerbsNode node) {
+        super(node, "verbs", node.log());
+        this.node = node;
+    }
+
+    @Override
+    protected Iterable<Endpoint> setups() {
+        return node.endpoints();
+    }
+
+    @Override
+    protected String eventName(int type) {
+        return VerbsNode.eventName(type);
+    }
+
+    private static void check(String call, int rc, MemorySegment st) throws RdmxException {
+        if (rc != 0) {
+            throw new RdmxException(call + " errno=" + Lib.errno(st));
+        }
+    }
+
+    @Override
+    protected void resolveRoute(Endpoint ep, int timeoutMs) throws Throwable {
+        MemorySegment st = Lib.state();
+        check("rdma_resolve_route", (int) Lib.RESOLVE_ROUTE.invoke(st, ep.id, timeoutMs), st);
+    }
+
+    /** rdma_cm's connection parameters: one RDMA READ in flight each way, retries without limit (7). */
+    private static MemorySegment connParam(Arena a) {
+        MemorySegment p = a.allocate(RdmaConnParam.SIZE, 8);
+        p.set(JAVA_BYTE, RdmaConnParam.RESPONDER_RESOURCES, (byte) 1);
+        p.set(JAVA_BYTE, RdmaConnParam.INITIATOR_DEPTH, (byte) 1);
+        p.set(JAVA_BYTE, RdmaConnParam.RETRY_COUNT, (byte) 7);
+        p.set(JAVA_BYTE, RdmaConnParam.RNR_RETRY_COUNT, (byte) 7);
+        return p;
+    }
+
+    @Override
+    protected void connect(Endpoint ep) throws Throwable {
+        MemorySegment st = Lib.state();
+        try (Arena a = Arena.ofConfined()) { // rdma_connect copies the parameters
+            check("rdma_connect", (int) Lib.CONNECT.invoke(st, ep.id, connParam(a)), st);
+        }
+    }
+
+    @Override
+    protected void accept(Endpoint ep) throws Throwable {
+        MemorySegment st = Lib.state();
+        try (Arena a = Arena.ofConfined()) { // rdma_accept copies the parameters
+            check("rdma_accept", (int) Lib.ACCEPT.invoke(st, ep.id, connParam(a)), st);
+        }
+    }
+
+    @Override
+    protected void reject(Endpoint ep) throws Throwable {
+        Lib.REJECT.invoke(Lib.state(), ep.id, MemorySegment.NULL, (byte) 0);
+    }
+
+    @Override
+    protected int remoteKeyOf(Endpoint ep, RegionImpl region) throws RdmxException {
+        return VerbsNode.remoteKey(ep.registrationOf((Registrations) region.handle()));
+    }
+
+    @Override
+    protected VerbsConnection newConnection(Endpoint ep, SetupMessage m, String peerAddress) {
+        ep.peerProbe(m.probe);
+        return new VerbsConnection(node, m.name, peerAddress, m.regions, ep);
+    }
+
+    @Override
+    protected void forget(Endpoint ep) {
+        node.forget(ep);
+    }
+}
