@@ -189,8 +189,9 @@ class WaitLoopTest {
             public void wakeInput() {
             }
         };
-        // 8 spins, mask 3: the looks come when 4 and 0 spins are left; then it sleeps out the deadline
-        assertEquals(WaitLoop.NOT_YET, loop.await(f, System.nanoTime() + 20_000_000L, 8, 3));
+        // 8 spins, mask 3: the looks come when 4 and 0 spins are left; then it sleeps out the deadline (2 s: far
+        // longer than 8 spins take even on a preempted thread, so the count never depends on the machine's speed)
+        assertEquals(WaitLoop.NOT_YET, loop.await(f, System.nanoTime() + 2_000_000_000L, 8, 3));
         assertEquals(2, looks.get());
     }
 }
