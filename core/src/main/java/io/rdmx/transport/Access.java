@@ -6,8 +6,14 @@ public final class Access {
     public static final int LOCAL_WRITE = 1;
     /** Peers may WRITE into the region; only such regions are exported at connection setup. */
     public static final int REMOTE_WRITE = 2;
-    /** Both. */
+    /** Both. Reading by peers is never implied: {@link #REMOTE_READ} is granted on its own. */
     public static final int ALL = LOCAL_WRITE | REMOTE_WRITE;
+    /**
+     * Peers may READ the region. Exported at connection setup like {@link #REMOTE_WRITE} (a node-wide region), or
+     * told to one peer (a region {@link Connection#register granted} to its connection); the only access of a
+     * region {@link Node#registerFile backed by a file}.
+     */
+    public static final int REMOTE_READ = 4;
 
     private Access() {
     }
@@ -20,7 +26,7 @@ public final class Access {
      * @throws IllegalArgumentException for unknown bits
      */
     public static int validate(int access) {
-        if ((access & ~ALL) != 0) {
+        if ((access & ~(ALL | REMOTE_READ)) != 0) {
             throw new IllegalArgumentException("unknown access bits access=0x" + Integer.toHexString(access));
         }
         return access;

@@ -77,6 +77,23 @@ public interface Connection extends AutoCloseable {
     Region register(int length, int access) throws RdmxException;
 
     /**
+     * Registers a range of a file, mapped read-only, that this connection's peer alone may {@link Opcode#READ}:
+     * {@link Node#registerFile} granted as {@link #register(int, int)} grants memory (the key is honoured on this
+     * connection only, never listed in a setup message).
+     *
+     * @param file an existing regular file
+     * @param position where the range starts in the file
+     * @param length bytes, at least 1, within the file
+     * @return the region, reference count 1
+     * @throws IllegalArgumentException for a range outside the file
+     * @throws RdmxException if the file cannot be mapped or registered, or the connection is closed
+     * @throws UnsupportedOperationException where the provider cannot register files (naming it)
+     */
+    default Region registerFile(java.nio.file.Path file, long position, int length) throws RdmxException {
+        throw new UnsupportedOperationException("provider '" + node().fabric().name() + "' cannot register files");
+    }
+
+    /**
      * Posts a work request (any opcode). Any thread.
      *
      * @param wr the request; its values are read during the call only

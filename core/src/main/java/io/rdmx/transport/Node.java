@@ -47,6 +47,27 @@ public interface Node extends AutoCloseable {
     Region register(int length, int access, String name) throws RdmxException;
 
     /**
+     * Registers a range of a file, mapped read-only, that every peer of this node may {@link Opcode#READ} (a node's
+     * peers are those its secret admits): a map output file granted to the peers of an application without copying
+     * it. The region's access is {@link Access#REMOTE_READ} alone: it cannot be the target of a WRITE, a RECV or a
+     * READ. Its {@link Region#buffer()} is read-only. The file must not shrink while registered (a mapped range past
+     * its end faults); releasing the region unmaps it and leaves the file alone.
+     *
+     * @param file an existing regular file
+     * @param position where the range starts in the file, at least 0
+     * @param length bytes, at least 1, with {@code position + length} within the file's size
+     * @param name as for {@link #register(int, int, String)}
+     * @return the region, reference count 1
+     * @throws IllegalArgumentException for a range outside the file or a bad name (naming the file and the values)
+     * @throws RdmxException if the file cannot be opened, mapped or registered
+     * @throws UnsupportedOperationException where the provider cannot register files (naming it)
+     */
+    default Region registerFile(java.nio.file.Path file, long position, int length, String name)
+        throws RdmxException {
+        throw new UnsupportedOperationException("provider '" + fabric().name() + "' cannot register files");
+    }
+
+    /**
      * Connects to a node, or returns the existing connection to it (one per pair of nodes).
      *
      * @param address the peer's {@link #address()}

@@ -4,7 +4,10 @@ package io.rdmx.transport;
 public enum Status {
     /** The request completed. */
     SUCCESS,
-    /** Wrong remote key, out-of-bounds offset, or a region that is not remotely writable. Nothing was written. */
+    /**
+     * Wrong remote key, out-of-bounds offset, or a region that is not remotely writable (WRITE) or readable (READ),
+     * or deregistered. Nothing was written; a failed READ leaves the local bytes undefined.
+     */
     REMOTE_ACCESS_ERROR,
     /** The peer's receive buffer was too small for the message. */
     REMOTE_INVALID_REQUEST,

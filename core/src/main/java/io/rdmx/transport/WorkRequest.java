@@ -52,6 +52,20 @@ public final class WorkRequest {
     }
 
     /**
+     * A READ: copies bytes of a peer's region into a local one.
+     *
+     * @param dst local target region ({@link Access#LOCAL_WRITE})
+     * @param dstOffset offset in the target
+     * @param length bytes to read
+     * @param src the peer's region ({@link Access#REMOTE_READ})
+     * @param srcOffset offset in the peer's region
+     * @return the request
+     */
+    public static WorkRequest read(Region dst, int dstOffset, int length, RemoteRegion src, long srcOffset) {
+        return new WorkRequest().opcode(Opcode.READ).local(dst, dstOffset, length).remote(src, srcOffset);
+    }
+
+    /**
      * A SEND.
      *
      * @param src local source region

@@ -226,11 +226,11 @@ public abstract class AbstractConnection implements Connection, InlineCompletion
                 + node.name() + "'");
         }
         RegionImpl r = (RegionImpl) local;
-        if ((op == Opcode.WRITE || op == Opcode.WRITE_WITH_IMM) && remote == null) {
+        if ((op == Opcode.WRITE || op == Opcode.WRITE_WITH_IMM || op == Opcode.READ) && remote == null) {
             throw new IllegalArgumentException(op + " needs a remote region");
         }
-        if (op == Opcode.RECV && (r.access() & Access.LOCAL_WRITE) == 0) {
-            throw new IllegalArgumentException("RECV into region rkey=0x" + Integer.toHexString(r.remoteKey())
+        if ((op == Opcode.RECV || op == Opcode.READ) && (r.access() & Access.LOCAL_WRITE) == 0) {
+            throw new IllegalArgumentException(op + " into region rkey=0x" + Integer.toHexString(r.remoteKey())
                 + " without LOCAL_WRITE access");
         }
         return r;
@@ -293,7 +293,7 @@ public abstract class AbstractConnection implements Connection, InlineCompletion
     }
 
     /**
-     * Posts a send-queue request (WRITE, WRITE_WITH_IMM, SEND) already validated locally.
+     * Posts a send-queue request (WRITE, WRITE_WITH_IMM, SEND, READ) already validated locally.
      *
      * @param op opcode
      * @param wrId id
