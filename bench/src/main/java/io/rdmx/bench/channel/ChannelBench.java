@@ -80,14 +80,6 @@ public final class ChannelBench {
                         String kind, List<String> kindArgs, int[] stream, int[] rtt) {
     }
 
-    /** One stream measurement. */
-    private record Flow(double msgs, double mibs, double cpuPerGiB, double switchesPerMiB) {
-    }
-
-    /** One round-trip measurement, microseconds; cpu: both processes' CPU per round trip (NaN if not given). */
-    private record Rtt(int samples, double p50, double p99, double cpu) {
-    }
-
     /** System property: comma-separated variant prefixes to run (e.g. {@code shm/park,nio/blocking}); all if unset. */
     static final String ONLY_PROP = "rdmx.bench.cases";
     /** System property: the {@code java} the two processes of every case run on (default: this JVM's). */
@@ -106,13 +98,8 @@ public final class ChannelBench {
     /** Pinging before each round-trip measurement (every case alike). */
     private final long rttWarmMillis;
     private final Report report;
-    private final Map<String, Flow> flows = new LinkedHashMap<>();
-    private final Map<String, Rtt> rtts = new LinkedHashMap<>();
-    /** Every round's measurements, by variant/size, before the medians go to {@link #flows} and {@link #rtts}. */
-    private final Map<String, List<Flow>> flowRounds = new LinkedHashMap<>();
-    private final Map<String, List<Rtt>> rttRounds = new LinkedHashMap<>();
     private final int rounds = Integer.getInteger(ROUNDS_PROP, 1);
-    private final Map<String, Boolean> baselines = new LinkedHashMap<>();
+    private final ChannelFigures fig;
     private final List<String> failed = new ArrayList<>();
     private int caseNo;
 
@@ -145,6 +132,7 @@ public final class ChannelBench {
             .context("cpu", "each process's CPU-time clock (clock_gettime, ns; /proc/<pid>/stat ticks where "
                 + "it cannot be read), both processes, measured round only")
             .context("contextSwitches", "voluntary+nonvoluntary of /proc/<pid>/task/*/status, both processes");
+        this.fig = new ChannelFigures(report, rounds, quick);
     }
 
     /**
@@ -195,27 +183,28 @@ public final class ChannelBench {
                 Hosts.down();
             }
         }
-        medians();
+        fig.medians();
         report.context("loadAverageAtEnd", loadAverage());
-        printTables();
+        fig.printTables();
         for (String link : links) {
             for (int size : SIZES) {
-                higher(link + " tcp " + label(size) + " stream, best idle, vs NIO best", bestFlow(link + "tcp/", size),
-                    bestFlow(link + "nio/", size), size, true, ">= 1.0x (never slower than the baseline)");
-                higher(link + " tcp " + label(size) + " stream, park, vs NIO blocking",
-                    has(flows, "" + size, link + "tcp/park"), has(flows, "" + size, link + "nio/blocking"), size,
+                fig.higher(link + " tcp " + label(size) + " stream, best idle, vs NIO best",
+                    fig.bestFlow(link + "tcp/", size),
+                    fig.bestFlow(link + "nio/", size), size, true, ">= 1.0x (never slower than the baseline)");
+                fig.higher(link + " tcp " + label(size) + " stream, park, vs NIO blocking",
+                    fig.hasFlow("" + size, link + "tcp/park"), fig.hasFlow("" + size, link + "nio/blocking"), size,
                     true, null);
             }
             for (int size : RTT_SIZES) {
-                lower(link + " tcp " + label(size) + " round trip, park, vs blocking NIO",
-                    has(rtts, "" + size, link + "tcp/park"), has(rtts, "" + size, link + "nio/blocking"), size, 1,
+                fig.lower(link + " tcp " + label(size) + " round trip, park, vs blocking NIO",
+                    fig.hasRtt("" + size, link + "tcp/park"), fig.hasRtt("" + size, link + "nio/blocking"), size, 1,
                     ">= 1.0x");
-                lower(link + " tcp " + label(size) + " round trip, busy-spin, vs busy-poll NIO",
-                    has(rtts, "" + size, link + "tcp/busy-spin"), has(rtts, "" + size, link + "nio/busy-poll"),
+                fig.lower(link + " tcp " + label(size) + " round trip, busy-spin, vs busy-poll NIO",
+                    fig.hasRtt("" + size, link + "tcp/busy-spin"), fig.hasRtt("" + size, link + "nio/busy-poll"),
                     size, 1, null);
             }
         }
-        chart();
+        fig.chart();
         report.finish(System.out, results);
         if (!failed.isEmpty()) {
             System.out.println("FAILED cases (no figures): " + failed);
@@ -259,13 +248,13 @@ public final class ChannelBench {
                 run(c);
             }
         }
-        medians();
+        fig.medians();
         String loadAfter = loadAverage();
         report.context("loadAverageAtStart", loadBefore).context("loadAverageAtEnd", loadAfter);
         System.out.println("load average (1, 5, 15 min) at start " + loadBefore + ", at end " + loadAfter);
-        printTables();
+        fig.printTables();
         compare();
-        chart();
+        fig.chart();
         report.finish(System.out, results);
         if (!failed.isEmpty()) {
             System.out.println("FAILED cases (no figures): " + failed);
@@ -350,7 +339,7 @@ public final class ChannelBench {
         int total = 64 << 20;
         ByteBuffer src = ByteBuffer.allocateDirect(total);
         ByteBuffer dst = ByteBuffer.allocateDirect(total);
-        baselines.put(MEMCPY, true);
+        fig.variant(MEMCPY, true);
         for (int size : only(SIZES)) {
             int off = 0;
             for (int round = 0; round < 2; round++) {
@@ -370,8 +359,7 @@ public final class ChannelBench {
                 if (round == 1) {
                     double s = (System.nanoTime() - start) / 1e9;
                     // one thread busy the whole time: CPU = wall time, no context switches counted here
-                    flowRounds.computeIfAbsent(MEMCPY + "/" + size, k -> new ArrayList<>())
-                        .add(flow(MEMCPY, size, copies, s, s, Double.NaN));
+                    fig.flow(MEMCPY, size, copies, s, s, Double.NaN);
                 }
             }
         }
@@ -381,7 +369,7 @@ public final class ChannelBench {
 
     private void bareRing() throws InterruptedException {
         BareRing bare = new BareRing(RING);
-        baselines.put(BARE, true);
+        fig.variant(BARE, true);
         report.context("bareRing", "two threads of this process, a " + (RING >> 20) + " MiB ring of the cases' "
             + "records (8-byte header, payload), both spinning, positions published every "
             + BareRing.PUBLISH_EVERY + " records (or quarter ring), no checks: the least work a ring of small records "
@@ -400,8 +388,7 @@ public final class ChannelBench {
                     break;
                 }
                 if (round == 2) {
-                    flowRounds.computeIfAbsent(BARE + "/" + size, k -> new ArrayList<>())
-                        .add(flow(BARE, size, r.records(), r.seconds(), 2 * r.seconds(), Double.NaN));
+                    fig.flow(BARE, size, r.records(), r.seconds(), 2 * r.seconds(), Double.NaN);
                 }
             }
         }
@@ -432,7 +419,7 @@ public final class ChannelBench {
         long t0 = System.nanoTime();
         int n = caseNo++;
         System.out.println("case " + c.variant());
-        baselines.put(c.variant(), c.baseline());
+        fig.variant(c.variant(), c.baseline());
         Path aeronDir = Paths.get(Files.isDirectory(Paths.get("/dev/shm")) ? "/dev/shm"
             : System.getProperty("java.io.tmpdir"), "rdmx-bench-aeron-" + ProcessHandle.current().pid() + "-" + n);
         List<String> peerArgs = c.peerArgs().stream().map(a -> a.replace("@AERON_DIR@", aeronDir.toString())
@@ -470,9 +457,8 @@ public final class ChannelBench {
                     case "STREAM": {
                         int size = Integer.parseInt(f[1]);
                         double s = Long.parseLong(f[3]) / 1e9;
-                        Flow fl = flow(c.variant(), size, Long.parseLong(f[2]), s,
+                        ChannelFigures.Flow fl = fig.flow(c.variant(), size, Long.parseLong(f[2]), s,
                             Long.parseLong(f[4]) / 1e9, Long.parseLong(f[5]));
-                        flowRounds.computeIfAbsent(c.variant() + "/" + size, k -> new ArrayList<>()).add(fl);
                         System.out.printf(Locale.ROOT, "  stream %-7s %12.0f msgs/s %10.1f MiB/s %9.2f CPU s/GiB"
                             + " %9.2f ctxsw/MiB%n", label(size), fl.msgs(), fl.mibs(), fl.cpuPerGiB(),
                             fl.switchesPerMiB());
@@ -483,8 +469,8 @@ public final class ChannelBench {
                         int samples = Integer.parseInt(f[2]);
                         double cpuUs = f.length > 6 && samples > 0
                             ? Long.parseLong(f[6]) / 1e3 / samples : Double.NaN;
-                        Rtt r = new Rtt(samples, Long.parseLong(f[3]) / 1e3, Long.parseLong(f[4]) / 1e3, cpuUs);
-                        rttRounds.computeIfAbsent(c.variant() + "/" + size, k -> new ArrayList<>()).add(r);
+                        ChannelFigures.Rtt r = fig.rtt(c.variant(), size, samples, Long.parseLong(f[3]) / 1e3,
+                            Long.parseLong(f[4]) / 1e3, cpuUs);
                         String switches = f.length > 5 && r.samples() > 0 ? String.format(Locale.ROOT,
                             ", %.2f ctxsw/round trip", Long.parseLong(f[5]) / (double) r.samples()) : "";
                         if (!Double.isNaN(cpuUs)) {
@@ -555,214 +541,57 @@ public final class ChannelBench {
         }
     }
 
-    private static Flow flow(String variant, int size, long records, double seconds, double cpuSeconds,
-                             double switches) {
-        double bytes = records * (double) size;
-        return new Flow(records / seconds, bytes / seconds / (1 << 20), cpuSeconds / (bytes / (1 << 30)),
-            switches / (bytes / (1 << 20)));
-    }
-
-    /**
-     * After every round: each variant/size's figure is its median round (by messages/s, by round-trip p50), and
-     * its error half the min-max range of that measure over the rounds (0 with one round).
-     */
-    private void medians() {
-        for (Map.Entry<String, List<Flow>> e : flowRounds.entrySet()) {
-            List<Flow> l = new ArrayList<>(e.getValue());
-            l.sort(Comparator.comparingDouble(Flow::msgs));
-            Flow f = l.get(l.size() / 2);
-            double msgsErr = (l.get(l.size() - 1).msgs() - l.get(0).msgs()) / 2;
-            double mibsErr = (l.get(l.size() - 1).mibs() - l.get(0).mibs()) / 2;
-            String key = e.getKey();
-            String variant = key.substring(0, key.lastIndexOf('/'));
-            String name = "stream " + label(Integer.parseInt(key.substring(key.lastIndexOf('/') + 1)));
-            flows.put(key, f);
-            if (rounds > 1 && key.endsWith("/32")) {
-                // the small records show most how the machine's state moves a case from one round to the next
-                System.out.printf(Locale.ROOT, "%-20s 32 B stream over %d rounds: median %.1fM msgs/s, rounds %s%n",
-                    variant, l.size(), f.msgs() / 1e6, e.getValue().stream()
-                        .map(x -> String.format(Locale.ROOT, "%.1fM", x.msgs() / 1e6))
-                        .collect(Collectors.joining(", ")));
-            }
-            report.add(new Report.Result(name, variant, f.msgs(), msgsErr, "msgs/s"));
-            report.add(new Report.Result(name, variant, f.mibs(), mibsErr, "MiB/s"));
-            report.add(new Report.Result(name, variant, f.cpuPerGiB(), 0, "CPU s/GiB"));
-            if (!Double.isNaN(f.switchesPerMiB())) {
-                report.add(new Report.Result(name, variant, f.switchesPerMiB(), 0, "ctxsw/MiB"));
-            }
-        }
-        for (Map.Entry<String, List<Rtt>> e : rttRounds.entrySet()) {
-            List<Rtt> l = new ArrayList<>(e.getValue());
-            l.sort(Comparator.comparingDouble(Rtt::p50));
-            Rtt r = l.get(l.size() / 2);
-            String key = e.getKey();
-            String variant = key.substring(0, key.lastIndexOf('/'));
-            String name = "round trip " + label(Integer.parseInt(key.substring(key.lastIndexOf('/') + 1)));
-            rtts.put(key, r);
-            report.add(new Report.Result(name + " p50", variant, r.p50(), (l.get(l.size() - 1).p50() - l.get(0).p50())
-                / 2, "us"));
-            report.add(new Report.Result(name + " p99", variant, r.p99(), 0, "us"));
-            if (!Double.isNaN(r.cpu())) {
-                report.add(new Report.Result(name + " CPU", variant, r.cpu(), 0, "us"));
-            }
-            if (rounds > 1) {
-                System.out.printf(Locale.ROOT, "%-20s %-7s p50 over %d rounds: median %.2f us, %.2f-%.2f%n", variant,
-                    name.substring("round trip ".length()), l.size(), r.p50(), l.get(0).p50(),
-                    l.get(l.size() - 1).p50());
-            }
-        }
-    }
-
-    // ------------------------------------------------------------------ tables, comparisons, chart
-
-    private List<String> variants() {
-        return new ArrayList<>(baselines.keySet());
-    }
-
-    private void printTables() {
-        System.out.println();
-        System.out.printf(Locale.ROOT, "%-20s %7s %14s %11s %10s %10s%n", "stream", "record", "msgs/s", "MiB/s",
-            "CPU s/GiB", "ctxsw/MiB");
-        for (String v : variants()) {
-            for (int size : SIZES) {
-                Flow f = flows.get(v + "/" + size);
-                if (f != null) {
-                    System.out.printf(Locale.ROOT, "%-20s %7s %14.0f %11.1f %10.2f %10s%n", v, label(size), f.msgs(),
-                        f.mibs(), f.cpuPerGiB(), Double.isNaN(f.switchesPerMiB()) ? "-"
-                            : String.format(Locale.ROOT, "%.2f", f.switchesPerMiB()));
-                }
-            }
-        }
-        System.out.println();
-        System.out.printf(Locale.ROOT, "%-20s %12s %12s %12s %12s%n", "round trip (us)", "32 B p50", "32 B p99",
-            "1 KiB p50", "1 KiB p99");
-        for (String v : variants()) {
-            Rtt a = rtts.get(v + "/32");
-            Rtt b = rtts.get(v + "/1024");
-            if (a != null || b != null) {
-                System.out.printf(Locale.ROOT, "%-20s %12s %12s %12s %12s%n", v, us(a, true), us(a, false),
-                    us(b, true), us(b, false));
-            }
-        }
-    }
-
-    private static String us(Rtt r, boolean p50) {
-        return r == null ? "-" : String.format(Locale.ROOT, "%.2f", p50 ? r.p50() : r.p99());
-    }
-
-    /** @return the variant starting with {@code prefix} with the most messages/s at {@code size}, or null */
-    private String bestFlow(String prefix, int size) {
-        return variants().stream().filter(v -> v.startsWith(prefix) && !v.contains("/t=")
-                && flows.containsKey(v + "/" + size))
-            .max(Comparator.comparingDouble(v -> flows.get(v + "/" + size).msgs())).orElse(null);
-    }
-
-    /** @return the variant starting with one of the prefixes with the lowest p50 at {@code size}, or null */
-    private String bestRtt(int size, String... prefixes) {
-        return variants().stream().filter(v -> Stream.of(prefixes).anyMatch(v::startsWith)
-                && rtts.containsKey(v + "/" + size))
-            .min(Comparator.comparingDouble(v -> rtts.get(v + "/" + size).p50())).orElse(null);
-    }
-
-    private void higher(String what, String rdmx, String base, int size, boolean mibs, String target) {
-        if (rdmx == null || base == null) {
-            System.out.println("no comparison '" + what + "': a case failed");
-            return;
-        }
-        Flow a = flows.get(rdmx + "/" + size);
-        Flow b = flows.get(base + "/" + size);
-        report.higherIsBetter(what + " (" + rdmx + " vs " + base + ")", mibs ? a.mibs() : a.msgs(),
-            mibs ? b.mibs() : b.msgs(), mibs ? "MiB/s" : "msgs/s", target);
-    }
-
-    private void lower(String what, String rdmx, String base, int size, double factor, String target) {
-        if (rdmx == null || base == null) {
-            System.out.println("no comparison '" + what + "': a case failed");
-            return;
-        }
-        report.lowerIsBetter(what + " (" + rdmx + " vs " + (factor == 1 ? "" : factor + "x ") + base + ")",
-            rtts.get(rdmx + "/" + size).p50(), factor * rtts.get(base + "/" + size).p50(), "us p50", target);
-    }
-
-    private static String has(Map<String, ?> m, String key, String variant) {
-        return m.containsKey(variant + "/" + key) ? variant : null;
-    }
-
     private void compare() {
         int big = 64 << 10;
-        String shm32 = bestFlow("shm/", 32);
-        higher("shm 32 B stream, best idle, vs Aeron IPC best", shm32, bestFlow("aeron/", 32), 32, false, ">= 1.0x");
-        higher("shm 32 B stream, best idle, vs NIO best", shm32, bestFlow("nio/", 32), 32, false, ">= 3x");
-        higher("shm 32 B stream, best idle, vs the bare ring (the least work, not a target)", shm32,
-            has(flows, "32", BARE), 32, false, null);
+        String shm32 = fig.bestFlow("shm/", 32);
+        fig.higher("shm 32 B stream, best idle, vs Aeron IPC best", shm32, fig.bestFlow("aeron/", 32), 32, false,
+            ">= 1.0x");
+        fig.higher("shm 32 B stream, best idle, vs NIO best", shm32, fig.bestFlow("nio/", 32), 32, false, ">= 3x");
+        fig.higher("shm 32 B stream, best idle, vs the bare ring (the least work, not a target)", shm32,
+            fig.hasFlow("32", BARE), 32, false, null);
         // at the same buffer size as Aeron's (its default term length): the 1 MiB ring above has 1/64 of it
-        String equal32 = bestFlow(EQUAL_MEMORY + "/", 32);
-        higher("shm 32 B stream, best idle, a ring of Aeron's term length (" + (AERON_TERM >> 20) + " MiB), vs Aeron "
-            + "IPC best", equal32, bestFlow("aeron/", 32), 32, false, ">= 1.0x");
-        higher("shm 32 B stream, best idle, a ring of Aeron's term length, vs NIO best", equal32,
-            bestFlow("nio/", 32), 32, false, ">= 3x");
-        String nio32 = bestFlow("nio/", 32);
-        if (nio32 != null && flows.containsKey(BARE + "/32")) {
-            double need = 3 * flows.get(nio32 + "/32").msgs();
-            double bound = flows.get(BARE + "/32").msgs();
+        String equal32 = fig.bestFlow(EQUAL_MEMORY + "/", 32);
+        fig.higher("shm 32 B stream, best idle, a ring of Aeron's term length (" + (AERON_TERM >> 20)
+            + " MiB), vs Aeron IPC best", equal32, fig.bestFlow("aeron/", 32), 32, false, ">= 1.0x");
+        fig.higher("shm 32 B stream, best idle, a ring of Aeron's term length, vs NIO best", equal32,
+            fig.bestFlow("nio/", 32), 32, false, ">= 3x");
+        String nio32 = fig.bestFlow("nio/", 32);
+        if (nio32 != null && fig.flows().containsKey(BARE + "/32")) {
+            double need = 3 * fig.flows().get(nio32 + "/32").msgs();
+            double bound = fig.flows().get(BARE + "/32").msgs();
             String line = String.format(Locale.ROOT, "3x NIO at 32 B is %.1fM msgs/s; the bare ring moves %.1fM "
                 + "(%.2fx of that target)", need / 1e6, bound / 1e6, bound / need);
             report.context("target3xNioVsBareRing", line);
             System.out.println(line);
         }
-        higher("shm 32 B stream, park, vs NIO blocking", has(flows, "32", "shm/park"),
-            has(flows, "32", "nio/blocking"), 32, false, null);
-        higher("shm 64 KiB stream, best idle, vs memcpy", bestFlow("shm/", big), has(flows, "" + big, MEMCPY), big,
+        fig.higher("shm 32 B stream, park, vs NIO blocking", fig.hasFlow("32", "shm/park"),
+            fig.hasFlow("32", "nio/blocking"), 32, false, null);
+        fig.higher("shm 64 KiB stream, best idle, vs memcpy", fig.bestFlow("shm/", big), fig.hasFlow("" + big, MEMCPY),
+            big,
             true, ">= 0.8x");
-        lower("shm 32 B round trip, park, vs blocking NIO ping-pong", has(rtts, "32", "shm/park"),
-            has(rtts, "32", "nio/blocking"), 32, 1, ">= 1.0x");
-        lower("shm 32 B round trip, spinning, vs 2x Aeron p50", bestRtt(32, "shm/spin-park", "shm/busy-spin"),
-            bestRtt(32, "aeron/spin"), 32, 2, ">= 1.0x");
-        higher("tcp 64 KiB stream, best idle, vs NIO best", bestFlow("tcp/", big), bestFlow("nio/", big), big, true,
+        fig.lower("shm 32 B round trip, park, vs blocking NIO ping-pong", fig.hasRtt("32", "shm/park"),
+            fig.hasRtt("32", "nio/blocking"), 32, 1, ">= 1.0x");
+        fig.lower("shm 32 B round trip, spinning, vs 2x Aeron p50", fig.bestRtt(32, "shm/spin-park", "shm/busy-spin"),
+            fig.bestRtt(32, "aeron/spin"), 32, 2, ">= 1.0x");
+        fig.higher("tcp 64 KiB stream, best idle, vs NIO best", fig.bestFlow("tcp/", big), fig.bestFlow("nio/", big),
+            big, true,
             ">= 0.9x");
-        higher("tcp 64 KiB stream, park, vs NIO blocking", has(flows, "" + big, "tcp/park"),
-            has(flows, "" + big, "nio/blocking"), big, true, null);
-        lower("tcp 32 B round trip, park, vs blocking NIO", has(rtts, "32", "tcp/park"),
-            has(rtts, "32", "nio/blocking"), 32, 1, ">= 0.83x (<= 1.2x NIO)");
-        lower("tcp 32 B round trip, spinning, vs busy-poll NIO", bestRtt(32, "tcp/spin-park", "tcp/busy-spin"),
-            has(rtts, "32", "nio/busy-poll"), 32, 1, ">= 0.83x (<= 1.2x NIO)");
-        lower("tcp 1 KiB round trip, park, vs blocking NIO", has(rtts, "1024", "tcp/park"),
-            has(rtts, "1024", "nio/blocking"), 1024, 1, null);
+        fig.higher("tcp 64 KiB stream, park, vs NIO blocking", fig.hasFlow("" + big, "tcp/park"),
+            fig.hasFlow("" + big, "nio/blocking"), big, true, null);
+        fig.lower("tcp 32 B round trip, park, vs blocking NIO", fig.hasRtt("32", "tcp/park"),
+            fig.hasRtt("32", "nio/blocking"), 32, 1, ">= 0.83x (<= 1.2x NIO)");
+        fig.lower("tcp 32 B round trip, spinning, vs busy-poll NIO", fig.bestRtt(32, "tcp/spin-park", "tcp/busy-spin"),
+            fig.hasRtt("32", "nio/busy-poll"), 32, 1, ">= 0.83x (<= 1.2x NIO)");
+        fig.lower("tcp 1 KiB round trip, park, vs blocking NIO", fig.hasRtt("1024", "tcp/park"),
+            fig.hasRtt("1024", "nio/blocking"), 1024, 1, null);
         if (!quick) {
             for (String provider : List.of("shm", "tcp")) {
-                higher(provider + " 1 KiB stream: WRITE_WITH_IMM vs SEND notifications",
-                    has(flows, "1024", provider + "/park/imm"), has(flows, "1024", provider + "/park"), 1024, true,
+                fig.higher(provider + " 1 KiB stream: WRITE_WITH_IMM vs SEND notifications",
+                    fig.hasFlow("1024", provider + "/park/imm"), fig.hasFlow("1024", provider + "/park"), 1024, true,
                     null);
             }
         }
     }
 
-    private void chart() {
-        List<String> main = variants().stream().filter(v -> !v.contains("/t=") && !v.contains("/imm")).toList();
-        panel("stream, 32 B records", "M msgs/s", main, v -> flows.containsKey(v + "/32")
-            ? flows.get(v + "/32").msgs() / 1e6 : null);
-        panel("stream, 64 KiB records", "MiB/s", main, v -> flows.containsKey(v + "/" + (64 << 10))
-            ? flows.get(v + "/" + (64 << 10)).mibs() : null);
-        panel("round trip, 32 B, p50", "us, lower is better", main, v -> rtts.containsKey(v + "/32")
-            ? rtts.get(v + "/32").p50() : null);
-        panel("CPU per GiB, 1 KiB records", "CPU s/GiB, lower is better", main, v -> flows.containsKey(v + "/1024")
-            ? flows.get(v + "/1024").cpuPerGiB() : null);
-        if (!quick) {
-            List<String> sweep = variants().stream().filter(v -> v.contains("/t=")).toList();
-            panel("shm 1 KiB stream by batch threshold", "MiB/s", sweep, v -> flows.containsKey(v + "/1024")
-                ? flows.get(v + "/1024").mibs() : null);
-        }
-    }
 
-    private void panel(String title, String unit, List<String> variants,
-        java.util.function.Function<String, Double> value) {
-        List<Report.Bar> bars = new ArrayList<>();
-        for (String v : variants) {
-            Double x = value.apply(v);
-            if (x != null) {
-                bars.add(new Report.Bar(v, x, baselines.get(v)));
-            }
-        }
-        report.panel(new Report.Panel(title, unit, bars));
-    }
 }

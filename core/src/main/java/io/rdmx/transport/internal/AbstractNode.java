@@ -26,7 +26,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,9 +49,7 @@ public abstract class AbstractNode implements Node {
     private final LinkedBlockingQueue<Object> acceptQueue;
     private final ConcurrentHashMap<String, CompletableFuture<AbstractConnection>> dialing = new ConcurrentHashMap<>();
     private final AtomicLong regionSeq = new AtomicLong();
-    private final AtomicInteger pendingHandshakes = new AtomicInteger();
-    /** Pending handshakes per source address (entries removed at zero). */
-    private final ConcurrentHashMap<String, AtomicInteger> pendingBySource = new ConcurrentHashMap<>();
+    private final HandshakeAdmission admission;
     private volatile boolean closed;
 
     /**
@@ -64,6 +61,7 @@ public abstract class AbstractNode implements Node {
         this.options = options;
         this.cq = new CompletionQueueImpl(options.name());
         this.acceptQueue = new LinkedBlockingQueue<>(options.acceptBacklog() + 1);
+        this.admission = new HandshakeAdmission(options);
     }
 
     /**
@@ -72,43 +70,22 @@ public abstract class AbstractNode implements Node {
      * @return false if {@link NodeOptions#maxPendingHandshakes()} are pending already (nothing was counted)
      */
     public boolean beginHandshake() {
-        return beginHandshake(null) == null;
+        return admission.begin(null) == null;
     }
 
     /**
-     * An accepted connection of a stream provider starts its handshake: counted against the node-wide cap and,
-     * for a connection from a network address, the cap per source address, so that one host holding idle sockets
-     * cannot keep the peers of every other host out.
+     * An accepted connection of a stream provider starts its handshake ({@link HandshakeAdmission#begin}).
      *
      * @param source the peer's source address (an IP), or null where every peer is this host's (shm)
      * @return null if counted, else why not (names the cap and its key); nothing was counted then
      */
     public String beginHandshake(String source) {
-        int max = options.maxPendingHandshakes();
-        while (true) {
-            int n = pendingHandshakes.get();
-            if (n >= max) {
-                return "too many pending handshakes (maxPendingHandshakes=" + max + ")";
-            }
-            if (pendingHandshakes.compareAndSet(n, n + 1)) {
-                break;
-            }
-        }
-        if (source != null) {
-            int perSource = options.maxPendingHandshakesPerSource();
-            AtomicInteger c = pendingBySource.computeIfAbsent(source, s -> new AtomicInteger());
-            if (c.incrementAndGet() > perSource) {
-                endHandshake(source);
-                return "too many pending handshakes from " + source + " (maxPendingHandshakesPerSource="
-                    + perSource + ")";
-            }
-        }
-        return null;
+        return admission.begin(source);
     }
 
     /** An accepted connection's handshake ended (established, refused or lost). */
     public void endHandshake() {
-        endHandshake(null);
+        admission.end(null);
     }
 
     /**
@@ -117,10 +94,7 @@ public abstract class AbstractNode implements Node {
      * @param source what {@link #beginHandshake(String)} was given
      */
     public void endHandshake(String source) {
-        pendingHandshakes.decrementAndGet();
-        if (source != null) {
-            pendingBySource.computeIfPresent(source, (s, c) -> c.decrementAndGet() <= 0 ? null : c);
-        }
+        admission.end(source);
     }
 
     /**
@@ -154,7 +128,7 @@ public abstract class AbstractNode implements Node {
 
     /** @return accepted connections in their handshake now */
     public int pendingHandshakes() {
-        return pendingHandshakes.get();
+        return admission.pending();
     }
 
     /**
