@@ -75,6 +75,14 @@ public class SocketConnection extends AbstractConnection implements Corking, Inp
         return sendLock;
     }
 
+    /**
+     * @return buffers of frames waiting for the socket to take them (tests, diagnostics): bounded however many READs
+     *     the peer sends without reading their answers
+     */
+    public int queuedBuffers() {
+        return io.queuedBuffers();
+    }
+
     /** @return read system calls on this connection's socket so far (tests, diagnostics) */
     public long socketReads() {
         return handler.reads();
