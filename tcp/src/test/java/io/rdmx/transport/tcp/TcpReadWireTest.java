@@ -153,16 +153,24 @@ class TcpReadWireTest {
                 assertTrue(message(a).contains((String) b[1]), "'" + message(a) + "' should name " + b[1]);
                 assertTrue(message(a).contains(server.name()), message(a));
             }
+            // a region longer than maxTransferSize (a file, say) is still read at most that much at once
+            Region big = c.register((1 << 20) + 4096, Access.LOCAL_WRITE | Access.REMOTE_READ);
+            raw.send(readFrame(++seq, big.remoteKey(), 0, (1 << 20) + 1));
+            RawPeer.Frame tooLong = raw.expect(FrameDescriptor.TYPE_READ_ANSWER);
+            assertEquals(seq, tooLong.seq());
+            assertEquals(Status.REMOTE_ACCESS_ERROR.ordinal(), status(tooLong), message(tooLong));
+            assertTrue(message(tooLong).contains("length=" + ((1 << 20) + 1)) && message(tooLong).contains(
+                "maxTransferSize=" + (1 << 20)), message(tooLong));
             assertTrue(c.isOpen(), "refused READs leave the connection up: " + c.closeCause());
-            raw.send(readFrame(6, key, 10, 100));
+            raw.send(readFrame(++seq, key, 10, 100));
             RawPeer.Frame ok = raw.expect(FrameDescriptor.TYPE_READ_ANSWER);
-            assertEquals(6, ok.seq());
+            assertEquals(seq, ok.seq());
             assertEquals(Status.SUCCESS.ordinal(), status(ok));
             byte[] want = new byte[100];
             readable.buffer().get(10, want);
             assertArrayEquals(want, data(ok));
             RawPeer.Frame ack = raw.expect(FrameDescriptor.TYPE_ACK);
-            assertEquals(6, ack.seq(), "the ACK covering the READ follows its answer");
+            assertEquals(seq, ack.seq(), "the ACK covering the READ follows its answer");
         }
         assertServerStillWorks();
     }
