@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.ScatteringByteChannel;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -21,7 +22,10 @@ import org.slf4j.LoggerFactory;
  * the socket. Runs on that thread only (asserted), except {@link #recvPosted()} and {@link #closing()}.
  *
  * <p>WRITE data that is not placed through shared memory is copied from the read buffer into the target region
- * after the key and bounds were checked on the header. A SEND waits for a posted receive: while none is posted,
+ * after the key and bounds were checked on the header; the rest of a payload that the read buffer does not hold
+ * (a frame larger than what one read brought) is read from the socket straight into its region, in a scattering
+ * read that brings what follows it into the read buffer ({@link #readFrom}). A SEND's payload likewise, into its
+ * posted receive. A SEND waits for a posted receive: while none is posted,
  * input is read only until the read buffer is full, then reading from the socket stops (back pressure to the
  * sender), and resumes when the application posts one.
  *
@@ -58,6 +62,12 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
     private long handshakeFramesOut;
     /** Read system calls so far; I/O thread, read racily by tests. */
     private volatile long reads;
+    /** Payload bytes copied from the read buffer into regions; written under the read lock, read by tests. */
+    private volatile long stagedBytes;
+    /** Payload bytes read from the socket straight into regions ({@link #readDirect}); as {@link #stagedBytes}. */
+    private volatile long directBytes;
+    /** The scattering read's two buffers ({@link #readDirect}), reused: nothing allocated per read. */
+    private final ByteBuffer[] scatter = new ByteBuffer[2];
 
     /**
      * @param node the node
@@ -108,8 +118,13 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
             buf.limit(Math.min(buf.capacity(), buf.position() + HANDSHAKE_READ_BUFFER));
         }
         int n;
+        ByteBuffer direct = buf.position() == 0 && ch instanceof ScatteringByteChannel ? payloadTarget() : null;
         try {
-            n = ch.read(buf);
+            if (direct != null) {
+                n = readDirect((ScatteringByteChannel) ch, direct);
+            } else {
+                n = ch.read(buf);
+            }
         } finally {
             buf.flip();
         }
@@ -140,6 +155,29 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
             c.uncork();
         }
         return n;
+    }
+
+    /**
+     * Inside a payload with nothing buffered: one scattering read, the payload's rest straight into its target
+     * region, whatever follows it into the read buffer (the next frames, handled by this batch as before).
+     */
+    private int readDirect(ScatteringByteChannel ch, ByteBuffer direct) throws IOException {
+        int at = direct.position();
+        scatter[0] = direct;
+        scatter[1] = buf;
+        long n;
+        try {
+            n = ch.read(scatter, 0, 2);
+        } finally {
+            scatter[0] = null;
+            scatter[1] = null;
+        }
+        int placed = direct.position() - at;
+        if (placed > 0) {
+            placedDirectly(placed);
+            directBytes += placed;
+        }
+        return (int) n;
     }
 
     // ---- the input: the read buffer, from its position ----
@@ -176,6 +214,7 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
 
     @Override
     protected void copyTo(ByteBuffer target, int n) {
+        stagedBytes += n;
         int at = target.position();
         target.put(at, buf, buf.position(), n);
         target.position(at + n);
@@ -338,6 +377,16 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
     /** @return read system calls on this socket so far (tests, diagnostics) */
     long reads() {
         return reads;
+    }
+
+    /** @return WRITE and SEND payload bytes copied from the read buffer into regions so far (tests, diagnostics) */
+    long stagedBytes() {
+        return stagedBytes;
+    }
+
+    /** @return WRITE and SEND payload bytes read from the socket straight into regions so far (tests, diagnostics) */
+    long directBytes() {
+        return directBytes;
     }
 
     /**
