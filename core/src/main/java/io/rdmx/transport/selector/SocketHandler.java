@@ -40,6 +40,10 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
     static final int HANDSHAKE_READ_BUFFER = 2048;
     /** Read buffer size once established: a 64 KiB batch in one system call. */
     static final int ESTABLISHED_READ_BUFFER = 64 << 10;
+    /** A payload this large is followed by a short read into the read buffer ({@link #readDirect}). */
+    static final int LARGE_PAYLOAD = 32 << 10;
+    /** What the read buffer takes behind a large payload read straight into its region ({@link #readDirect}). */
+    static final int LARGE_FOLLOW = 4 << 10;
 
     private final SelectorNode selectorNode;
     private final SocketIo io;
@@ -159,10 +163,18 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
 
     /**
      * Inside a payload with nothing buffered: one scattering read, the payload's rest straight into its target
-     * region, whatever follows it into the read buffer (the next frames, handled by this batch as before).
+     * region, whatever follows it into the read buffer (the next frames, handled by this batch as before). Behind
+     * a large payload ({@value #LARGE_PAYLOAD} bytes or more) the read buffer takes only {@value #LARGE_FOLLOW}
+     * bytes, enough for the next header and a notification: the next frame is likely large too, and its payload
+     * is then read straight into its region as well, in the next scattering read (one read per large frame, as
+     * with a full buffer, but its payload copied once instead of twice); behind a small one it takes what it can,
+     * many small frames in one read.
      */
     private int readDirect(ScatteringByteChannel ch, ByteBuffer direct) throws IOException {
         int at = direct.position();
+        if (payloadLength() >= LARGE_PAYLOAD) {
+            buf.limit(Math.min(buf.limit(), buf.position() + LARGE_FOLLOW));
+        }
         scatter[0] = direct;
         scatter[1] = buf;
         long n;

@@ -291,6 +291,11 @@ public abstract class FrameReceiver<C extends AbstractConnection> extends Receiv
         return target.limit(target.position() + remaining);
     }
 
+    /** @return the whole length of the current WRITE or SEND payload (meaningful while {@link #payloadTarget()} is) */
+    protected final int payloadLength() {
+        return curLength;
+    }
+
     /**
      * The provider read {@code n} bytes of the current payload straight into {@link #payloadTarget()} (whose
      * position the read advanced); the next {@link #process()} completes the frame once nothing is missing.

@@ -118,6 +118,36 @@ class TcpDirectReadTest {
     }
 
     @Test
+    void aStreamOfWritesAsLargeAsTheReadBufferIsMostlyReadStraightIntoTheRegion() throws Exception {
+        try (RawPeer raw = new RawPeer(server.address())) {
+            raw.handshake("raw-" + SEQ.incrementAndGet());
+            SocketConnection c = (SocketConnection) server.accept(Duration.ofSeconds(10));
+            int frames = 16;
+            byte[][] payloads = new byte[frames][];
+            ByteArrayOutputStream stream = new ByteArrayOutputStream();
+            for (int i = 0; i < frames; i++) {
+                payloads[i] = pattern(READ_BUFFER, i);
+                // the last one signaled: one ACK for all
+                stream.write(RawPeer.bytes(RawPeer.writeHeader(i == frames - 1 ? 0 : FrameDescriptor.FLAG_UNSIGNALED,
+                    i + 1, target.remoteKey(), 0, (long) i * READ_BUFFER, READ_BUFFER)));
+                stream.write(payloads[i]);
+            }
+            raw.send(stream.toByteArray());
+            awaitAck(raw, frames);
+            for (int i = 0; i < frames; i++) {
+                assertPlaced(payloads[i], i * READ_BUFFER);
+            }
+            long staged = c.payloadBytesStaged();
+            long direct = c.payloadBytesDirect();
+            assertEquals((long) frames * READ_BUFFER, staged + direct, "every payload byte placed once");
+            // a full read buffer behind each payload would stage nearly all of it (each frame is one buffer long);
+            // a short read behind a large payload stages the next header and a few KiB of its payload
+            assertTrue(staged < (long) frames * READ_BUFFER / 4, "payload bytes copied through the read buffer: "
+                + staged + ", read straight into the region: " + direct);
+        }
+    }
+
+    @Test
     void aLargeSendPayloadIsReadStraightIntoThePostedReceive() throws Exception {
         try (RawPeer raw = new RawPeer(server.address())) {
             raw.handshake("raw-" + SEQ.incrementAndGet());
