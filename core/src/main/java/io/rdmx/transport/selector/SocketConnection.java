@@ -88,6 +88,22 @@ public class SocketConnection extends AbstractConnection implements Corking, Inp
         return handler.reads();
     }
 
+    /**
+     * @return WRITE and SEND payload bytes this connection received through its read buffer, copied from there into
+     *         their regions (tests, diagnostics)
+     */
+    public long payloadBytesStaged() {
+        return handler.stagedBytes();
+    }
+
+    /**
+     * @return WRITE and SEND payload bytes this connection read from its socket straight into their regions, no
+     *         copy (tests, diagnostics)
+     */
+    public long payloadBytesDirect() {
+        return handler.directBytes();
+    }
+
     /** Closes the socket at once, as a dying process would: no ERROR frame. */
     @Override
     public void abort() {

@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.ScatteringByteChannel;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -24,7 +25,10 @@ import org.slf4j.LoggerFactory;
  * the socket. Runs on that thread only (asserted), except {@link #recvPosted()} and {@link #closing()}.
  *
  * <p>WRITE data that is not placed through shared memory is copied from the read buffer into the target region
- * after the key and bounds were checked on the header. A SEND waits for a posted receive: while none is posted,
+ * after the key and bounds were checked on the header; the rest of a payload that the read buffer does not hold
+ * (a frame larger than what one read brought) is read from the socket straight into its region, in a scattering
+ * read that brings what follows it into the read buffer ({@link #readFrom}). A SEND's payload likewise, into its
+ * posted receive. A SEND waits for a posted receive: while none is posted,
  * input is read only until the read buffer is full, then reading from the socket stops (back pressure to the
  * sender), and resumes when the application posts one.
  *
@@ -39,6 +43,10 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
     static final int HANDSHAKE_READ_BUFFER = 2048;
     /** Read buffer size once established: a 64 KiB batch in one system call. */
     static final int ESTABLISHED_READ_BUFFER = 64 << 10;
+    /** A payload this large is followed by a short read into the read buffer ({@link #readDirect}). */
+    static final int LARGE_PAYLOAD = 32 << 10;
+    /** What the read buffer takes behind a large payload read straight into its region ({@link #readDirect}). */
+    static final int LARGE_FOLLOW = 4 << 10;
 
     private final SelectorNode selectorNode;
     private final SocketIo io;
@@ -63,6 +71,12 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
     private final RegionViews answerViews = new RegionViews();
     /** Read system calls so far; I/O thread, read racily by tests. */
     private volatile long reads;
+    /** Payload bytes copied from the read buffer into regions; written under the read lock, read by tests. */
+    private volatile long stagedBytes;
+    /** Payload bytes read from the socket straight into regions ({@link #readDirect}); as {@link #stagedBytes}. */
+    private volatile long directBytes;
+    /** The scattering read's two buffers ({@link #readDirect}), reused: nothing allocated per read. */
+    private final ByteBuffer[] scatter = new ByteBuffer[2];
 
     /**
      * @param node the node
@@ -113,8 +127,13 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
             buf.limit(Math.min(buf.capacity(), buf.position() + HANDSHAKE_READ_BUFFER));
         }
         int n;
+        ByteBuffer direct = buf.position() == 0 && ch instanceof ScatteringByteChannel ? payloadTarget() : null;
         try {
-            n = ch.read(buf);
+            if (direct != null) {
+                n = readDirect((ScatteringByteChannel) ch, direct);
+            } else {
+                n = ch.read(buf);
+            }
         } finally {
             buf.flip();
         }
@@ -145,6 +164,37 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
             c.uncork();
         }
         return n;
+    }
+
+    /**
+     * Inside a payload with nothing buffered: one scattering read, the payload's rest straight into its target
+     * region, whatever follows it into the read buffer (the next frames, handled by this batch as before). Behind
+     * a large payload ({@value #LARGE_PAYLOAD} bytes or more) the read buffer takes only {@value #LARGE_FOLLOW}
+     * bytes, enough for the next header and a notification: the next frame is likely large too, and its payload
+     * is then read straight into its region as well, in the next scattering read (one read per large frame, as
+     * with a full buffer, but its payload copied once instead of twice); behind a small one it takes what it can,
+     * many small frames in one read.
+     */
+    private int readDirect(ScatteringByteChannel ch, ByteBuffer direct) throws IOException {
+        int at = direct.position();
+        if (payloadLength() >= LARGE_PAYLOAD) {
+            buf.limit(Math.min(buf.limit(), buf.position() + LARGE_FOLLOW));
+        }
+        scatter[0] = direct;
+        scatter[1] = buf;
+        long n;
+        try {
+            n = ch.read(scatter, 0, 2);
+        } finally {
+            scatter[0] = null;
+            scatter[1] = null;
+        }
+        int placed = direct.position() - at;
+        if (placed > 0) {
+            placedDirectly(placed);
+            directBytes += placed;
+        }
+        return (int) n;
     }
 
     // ---- the input: the read buffer, from its position ----
@@ -181,6 +231,7 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
 
     @Override
     protected void copyTo(ByteBuffer target, int n) {
+        stagedBytes += n;
         int at = target.position();
         target.put(at, buf, buf.position(), n);
         target.position(at + n);
@@ -369,6 +420,16 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
     /** @return read system calls on this socket so far (tests, diagnostics) */
     long reads() {
         return reads;
+    }
+
+    /** @return WRITE and SEND payload bytes copied from the read buffer into regions so far (tests, diagnostics) */
+    long stagedBytes() {
+        return stagedBytes;
+    }
+
+    /** @return WRITE and SEND payload bytes read from the socket straight into regions so far (tests, diagnostics) */
+    long directBytes() {
+        return directBytes;
     }
 
     /**

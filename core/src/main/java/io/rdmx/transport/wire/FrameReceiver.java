@@ -278,6 +278,39 @@ public abstract class FrameReceiver<C extends AbstractConnection> extends Receiv
         return false;
     }
 
+    /**
+     * Where the rest of the current WRITE or SEND payload goes, for a provider that reads the socket straight into
+     * it instead of through its input buffer (one copy less: a scattering read, the payload's rest first, what
+     * follows it into the input buffer). Only while the input holds none of the payload (call it with the input
+     * empty), only after the header was checked (key, bounds, a posted receive's length), and only into direct
+     * memory (a heap region would be read through the JDK's own temporary buffer: no copy saved). The view is the
+     * target region's, from the payload's next byte, limited to what is still missing; the provider reports what
+     * it read into it with {@link #placedDirectly}.
+     *
+     * @return the view, or null if the receiver is not inside a payload bound for direct memory
+     */
+    protected final ByteBuffer payloadTarget() {
+        if ((state != S_WRITE_DATA && state != S_SEND_DATA) || remaining == 0 || !target.isDirect()) {
+            return null;
+        }
+        return target.limit(target.position() + remaining);
+    }
+
+    /** @return the whole length of the current WRITE or SEND payload (meaningful while {@link #payloadTarget()} is) */
+    protected final int payloadLength() {
+        return curLength;
+    }
+
+    /**
+     * The provider read {@code n} bytes of the current payload straight into {@link #payloadTarget()} (whose
+     * position the read advanced); the next {@link #process()} completes the frame once nothing is missing.
+     *
+     * @param n bytes placed, at most what the view had room for
+     */
+    protected final void placedDirectly(int n) {
+        remaining -= n;
+    }
+
     /** Copies what has arrived of the current payload into its target; true once the whole payload is there. */
     private boolean copyPayload() {
         int n = Math.min(readable(), remaining);

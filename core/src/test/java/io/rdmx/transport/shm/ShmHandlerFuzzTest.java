@@ -21,7 +21,7 @@ import io.rdmx.transport.selector.SocketIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.ScatteringByteChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -117,8 +117,11 @@ class ShmHandlerFuzzTest {
         }
     }
 
-    /** The input as a channel: each read hands out at most one chunk, then the end of the stream. */
-    private static final class Source implements ReadableByteChannel {
+    /**
+     * The input as a channel: each read hands out at most one chunk, then the end of the stream. Scattering, as a
+     * socket is: the handler reads the rest of a payload straight into its region and what follows into its buffer.
+     */
+    private static final class Source implements ScatteringByteChannel {
         private final byte[] input;
         private final int chunk;
         private int at;
@@ -142,6 +145,28 @@ class ShmHandlerFuzzTest {
             dst.put(input, at, n);
             at += n;
             return n;
+        }
+
+        @Override
+        public long read(ByteBuffer[] dsts, int offset, int length) {
+            if (at == input.length) {
+                return -1;
+            }
+            long n = 0;
+            int budget = chunk;
+            for (int i = offset; i < offset + length && budget > 0 && at < input.length; i++) {
+                int k = Math.min(Math.min(dsts[i].remaining(), budget), input.length - at);
+                dsts[i].put(input, at, k);
+                at += k;
+                budget -= k;
+                n += k;
+            }
+            return n;
+        }
+
+        @Override
+        public long read(ByteBuffer[] dsts) {
+            return read(dsts, 0, dsts.length);
         }
 
         @Override
@@ -279,9 +304,10 @@ class ShmHandlerFuzzTest {
             return placed;
         }
 
+        /** Direct memory, as the stream providers' regions are: a payload's rest is read straight into it. */
         @Override
         protected Allocation allocate(int length, int access, int remoteKey) {
-            return new Allocation(ByteBuffer.allocate(length), () -> { });
+            return new Allocation(ByteBuffer.allocateDirect(length), () -> { });
         }
     }
 }
