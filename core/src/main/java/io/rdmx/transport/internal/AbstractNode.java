@@ -12,21 +12,16 @@ import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.capability.InputFollowing;
 import java.nio.ByteBuffer;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,21 +29,16 @@ import org.slf4j.LoggerFactory;
 public abstract class AbstractNode implements Node {
     private static final Logger LOG = LoggerFactory.getLogger(AbstractNode.class);
     private static final Object CLOSED_SENTINEL = new Object();
-    private static final SecureRandom KEYS = new SecureRandom();
 
     private final Fabric fabric;
     private final NodeOptions options;
     private final CompletionQueueImpl cq;
-    private final ConcurrentHashMap<Integer, RegionImpl> regions = new ConcurrentHashMap<>();
-    /** Names of live regions (guarded by itself). */
-    private final Set<String> names = new HashSet<>();
-    private final AtomicLong registrations = new AtomicLong();
+    private final RegionTable regions;
     private final ConcurrentHashMap<String, AbstractConnection> connections = new ConcurrentHashMap<>();
     /** The only connection in {@link #connections}, or null (none, or several); written under its lock. */
     private volatile AbstractConnection soleConnection;
     private final LinkedBlockingQueue<Object> acceptQueue;
     private final ConcurrentHashMap<String, CompletableFuture<AbstractConnection>> dialing = new ConcurrentHashMap<>();
-    private final AtomicLong regionSeq = new AtomicLong();
     private final HandshakeAdmission admission;
     private volatile boolean closed;
 
@@ -60,6 +50,7 @@ public abstract class AbstractNode implements Node {
         this.fabric = fabric;
         this.options = options;
         this.cq = new CompletionQueueImpl(options.name());
+        this.regions = new RegionTable(options.name());
         this.acceptQueue = new LinkedBlockingQueue<>(options.acceptBacklog() + 1);
         this.admission = new HandshakeAdmission(options);
     }
@@ -300,40 +291,9 @@ public abstract class AbstractNode implements Node {
     private Region registerFile(java.nio.file.Path file, long position, int length, String name,
                                 AbstractConnection grantee) throws RdmxException {
         checkOpen();
-        if (file == null) {
-            throw new IllegalArgumentException("file is null");
-        }
-        if (position < 0 || length <= 0) {
-            throw new IllegalArgumentException("file range of " + file + " position=" + position + " length=" + length
-                + ": the position must be at least 0 and the length at least 1");
-        }
         RemoteRegion.checkName(name);
-        java.nio.MappedByteBuffer mapped;
-        // FileChannel is interruptible: an interrupted registering thread must not close a shared channel
-        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
-            java.nio.file.StandardOpenOption.READ)) {
-            long size = ch.size();
-            if (position > size - length) {
-                throw new IllegalArgumentException("file range of " + file + " position=" + position + " length="
-                    + length + " ends past the file's size=" + size);
-            }
-            mapped = ch.map(java.nio.channels.FileChannel.MapMode.READ_ONLY, position, length);
-        } catch (java.io.IOException e) {
-            throw new RdmxException("node '" + name() + "' cannot map " + file + " position=" + position + " length="
-                + length + ": " + e, e);
-        }
-        synchronized (names) {
-            if (!name.isEmpty() && !names.add(name)) {
-                throw new IllegalArgumentException("node '" + name() + "' already has a live region named '" + name
-                    + "'");
-            }
-        }
-        try {
-            return registerNamed(length, Access.REMOTE_READ, name, grantee, key -> allocateFile(mapped, key, grantee));
-        } catch (RdmxException | RuntimeException | Error e) {
-            forgetName(name);
-            throw e;
-        }
+        java.nio.MappedByteBuffer mapped = regions.mapFile(file, position, length);
+        return regions.add(this, length, Access.REMOTE_READ, name, grantee, key -> allocateFile(mapped, key, grantee));
     }
 
     private void checkGrantee(AbstractConnection grantee) throws RdmxException {
@@ -347,12 +307,6 @@ public abstract class AbstractNode implements Node {
         }
     }
 
-    /** Allocates the memory of a new region once its key is chosen. */
-    @FunctionalInterface
-    private interface Allocator {
-        Allocation allocate(int remoteKey) throws RdmxException;
-    }
-
     private Region register(int length, int access, String name, AbstractConnection grantee) throws RdmxException {
         checkOpen();
         if (length <= 0) {
@@ -360,47 +314,8 @@ public abstract class AbstractNode implements Node {
         }
         Access.validate(access);
         RemoteRegion.checkName(name);
-        synchronized (names) {
-            if (!name.isEmpty() && !names.add(name)) {
-                throw new IllegalArgumentException("node '" + name() + "' already has a live region named '" + name
-                    + "'");
-            }
-        }
-        try {
-            return registerNamed(length, access, name, grantee, key -> grantee == null
-                ? allocate(length, access, key) : allocateGranted(length, access, key, grantee));
-        } catch (RdmxException | RuntimeException | Error e) {
-            forgetName(name);
-            throw e;
-        }
-    }
-
-    private void forgetName(String name) {
-        if (!name.isEmpty()) {
-            synchronized (names) {
-                names.remove(name);
-            }
-        }
-    }
-
-    private Region registerNamed(int length, int access, String name, AbstractConnection grantee,
-                                 Allocator allocator) throws RdmxException {
-        int key;
-        do {
-            key = KEYS.nextInt();
-        } while (key == 0 || regions.containsKey(key));
-        Allocation a = allocator.allocate(key);
-        RegionImpl r;
-        if (a.address() != 0) {
-            r = new RegionImpl(this, a.memory(), a.address(), a.localKey(), a.remoteKey(), access, a.onDeregister(),
-                name, registrations.incrementAndGet(), grantee, a.handle());
-        } else {
-            long address = (regionSeq.incrementAndGet()) << 31;
-            r = new RegionImpl(this, a.memory(), address, key ^ 0x5a5a5a5a, key, access, a.onDeregister(), name,
-                registrations.incrementAndGet(), grantee, a.handle());
-        }
-        regions.put(r.remoteKey(), r);
-        return r;
+        return regions.add(this, length, access, name, grantee, key -> grantee == null
+            ? allocate(length, access, key) : allocateGranted(length, access, key, grantee));
     }
 
     /**
@@ -427,16 +342,7 @@ public abstract class AbstractNode implements Node {
      * @return null, or an explanation naming the values
      */
     public String checkRemoteWrite(int remoteKey, long offset, long length, Connection via) {
-        RegionImpl r = lookupRemote(remoteKey, via);
-        if (r == null) {
-            return "no remotely writable region with rkey=0x" + Integer.toHexString(remoteKey) + " at node '"
-                + name() + "' for peer '" + via.peerName() + "'";
-        }
-        if (offset < 0 || length < 0 || length > r.length() || offset > r.length() - length) {
-            return "WRITE offset=" + offset + " length=" + length + " outside region rkey=0x"
-                + Integer.toHexString(remoteKey) + " length=" + r.length() + " at node '" + name() + "'";
-        }
-        return null;
+        return regions.check("WRITE", lookupRemote(remoteKey, via), remoteKey, offset, length, via.peerName());
     }
 
     /**
@@ -465,27 +371,16 @@ public abstract class AbstractNode implements Node {
      * @return null, or an explanation naming the values
      */
     public String checkRemoteRead(int remoteKey, long offset, long length, Connection via) {
-        RegionImpl r = lookupRemoteRead(remoteKey, via);
-        if (r == null) {
-            return "no remotely readable region with rkey=0x" + Integer.toHexString(remoteKey) + " at node '"
-                + name() + "' for peer '" + via.peerName() + "'";
-        }
-        if (offset < 0 || length < 0 || length > r.length() || offset > r.length() - length) {
-            return "READ offset=" + offset + " length=" + length + " outside region rkey=0x"
-                + Integer.toHexString(remoteKey) + " length=" + r.length() + " at node '" + name() + "'";
-        }
-        return null;
+        return regions.check("READ", lookupRemoteRead(remoteKey, via), remoteKey, offset, length, via.peerName());
     }
 
     void deregister(RegionImpl r) {
-        if (regions.remove(r.remoteKey(), r)) {
-            forgetName(r.name());
-        }
+        regions.remove(r);
     }
 
     /**
-     * @return descriptors of the live, remotely writable or readable regions exported to every peer (not those granted to one
-     *     connection), in registration order, with their names: what a setup message lists
+     * @return descriptors of the live, remotely writable or readable regions exported to every peer (not those
+     *     granted to one connection), in registration order, with their names: what a setup message lists
      */
     public List<RemoteRegion> exportedRegions() {
         List<RegionImpl> live = exportedRegionList();
@@ -497,18 +392,11 @@ public abstract class AbstractNode implements Node {
     }
 
     /**
-     * @return the live, remotely writable or readable regions exported to every peer, in registration order: what a provider
-     *     whose keys differ per connection describes to each peer itself ({@link #describe})
+     * @return the live, remotely writable or readable regions exported to every peer, in registration order: what a
+     *     provider whose keys differ per connection describes to each peer itself ({@link #describe})
      */
     protected List<RegionImpl> exportedRegionList() {
-        List<RegionImpl> live = new ArrayList<>();
-        for (RegionImpl r : regions.values()) {
-            if (r.live() && (r.access() & (Access.REMOTE_WRITE | Access.REMOTE_READ)) != 0 && r.grantee() == null) {
-                live.add(r);
-            }
-        }
-        live.sort(Comparator.comparingLong(RegionImpl::seq));
-        return live;
+        return regions.exported();
     }
 
     /**
@@ -783,7 +671,7 @@ public abstract class AbstractNode implements Node {
         }
         acceptQueue.clear();
         acceptQueue.offer(CLOSED_SENTINEL);
-        for (RegionImpl r : List.copyOf(regions.values())) {
+        for (RegionImpl r : regions.all()) {
             r.forceRelease();
         }
         try {
