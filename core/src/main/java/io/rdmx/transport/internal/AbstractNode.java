@@ -11,7 +11,10 @@ import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.capability.InputFollowing;
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -223,6 +226,26 @@ public abstract class AbstractNode implements Node {
         return allocate(length, access, remoteKey);
     }
 
+    /**
+     * Maps a range of a file read-only for a region a peer may {@link io.rdmx.transport.Opcode#READ}
+     * ({@link Node#registerFile}, {@link Connection#registerFile}). The range was checked to lie within the file.
+     * The memory is read-only (its buffer too); releasing the allocation unmaps it and leaves the file alone. The
+     * default refuses: a provider that cannot register files says so.
+     *
+     * @param file an existing regular file
+     * @param position where the range starts
+     * @param length bytes
+     * @param remoteKey the key chosen for the region
+     * @param grantee the connection the region is granted to, or null (exported to every peer)
+     * @return the memory
+     * @throws RdmxException if the file cannot be opened, mapped or registered
+     * @throws UnsupportedOperationException where the provider cannot register files (naming it)
+     */
+    protected Allocation allocateFile(Path file, long position, int length, int remoteKey,
+                                      AbstractConnection grantee) throws RdmxException {
+        throw new UnsupportedOperationException("provider '" + fabric.name() + "' cannot register files");
+    }
+
     /** Releases the provider's own resources (threads, sockets, files). Called once by {@link #close()}. */
     protected abstract void closeTransport();
 
@@ -292,7 +315,72 @@ public abstract class AbstractNode implements Node {
         return register(length, access, "", grantee);
     }
 
+    /** Allocates a new region's memory, given the key chosen for it. */
+    @FunctionalInterface
+    private interface Allocator {
+        Allocation allocate(int remoteKey) throws RdmxException;
+    }
+
     private Region register(int length, int access, String name, AbstractConnection grantee) throws RdmxException {
+        return register(length, access, name, grantee, grantee == null ? key -> allocate(length, access, key)
+            : key -> allocateGranted(length, access, key, grantee));
+    }
+
+    @Override
+    public Region registerFile(Path file, long position, int length, String name) throws RdmxException {
+        return registerFile(file, position, length, name, null);
+    }
+
+    /**
+     * Registers a range of a file, mapped read-only, that one connection's peer alone may READ
+     * ({@link Connection#registerFile}).
+     *
+     * @param file an existing regular file
+     * @param position where the range starts
+     * @param length bytes
+     * @param grantee the connection, open and of this node
+     * @return the region
+     * @throws RdmxException if the file cannot be mapped or registered, or the connection is closed
+     */
+    public Region registerFileGranted(Path file, long position, int length, AbstractConnection grantee)
+        throws RdmxException {
+        if (grantee.node() != this) {
+            throw new IllegalArgumentException("connection to '" + grantee.peerName()
+                + "' is not a connection of node '" + name() + "'");
+        }
+        if (!grantee.isOpen()) {
+            throw new RdmxException("cannot grant a file region to the closed connection to '" + grantee.peerName()
+                + "' at node '" + name() + "'");
+        }
+        return registerFile(file, position, length, "", grantee);
+    }
+
+    private Region registerFile(Path file, long position, int length, String name, AbstractConnection grantee)
+        throws RdmxException {
+        checkOpen();
+        if (file == null) {
+            throw new IllegalArgumentException("file region without a file at node '" + name() + "'");
+        }
+        if (!Files.isRegularFile(file)) {
+            throw new RdmxException("file region at node '" + name() + "': " + file
+                + " is not an existing regular file");
+        }
+        long size;
+        try {
+            size = Files.size(file);
+        } catch (IOException e) {
+            throw new RdmxException("file region: cannot read the size of " + file + ": " + e, e);
+        }
+        if (position < 0 || length <= 0 || position > size - length) {
+            throw new IllegalArgumentException("file region position=" + position + " length=" + length
+                + " outside " + file + " (size=" + size + ")");
+        }
+        return register(length, Access.REMOTE_READ, name, grantee,
+            key -> allocateFile(file, position, length, key, grantee));
+    }
+
+    private Region register(int length, int access, String name, AbstractConnection grantee, Allocator allocator)
+        throws RdmxException {
         checkOpen();
         if (length <= 0) {
             throw new IllegalArgumentException("region length=" + length + " must be positive");
@@ -306,7 +394,7 @@ public abstract class AbstractNode implements Node {
             }
         }
         try {
-            return registerNamed(length, access, name, grantee);
+            return registerNamed(access, name, grantee, allocator);
         } catch (RdmxException | RuntimeException | Error e) {
             forgetName(name);
             throw e;
@@ -321,13 +409,13 @@ public abstract class AbstractNode implements Node {
         }
     }
 
-    private Region registerNamed(int length, int access, String name, AbstractConnection grantee)
+    private Region registerNamed(int access, String name, AbstractConnection grantee, Allocator allocator)
         throws RdmxException {
         int key;
         do {
             key = KEYS.nextInt();
         } while (key == 0 || regions.containsKey(key));
-        Allocation a = grantee == null ? allocate(length, access, key) : allocateGranted(length, access, key, grantee);
+        Allocation a = allocator.allocate(key);
         RegionImpl r;
         if (a.address() != 0) {
             r = new RegionImpl(this, a.memory(), a.address(), a.localKey(), a.remoteKey(), access, a.onDeregister(),
@@ -384,8 +472,8 @@ public abstract class AbstractNode implements Node {
     }
 
     /**
-     * @return descriptors of the live, remotely writable regions exported to every peer (not those granted to one
-     *     connection), in registration order, with their names: what a setup message lists
+     * @return descriptors of the live, remotely writable or readable regions exported to every peer (not those
+     *     granted to one connection), in registration order, with their names: what a setup message lists
      */
     public List<RemoteRegion> exportedRegions() {
         List<RegionImpl> live = exportedRegionList();
@@ -397,13 +485,13 @@ public abstract class AbstractNode implements Node {
     }
 
     /**
-     * @return the live, remotely writable regions exported to every peer, in registration order: what a provider
-     *     whose keys differ per connection describes to each peer itself ({@link #describe})
+     * @return the live, remotely writable or readable regions exported to every peer, in registration order: what a
+     *     provider whose keys differ per connection describes to each peer itself ({@link #describe})
      */
     protected List<RegionImpl> exportedRegionList() {
         List<RegionImpl> live = new ArrayList<>();
         for (RegionImpl r : regions.values()) {
-            if (r.live() && (r.access() & Access.REMOTE_WRITE) != 0 && r.grantee() == null) {
+            if (r.live() && (r.access() & (Access.REMOTE_WRITE | Access.REMOTE_READ)) != 0 && r.grantee() == null) {
                 live.add(r);
             }
         }

@@ -12,7 +12,7 @@ import java.util.Map;
  * queue pair has a protection domain of its own ({@link RdmaCmFlow}), and the NIC honours a key only on queue pairs
  * of the domain it was registered in: so a region is registered in a connection's domain when it is first used
  * there, as the source or target of a post (local access only), or described to that connection's peer (remote
- * access, if the region allows that peer: exported node-wide, or granted to that very connection). A key told to one
+ * WRITE and/or READ access, as the region has them, if the region allows that peer: exported node-wide, or granted to that very connection). A key told to one
  * peer is thereby refused by the hardware on every other connection.
  *
  * <p>Lock order: the domain's guard (its queue pair's lock, or its monitor), then this object's monitor. Every
@@ -43,7 +43,9 @@ public abstract class QpRegistrations<D, M> {
      * Registers the memory in a domain.
      *
      * @param domain the domain
-     * @param access {@link Access#ALL} (the domain's peer may reach it) or {@link Access#LOCAL_WRITE}
+     * @param access {@link Access#LOCAL_WRITE} with the region's remote bits ({@link Access#REMOTE_WRITE},
+     *     {@link Access#REMOTE_READ}: the domain's peer may reach it), or {@link Access#LOCAL_WRITE} alone (memory
+     *     a provider mapped read-only drops LOCAL_WRITE itself)
      * @return the registration
      * @throws RdmxException naming the usual cause
      */
@@ -74,8 +76,9 @@ public abstract class QpRegistrations<D, M> {
         if (released) {
             throw new IllegalStateException(describe() + " is released");
         }
-        boolean remote = (access & Access.REMOTE_WRITE) != 0 && (grantee == null || grantee == domain);
-        mr = register(domain, remote ? Access.ALL : Access.LOCAL_WRITE);
+        int remoteBits = access & (Access.REMOTE_WRITE | Access.REMOTE_READ);
+        boolean remote = remoteBits != 0 && (grantee == null || grantee == domain);
+        mr = register(domain, remote ? Access.LOCAL_WRITE | remoteBits : Access.LOCAL_WRITE);
         mrs.put(domain, mr);
         return mr;
     }

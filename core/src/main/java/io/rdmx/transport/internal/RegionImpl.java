@@ -98,8 +98,8 @@ public final class RegionImpl implements Region {
             throw new IllegalArgumentException("connection " + via + " is not a connection of node '" + node.name()
                 + "'");
         }
-        if ((access & Access.REMOTE_WRITE) == 0) {
-            throw new IllegalArgumentException(this + " is not remotely writable");
+        if ((access & (Access.REMOTE_WRITE | Access.REMOTE_READ)) == 0) {
+            throw new IllegalArgumentException(this + " is neither remotely writable nor remotely readable");
         }
         if (grantee != null && grantee != via) {
             throw new IllegalArgumentException(this + " is granted to another connection than the one to '"
