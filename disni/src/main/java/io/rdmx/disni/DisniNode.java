@@ -28,6 +28,9 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -245,19 +248,71 @@ final class DisniNode extends RdmaNode {
     }
 
     /**
+     * A range of a file, mapped read-only ({@link FileChannel#map}, {@code READ_ONLY}), registered with
+     * {@code IBV_ACCESS_REMOTE_READ} alone (no {@code LOCAL_WRITE}: {@code ibv_reg_mr} cannot take it on pages it may
+     * not write): in the grantee's domain alone if granted, else with a home registration in the node's domain (its
+     * keys) and one per connection's domain as it is described there, as {@link #allocate} does. The release
+     * deregisters every registration, so the keys die at once; the mapping itself goes when its buffer is collected
+     * (Java 17 cannot unmap a {@code MappedByteBuffer}; shm's region files go the same way). The file stays.
+     */
+    @Override
+    protected Allocation allocateFile(Path file, long position, int length, int remoteKey,
+                                      AbstractConnection grantee) throws RdmxException {
+        checkOpen();
+        ByteBuffer mem;
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            mem = ch.map(FileChannel.MapMode.READ_ONLY, position, length);
+        } catch (IOException e) {
+            throw new RdmxException("disni: node '" + name() + "' cannot map " + file + " position=" + position
+                + " length=" + length + ": " + e, e);
+        }
+        if (grantee != null) {
+            Domain d = ((DisniConnection) grantee).domain();
+            Registrations regs = new Registrations(this, mem, Access.REMOTE_READ, d);
+            IbvMr mr = d.registrationOf(regs);
+            return new Allocation(mem, regs::release, mr.getAddr(), mr.getLkey(), mr.getRkey(), regs);
+        }
+        IbvMr mr = register(pd, mem, Access.REMOTE_READ);
+        Registrations regs = new Registrations(this, mem, Access.REMOTE_READ, null);
+        return new Allocation(mem, () -> {
+            regs.release();
+            deregister(mr);
+        }, mr.getAddr(), mr.getLkey(), mr.getRkey(), regs);
+    }
+
+    /**
+     * The {@code ibv_access_flags} of a registration, as on {@code verbs}: {@code LOCAL_WRITE} always but on a
+     * read-only buffer (a file region), {@code REMOTE_WRITE} and {@code REMOTE_READ} as the SPI bits say.
+     *
+     * @param access SPI access flags
+     * @param readOnlyMemory whether the memory is read-only
+     * @return the flags
+     */
+    static int accessFlags(int access, boolean readOnlyMemory) {
+        int flags = readOnlyMemory ? 0 : IbvMr.IBV_ACCESS_LOCAL_WRITE;
+        if ((access & Access.REMOTE_WRITE) != 0) {
+            if (readOnlyMemory) {
+                throw new IllegalArgumentException("read-only memory cannot be remotely writable");
+            }
+            flags |= IbvMr.IBV_ACCESS_REMOTE_WRITE;
+        }
+        if ((access & Access.REMOTE_READ) != 0) {
+            flags |= IbvMr.IBV_ACCESS_REMOTE_READ;
+        }
+        return flags;
+    }
+
+    /**
      * Registers memory with a protection domain.
      *
      * @param domain the domain
-     * @param mem the memory
+     * @param mem the memory (a read-only buffer is registered without {@code LOCAL_WRITE})
      * @param access SPI access flags
      * @return the registration
      * @throws RdmxException naming the usual cause
      */
     IbvMr register(IbvPd domain, ByteBuffer mem, int access) throws RdmxException {
-        int flags = IbvMr.IBV_ACCESS_LOCAL_WRITE;
-        if ((access & Access.REMOTE_WRITE) != 0) {
-            flags |= IbvMr.IBV_ACCESS_REMOTE_WRITE;
-        }
+        int flags = accessFlags(mem.isReadOnly() ? access & ~Access.LOCAL_WRITE : access, mem.isReadOnly());
         try {
             var call = domain.regMr(mem, flags).execute();
             IbvMr mr = call.getMr();
