@@ -12,7 +12,7 @@ import java.util.Map;
  * queue pair has a protection domain of its own ({@link RdmaCmFlow}), and the NIC honours a key only on queue pairs
  * of the domain it was registered in: so a region is registered in a connection's domain when it is first used
  * there, as the source or target of a post (local access only), or described to that connection's peer (remote
- * WRITE and/or READ access, as the region has them, if the region allows that peer: exported node-wide, or granted to that very connection). A key told to one
+ * access, if the region allows that peer: exported node-wide, or granted to that very connection). A key told to one
  * peer is thereby refused by the hardware on every other connection.
  *
  * <p>Lock order: the domain's guard (its queue pair's lock, or its monitor), then this object's monitor. Every
@@ -44,8 +44,7 @@ public abstract class QpRegistrations<D, M> {
      *
      * @param domain the domain
      * @param access {@link Access#LOCAL_WRITE} with the region's remote bits ({@link Access#REMOTE_WRITE},
-     *     {@link Access#REMOTE_READ}: the domain's peer may reach it), or {@link Access#LOCAL_WRITE} alone (memory
-     *     a provider mapped read-only drops LOCAL_WRITE itself)
+     *     {@link Access#REMOTE_READ}) where the domain's peer may reach it, else {@link Access#LOCAL_WRITE} alone
      * @return the registration
      * @throws RdmxException naming the usual cause
      */
