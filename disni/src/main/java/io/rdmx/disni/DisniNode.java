@@ -28,9 +28,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
+import java.nio.MappedByteBuffer;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -75,6 +73,8 @@ final class DisniNode extends RdmaNode {
     /** The smallest CQ a node tries before giving up. */
     private static final int MIN_CQ = 256;
 
+    /** Whether this node warned that file regions are copied (a kernel that cannot pin read-only mappings). */
+    private volatile boolean warnedFileCopy;
     private final RdmaEventChannel channel;
     private final RdmaCmId listenId;
     private final IbvContext ctx;
@@ -248,36 +248,59 @@ final class DisniNode extends RdmaNode {
     }
 
     /**
-     * A range of a file, mapped read-only ({@link FileChannel#map}, {@code READ_ONLY}), registered with
-     * {@code IBV_ACCESS_REMOTE_READ} alone (no {@code LOCAL_WRITE}: {@code ibv_reg_mr} cannot take it on pages it may
-     * not write): in the grantee's domain alone if granted, else with a home registration in the node's domain (its
-     * keys) and one per connection's domain as it is described there, as {@link #allocate} does. The release
-     * deregisters every registration, so the keys die at once; the mapping itself goes when its buffer is collected
-     * (Java 17 cannot unmap a {@code MappedByteBuffer}; shm's region files go the same way). The file stays.
+     * A range of a file, mapped read-only by the node, registered with {@code IBV_ACCESS_REMOTE_READ} alone (no
+     * {@code LOCAL_WRITE}: {@code ibv_reg_mr} cannot take it on pages it may not write): a home registration in the
+     * node's domain (a node-wide region's keys), and one per connection's domain as it is described there, or, granted,
+     * in the grantee's domain alone (its keys), as {@link #allocate} does. The release deregisters every registration,
+     * so the keys die at once; the mapping goes with its buffer, as the node's default does (the file stays).
+     *
+     * <p>Linux before 6.2 pins every registration for writing, which a read-only shared mapping refuses ("Bad
+     * address"): there, as on {@code verbs}, the range is copied once into a direct buffer of its own, registered for
+     * REMOTE_READ (warned once per node); the region's buffer shows that copy, read-only.
      */
     @Override
-    protected Allocation allocateFile(Path file, long position, int length, int remoteKey,
-                                      AbstractConnection grantee) throws RdmxException {
+    protected Allocation allocateFile(MappedByteBuffer mapped, int remoteKey, AbstractConnection grantee)
+        throws RdmxException {
         checkOpen();
-        ByteBuffer mem;
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            mem = ch.map(FileChannel.MapMode.READ_ONLY, position, length);
-        } catch (IOException e) {
-            throw new RdmxException("disni: node '" + name() + "' cannot map " + file + " position=" + position
-                + " length=" + length + ": " + e, e);
+        ByteBuffer mem = mapped;
+        ByteBuffer view = mapped;
+        IbvMr home;
+        try {
+            home = register(pd, mapped, Access.REMOTE_READ);
+        } catch (RdmxException e) {
+            if (e.getCause() == null || !String.valueOf(e.getCause().getMessage()).contains("Bad address")) {
+                throw e;
+            }
+            if (!warnedFileCopy) {
+                warnedFileCopy = true;
+                LOG.warn("disni: node '{}': the kernel ({}) cannot register a read-only file mapping (ibv_reg_mr: Bad"
+                    + " address; Linux before 6.2 pins it for writing): file regions are copied into registered"
+                    + " memory when registered", name(), System.getProperty("os.version"));
+            }
+            mem = ByteBuffer.allocateDirect(mapped.capacity());
+            mem.put(0, mapped, 0, mapped.capacity());
+            view = mem.asReadOnlyBuffer();
+            home = register(pd, mem, Access.REMOTE_READ);
         }
-        if (grantee != null) {
-            Domain d = ((DisniConnection) grantee).domain();
-            Registrations regs = new Registrations(this, mem, Access.REMOTE_READ, d);
-            IbvMr mr = d.registrationOf(regs);
-            return new Allocation(mem, regs::release, mr.getAddr(), mr.getLkey(), mr.getRkey(), regs);
+        try {
+            IbvMr keys = home;
+            Registrations regs;
+            if (grantee != null) {
+                Domain d = ((DisniConnection) grantee).domain();
+                regs = new Registrations(this, mem, Access.REMOTE_READ, d);
+                keys = d.registrationOf(regs);
+            } else {
+                regs = new Registrations(this, mem, Access.REMOTE_READ, null);
+            }
+            IbvMr homeMr = home;
+            return new Allocation(view, () -> {
+                regs.release();
+                deregister(homeMr);
+            }, keys.getAddr(), keys.getLkey(), keys.getRkey(), regs);
+        } catch (RdmxException | RuntimeException e) {
+            deregister(home);
+            throw e;
         }
-        IbvMr mr = register(pd, mem, Access.REMOTE_READ);
-        Registrations regs = new Registrations(this, mem, Access.REMOTE_READ, null);
-        return new Allocation(mem, () -> {
-            regs.release();
-            deregister(mr);
-        }, mr.getAddr(), mr.getLkey(), mr.getRkey(), regs);
     }
 
     /**

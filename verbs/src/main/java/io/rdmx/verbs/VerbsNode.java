@@ -26,15 +26,13 @@ import io.rdmx.verbs.Native.RdmaCmEvent;
 import io.rdmx.verbs.Native.RdmaCmId;
 import io.rdmx.verbs.Native.RdmaEventChannel;
 import java.lang.foreign.Arena;
-import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
+import java.nio.MappedByteBuffer;
 import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -85,6 +83,10 @@ public final class VerbsNode extends RdmaNode {
     private int initiatorDepth = 1;
     /** Bound on {@link #responderResources} and {@link #initiatorDepth}. */
     static final int READ_DEPTH_CAP = 16;
+    /** Whether this node warned that file regions are copied (a kernel that cannot pin read-only mappings). */
+    private volatile boolean warnedFileCopy;
+    /** {@code EFAULT}: ibv_reg_mr's errno for pages the kernel will not pin. */
+    private static final int EFAULT = 14;
     private String deviceName = "?";
     private boolean softRoce;
     private final Thread progress;
@@ -331,47 +333,71 @@ public final class VerbsNode extends RdmaNode {
     }
 
     /**
-     * A range of a file, mapped read-only ({@code MAP_SHARED}, {@code PROT_READ}: {@link FileChannel#map} into an
-     * arena of its own), registered with {@code IBV_ACCESS_REMOTE_READ} alone: without {@code LOCAL_WRITE}, which
-     * {@code ibv_reg_mr} cannot take on pages it may not write. Exported node-wide, its home registration (the node's
-     * protection domain, which no queue pair is in) gives it its keys and each connection's domain gets its own when
-     * it is described there; granted, it is registered in the grantee's domain alone. On other connections it may be
-     * the source of a WRITE or a SEND (local read access needs no flag). The release deregisters every registration,
-     * then unmaps (the arena's close); the file stays.
+     * A range of a file, mapped read-only by the node ({@code MAP_SHARED}, {@code PROT_READ}), registered with
+     * {@code IBV_ACCESS_REMOTE_READ} alone: without {@code LOCAL_WRITE}, which {@code ibv_reg_mr} cannot take on pages
+     * it may not write. Its home registration (the node's protection domain, which no queue pair is in) gives a
+     * node-wide region its keys, and each connection's domain gets its own when it is described there; a granted one
+     * is registered in the grantee's domain alone (its keys) besides. On other connections it may be the source of a
+     * WRITE or a SEND (local read access needs no flag). The release deregisters every registration, so every key
+     * dies at once; the mapping goes with its buffer, as the node's default does (the file stays).
+     *
+     * <p>Linux before 6.2 pins the pages of every registration for writing ({@code ib_umem_get} asks
+     * {@code FOLL_WRITE | FOLL_FORCE} even without a write access flag), which a read-only shared mapping refuses
+     * with {@code EFAULT}. There, and only there, the range is copied once into memory of its own, registered for
+     * REMOTE_READ (a warning says so, once per node): the peers read that copy, taken at registration, and the region's
+     * buffer shows it, read-only.
      */
     @Override
-    protected Allocation allocateFile(Path file, long position, int length, int remoteKey,
-                                      AbstractConnection grantee) throws RdmxException {
+    protected Allocation allocateFile(MappedByteBuffer mapped, int remoteKey, AbstractConnection grantee)
+        throws RdmxException {
         checkOpen();
-        Arena mapArena = Arena.ofShared();
+        MemorySegment mem = MemorySegment.ofBuffer(mapped);
+        ByteBuffer view = mapped;
+        boolean readOnly = true;
+        Arena copyArena = null;
+        MemorySegment home = register(pd, mem, Access.REMOTE_READ, true, true);
         try {
-            MemorySegment mem;
-            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-                mem = ch.map(FileChannel.MapMode.READ_ONLY, position, length, mapArena);
-            } catch (IOException e) {
-                throw new RdmxException("verbs: node '" + name() + "' cannot map " + file + " position=" + position
-                    + " length=" + length + ": " + e, e);
+            if (home == null) {
+                if (!warnedFileCopy) {
+                    warnedFileCopy = true;
+                    LOG.warn("verbs: node '{}': the kernel ({}) cannot register a read-only file mapping (ibv_reg_mr:"
+                        + " EFAULT; Linux before 6.2 pins it for writing): file regions are copied into registered"
+                        + " memory when registered", name(), System.getProperty("os.version"));
+                }
+                copyArena = Arena.ofShared();
+                MemorySegment copy = copyArena.allocate(mem.byteSize(), 4096);
+                copy.copyFrom(mem);
+                mem = copy;
+                view = copy.asByteBuffer().asReadOnlyBuffer();
+                readOnly = false;
+                home = register(pd, mem, Access.REMOTE_READ, false);
             }
+            Registrations regs;
+            MemorySegment keys = home;
             if (grantee != null) {
                 Endpoint ep = ((VerbsConnection) grantee).endpoint();
-                Registrations regs = new Registrations(this, mem, Access.REMOTE_READ, ep, true);
-                MemorySegment mr = ep.registrationOf(regs);
-                Runnable release = () -> {
-                    regs.release();
-                    mapArena.close();
-                };
-                return new Allocation(mem.asByteBuffer(), release, mem.address(), localKey(mr), remoteKey(mr), regs);
+                regs = new Registrations(this, mem, Access.REMOTE_READ, ep, readOnly);
+                keys = ep.registrationOf(regs);
+            } else {
+                regs = new Registrations(this, mem, Access.REMOTE_READ, null, readOnly);
             }
-            MemorySegment home = register(pd, mem, Access.REMOTE_READ, true);
-            Registrations regs = new Registrations(this, mem, Access.REMOTE_READ, null, true);
+            MemorySegment homeMr = home;
+            Arena copied = copyArena;
             Runnable release = () -> {
                 regs.release();
-                deregister(home);
-                mapArena.close();
+                deregister(homeMr);
+                if (copied != null) {
+                    copied.close();
+                }
             };
-            return new Allocation(mem.asByteBuffer(), release, mem.address(), localKey(home), remoteKey(home), regs);
+            return new Allocation(view, release, mem.address(), localKey(keys), remoteKey(keys), regs);
         } catch (RdmxException | RuntimeException e) {
-            mapArena.close();
+            if (home != null) {
+                deregister(home);
+            }
+            if (copyArena != null) {
+                copyArena.close();
+            }
             throw e;
         }
     }
@@ -432,6 +458,15 @@ public final class VerbsNode extends RdmaNode {
      */
     MemorySegment register(MemorySegment domain, MemorySegment memory, int access, boolean readOnlyMemory)
         throws RdmxException {
+        return register(domain, memory, access, readOnlyMemory, false);
+    }
+
+    /**
+     * Registers memory with a protection domain; with {@code nullIfUnpinnable}, returns null where the kernel
+     * refuses to pin the pages ({@code EFAULT}) instead of throwing.
+     */
+    private MemorySegment register(MemorySegment domain, MemorySegment memory, int access, boolean readOnlyMemory,
+                                   boolean nullIfUnpinnable) throws RdmxException {
         int flags = accessFlags(access, readOnlyMemory);
         MemorySegment st = Lib.state();
         MemorySegment mr;
@@ -442,6 +477,9 @@ public final class VerbsNode extends RdmaNode {
         }
         if (mr.equals(MemorySegment.NULL)) {
             int err = Lib.errno(st);
+            if (err == EFAULT && nullIfUnpinnable) {
+                return null;
+            }
             throw new RdmxException("verbs: ibv_reg_mr of " + memory.byteSize() + " bytes at node '" + name()
                 + "' failed: errno=" + err + (err == More.ENOMEM || err == 1
                 ? " (locked memory limit: raise 'ulimit -l' / memlock for this user)" : ""));
