@@ -32,7 +32,8 @@ SELECT="${RDMX_SOFTROCE_SELECT:---select-class=io.rdmx.verbs.VerbsConformanceTes
   --select-class=io.rdmx.verbs.RegistrationCacheTest --select-class=io.rdmx.verbs.PeerHangTest \
   --select-class=io.rdmx.verbs.VerbsSetupTest --select-class=io.rdmx.verbs.VerbsInlineCompletionTest \
   --select-class=io.rdmx.verbs.VerbsAuthTest --select-class=io.rdmx.verbs.VerbsSecretConformanceTest \
-  --select-class=io.rdmx.verbs.VerbsScopeTest --select-class=io.rdmx.verbs.VerbsReadTest}"
+  --select-class=io.rdmx.verbs.VerbsScopeTest --select-class=io.rdmx.verbs.VerbsReadTest \
+  --select-class=io.rdmx.verbs.VerbsReadConformanceTest}"
 # RDMX_SOFTROCE_LIBDISNI (for developers): a directory holding libdisni.so (disni/scripts/build-libdisni.sh builds
 # it from DiSNI's source, which is on GitHub only: CI has none, so CI does not run this). With it the disni module
 # is built too, its classes join the class path, libdisni goes on java.library.path, and the disni provider's
@@ -46,7 +47,8 @@ if [ -n "$LIBDISNI" ]; then
     SELECT="$SELECT --select-class=io.rdmx.disni.DisniConformanceTest \
       --select-class=io.rdmx.disni.DisniSecretConformanceTest --select-class=io.rdmx.disni.DisniAuthTest \
       --select-class=io.rdmx.disni.DisniScopeTest --select-class=io.rdmx.disni.DisniChannelTest \
-      --select-class=io.rdmx.disni.DisniRpcTest --select-class=io.rdmx.disni.DisniReadTest"
+      --select-class=io.rdmx.disni.DisniRpcTest --select-class=io.rdmx.disni.DisniReadTest \
+      --select-class=io.rdmx.disni.DisniReadConformanceTest"
   fi
 fi
 BW_SIZE=65536
