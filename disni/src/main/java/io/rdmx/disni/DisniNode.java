@@ -81,6 +81,10 @@ final class DisniNode extends RdmaNode {
     private final IbvPd pd;
     private final IbvCompChannel compChannel;
     private final IbvCQ cq;
+    /** Serializes the polls of {@link #cq} ({@link #drainCq}); guards {@link #poll} and {@link #wcs}. */
+    private final Object pollLock = new Object();
+    private final IbvWC[] wcs = newWcs(32);
+    private com.ibm.disni.verbs.SVCPollCq poll;
     private final int cqSize;
     /** Whether the device is Soft-RoCE (rxe), whose completion statuses deviate (see the four-argument failure). */
     private final boolean softRoce;
@@ -459,6 +463,14 @@ final class DisniNode extends RdmaNode {
         }
     }
 
+    private static IbvWC[] newWcs(int n) {
+        IbvWC[] w = new IbvWC[n];
+        for (int i = 0; i < n; i++) {
+            w[i] = new IbvWC();
+        }
+        return w;
+    }
+
     static void postRecv(IbvQP qp, long hwId, long addr, int length, int lkey) throws IOException {
         qp.postRecv(List.of(DisniConnection.recvWr(hwId, addr, length, lkey)), null).execute().free();
     }
@@ -466,11 +478,6 @@ final class DisniNode extends RdmaNode {
     // ------------------------------------------------------------------ completions
 
     private void cqLoop() {
-        IbvWC[] wcs = new IbvWC[32];
-        for (int i = 0; i < wcs.length; i++) {
-            wcs[i] = new IbvWC();
-        }
-        var poll = (com.ibm.disni.verbs.SVCPollCq) null;
         while (!stopping) {
             try {
                 if (!compChannel.getCqEvent(cq, EVENT_MS[0])) {
@@ -478,24 +485,44 @@ final class DisniNode extends RdmaNode {
                 }
                 cq.ackEvents(1);
                 cq.reqNotification(false).execute().free();
-                if (poll == null) {
-                    poll = cq.poll(wcs, wcs.length);
-                }
-                int n;
-                do {
-                    n = poll.execute().getPolls();
-                    for (int i = 0; i < n; i++) {
-                        completion(wcs[i]);
-                    }
-                } while (n == wcs.length);
+                drainCq();
             } catch (IOException | RuntimeException e) {
                 if (!stopping) {
                     LOG.warn("disni: CQ thread of node '{}'", name(), e);
                 }
             }
         }
-        if (poll != null) {
-            poll.free();
+        synchronized (pollLock) {
+            if (poll != null) {
+                poll.free();
+                poll = null;
+            }
+        }
+    }
+
+    /**
+     * Polls the node's CQ empty, handing each completion to its queue pair in poll order: the CQ thread, or the
+     * rdma_cm thread before it fails a connection whose peer disconnected ({@link DisniSetup#deliverPending}), so
+     * what completed before the disconnect (a READ the peer refused, data the peer sent) is delivered as it
+     * completed, not flushed: the two threads would otherwise race.
+     *
+     * @throws IOException if DiSNI's poll fails
+     */
+    void drainCq() throws IOException {
+        synchronized (pollLock) {
+            if (stopping) {
+                return;
+            }
+            if (poll == null) {
+                poll = cq.poll(wcs, wcs.length);
+            }
+            int n;
+            do {
+                n = poll.execute().getPolls();
+                for (int i = 0; i < n; i++) {
+                    completion(wcs[i]);
+                }
+            } while (n == wcs.length);
         }
     }
 

@@ -281,14 +281,14 @@ public abstract class RdmaReadSuite {
     void aReadAfterAWriteOnTheSameConnectionSeesTheWrite() throws Exception {
         Node server = open("server");
         Node client = open("client");
-        int len = 1 << 16;
+        int len = 1 << 14;
         Region target = server.register(len, Access.ALL | Access.REMOTE_READ, "rw");
         Connection c2s = client.connect(server.address(), WAIT);
         server.accept(WAIT);
         RemoteRegion d = c2s.remoteRegion("rw");
         Region src = client.register(len, Access.LOCAL_WRITE);
         Region into = client.register(len, Access.LOCAL_WRITE);
-        for (int round = 0; round < 20; round++) {
+        for (int round = 0; round < 8; round++) {
             byte[] p = pattern(len, 100 + round);
             src.buffer().put(0, p);
             for (int part = 0; part < 4; part++) { // four WRITEs, unsignaled, then the READ of all of them
