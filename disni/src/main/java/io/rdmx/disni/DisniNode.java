@@ -33,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,8 +74,8 @@ final class DisniNode extends RdmaNode {
     /** The smallest CQ a node tries before giving up. */
     private static final int MIN_CQ = 256;
 
-    /** Whether this node warned that file regions are copied (a kernel that cannot pin read-only mappings). */
-    private volatile boolean warnedFileCopy;
+    /** Whether this process warned that file regions are copied (a kernel that cannot pin read-only mappings). */
+    private static final AtomicBoolean WARNED_FILE_COPY = new AtomicBoolean();
     private final RdmaEventChannel channel;
     private final RdmaCmId listenId;
     private final IbvContext ctx;
@@ -260,7 +261,7 @@ final class DisniNode extends RdmaNode {
      *
      * <p>Linux before 6.2 pins every registration for writing, which a read-only shared mapping refuses ("Bad
      * address"): there, as on {@code verbs}, the range is copied once into a direct buffer of its own, registered for
-     * REMOTE_READ (warned once per node); the region's buffer shows that copy, read-only.
+     * REMOTE_READ (warned once per process); the region's buffer shows that copy, read-only.
      */
     @Override
     protected Allocation allocateFile(MappedByteBuffer mapped, int remoteKey, AbstractConnection grantee)
@@ -275,8 +276,7 @@ final class DisniNode extends RdmaNode {
             if (e.getCause() == null || !String.valueOf(e.getCause().getMessage()).contains("Bad address")) {
                 throw e;
             }
-            if (!warnedFileCopy) {
-                warnedFileCopy = true;
+            if (WARNED_FILE_COPY.compareAndSet(false, true)) {
                 LOG.warn("disni: node '{}': the kernel ({}) cannot register a read-only file mapping (ibv_reg_mr: Bad"
                     + " address; Linux before 6.2 pins it for writing): file regions are copied into registered"
                     + " memory when registered", name(), System.getProperty("os.version"));

@@ -36,6 +36,7 @@ import java.nio.MappedByteBuffer;
 import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,8 +84,8 @@ public final class VerbsNode extends RdmaNode {
     private int initiatorDepth = 1;
     /** Bound on {@link #responderResources} and {@link #initiatorDepth}. */
     static final int READ_DEPTH_CAP = 16;
-    /** Whether this node warned that file regions are copied (a kernel that cannot pin read-only mappings). */
-    private volatile boolean warnedFileCopy;
+    /** Whether this process warned that file regions are copied (a kernel that cannot pin read-only mappings). */
+    private static final AtomicBoolean WARNED_FILE_COPY = new AtomicBoolean();
     /** {@code EFAULT}: ibv_reg_mr's errno for pages the kernel will not pin. */
     private static final int EFAULT = 14;
     private String deviceName = "?";
@@ -344,8 +345,8 @@ public final class VerbsNode extends RdmaNode {
      * <p>Linux before 6.2 pins the pages of every registration for writing ({@code ib_umem_get} asks
      * {@code FOLL_WRITE | FOLL_FORCE} even without a write access flag), which a read-only shared mapping refuses
      * with {@code EFAULT}. There, and only there, the range is copied once into memory of its own, registered for
-     * REMOTE_READ (a warning says so, once per node): the peers read that copy, taken at registration, and the region's
-     * buffer shows it, read-only.
+     * REMOTE_READ (a warning says so, once per process): the peers read that copy, taken at registration, and the
+     * region's buffer shows it, read-only.
      */
     @Override
     protected Allocation allocateFile(MappedByteBuffer mapped, int remoteKey, AbstractConnection grantee)
@@ -358,8 +359,7 @@ public final class VerbsNode extends RdmaNode {
         MemorySegment home = register(pd, mem, Access.REMOTE_READ, true, true);
         try {
             if (home == null) {
-                if (!warnedFileCopy) {
-                    warnedFileCopy = true;
+                if (WARNED_FILE_COPY.compareAndSet(false, true)) {
                     LOG.warn("verbs: node '{}': the kernel ({}) cannot register a read-only file mapping (ibv_reg_mr:"
                         + " EFAULT; Linux before 6.2 pins it for writing): file regions are copied into registered"
                         + " memory when registered", name(), System.getProperty("os.version"));
