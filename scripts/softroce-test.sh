@@ -3,13 +3,15 @@
 # available here) on the host's filesystem with Debian's kernel, loads rdma_rxe, creates device rxe0 on a dummy
 # interface (10.9.9.1) and runs, inside, against real verbs:
 #   1. the verbs test suites in one JVM: the transport conformance suite and the ring-channel suite, unchanged,
-#      on the verbs provider, the registration cache test, plus the FFM smoke test of the raw binding;
+#      on the verbs provider, the registration cache test, one-sided READ (VerbsReadTest), plus the FFM smoke
+#      test of the raw binding;
 #   0. rdmx doctor before rxe0 exists (must exit 1 explaining why verbs cannot work) and on rxe0 (exit 0);
 #   2. a two-JVM ring-channel run over rxe0 (every byte checked by the receiving process), and a two-JVM
 #      shuffle over verbs (2 processes x 2 workers, exactly-once verified by rank 0: io.rdmx.shuffle.ShuffleCheck),
 #      and the three TPC-C queries over verbs checked against one process (io.rdmx.bench.queries.QueriesCheck);
 #   3. three alternating rounds of perftest's ib_write_bw (64 KiB) / ib_write_lat (64 B) and rdmx's WRITE
-#      bandwidth and latency measured the same way (io.rdmx.verbs.tools.WritePerf).
+#      bandwidth and latency measured the same way (io.rdmx.verbs.tools.WritePerf), then the same for one-sided
+#      READ: ib_read_bw / ib_read_lat and io.rdmx.verbs.tools.ReadPerf (printed only, not in verbs.json).
 # Then writes bench/results/verbs.json and verbs.svg (medians; rdmx vs perftest, same device, same run).
 # Installs what is missing (Debian packages, virtme-ng from PyPI). Exits non-zero on any failure; every step is
 # bounded (the whole job takes about 7 minutes here, at most 14).
@@ -30,12 +32,13 @@ SELECT="${RDMX_SOFTROCE_SELECT:---select-class=io.rdmx.verbs.VerbsConformanceTes
   --select-class=io.rdmx.verbs.RegistrationCacheTest --select-class=io.rdmx.verbs.PeerHangTest \
   --select-class=io.rdmx.verbs.VerbsSetupTest --select-class=io.rdmx.verbs.VerbsInlineCompletionTest \
   --select-class=io.rdmx.verbs.VerbsAuthTest --select-class=io.rdmx.verbs.VerbsSecretConformanceTest \
-  --select-class=io.rdmx.verbs.VerbsScopeTest}"
+  --select-class=io.rdmx.verbs.VerbsScopeTest --select-class=io.rdmx.verbs.VerbsReadTest \
+  --select-class=io.rdmx.verbs.VerbsReadConformanceTest}"
 # RDMX_SOFTROCE_LIBDISNI (for developers): a directory holding libdisni.so (disni/scripts/build-libdisni.sh builds
 # it from DiSNI's source, which is on GitHub only: CI has none, so CI does not run this). With it the disni module
 # is built too, its classes join the class path, libdisni goes on java.library.path, and the disni provider's
 # suites run on rxe0 as well (the conformance suite without and with a secret, the authentication and scope tests,
-# the ring-channel and RPC suites)
+# the ring-channel and RPC suites, one-sided READ)
 LIBDISNI="${RDMX_SOFTROCE_LIBDISNI:-}"
 if [ -n "$LIBDISNI" ]; then
   [ -f "$LIBDISNI/libdisni.so" ] || { echo "softroce: no libdisni.so in RDMX_SOFTROCE_LIBDISNI=$LIBDISNI"; exit 1; }
@@ -44,7 +47,8 @@ if [ -n "$LIBDISNI" ]; then
     SELECT="$SELECT --select-class=io.rdmx.disni.DisniConformanceTest \
       --select-class=io.rdmx.disni.DisniSecretConformanceTest --select-class=io.rdmx.disni.DisniAuthTest \
       --select-class=io.rdmx.disni.DisniScopeTest --select-class=io.rdmx.disni.DisniChannelTest \
-      --select-class=io.rdmx.disni.DisniRpcTest"
+      --select-class=io.rdmx.disni.DisniRpcTest --select-class=io.rdmx.disni.DisniReadTest \
+      --select-class=io.rdmx.disni.DisniReadConformanceTest"
   fi
 fi
 BW_SIZE=65536
@@ -166,6 +170,15 @@ for r in 1 2 3; do
   step "round \$r: rdmx WRITE bandwidth and latency"
   timeout 240 "$JAVA" $JOPTS -cp "$CP" io.rdmx.verbs.tools.WritePerf $BW_SIZE $BW_N $LAT_SIZE $LAT_N \
     > perf_\$r.txt 2>&1
+  step "round \$r: perftest ib_read_bw / ib_read_lat, rdmx READ bandwidth and latency"
+  (timeout 120 ib_read_bw -d rxe0 -x 1 -s $BW_SIZE -n $BW_N > rbw_server_\$r.txt 2>&1 &)
+  sleep 2
+  timeout 120 ib_read_bw -d rxe0 -x 1 -s $BW_SIZE -n $BW_N 10.9.9.1 > rbw_\$r.txt 2>&1
+  (timeout 120 ib_read_lat -d rxe0 -x 1 -s $LAT_SIZE -n $LAT_N > rlat_server_\$r.txt 2>&1 &)
+  sleep 2
+  timeout 120 ib_read_lat -d rxe0 -x 1 -s $LAT_SIZE -n $LAT_N 10.9.9.1 > rlat_\$r.txt 2>&1
+  timeout 240 "$JAVA" $JOPTS -cp "$CP" io.rdmx.verbs.tools.ReadPerf $BW_SIZE $BW_N $LAT_SIZE $LAT_N \
+    > rperf_\$r.txt 2>&1
 done
 step "done"
 echo ok > done.txt
@@ -256,6 +269,22 @@ for r in 1 2 3; do
     "$(awk -v s=$LAT_SIZE '$1 == s {print $5}' "$WORK/lat_$r.txt" | tail -1) us," \
     "rdmx $(awk '$1 == "RDMX_WRITE_LAT" {print $2}' "$WORK/perf_$r.txt") us"
 done
+# one-sided READ the same way (printed, not charted): perftest's ib_read_bw / ib_read_lat vs io.rdmx.verbs.tools.ReadPerf
+for r in 1 2 3; do
+  echo "softroce: round $r: ib_read_bw $(awk -v s=$BW_SIZE '$1 == s {print $4}' "$WORK/rbw_$r.txt" | tail -1) MB/s," \
+    "rdmx READ $(awk '$1 == "RDMX_READ_BW" {print $2}' "$WORK/rperf_$r.txt") MB/s; ib_read_lat" \
+    "$(awk -v s=$LAT_SIZE '$1 == s {print $5}' "$WORK/rlat_$r.txt" | tail -1) us," \
+    "rdmx READ $(awk '$1 == "RDMX_READ_LAT" {print $2}' "$WORK/rperf_$r.txt") us"
+done
+echo "softroce: READ medians: ib_read_bw $(for r in 1 2 3; do awk -v s=$BW_SIZE '$1 == s {print $4}' \
+  "$WORK/rbw_$r.txt" | tail -1; done | median3) MB/s, rdmx READ $(for r in 1 2 3; do \
+  awk '$1 == "RDMX_READ_BW" {print $2}' "$WORK/rperf_$r.txt"; done | median3) MB/s ($BW_SIZE B);" \
+  "ib_read_lat $(for r in 1 2 3; do awk -v s=$LAT_SIZE '$1 == s {print $5}' "$WORK/rlat_$r.txt" | tail -1; done \
+  | median3) us, rdmx READ $(for r in 1 2 3; do awk '$1 == "RDMX_READ_LAT" {print $2}' "$WORK/rperf_$r.txt"; done \
+  | median3) us ($LAT_SIZE B)"
+if ! grep -q RDMX_READ_BW "$WORK/rperf_1.txt"; then
+  echo "softroce: rdmx READ benchmark failed:"; tail -20 "$WORK/rperf_1.txt"; fail=1
+fi
 if [ -z "$bw" ] || [ -z "$lat" ] || [ -z "$rbw" ] || [ -z "$rlat" ]; then
   echo "softroce: benchmark output not understood:"; tail -5 "$WORK"/bw_*.txt "$WORK"/lat_*.txt "$WORK"/perf_*.txt; fail=1
 else

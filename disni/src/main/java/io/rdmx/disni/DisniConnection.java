@@ -21,7 +21,7 @@ import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A DiSNI connection: an RC queue pair created through DiSNI's rdma_cm binding. WRITE and SEND are posted
+ * A DiSNI connection: an RC queue pair created through DiSNI's rdma_cm binding. WRITE, READ and SEND are posted
  * through DiSNI's stateful verb calls ({@link SVCPostSend}), prepared once per opcode and re-executed with new
  * ids, addresses and lengths; WRITE_WITH_IMM and receives are built per post (DiSNI cannot modify an immediate
  * or a receive in place).
@@ -38,7 +38,8 @@ final class DisniConnection extends AbstractConnection {
     private final Domain domain;
     private final WorkQueues queues;
     private final ReentrantLock lock = new ReentrantLock();
-    private final SVCPostSend[] prepared = new SVCPostSend[4];
+    /** Prepared posts per opcode (WRITE, SEND, READ) and with or without a scatter/gather entry. */
+    private final SVCPostSend[] prepared = new SVCPostSend[6];
     private final KeepAlive keepAlive;
     private final long probeSource;
     private final int probeLkey;
@@ -103,10 +104,13 @@ final class DisniConnection extends AbstractConnection {
     }
 
     private SVCPostSend preparedFor(Opcode op, int length) throws IOException {
-        int k = (op == Opcode.SEND ? 2 : 0) + (length == 0 ? 1 : 0);
+        int k = (op == Opcode.SEND ? 2 : op == Opcode.READ ? 4 : 0) + (length == 0 ? 1 : 0);
         SVCPostSend p = prepared[k];
         if (p == null) {
-            int opcode = op == Opcode.SEND ? IbvSendWR.IBV_WR_SEND : IbvSendWR.IBV_WR_RDMA_WRITE;
+            // a READ needs no fence after WRITEs on this queue pair: the responder executes an RC queue pair's
+            // requests in order (see the verbs provider's Endpoint#postSend)
+            int opcode = op == Opcode.SEND ? IbvSendWR.IBV_WR_SEND
+                : op == Opcode.READ ? IbvSendWR.IBV_WR_RDMA_READ : IbvSendWR.IBV_WR_RDMA_WRITE;
             p = qp.postSend(List.of(sendWr(opcode, length == 0 ? 0 : 1)), null);
             prepared[k] = p;
         }

@@ -28,10 +28,12 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,12 +74,18 @@ final class DisniNode extends RdmaNode {
     /** The smallest CQ a node tries before giving up. */
     private static final int MIN_CQ = 256;
 
+    /** Whether this process warned that file regions are copied (a kernel that cannot pin read-only mappings). */
+    private static final AtomicBoolean WARNED_FILE_COPY = new AtomicBoolean();
     private final RdmaEventChannel channel;
     private final RdmaCmId listenId;
     private final IbvContext ctx;
     private final IbvPd pd;
     private final IbvCompChannel compChannel;
     private final IbvCQ cq;
+    /** Serializes the polls of {@link #cq} ({@link #drainCq}); guards {@link #poll} and {@link #wcs}. */
+    private final Object pollLock = new Object();
+    private final IbvWC[] wcs = newWcs(32);
+    private com.ibm.disni.verbs.SVCPollCq poll;
     private final int cqSize;
     /** Whether the device is Soft-RoCE (rxe), whose completion statuses deviate (see the four-argument failure). */
     private final boolean softRoce;
@@ -245,19 +253,93 @@ final class DisniNode extends RdmaNode {
     }
 
     /**
+     * A range of a file, mapped read-only by the node, registered with {@code IBV_ACCESS_REMOTE_READ} alone (no
+     * {@code LOCAL_WRITE}: {@code ibv_reg_mr} cannot take it on pages it may not write): a home registration in the
+     * node's domain (a node-wide region's keys), and one per connection's domain as it is described there, or, granted,
+     * in the grantee's domain alone (its keys), as {@link #allocate} does. The release deregisters every registration,
+     * so the keys die at once; the mapping goes with its buffer, as the node's default does (the file stays).
+     *
+     * <p>Linux before 6.2 pins every registration for writing, which a read-only shared mapping refuses ("Bad
+     * address"): there, as on {@code verbs}, the range is copied once into a direct buffer of its own, registered for
+     * REMOTE_READ (warned once per process); the region's buffer shows that copy, read-only.
+     */
+    @Override
+    protected Allocation allocateFile(MappedByteBuffer mapped, int remoteKey, AbstractConnection grantee)
+        throws RdmxException {
+        checkOpen();
+        ByteBuffer mem = mapped;
+        ByteBuffer view = mapped;
+        IbvMr home;
+        try {
+            home = register(pd, mapped, Access.REMOTE_READ);
+        } catch (RdmxException e) {
+            if (e.getCause() == null || !String.valueOf(e.getCause().getMessage()).contains("Bad address")) {
+                throw e;
+            }
+            if (WARNED_FILE_COPY.compareAndSet(false, true)) {
+                LOG.warn("disni: node '{}': the kernel ({}) cannot register a read-only file mapping (ibv_reg_mr: Bad"
+                    + " address; Linux before 6.2 pins it for writing): file regions are copied into registered"
+                    + " memory when registered", name(), System.getProperty("os.version"));
+            }
+            mem = ByteBuffer.allocateDirect(mapped.capacity());
+            mem.put(0, mapped, 0, mapped.capacity());
+            view = mem.asReadOnlyBuffer();
+            home = register(pd, mem, Access.REMOTE_READ);
+        }
+        try {
+            IbvMr keys = home;
+            Registrations regs;
+            if (grantee != null) {
+                Domain d = ((DisniConnection) grantee).domain();
+                regs = new Registrations(this, mem, Access.REMOTE_READ, d);
+                keys = d.registrationOf(regs);
+            } else {
+                regs = new Registrations(this, mem, Access.REMOTE_READ, null);
+            }
+            IbvMr homeMr = home;
+            return new Allocation(view, () -> {
+                regs.release();
+                deregister(homeMr);
+            }, keys.getAddr(), keys.getLkey(), keys.getRkey(), regs);
+        } catch (RdmxException | RuntimeException e) {
+            deregister(home);
+            throw e;
+        }
+    }
+
+    /**
+     * The {@code ibv_access_flags} of a registration, as on {@code verbs}: {@code LOCAL_WRITE} always but on a
+     * read-only buffer (a file region), {@code REMOTE_WRITE} and {@code REMOTE_READ} as the SPI bits say.
+     *
+     * @param access SPI access flags
+     * @param readOnlyMemory whether the memory is read-only
+     * @return the flags
+     */
+    static int accessFlags(int access, boolean readOnlyMemory) {
+        int flags = readOnlyMemory ? 0 : IbvMr.IBV_ACCESS_LOCAL_WRITE;
+        if ((access & Access.REMOTE_WRITE) != 0) {
+            if (readOnlyMemory) {
+                throw new IllegalArgumentException("read-only memory cannot be remotely writable");
+            }
+            flags |= IbvMr.IBV_ACCESS_REMOTE_WRITE;
+        }
+        if ((access & Access.REMOTE_READ) != 0) {
+            flags |= IbvMr.IBV_ACCESS_REMOTE_READ;
+        }
+        return flags;
+    }
+
+    /**
      * Registers memory with a protection domain.
      *
      * @param domain the domain
-     * @param mem the memory
+     * @param mem the memory (a read-only buffer is registered without {@code LOCAL_WRITE})
      * @param access SPI access flags
      * @return the registration
      * @throws RdmxException naming the usual cause
      */
     IbvMr register(IbvPd domain, ByteBuffer mem, int access) throws RdmxException {
-        int flags = IbvMr.IBV_ACCESS_LOCAL_WRITE;
-        if ((access & Access.REMOTE_WRITE) != 0) {
-            flags |= IbvMr.IBV_ACCESS_REMOTE_WRITE;
-        }
+        int flags = accessFlags(mem.isReadOnly() ? access & ~Access.LOCAL_WRITE : access, mem.isReadOnly());
         try {
             var call = domain.regMr(mem, flags).execute();
             IbvMr mr = call.getMr();
@@ -381,6 +463,14 @@ final class DisniNode extends RdmaNode {
         }
     }
 
+    private static IbvWC[] newWcs(int n) {
+        IbvWC[] w = new IbvWC[n];
+        for (int i = 0; i < n; i++) {
+            w[i] = new IbvWC();
+        }
+        return w;
+    }
+
     static void postRecv(IbvQP qp, long hwId, long addr, int length, int lkey) throws IOException {
         qp.postRecv(List.of(DisniConnection.recvWr(hwId, addr, length, lkey)), null).execute().free();
     }
@@ -388,11 +478,6 @@ final class DisniNode extends RdmaNode {
     // ------------------------------------------------------------------ completions
 
     private void cqLoop() {
-        IbvWC[] wcs = new IbvWC[32];
-        for (int i = 0; i < wcs.length; i++) {
-            wcs[i] = new IbvWC();
-        }
-        var poll = (com.ibm.disni.verbs.SVCPollCq) null;
         while (!stopping) {
             try {
                 if (!compChannel.getCqEvent(cq, EVENT_MS[0])) {
@@ -400,24 +485,44 @@ final class DisniNode extends RdmaNode {
                 }
                 cq.ackEvents(1);
                 cq.reqNotification(false).execute().free();
-                if (poll == null) {
-                    poll = cq.poll(wcs, wcs.length);
-                }
-                int n;
-                do {
-                    n = poll.execute().getPolls();
-                    for (int i = 0; i < n; i++) {
-                        completion(wcs[i]);
-                    }
-                } while (n == wcs.length);
+                drainCq();
             } catch (IOException | RuntimeException e) {
                 if (!stopping) {
                     LOG.warn("disni: CQ thread of node '{}'", name(), e);
                 }
             }
         }
-        if (poll != null) {
-            poll.free();
+        synchronized (pollLock) {
+            if (poll != null) {
+                poll.free();
+                poll = null;
+            }
+        }
+    }
+
+    /**
+     * Polls the node's CQ empty, handing each completion to its queue pair in poll order: the CQ thread, or the
+     * rdma_cm thread before it fails a connection whose peer disconnected ({@link DisniSetup#deliverPending}), so
+     * what completed before the disconnect (a READ the peer refused, data the peer sent) is delivered as it
+     * completed, not flushed: the two threads would otherwise race.
+     *
+     * @throws IOException if DiSNI's poll fails
+     */
+    void drainCq() throws IOException {
+        synchronized (pollLock) {
+            if (stopping) {
+                return;
+            }
+            if (poll == null) {
+                poll = cq.poll(wcs, wcs.length);
+            }
+            int n;
+            do {
+                n = poll.execute().getPolls();
+                for (int i = 0; i < n; i++) {
+                    completion(wcs[i]);
+                }
+            } while (n == wcs.length);
         }
     }
 

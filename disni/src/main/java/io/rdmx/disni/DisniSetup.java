@@ -162,4 +162,14 @@ final class DisniSetup extends CmSetup<DisniConnection> {
     long probeSource() {
         return ctrlMr.getAddr() + 2L * DisniNode.CTRL - KeepAlive.TARGET_BYTES;
     }
+
+    /** What completed before the peer disconnected is delivered, in order, before the connection's flush. */
+    @Override
+    protected void deliverPending() {
+        try {
+            node.drainCq();
+        } catch (java.io.IOException e) {
+            DisniNode.LOG.debug("disni: polling the CQ before a disconnect", e);
+        }
+    }
 }

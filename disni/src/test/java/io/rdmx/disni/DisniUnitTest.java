@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.ibm.disni.verbs.IbvMr;
 import com.ibm.disni.verbs.RdmaCmEvent;
+import io.rdmx.transport.Access;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.NodeOptions;
@@ -65,6 +67,22 @@ class DisniUnitTest {
         var p = DisniCmFlow.connParam();
         assertEquals(7, p.getRetry_count());
         assertEquals(7, p.getRnr_retry_count());
+    }
+
+    /**
+     * SPI access to {@code ibv_access_flags} (DiSNI's constants are plain Java): REMOTE_READ only where asked, and a
+     * read-only buffer (a file region) never with LOCAL_WRITE, which ibv_reg_mr refuses on a read-only mapping.
+     */
+    @Test
+    void accessBitsMapToIbvAccessFlags() {
+        int lw = IbvMr.IBV_ACCESS_LOCAL_WRITE;
+        assertEquals(lw, DisniNode.accessFlags(0, false));
+        assertEquals(lw | IbvMr.IBV_ACCESS_REMOTE_WRITE, DisniNode.accessFlags(Access.ALL, false));
+        assertEquals(lw | IbvMr.IBV_ACCESS_REMOTE_READ,
+            DisniNode.accessFlags(Access.LOCAL_WRITE | Access.REMOTE_READ, false));
+        assertEquals(IbvMr.IBV_ACCESS_REMOTE_READ, DisniNode.accessFlags(Access.REMOTE_READ, true));
+        assertEquals(0, DisniNode.accessFlags(0, true));
+        assertThrows(IllegalArgumentException.class, () -> DisniNode.accessFlags(Access.ALL, true));
     }
 
     @Test

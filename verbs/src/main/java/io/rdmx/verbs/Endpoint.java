@@ -406,7 +406,7 @@ final class Endpoint extends CmSetup<VerbsConnection> {
             }
             boolean signal = queues.mustSignal(seq);
             int flags = signal ? Consts.IBV_SEND_SIGNALED : 0;
-            if (length > 0 && length <= inlineCap) {
+            if (length > 0 && length <= inlineCap && op != Opcode.READ) { // a READ's local buffer is its target
                 flags |= More.IBV_SEND_INLINE;
             }
             sWr.putLong((int) IbvSendWr.WR_ID, seq);
@@ -421,6 +421,14 @@ final class Endpoint extends CmSetup<VerbsConnection> {
             } else if (op == Opcode.WRITE_WITH_IMM) {
                 opcode = Consts.IBV_WR_RDMA_WRITE_WITH_IMM;
                 sWr.putInt((int) IbvSendWr.IMM_DATA, LITTLE ? Integer.reverseBytes(imm) : imm); // __be32
+            } else if (op == Opcode.READ) {
+                // No IBV_SEND_FENCE: a READ sees every WRITE posted before it on this queue pair without one. On RC
+                // the requester transmits a send queue's requests in order and the responder executes them in PSN
+                // order (IBA vol. 1, the transport layer's transaction ordering rules, ch. 9; rxe_resp.c handles
+                // one request at a time, in PSN order, too), so the peer's NIC has placed the earlier WRITE in
+                // memory before it reads it for the READ. The fence indicator serves the opposite case: a request
+                // that must wait until earlier READs or atomics have completed, which no READ here needs.
+                opcode = Consts.IBV_WR_RDMA_READ;
             } else {
                 opcode = Consts.IBV_WR_SEND;
             }

@@ -109,6 +109,9 @@ public final class Lib {
     /** {@code int ibv_modify_qp(qp, ibv_qp_attr*, attr_mask)}. */
     public static final MethodHandle MODIFY_QP = fn(IBV, "ibv_modify_qp",
         FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+    /** {@code int ibv_query_device(context, ibv_device_attr*)}. */
+    public static final MethodHandle QUERY_DEVICE = fn(IBV, "ibv_query_device",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
     /** {@code const char *ibv_get_device_name(device)}. */
     public static final MethodHandle GET_DEVICE_NAME = fn(IBV, "ibv_get_device_name",
         FunctionDescriptor.of(ADDRESS, ADDRESS));

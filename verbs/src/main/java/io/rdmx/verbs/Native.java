@@ -155,6 +155,19 @@ public final class Native {
         }
     }
 
+    /** {@code struct ibv_device_attr} (infiniband/verbs.h): the RDMA READ depths a queue pair may be given. */
+    public static final class IbvDeviceAttr {
+        /** {@code int max_qp_rd_atom}: READs (and atomics) a queue pair may have in flight as the responder. */
+        public static final long MAX_QP_RD_ATOM = 144;
+        /** {@code int max_qp_init_rd_atom}: READs (and atomics) a queue pair may have in flight as the requester. */
+        public static final long MAX_QP_INIT_RD_ATOM = 156;
+        /** sizeof. */
+        public static final long SIZE = 232;
+
+        private IbvDeviceAttr() {
+        }
+    }
+
     /** {@code struct rdma_cm_id} (rdma/rdma_cma.h). */
     public static final class RdmaCmId {
         /** {@code struct ibv_context *verbs}. */
@@ -218,6 +231,8 @@ public final class Native {
         public static final int IBV_WR_RDMA_WRITE_WITH_IMM = 1;
         /** {@code IBV_WR_SEND}. */
         public static final int IBV_WR_SEND = 2;
+        /** {@code IBV_WR_RDMA_READ}. */
+        public static final int IBV_WR_RDMA_READ = 4;
         /** {@code IBV_SEND_SIGNALED}. */
         public static final int IBV_SEND_SIGNALED = 2;
         /** {@code IBV_WC_SUCCESS}. */
@@ -234,6 +249,8 @@ public final class Native {
         public static final int IBV_WC_SEND = 0;
         /** {@code IBV_WC_RDMA_WRITE}. */
         public static final int IBV_WC_RDMA_WRITE = 1;
+        /** {@code IBV_WC_RDMA_READ}. */
+        public static final int IBV_WC_RDMA_READ = 2;
         /** {@code IBV_WC_RECV}. */
         public static final int IBV_WC_RECV = 128;
         /** {@code IBV_WC_RECV_RDMA_WITH_IMM}. */
@@ -244,6 +261,8 @@ public final class Native {
         public static final int IBV_ACCESS_LOCAL_WRITE = 1;
         /** {@code IBV_ACCESS_REMOTE_WRITE}. */
         public static final int IBV_ACCESS_REMOTE_WRITE = 2;
+        /** {@code IBV_ACCESS_REMOTE_READ}. */
+        public static final int IBV_ACCESS_REMOTE_READ = 4;
         /** {@code IBV_QPT_RC}. */
         public static final int IBV_QPT_RC = 2;
         /** {@code RDMA_PS_TCP}. */
@@ -297,6 +316,10 @@ public final class Native {
         public static final int IBV_QP_STATE = 1;
         /** {@code IBV_SEND_INLINE}. */
         public static final int IBV_SEND_INLINE = 8;
+        /** {@code RDMA_MAX_RESP_RES}: rdma_accept takes the requester's initiator depth, capped by the device. */
+        public static final int RDMA_MAX_RESP_RES = 0xFF;
+        /** {@code RDMA_MAX_INIT_DEPTH}: rdma_accept takes the requester's responder resources, capped likewise. */
+        public static final int RDMA_MAX_INIT_DEPTH = 0xFF;
         /** {@code IBV_WC_LOC_QP_OP_ERR}. */
         public static final int IBV_WC_LOC_QP_OP_ERR = 2;
         /** {@code IBV_WC_REM_OP_ERR}. */
@@ -390,6 +413,9 @@ public final class Native {
         m.put("offsetof(struct ibv_qp_init_attr, qp_type)", IbvQpInitAttr.QP_TYPE);
         m.put("offsetof(struct ibv_qp_init_attr, sq_sig_all)", IbvQpInitAttr.SQ_SIG_ALL);
         m.put("sizeof(struct ibv_qp_init_attr)", IbvQpInitAttr.SIZE);
+        m.put("offsetof(struct ibv_device_attr, max_qp_rd_atom)", IbvDeviceAttr.MAX_QP_RD_ATOM);
+        m.put("offsetof(struct ibv_device_attr, max_qp_init_rd_atom)", IbvDeviceAttr.MAX_QP_INIT_RD_ATOM);
+        m.put("sizeof(struct ibv_device_attr)", IbvDeviceAttr.SIZE);
         m.put("offsetof(struct rdma_cm_id, verbs)", RdmaCmId.VERBS);
         m.put("offsetof(struct rdma_cm_id, channel)", RdmaCmId.CHANNEL);
         m.put("offsetof(struct rdma_cm_id, context)", RdmaCmId.CONTEXT);
@@ -410,6 +436,7 @@ public final class Native {
         m.put("IBV_WR_RDMA_WRITE", (long) Consts.IBV_WR_RDMA_WRITE);
         m.put("IBV_WR_RDMA_WRITE_WITH_IMM", (long) Consts.IBV_WR_RDMA_WRITE_WITH_IMM);
         m.put("IBV_WR_SEND", (long) Consts.IBV_WR_SEND);
+        m.put("IBV_WR_RDMA_READ", (long) Consts.IBV_WR_RDMA_READ);
         m.put("IBV_SEND_SIGNALED", (long) Consts.IBV_SEND_SIGNALED);
         m.put("IBV_WC_SUCCESS", (long) Consts.IBV_WC_SUCCESS);
         m.put("IBV_WC_LOC_LEN_ERR", (long) Consts.IBV_WC_LOC_LEN_ERR);
@@ -418,11 +445,13 @@ public final class Native {
         m.put("IBV_WC_REM_ACCESS_ERR", (long) Consts.IBV_WC_REM_ACCESS_ERR);
         m.put("IBV_WC_SEND", (long) Consts.IBV_WC_SEND);
         m.put("IBV_WC_RDMA_WRITE", (long) Consts.IBV_WC_RDMA_WRITE);
+        m.put("IBV_WC_RDMA_READ", (long) Consts.IBV_WC_RDMA_READ);
         m.put("IBV_WC_RECV", (long) Consts.IBV_WC_RECV);
         m.put("IBV_WC_RECV_RDMA_WITH_IMM", (long) Consts.IBV_WC_RECV_RDMA_WITH_IMM);
         m.put("IBV_WC_WITH_IMM", (long) Consts.IBV_WC_WITH_IMM);
         m.put("IBV_ACCESS_LOCAL_WRITE", (long) Consts.IBV_ACCESS_LOCAL_WRITE);
         m.put("IBV_ACCESS_REMOTE_WRITE", (long) Consts.IBV_ACCESS_REMOTE_WRITE);
+        m.put("IBV_ACCESS_REMOTE_READ", (long) Consts.IBV_ACCESS_REMOTE_READ);
         m.put("IBV_QPT_RC", (long) Consts.IBV_QPT_RC);
         m.put("RDMA_PS_TCP", (long) Consts.RDMA_PS_TCP);
         m.put("RDMA_CM_EVENT_ADDR_RESOLVED", (long) Consts.RDMA_CM_EVENT_ADDR_RESOLVED);
@@ -439,6 +468,8 @@ public final class Native {
         m.put("offsetof(struct ibv_qp_attr, min_rnr_timer)", More.QP_ATTR_MIN_RNR_TIMER);
         m.put("IBV_QP_MIN_RNR_TIMER", (long) More.IBV_QP_MIN_RNR_TIMER);
         m.put("IBV_QP_STATE", (long) More.IBV_QP_STATE);
+        m.put("RDMA_MAX_RESP_RES", (long) More.RDMA_MAX_RESP_RES);
+        m.put("RDMA_MAX_INIT_DEPTH", (long) More.RDMA_MAX_INIT_DEPTH);
         m.put("IBV_WC_LOC_QP_OP_ERR", (long) More.IBV_WC_LOC_QP_OP_ERR);
         m.put("IBV_WC_REM_OP_ERR", (long) More.IBV_WC_REM_OP_ERR);
         m.put("IBV_WC_RETRY_EXC_ERR", (long) More.IBV_WC_RETRY_EXC_ERR);

@@ -12,9 +12,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Memory registration with a cache. {@code ibv_reg_mr} pins pages and costs a system call, so released regions
- * that peers cannot reach (no {@link Access#REMOTE_WRITE}) keep their registration and are handed out again,
- * zeroed, to the next request of the same length. Remotely writable regions are always deregistered when
- * released, so their remote key dies at once and a late WRITE from a peer is refused by the hardware.
+ * that peers cannot reach (neither {@link Access#REMOTE_WRITE} nor {@link Access#REMOTE_READ}) keep their
+ * registration and are handed out again, zeroed, to the next request of the same length. Remotely writable or
+ * readable regions are always deregistered when released, so their remote key dies at once and a late WRITE or READ
+ * from a peer is refused by the hardware.
  *
  * <p>The registration kept is the memory's home one, in the node's protection domain; the registrations in the
  * connections' domains ({@link Registrations}) are made per allocation and dropped at its release.
@@ -41,7 +42,7 @@ public final class RegistrationCache {
     }
 
     Allocation allocate(int length, int access) throws RdmxException {
-        boolean cacheable = (access & Access.REMOTE_WRITE) == 0;
+        boolean cacheable = (access & (Access.REMOTE_WRITE | Access.REMOTE_READ)) == 0;
         if (cacheable) {
             Entry e = take(length);
             if (e != null) {
@@ -66,7 +67,7 @@ public final class RegistrationCache {
 
     private Allocation allocation(Entry e, int access, boolean cacheable) {
         // the registrations in the connections' protection domains are per allocation: a reused entry starts afresh
-        Registrations regs = new Registrations(node, e.memory(), access, null);
+        Registrations regs = new Registrations(node, e.memory(), access, null, false);
         Runnable release = () -> {
             regs.release();
             if (!cacheable || !offer(e)) {

@@ -1,5 +1,6 @@
 package io.rdmx.verbs;
 
+import io.rdmx.transport.Access;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.internal.QpRegistrations;
 import java.lang.foreign.MemorySegment;
@@ -11,16 +12,19 @@ import java.lang.foreign.MemorySegment;
 final class Registrations extends QpRegistrations<Endpoint, MemorySegment> {
     private final VerbsNode node;
     private final MemorySegment memory;
+    /** Memory mapped read-only (a file region): registered without {@code LOCAL_WRITE}. */
+    private final boolean readOnly;
 
-    Registrations(VerbsNode node, MemorySegment memory, int access, Endpoint grantee) {
+    Registrations(VerbsNode node, MemorySegment memory, int access, Endpoint grantee, boolean readOnly) {
         super(access, grantee);
         this.node = node;
         this.memory = memory;
+        this.readOnly = readOnly;
     }
 
     @Override
     protected MemorySegment register(Endpoint ep, int access) throws RdmxException {
-        return node.register(ep.pd(), memory, access);
+        return node.register(ep.pd(), memory, readOnly ? access & ~Access.LOCAL_WRITE : access, readOnly);
     }
 
     @Override

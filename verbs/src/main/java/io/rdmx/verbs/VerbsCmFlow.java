@@ -6,6 +6,7 @@ import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.internal.RdmaCmFlow;
 import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.internal.SetupMessage;
+import io.rdmx.verbs.Native.More;
 import io.rdmx.verbs.Native.RdmaConnParam;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -41,11 +42,18 @@ final class VerbsCmFlow extends RdmaCmFlow<Endpoint, VerbsConnection> {
         check("rdma_resolve_route", (int) Lib.RESOLVE_ROUTE.invoke(st, ep.id, timeoutMs), st);
     }
 
-    /** rdma_cm's connection parameters: one RDMA READ in flight each way, retries without limit (7). */
-    private static MemorySegment connParam(Arena a) {
+    /**
+     * rdma_cm's connection parameters: retries without limit (7), and the RDMA READ depths, which become the queue
+     * pair's {@code max_dest_rd_atomic} ({@code responder_resources}) and {@code max_rd_atomic}
+     * ({@code initiator_depth}): with 0 the NIC refuses every READ. The active side asks for its node's depths (the
+     * device's, capped: {@link VerbsNode#readDepth}); the passive side accepts with {@code RDMA_MAX_RESP_RES} and
+     * {@code RDMA_MAX_INIT_DEPTH}, by which librdmacm takes what the requester asked for, capped by this device's
+     * limits, so that neither side has more READs in flight than the other can answer.
+     */
+    private static MemorySegment connParam(Arena a, int responderResources, int initiatorDepth) {
         MemorySegment p = a.allocate(RdmaConnParam.SIZE, 8);
-        p.set(JAVA_BYTE, RdmaConnParam.RESPONDER_RESOURCES, (byte) 1);
-        p.set(JAVA_BYTE, RdmaConnParam.INITIATOR_DEPTH, (byte) 1);
+        p.set(JAVA_BYTE, RdmaConnParam.RESPONDER_RESOURCES, (byte) responderResources);
+        p.set(JAVA_BYTE, RdmaConnParam.INITIATOR_DEPTH, (byte) initiatorDepth);
         p.set(JAVA_BYTE, RdmaConnParam.RETRY_COUNT, (byte) 7);
         p.set(JAVA_BYTE, RdmaConnParam.RNR_RETRY_COUNT, (byte) 7);
         return p;
@@ -55,7 +63,8 @@ final class VerbsCmFlow extends RdmaCmFlow<Endpoint, VerbsConnection> {
     protected void connect(Endpoint ep) throws Throwable {
         MemorySegment st = Lib.state();
         try (Arena a = Arena.ofConfined()) { // rdma_connect copies the parameters
-            check("rdma_connect", (int) Lib.CONNECT.invoke(st, ep.id, connParam(a)), st);
+            check("rdma_connect", (int) Lib.CONNECT.invoke(st, ep.id,
+                connParam(a, node.responderResources(), node.initiatorDepth())), st);
         }
     }
 
@@ -63,7 +72,8 @@ final class VerbsCmFlow extends RdmaCmFlow<Endpoint, VerbsConnection> {
     protected void accept(Endpoint ep) throws Throwable {
         MemorySegment st = Lib.state();
         try (Arena a = Arena.ofConfined()) { // rdma_accept copies the parameters
-            check("rdma_accept", (int) Lib.ACCEPT.invoke(st, ep.id, connParam(a)), st);
+            check("rdma_accept", (int) Lib.ACCEPT.invoke(st, ep.id,
+                connParam(a, More.RDMA_MAX_RESP_RES, More.RDMA_MAX_INIT_DEPTH)), st);
         }
     }
 

@@ -19,6 +19,7 @@ import io.rdmx.transport.internal.SetupMessage;
 import io.rdmx.verbs.Native.Consts;
 import io.rdmx.verbs.Native.IbvCompChannel;
 import io.rdmx.verbs.Native.IbvContext;
+import io.rdmx.verbs.Native.IbvDeviceAttr;
 import io.rdmx.verbs.Native.IbvMr;
 import io.rdmx.verbs.Native.More;
 import io.rdmx.verbs.Native.RdmaCmEvent;
@@ -29,10 +30,13 @@ import java.lang.foreign.MemorySegment;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
 import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,6 +75,19 @@ public final class VerbsNode extends RdmaNode {
     private MemorySegment postRecvFn;
     private MemorySegment pollCqFn;
     private MemorySegment reqNotifyFn;
+    /**
+     * The most RDMA READs (and atomics) this node asks its queue pairs to have in flight, as responder and as
+     * requester: the device's {@code max_qp_rd_atom} and {@code max_qp_init_rd_atom}, at most {@value #READ_DEPTH_CAP}
+     * (each costs the responder's NIC a context per queue pair). With 0 a NIC refuses every READ.
+     */
+    private int responderResources = 1;
+    private int initiatorDepth = 1;
+    /** Bound on {@link #responderResources} and {@link #initiatorDepth}. */
+    static final int READ_DEPTH_CAP = 16;
+    /** Whether this process warned that file regions are copied (a kernel that cannot pin read-only mappings). */
+    private static final AtomicBoolean WARNED_FILE_COPY = new AtomicBoolean();
+    /** {@code EFAULT}: ibv_reg_mr's errno for pages the kernel will not pin. */
+    private static final int EFAULT = 14;
     private String deviceName = "?";
     private boolean softRoce;
     private final Thread progress;
@@ -127,6 +144,10 @@ public final class VerbsNode extends RdmaNode {
         ctx = ctx.reinterpret(512);
         deviceName = Lib.string((MemorySegment) Lib.GET_DEVICE_NAME.invoke(st, ctx.get(ADDRESS, 0)));
         softRoce = softRoce(deviceName);
+        MemorySegment attr = arena.allocate(IbvDeviceAttr.SIZE, 8);
+        check("ibv_query_device", (int) Lib.QUERY_DEVICE.invoke(st, ctx, attr), st);
+        responderResources = readDepth(attr.get(JAVA_INT, IbvDeviceAttr.MAX_QP_RD_ATOM));
+        initiatorDepth = readDepth(attr.get(JAVA_INT, IbvDeviceAttr.MAX_QP_INIT_RD_ATOM));
         check("rdma_listen", (int) Lib.LISTEN.invoke(st, listenId, Math.min(options().acceptBacklog(), 1024)), st);
         int p = Short.toUnsignedInt(Short.reverseBytes((short) Lib.GET_SRC_PORT.invoke(st, listenId)));
         bound(p);
@@ -142,6 +163,14 @@ public final class VerbsNode extends RdmaNode {
         postRecvFn = ctx.get(ADDRESS, IbvContext.OPS_POST_RECV);
         pollCqFn = ctx.get(ADDRESS, IbvContext.OPS_POLL_CQ);
         reqNotifyFn = ctx.get(ADDRESS, IbvContext.OPS_REQ_NOTIFY_CQ);
+    }
+
+    /**
+     * @param deviceMax a device's {@code max_qp_rd_atom} or {@code max_qp_init_rd_atom}
+     * @return the READ depth asked for: the device's, at most {@value #READ_DEPTH_CAP}, at least 1
+     */
+    static int readDepth(int deviceMax) {
+        return Math.max(1, Math.min(READ_DEPTH_CAP, deviceMax));
     }
 
     private static MemorySegment nonNull(String call, MemorySegment p, MemorySegment st) throws RdmxException {
@@ -178,6 +207,16 @@ public final class VerbsNode extends RdmaNode {
     /** @return the RDMA device this node uses */
     public String deviceName() {
         return deviceName;
+    }
+
+    /** @return RDMA READs this node's queue pairs accept in flight from their peer ({@code responder_resources}) */
+    int responderResources() {
+        return responderResources;
+    }
+
+    /** @return RDMA READs this node's queue pairs may have in flight to their peer ({@code initiator_depth}) */
+    int initiatorDepth() {
+        return initiatorDepth;
     }
 
     /** @return true on Soft-RoCE (rdma_rxe), whose completion statuses differ in one documented case */
@@ -281,7 +320,7 @@ public final class VerbsNode extends RdmaNode {
         Arena memArena = Arena.ofShared();
         try {
             MemorySegment mem = memArena.allocate(length, 4096);
-            Registrations regs = new Registrations(this, mem, access, ep);
+            Registrations regs = new Registrations(this, mem, access, ep, false);
             MemorySegment mr = ep.registrationOf(regs);
             Runnable release = () -> {
                 regs.release();
@@ -290,6 +329,75 @@ public final class VerbsNode extends RdmaNode {
             return new Allocation(mem.asByteBuffer(), release, mem.address(), localKey(mr), remoteKey(mr), regs);
         } catch (RdmxException | RuntimeException e) {
             memArena.close();
+            throw e;
+        }
+    }
+
+    /**
+     * A range of a file, mapped read-only by the node ({@code MAP_SHARED}, {@code PROT_READ}), registered with
+     * {@code IBV_ACCESS_REMOTE_READ} alone: without {@code LOCAL_WRITE}, which {@code ibv_reg_mr} cannot take on pages
+     * it may not write. Its home registration (the node's protection domain, which no queue pair is in) gives a
+     * node-wide region its keys, and each connection's domain gets its own when it is described there; a granted one
+     * is registered in the grantee's domain alone (its keys) besides. On other connections it may be the source of a
+     * WRITE or a SEND (local read access needs no flag). The release deregisters every registration, so every key
+     * dies at once; the mapping goes with its buffer, as the node's default does (the file stays).
+     *
+     * <p>Linux before 6.2 pins the pages of every registration for writing ({@code ib_umem_get} asks
+     * {@code FOLL_WRITE | FOLL_FORCE} even without a write access flag), which a read-only shared mapping refuses
+     * with {@code EFAULT}. There, and only there, the range is copied once into memory of its own, registered for
+     * REMOTE_READ (a warning says so, once per process): the peers read that copy, taken at registration, and the
+     * region's buffer shows it, read-only.
+     */
+    @Override
+    protected Allocation allocateFile(MappedByteBuffer mapped, int remoteKey, AbstractConnection grantee)
+        throws RdmxException {
+        checkOpen();
+        MemorySegment mem = MemorySegment.ofBuffer(mapped);
+        ByteBuffer view = mapped;
+        boolean readOnly = true;
+        Arena copyArena = null;
+        MemorySegment home = register(pd, mem, Access.REMOTE_READ, true, true);
+        try {
+            if (home == null) {
+                if (WARNED_FILE_COPY.compareAndSet(false, true)) {
+                    LOG.warn("verbs: node '{}': the kernel ({}) cannot register a read-only file mapping (ibv_reg_mr:"
+                        + " EFAULT; Linux before 6.2 pins it for writing): file regions are copied into registered"
+                        + " memory when registered", name(), System.getProperty("os.version"));
+                }
+                copyArena = Arena.ofShared();
+                MemorySegment copy = copyArena.allocate(mem.byteSize(), 4096);
+                copy.copyFrom(mem);
+                mem = copy;
+                view = copy.asByteBuffer().asReadOnlyBuffer();
+                readOnly = false;
+                home = register(pd, mem, Access.REMOTE_READ, false);
+            }
+            Registrations regs;
+            MemorySegment keys = home;
+            if (grantee != null) {
+                Endpoint ep = ((VerbsConnection) grantee).endpoint();
+                regs = new Registrations(this, mem, Access.REMOTE_READ, ep, readOnly);
+                keys = ep.registrationOf(regs);
+            } else {
+                regs = new Registrations(this, mem, Access.REMOTE_READ, null, readOnly);
+            }
+            MemorySegment homeMr = home;
+            Arena copied = copyArena;
+            Runnable release = () -> {
+                regs.release();
+                deregister(homeMr);
+                if (copied != null) {
+                    copied.close();
+                }
+            };
+            return new Allocation(view, release, mem.address(), localKey(keys), remoteKey(keys), regs);
+        } catch (RdmxException | RuntimeException e) {
+            if (home != null) {
+                deregister(home);
+            }
+            if (copyArena != null) {
+                copyArena.close();
+            }
             throw e;
         }
     }
@@ -312,7 +420,30 @@ public final class VerbsNode extends RdmaNode {
      * @throws RdmxException with the errno and the usual cause
      */
     MemorySegment register(MemorySegment memory, int access) throws RdmxException {
-        return register(pd, memory, access);
+        return register(pd, memory, access, false);
+    }
+
+    /**
+     * The {@code ibv_access_flags} of a registration: {@code LOCAL_WRITE} always (a region may be the target of a
+     * RECV or a READ; the NIC needs it for {@code REMOTE_WRITE} too) but on memory mapped read-only, where
+     * {@code ibv_reg_mr} cannot take it; {@code REMOTE_WRITE} and {@code REMOTE_READ} as the SPI bits say.
+     *
+     * @param access SPI access flags ({@link Access})
+     * @param readOnlyMemory whether the memory is mapped read-only (a file region)
+     * @return the flags
+     */
+    static int accessFlags(int access, boolean readOnlyMemory) {
+        int flags = readOnlyMemory ? 0 : Consts.IBV_ACCESS_LOCAL_WRITE;
+        if ((access & Access.REMOTE_WRITE) != 0) {
+            if (readOnlyMemory) {
+                throw new IllegalArgumentException("read-only memory cannot be remotely writable");
+            }
+            flags |= Consts.IBV_ACCESS_REMOTE_WRITE;
+        }
+        if ((access & Access.REMOTE_READ) != 0) {
+            flags |= Consts.IBV_ACCESS_REMOTE_READ;
+        }
+        return flags;
     }
 
     /**
@@ -321,14 +452,22 @@ public final class VerbsNode extends RdmaNode {
      * @param domain the {@code struct ibv_pd}
      * @param memory the memory
      * @param access SPI access flags
+     * @param readOnlyMemory whether the memory is mapped read-only ({@link #accessFlags})
      * @return the {@code struct ibv_mr}
      * @throws RdmxException with the errno and the usual cause
      */
-    MemorySegment register(MemorySegment domain, MemorySegment memory, int access) throws RdmxException {
-        int flags = Consts.IBV_ACCESS_LOCAL_WRITE;
-        if ((access & Access.REMOTE_WRITE) != 0) {
-            flags |= Consts.IBV_ACCESS_REMOTE_WRITE;
-        }
+    MemorySegment register(MemorySegment domain, MemorySegment memory, int access, boolean readOnlyMemory)
+        throws RdmxException {
+        return register(domain, memory, access, readOnlyMemory, false);
+    }
+
+    /**
+     * Registers memory with a protection domain; with {@code nullIfUnpinnable}, returns null where the kernel
+     * refuses to pin the pages ({@code EFAULT}) instead of throwing.
+     */
+    private MemorySegment register(MemorySegment domain, MemorySegment memory, int access, boolean readOnlyMemory,
+                                   boolean nullIfUnpinnable) throws RdmxException {
+        int flags = accessFlags(access, readOnlyMemory);
         MemorySegment st = Lib.state();
         MemorySegment mr;
         try {
@@ -338,6 +477,9 @@ public final class VerbsNode extends RdmaNode {
         }
         if (mr.equals(MemorySegment.NULL)) {
             int err = Lib.errno(st);
+            if (err == EFAULT && nullIfUnpinnable) {
+                return null;
+            }
             throw new RdmxException("verbs: ibv_reg_mr of " + memory.byteSize() + " bytes at node '" + name()
                 + "' failed: errno=" + err + (err == More.ENOMEM || err == 1
                 ? " (locked memory limit: raise 'ulimit -l' / memlock for this user)" : ""));

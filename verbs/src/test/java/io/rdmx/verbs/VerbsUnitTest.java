@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmx.transport.Access;
 import io.rdmx.transport.Availability;
 import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.NodeOptions;
@@ -41,6 +42,35 @@ class VerbsUnitTest {
         assertEquals(Status.FLUSHED, WcStatus.map(Consts.IBV_WC_WR_FLUSH_ERR));
         assertEquals(Status.TRANSPORT_ERROR, WcStatus.map(More.IBV_WC_RETRY_EXC_ERR));
         assertEquals(Status.TRANSPORT_ERROR, WcStatus.map(More.IBV_WC_RNR_RETRY_EXC_ERR));
+    }
+
+    /**
+     * SPI access to {@code ibv_access_flags}: REMOTE_READ is granted as IBV_ACCESS_REMOTE_READ and only where asked
+     * (a remotely writable region is not readable by that), and read-only memory (a file region) never gets
+     * LOCAL_WRITE, which ibv_reg_mr refuses on a read-only mapping.
+     */
+    @Test
+    void accessBitsMapToIbvAccessFlags() {
+        int lw = Consts.IBV_ACCESS_LOCAL_WRITE;
+        assertEquals(lw, VerbsNode.accessFlags(Access.LOCAL_WRITE, false));
+        assertEquals(lw, VerbsNode.accessFlags(0, false), "local memory stays a possible RECV or READ target");
+        assertEquals(lw | Consts.IBV_ACCESS_REMOTE_WRITE, VerbsNode.accessFlags(Access.ALL, false));
+        assertEquals(lw | Consts.IBV_ACCESS_REMOTE_READ,
+            VerbsNode.accessFlags(Access.LOCAL_WRITE | Access.REMOTE_READ, false));
+        assertEquals(lw | Consts.IBV_ACCESS_REMOTE_WRITE | Consts.IBV_ACCESS_REMOTE_READ,
+            VerbsNode.accessFlags(Access.ALL | Access.REMOTE_READ, false));
+        assertEquals(Consts.IBV_ACCESS_REMOTE_READ, VerbsNode.accessFlags(Access.REMOTE_READ, true));
+        assertEquals(0, VerbsNode.accessFlags(0, true), "a file region used locally: local read needs no flag");
+        assertThrows(IllegalArgumentException.class, () -> VerbsNode.accessFlags(Access.ALL, true));
+    }
+
+    /** The READ depths asked of rdma_cm: the device's, capped, never 0 (a NIC refuses every READ with 0). */
+    @Test
+    void readDepthsComeFromTheDeviceCappedAndNeverZero() {
+        assertEquals(1, VerbsNode.readDepth(0));
+        assertEquals(4, VerbsNode.readDepth(4));
+        assertEquals(VerbsNode.READ_DEPTH_CAP, VerbsNode.readDepth(128), "rxe reports 128");
+        assertEquals(VerbsNode.READ_DEPTH_CAP, VerbsNode.readDepth(VerbsNode.READ_DEPTH_CAP));
     }
 
     /** The shared setup flow's rdma_cm event numbers are librdmacm's (Native's, checked against the header). */

@@ -24,7 +24,7 @@ public final class WorkQueues {
 
     /** Why a completion failed, as a provider reads it from the hardware. */
     public enum Failure {
-        /** The peer refused a WRITE: key, bounds or access (IBV_WC_REM_ACCESS_ERR). */
+        /** The peer refused a WRITE or a READ: key, bounds or access (IBV_WC_REM_ACCESS_ERR). */
         REMOTE_ACCESS,
         /** The peer's receive was too small for a SEND (IBV_WC_REM_INV_REQ_ERR). */
         REMOTE_INVALID,
@@ -207,8 +207,8 @@ public final class WorkQueues {
         String peer = "peer '" + peerName + "'";
         if (failure == Failure.REMOTE_ACCESS) {
             return op + " rkey=0x" + Integer.toHexString(sRkey[slot]) + " offset=" + sRoff[slot] + " length="
-                + sLen[slot] + " refused by " + peer + ": no live, remotely writable region covers it ("
-                + statusName + ")";
+                + sLen[slot] + " refused by " + peer + ": no live, remotely "
+                + (op == Opcode.READ ? "readable" : "writable") + " region covers it (" + statusName + ")";
         }
         if (failure == Failure.REMOTE_INVALID) {
             return op + " length=" + sLen[slot] + " refused by " + peer

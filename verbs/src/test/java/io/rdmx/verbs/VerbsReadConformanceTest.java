@@ -1,0 +1,29 @@
+package io.rdmx.verbs;
+
+import io.rdmx.transport.Fabric;
+import io.rdmx.transport.testsuite.ReadConformanceSuite;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The READ conformance suite, unchanged, on real verbs (Soft-RoCE in {@code scripts/softroce-test.sh}; skipped with
+ * the reason elsewhere). A refused READ leaves the queue pair in the error state, as the NIC does it: declared fatal.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class VerbsReadConformanceTest extends ReadConformanceSuite {
+    @BeforeAll
+    static void rdma() {
+        RequiresRdma.assume();
+    }
+
+    @Override
+    protected Fabric fabric() {
+        return new VerbsFabric();
+    }
+
+    @Override
+    protected boolean remoteReadErrorsAreFatal() {
+        return true;
+    }
+}
