@@ -415,22 +415,9 @@ final class Endpoint extends CmSetup<VerbsConnection> {
             sSge.putLong((int) IbvSge.ADDR, local.address() + localOffset);
             sSge.putInt((int) IbvSge.LENGTH, length);
             sSge.putInt((int) IbvSge.LKEY, length == 0 ? 0 : localKeyOf(local));
-            int opcode;
-            if (op == Opcode.WRITE) {
-                opcode = Consts.IBV_WR_RDMA_WRITE;
-            } else if (op == Opcode.WRITE_WITH_IMM) {
-                opcode = Consts.IBV_WR_RDMA_WRITE_WITH_IMM;
+            int opcode = WrOpcodes.of(op);
+            if (op == Opcode.WRITE_WITH_IMM) {
                 sWr.putInt((int) IbvSendWr.IMM_DATA, LITTLE ? Integer.reverseBytes(imm) : imm); // __be32
-            } else if (op == Opcode.READ) {
-                // No IBV_SEND_FENCE: a READ sees every WRITE posted before it on this queue pair without one. On RC
-                // the requester transmits a send queue's requests in order and the responder executes them in PSN
-                // order (IBA vol. 1, the transport layer's transaction ordering rules, ch. 9; rxe_resp.c handles
-                // one request at a time, in PSN order, too), so the peer's NIC has placed the earlier WRITE in
-                // memory before it reads it for the READ. The fence indicator serves the opposite case: a request
-                // that must wait until earlier READs or atomics have completed, which no READ here needs.
-                opcode = Consts.IBV_WR_RDMA_READ;
-            } else {
-                opcode = Consts.IBV_WR_SEND;
             }
             sWr.putInt((int) IbvSendWr.OPCODE, opcode);
             if (op != Opcode.SEND) {

@@ -30,13 +30,11 @@ import java.lang.foreign.MemorySegment;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -84,8 +82,6 @@ public final class VerbsNode extends RdmaNode {
     private int initiatorDepth = 1;
     /** Bound on {@link #responderResources} and {@link #initiatorDepth}. */
     static final int READ_DEPTH_CAP = 16;
-    /** Whether this process warned that file regions are copied (a kernel that cannot pin read-only mappings). */
-    private static final AtomicBoolean WARNED_FILE_COPY = new AtomicBoolean();
     /** {@code EFAULT}: ibv_reg_mr's errno for pages the kernel will not pin. */
     private static final int EFAULT = 14;
     private String deviceName = "?";
@@ -333,73 +329,12 @@ public final class VerbsNode extends RdmaNode {
         }
     }
 
-    /**
-     * A range of a file, mapped read-only by the node ({@code MAP_SHARED}, {@code PROT_READ}), registered with
-     * {@code IBV_ACCESS_REMOTE_READ} alone: without {@code LOCAL_WRITE}, which {@code ibv_reg_mr} cannot take on pages
-     * it may not write. Its home registration (the node's protection domain, which no queue pair is in) gives a
-     * node-wide region its keys, and each connection's domain gets its own when it is described there; a granted one
-     * is registered in the grantee's domain alone (its keys) besides. On other connections it may be the source of a
-     * WRITE or a SEND (local read access needs no flag). The release deregisters every registration, so every key
-     * dies at once; the mapping goes with its buffer, as the node's default does (the file stays).
-     *
-     * <p>Linux before 6.2 pins the pages of every registration for writing ({@code ib_umem_get} asks
-     * {@code FOLL_WRITE | FOLL_FORCE} even without a write access flag), which a read-only shared mapping refuses
-     * with {@code EFAULT}. There, and only there, the range is copied once into memory of its own, registered for
-     * REMOTE_READ (a warning says so, once per process): the peers read that copy, taken at registration, and the
-     * region's buffer shows it, read-only.
-     */
+    /** A range of a file, mapped read-only: see {@link FileRegions}. */
     @Override
     protected Allocation allocateFile(MappedByteBuffer mapped, int remoteKey, AbstractConnection grantee)
         throws RdmxException {
         checkOpen();
-        MemorySegment mem = MemorySegment.ofBuffer(mapped);
-        ByteBuffer view = mapped;
-        boolean readOnly = true;
-        Arena copyArena = null;
-        MemorySegment home = register(pd, mem, Access.REMOTE_READ, true, true);
-        try {
-            if (home == null) {
-                if (WARNED_FILE_COPY.compareAndSet(false, true)) {
-                    LOG.warn("verbs: node '{}': the kernel ({}) cannot register a read-only file mapping (ibv_reg_mr:"
-                        + " EFAULT; Linux before 6.2 pins it for writing): file regions are copied into registered"
-                        + " memory when registered", name(), System.getProperty("os.version"));
-                }
-                copyArena = Arena.ofShared();
-                MemorySegment copy = copyArena.allocate(mem.byteSize(), 4096);
-                copy.copyFrom(mem);
-                mem = copy;
-                view = copy.asByteBuffer().asReadOnlyBuffer();
-                readOnly = false;
-                home = register(pd, mem, Access.REMOTE_READ, false);
-            }
-            Registrations regs;
-            MemorySegment keys = home;
-            if (grantee != null) {
-                Endpoint ep = ((VerbsConnection) grantee).endpoint();
-                regs = new Registrations(this, mem, Access.REMOTE_READ, ep, readOnly);
-                keys = ep.registrationOf(regs);
-            } else {
-                regs = new Registrations(this, mem, Access.REMOTE_READ, null, readOnly);
-            }
-            MemorySegment homeMr = home;
-            Arena copied = copyArena;
-            Runnable release = () -> {
-                regs.release();
-                deregister(homeMr);
-                if (copied != null) {
-                    copied.close();
-                }
-            };
-            return new Allocation(view, release, mem.address(), localKey(keys), remoteKey(keys), regs);
-        } catch (RdmxException | RuntimeException e) {
-            if (home != null) {
-                deregister(home);
-            }
-            if (copyArena != null) {
-                copyArena.close();
-            }
-            throw e;
-        }
+        return FileRegions.allocate(this, pd, mapped, grantee);
     }
 
     /** A node-wide region's key on one connection: its registration in that queue pair's protection domain. */
@@ -465,8 +400,8 @@ public final class VerbsNode extends RdmaNode {
      * Registers memory with a protection domain; with {@code nullIfUnpinnable}, returns null where the kernel
      * refuses to pin the pages ({@code EFAULT}) instead of throwing.
      */
-    private MemorySegment register(MemorySegment domain, MemorySegment memory, int access, boolean readOnlyMemory,
-                                   boolean nullIfUnpinnable) throws RdmxException {
+    MemorySegment register(MemorySegment domain, MemorySegment memory, int access, boolean readOnlyMemory,
+                           boolean nullIfUnpinnable) throws RdmxException {
         int flags = accessFlags(access, readOnlyMemory);
         MemorySegment st = Lib.state();
         MemorySegment mr;
