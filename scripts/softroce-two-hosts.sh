@@ -117,15 +117,18 @@ barrier rpc
 # perftest (over rdma_cm, -R: the GID resolved through the route) and rdmx alternate, three rounds each: the TCG
 # VMs' speed drifts, so each side gets the same moments. rdmx's pair is up and connected before the first round
 step "rdmx WritePerf pair: starting, connecting"
+# the latency warm-up: 2000 round trips, not the one-host 20 000 (a round trip across the link took about 3 ms in
+# the first full run, where ib_write_lat's typical was 2975 us: 20 000 would take a minute or more)
+HOSTS_WARM=2000
 gate="$H/perf_gate"
 mkdir -p "$gate"
 if [ "$role" = b ]; then
   run_java perf_server 1500 -cp "$CP" io.rdmx.verbs.tools.WritePerf server "$H/perf.addr" 3 \
-    "$BW_SIZE" "$LAT_SIZE" "$LAT_N" &
+    "$BW_SIZE" "$LAT_SIZE" "$LAT_N" "$HOSTS_WARM" &
   perf=$!
 else
   run_java perf 1500 -cp "$CP" io.rdmx.verbs.tools.WritePerf client "$H/perf.addr" "$gate" 3 \
-    "$BW_SIZE" "$BW_N" "$LAT_SIZE" "$LAT_N" &
+    "$BW_SIZE" "$BW_N" "$LAT_SIZE" "$LAT_N" "$HOSTS_WARM" &
   perf=$!
   for ((i = 0; i < 3000; i++)); do
     [ -e "$gate/connected" ] && break
