@@ -17,7 +17,8 @@
 # Then writes bench/results/verbs.json and verbs.svg (medians; rdmx vs perftest, same device, same run; and the
 # same pair across the two hosts' link).
 # Installs what is missing (Debian packages, virtme-ng from PyPI). Exits non-zero on any failure; every step is
-# bounded (the whole job takes about 11 minutes here, at most 20).
+# bounded (the one-host steps take about 7 minutes here; the two-host step 12 or more on a loaded machine; the VMs
+# are bounded at 1740 s).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RESULTS="$ROOT/bench/results"
