@@ -11,10 +11,17 @@
 #      and the three TPC-C queries over verbs checked against one process (io.rdmx.bench.queries.QueriesCheck);
 #   3. three alternating rounds of perftest's ib_write_bw (64 KiB) / ib_write_lat (64 B) and rdmx's WRITE
 #      bandwidth and latency measured the same way (io.rdmx.verbs.tools.WritePerf), then the same for one-sided
-#      READ: ib_read_bw / ib_read_lat and io.rdmx.verbs.tools.ReadPerf (printed only, not in verbs.json).
-# Then writes bench/results/verbs.json and verbs.svg (medians; rdmx vs perftest, same device, same run).
+#      READ: ib_read_bw / ib_read_lat and io.rdmx.verbs.tools.ReadPerf (printed only, not in verbs.json);
+#   4. with RDMX_SOFTROCE_HOSTS=1 (not yet in CI: see docs/operations.md, "Soft-RoCE between two hosts"), two
+#      hosts: a second VM (host 2) boots beside this one (host 1), the two joined by one virtual Ethernet link
+#      (a QEMU socket netdev on this machine's loopback), each with its own rxe device on its end of the link; with
+#      provider `auto` in every process (each must say it chose verbs): the ring channel, the shuffle and rdmx's
+#      RPC between them, then perftest and WritePerf across the link (scripts/softroce-two-hosts.sh, run in both).
+# Then writes bench/results/verbs.json and verbs.svg (medians; rdmx vs perftest, same device, same run; and, with
+# the two-host step, the same pair across the two hosts' link).
 # Installs what is missing (Debian packages, virtme-ng from PyPI). Exits non-zero on any failure; every step is
-# bounded (the whole job takes about 7 minutes here, at most 14).
+# bounded (the one-host steps take about 7 minutes here; the two-host step 12 or more on a loaded machine; the VMs
+# are bounded at 1740 s).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RESULTS="$ROOT/bench/results"
@@ -23,6 +30,8 @@ WORK="$(mktemp -d /tmp/rdmx-softroce.XXXXXX)"
 LOGS="$ROOT/target/softroce-logs"
 trap 'rc=$?; rm -rf "$LOGS" || true; mkdir -p "$LOGS" || true
   cp "$WORK"/*.txt "$WORK"/*.log "$LOGS"/ 2>/dev/null || true; cp -r "$WORK/junit" "$LOGS"/ 2>/dev/null || true
+  cp -r "$WORK/hosts" "$LOGS"/ 2>/dev/null || true
+  [ -z "${HOST2:-}" ] || kill "$HOST2" 2>/dev/null || true
   rm -rf "$WORK"; exit $rc' EXIT
 # RDMX_SOFTROCE_SELECT (for developers): JUnit selectors (for example
 # "--select-method=io.rdmx.verbs.VerbsChannelTest#aHandlerThatThrowsGetsItsRecordAgainAndTheRingIsReadOn")
@@ -34,6 +43,14 @@ SELECT="${RDMX_SOFTROCE_SELECT:---select-class=io.rdmx.verbs.VerbsConformanceTes
   --select-class=io.rdmx.verbs.VerbsAuthTest --select-class=io.rdmx.verbs.VerbsSecretConformanceTest \
   --select-class=io.rdmx.verbs.VerbsScopeTest --select-class=io.rdmx.verbs.VerbsReadTest \
   --select-class=io.rdmx.verbs.VerbsReadConformanceTest}"
+# RDMX_SOFTROCE_ONLY=hosts (for developers): only the two-host step (4), none of the one-host steps
+ONLY="${RDMX_SOFTROCE_ONLY:-}"
+[ -z "$ONLY" ] || [ "$ONLY" = hosts ] || { echo "softroce: RDMX_SOFTROCE_ONLY=$ONLY (expected: hosts)"; exit 1; }
+# RDMX_SOFTROCE_HOSTS=1: the two-host step (4) too. Off by default: on this 2-core machine it has not yet finished
+# within the job's bound (two TCG VMs; see docs/operations.md)
+HOSTS="${RDMX_SOFTROCE_HOSTS:-0}"
+[ "$ONLY" != hosts ] || HOSTS=1
+[ -z "${RDMX_SOFTROCE_SELECT:-}" ] || HOSTS=0
 # RDMX_SOFTROCE_LIBDISNI (for developers): a directory holding libdisni.so (disni/scripts/build-libdisni.sh builds
 # it from DiSNI's source, which is on GitHub only: CI has none, so CI does not run this). With it the disni module
 # is built too, its classes join the class path, libdisni goes on java.library.path, and the disni provider's
@@ -78,8 +95,8 @@ KERNEL="$(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)"
 if [ "$RDMX_JAVA_FEATURE" -lt 22 ]; then
   echo "softroce: the verbs provider needs Java 22+ (found $RDMX_JAVA_FEATURE)"; exit 1
 fi
-echo "softroce: building core, cli, verbs, bench and shuffle"
-(cd "$ROOT" && $MVN -q -DskipTests install -pl core,cli,verbs,bench,shuffle -am >/dev/null)
+echo "softroce: building core, cli, verbs, bench, shuffle and rpc"
+(cd "$ROOT" && $MVN -q -DskipTests install -pl core,cli,verbs,bench,shuffle,rpc -am >/dev/null)
 (cd "$ROOT" && $MVN -q dependency:build-classpath -pl verbs -Dmdep.includeScope=test \
   -Dmdep.outputFile="$WORK/cp.txt" >/dev/null)
 CP="$ROOT/verbs/target/classes:$ROOT/verbs/target/test-classes:$(cat "$WORK/cp.txt")"
@@ -88,6 +105,11 @@ CP="$CP:$ROOT/shuffle/target/classes:$ROOT/shuffle/target/test-classes"
 # the TPC-C queries across processes (io.rdmx.bench.queries.QueriesCheck, with bench's own dependencies)
 (cd "$ROOT" && $MVN -q dependency:build-classpath -pl bench -Dmdep.outputFile="$WORK/cp-bench.txt" >/dev/null)
 CP="$CP:$ROOT/bench/target/classes:$(cat "$WORK/cp-bench.txt")"
+# rdmx's RPC between the two hosts: scripts/RpcHostsCheck.java, compiled here (a source launch would compile it in
+# each TCG VM, slowly)
+mkdir -p "$WORK/rpccheck"
+RPC_CP="$WORK/rpccheck:$ROOT/rpc/target/classes:$CP"
+"$(dirname "$JAVA")/javac" -nowarn -d "$WORK/rpccheck" -cp "$RPC_CP" "$ROOT/scripts/RpcHostsCheck.java"
 JUNIT_BOUND=420
 if [ -n "$LIBDISNI" ]; then
   echo "softroce: building disni (libdisni from $LIBDISNI)"
@@ -106,11 +128,32 @@ JOPTS="$JOPTS ${RDMX_SOFTROCE_JOPTS:-}"
 # DiSNI casts direct buffers to sun.nio.ch.DirectBuffer for their addresses: it needs that package exported
 [ -z "$LIBDISNI" ] || JOPTS="$JOPTS -Djava.library.path=$LIBDISNI --add-exports java.base/sun.nio.ch=ALL-UNNAMED"
 
+# the two-host step's script, run by both VMs from a copy (a script edited while bash runs it breaks the run)
+cp "$ROOT/scripts/softroce-two-hosts.sh" "$WORK/two-hosts.sh"
+# the two hosts' link: a QEMU socket netdev in each VM, UDP datagrams between two ports of this machine's loopback
+LINK_PORT=$((30000 + RANDOM % 30000 / 2 * 2))
+MAC_A=52:54:00:0a:09:01
+MAC_B=52:54:00:0a:09:02
+{
+  for v in WORK JAVA JOPTS CP RPC_CP BW_SIZE BW_N LAT_SIZE LAT_N MAC_A MAC_B; do printf '%s=%q\n' "$v" "${!v}"; done
+  # host 2 waits for host 1 while host 1 runs the one-host steps (about 6 minutes here)
+  printf 'PEER_WAIT=%s\n' "$([ "$ONLY" = hosts ] && echo 300 || echo $((JUNIT_BOUND + 600)))"
+} > "$WORK/hosts.env"
+
 cat > "$WORK/inside.sh" <<INSIDE
 set -u
 cd "$WORK"
 step() { echo "\$(date +%T) \$*" >> progress.txt; }
 step "vm up"
+two_hosts() {
+  step "two hosts: host 1 (this VM, rxe1) and host 2 (the second VM, rxe2) over their link"
+  # host 1 has one device, on the link: rxe0 and its dummy interface (the one-host steps') go
+  rdma link delete rxe0 2>/dev/null || true
+  ip link del dummy0 2>/dev/null || true
+  bash "$WORK/two-hosts.sh" a "$WORK/hosts.env"
+  step "two hosts: done"
+}
+if [ "$ONLY" = hosts ]; then two_hosts; step "done (two hosts only)"; echo ok > done.txt; exit 0; fi
 step "rdmx doctor before Soft-RoCE exists (must explain why verbs cannot work)"
 timeout 120 "$JAVA" $JOPTS -cp "$CP" io.rdmx.cli.Rdmx doctor --provider verbs > doctor_before.txt 2>&1
 echo \$? > doctor_before.rc
@@ -180,24 +223,145 @@ for r in 1 2 3; do
   timeout 240 "$JAVA" $JOPTS -cp "$CP" io.rdmx.verbs.tools.ReadPerf $BW_SIZE $BW_N $LAT_SIZE $LAT_N \
     > rperf_\$r.txt 2>&1
 done
+two_hosts
 step "done"
 echo ok > done.txt
 INSIDE
 
 echo "softroce: booting a VM with $KERNEL (TCG, about a minute), then the verbs jobs (about 6 minutes)"
 start=$(date +%s)
+# the two-host step takes 5-15 minutes here, by the machine's load (a JVM starts in 1-3 minutes in these VMs)
+VM_BOUND=$((840 + JUNIT_BOUND - 420 + 900))
+[ "$ONLY" != hosts ] || VM_BOUND=1200
+HOST2=""
+if [ "$HOSTS" = 1 ]; then
+  # host 2: a second VM with one NIC, its end of the link (host 1's QEMU sends to LINK_PORT+1, host 2's to LINK_PORT)
+  echo "softroce: booting host 2, a second VM linked to the first (UDP ports $LINK_PORT and $((LINK_PORT + 1)))"
+  start_host2() {
+    timeout "$VM_BOUND" vng --disable-kvm --run "$KERNEL" --user root --cpus 2 --memory 2G --rwdir "$WORK" \
+      --name rdmx-host2 \
+      --qemu-opts="-netdev socket,id=link,udp=127.0.0.1:$LINK_PORT,localaddr=127.0.0.1:$((LINK_PORT + 1))" \
+      --qemu-opts="-device virtio-net-pci,netdev=link,mac=$MAC_B" \
+      --exec "bash $WORK/two-hosts.sh b $WORK/hosts.env" >> "$WORK/vng_host2.log" 2>&1 &
+    HOST2=$!
+  }
+  start_host2
+  # host 1's vng starts once host 2's has had 15 s to start its QEMU: when both started at the same moment, host
+  # 2's once ended at once without a word; if it ended all the same, it is started again, once
+  sleep 15
+  if ! kill -0 "$HOST2" 2>/dev/null; then
+    wait "$HOST2" && h2rc=0 || h2rc=$?
+    echo "softroce: host 2's VM ended at once (exit $h2rc; $(wc -c < "$WORK/vng_host2.log") bytes of output); again"
+    start_host2
+    sleep 15
+  fi
+  HOST1_NET=(--qemu-opts="-netdev socket,id=link,udp=127.0.0.1:$((LINK_PORT + 1)),localaddr=127.0.0.1:$LINK_PORT"
+    --qemu-opts="-device virtio-net-pci,netdev=link,mac=$MAC_A")
+else
+  HOST1_NET=()
+fi
 # 4 GiB: the TPC-C step runs three JVMs at once (QueriesCheck's reference evaluation and two ranks allowed -Xmx1g
 # each). The rank JVMs' fatal errors seen in 2 GiB and again in 4 GiB were not memory: their reports showed
 # SIGSEGV in C2's compiler thread and in compiled code (see the queries step: they now run C1 only, as the rest)
-if ! timeout $((840 + JUNIT_BOUND - 420)) vng --disable-kvm --run "$KERNEL" --user root --cpus 2 --memory 4G --rwdir "$WORK" \
-      --exec "bash $WORK/inside.sh" > "$WORK/vng.log" 2>&1 || [ ! -f "$WORK/done.txt" ]; then
+if ! timeout "$VM_BOUND" vng --disable-kvm --run "$KERNEL" --user root --cpus 2 --memory 4G --rwdir "$WORK" \
+      "${HOST1_NET[@]}" --exec "bash $WORK/inside.sh" > "$WORK/vng.log" 2>&1 || [ ! -f "$WORK/done.txt" ]; then
   echo "softroce: the VM run failed or timed out; progress:"
-  cat "$WORK/progress.txt" 2>/dev/null || true
+  cat "$WORK/progress.txt" "$WORK"/hosts/progress_*.txt 2>/dev/null || true
   tail -40 "$WORK/vng.log"
   tail -60 "$WORK/junit.txt" 2>/dev/null || true
   exit 1
 fi
+if [ -n "$HOST2" ]; then
+  # host 2 ends with host 1's last step (their last barrier); past a minute it is stopped
+  for _ in $(seq 1 60); do kill -0 "$HOST2" 2>/dev/null || break; sleep 1; done
+  kill "$HOST2" 2>/dev/null || true
+  wait "$HOST2" && h2rc=0 || h2rc=$?
+  HOST2=""
+  if [ ! -e "$WORK/hosts/ready_2" ]; then
+    echo "softroce: host 2's VM never came up (exit $h2rc); its output:"
+    tail -20 "$WORK/vng_host2.log"
+  fi
+fi
 fail=0
+# median of the rounds that produced a number (perftest prints "inf" when a round's clock misbehaves)
+median3() { grep -E '^[0-9]+(\.[0-9]+)?$' | sort -g | awk '{v[NR]=$1} END {if (NR > 0) print v[int((NR+1)/2)]}'; }
+# the two hosts (step 4): every run passed, every process with `auto` chose verbs and said so, each host had one
+# device of its own, and the RoCE packets crossed the link (host 2's device counted them)
+H="$WORK/hosts"
+hosts_fail=0
+hfail() { echo "softroce: two hosts: $*"; hosts_fail=1; }
+rc_of() { cat "$H/$1.rc" 2>/dev/null || echo none; }
+# stat_of FILE COUNTER: a counter of `rdma statistic show link` output, 0 when absent
+stat_of() { awk -v k="$2" '{for (i = 1; i < NF; i++) if ($i == k) v = $(i + 1)} END {print v + 0}' "$H/$1" 2>/dev/null || echo 0; }
+check_hosts() {
+  local me d
+  for me in 1 2; do
+    d="$(grep -oE '^ +rxe[0-9]+' "$H/devices_$me.txt" 2>/dev/null | tr -d ' ' | tr '\n' ' ')"
+    [ "$d" = "rxe$me " ] || hfail "host $me should see its own device rxe$me only, saw: '$d'"
+    [ "$(cat "$H/ping_$me.rc" 2>/dev/null)" = 0 ] || hfail "host $me cannot ping the other: $(cat "$H/ping_$me.txt")"
+  done
+  if [ "$(rc_of channel_client)" = 0 ] && [ "$(rc_of channel_server)" = 0 ] \
+      && grep -qx "PROVIDER verbs (auto)" "$H/channel_client.txt" && grep -qx "PROVIDER verbs (auto)" "$H/channel_server.txt" \
+      && grep -q "^CHANNEL OK: .* over verbs between two processes" "$H/channel_client.txt"; then
+    echo "softroce: two hosts: auto chose verbs on both; $(grep '^CHANNEL OK' "$H/channel_client.txt")"
+  else
+    hfail "ring channel FAILED (exit $(rc_of channel_client) / $(rc_of channel_server)):"
+    tail -n 20 "$H/channel_client.txt" "$H/channel_server.txt"
+  fi
+  if [ "$(rc_of shuffle_0)" = 0 ] && [ "$(rc_of shuffle_1)" = 0 ] \
+      && grep -q "^SHUFFLE OK over verbs" "$H/shuffle_0.txt" && grep -q "^JOINED rank 0 over verbs" "$H/shuffle_0.txt" \
+      && grep -q "^JOINED rank 1 over verbs" "$H/shuffle_1.txt" && grep -q "over verbs (auto)" "$H/shuffle_0.txt" \
+      && grep -q "over verbs (auto)" "$H/shuffle_1.txt"; then
+    echo "softroce: two hosts: auto chose verbs on both; $(grep '^SHUFFLE OK' "$H/shuffle_0.txt" | cut -c1-140)"
+  else
+    hfail "shuffle FAILED (exit $(rc_of shuffle_0) / $(rc_of shuffle_1)):"
+    tail -n 20 "$H/shuffle_0.txt" "$H/shuffle_1.txt"
+  fi
+  if [ "$(rc_of rpc_client)" = 0 ] && grep -qx "PROVIDER verbs (auto)" "$H/rpc_client.txt" \
+      && grep -qx "PROVIDER verbs (auto)" "$H/rpc_server.txt" \
+      && grep -q "^SERVING over verbs at 10.9.10.2:7700" "$H/rpc_server.txt" \
+      && grep -q "^RPC OK over verbs: 2000 calls of 1 KiB from 10.9.10.1 to 10.9.10.2:7700" "$H/rpc_client.txt"; then
+    echo "softroce: two hosts: auto chose verbs on both; $(grep '^RPC OK' "$H/rpc_client.txt")"
+  else
+    hfail "rpc FAILED (client exit $(rc_of rpc_client)):"
+    tail -n 20 "$H/rpc_client.txt" "$H/rpc_server.txt"
+  fi
+  local got sent
+  got=$(( $(stat_of stats_after_2.txt rcvd_pkts) - $(stat_of stats_before_2.txt rcvd_pkts) ))
+  sent=$(( $(stat_of stats_after_1.txt sent_pkts) - $(stat_of stats_before_1.txt sent_pkts) ))
+  # the RPC alone sends 2000 requests of 1 KiB, the channel 20000 records of up to 4 KiB
+  if [ "$got" -ge 2000 ] && [ "$sent" -ge 2000 ]; then
+    echo "softroce: two hosts: rxe1 sent $sent RoCE packets, rxe2 received $got (rdma statistic)"
+  else
+    hfail "too few RoCE packets crossed the link: rxe1 sent $sent, rxe2 received $got"
+    cat "$H"/stats_*.txt 2>/dev/null
+  fi
+  local r
+  for r in 1 2 3; do
+    echo "softroce: two hosts, round $r: ib_write_bw $(awk -v s=$BW_SIZE '$1 == s {print $4}' "$H/bw_$r.txt" 2>/dev/null \
+      | tail -1) MB/s, rdmx $(awk '$1 == "RDMX_WRITE_BW" {print $2}' "$H/perf.txt" 2>/dev/null | sed -n "${r}p")" \
+      "MB/s; ib_write_lat $(awk -v s=$LAT_SIZE '$1 == s {print $5}' "$H/lat_$r.txt" 2>/dev/null | tail -1) us," \
+      "rdmx $(awk '$1 == "RDMX_WRITE_LAT" {print $2}' "$H/perf.txt" 2>/dev/null | sed -n "${r}p") us"
+  done
+  hbw=$(for r in 1 2 3; do awk -v s=$BW_SIZE '$1 == s {print $4}' "$H/bw_$r.txt" 2>/dev/null | tail -1; done | median3)
+  hlat=$(for r in 1 2 3; do awk -v s=$LAT_SIZE '$1 == s {print $5}' "$H/lat_$r.txt" 2>/dev/null | tail -1; done | median3)
+  hrbw=$(awk '$1 == "RDMX_WRITE_BW" {print $2}' "$H/perf.txt" 2>/dev/null | median3)
+  hrlat=$(awk '$1 == "RDMX_WRITE_LAT" {print $2}' "$H/perf.txt" 2>/dev/null | median3)
+  if [ -z "$hbw" ] || [ -z "$hlat" ] || [ -z "$hrbw" ] || [ -z "$hrlat" ]; then
+    hfail "benchmark output not understood:"
+    tail -n 5 "$H"/bw_*.txt "$H"/lat_*.txt "$H"/perf.txt "$H"/perf_server.txt 2>/dev/null
+  fi
+  echo "softroce: two hosts: progress:"
+  sed 's/^/  /' "$H"/progress_*.txt 2>/dev/null | sort -k1,1 -s
+}
+if [ "$HOSTS" = 1 ]; then
+  check_hosts
+  [ "$hosts_fail" = 0 ] || fail=1
+fi
+if [ "$ONLY" = hosts ]; then
+  echo "softroce: two hosts only (RDMX_SOFTROCE_ONLY=hosts): no report written; $(( $(date +%s) - start )) s"
+  exit $fail
+fi
 grep -q rxe0 "$WORK/devices.txt" || { echo "softroce: rxe0 missing"; cat "$WORK/devices.txt"; exit 1; }
 if [ -n "${RDMX_SOFTROCE_SELECT:-}" ]; then
   echo "softroce: selected tests (junit.rc=$(cat "$WORK/junit.rc")), output in $LOGS/junit.txt:"
@@ -257,8 +421,6 @@ else
   echo "softroce: two-JVM ring channel over rxe0 FAILED:"; tail -n 20 "$WORK/channel_client.txt" "$WORK/channel_server.txt"
   fail=1
 fi
-# median of the rounds that produced a number (perftest prints "inf" when a round's clock misbehaves)
-median3() { grep -E '^[0-9]+(\.[0-9]+)?$' | sort -g | awk '{v[NR]=$1} END {if (NR > 0) print v[int((NR+1)/2)]}'; }
 bw=$(for r in 1 2 3; do awk -v s=$BW_SIZE '$1 == s {print $4}' "$WORK/bw_$r.txt" | tail -1; done | median3)
 lat=$(for r in 1 2 3; do awk -v s=$LAT_SIZE '$1 == s {print $5}' "$WORK/lat_$r.txt" | tail -1; done | median3)
 rbw=$(for r in 1 2 3; do awk '$1 == "RDMX_WRITE_BW" {print $2}' "$WORK/perf_$r.txt"; done | median3)
@@ -296,6 +458,10 @@ RDMX_WRITE_LAT $rlat
 BW_SIZE $BW_SIZE
 LAT_SIZE $LAT_SIZE
 FIG
+  if [ "$HOSTS" = 1 ] && [ "$hosts_fail" = 0 ]; then
+    printf 'HOSTS_PERFTEST_WRITE_BW %s\nHOSTS_PERFTEST_WRITE_LAT %s\nHOSTS_RDMX_WRITE_BW %s\nHOSTS_RDMX_WRITE_LAT %s\n' \
+      "$hbw" "$hlat" "$hrbw" "$hrlat" >> "$WORK/figures.txt"
+  fi
   mkdir -p "$RESULTS"
   "$JAVA" $RDMX_JAVA_OPTS -Drdmx.bench.results="$RESULTS" -cp "$ROOT/bench/target/benchmarks.jar" \
     io.rdmx.bench.BenchMain verbs-report "$WORK/figures.txt" || fail=1

@@ -14,14 +14,20 @@ public final class ShuffleCheck {
     }
 
     /**
-     * @param args provider, rank, members (comma separated), rows per process, job
+     * @param args provider, rank, members (comma separated), rows per process, job, and optionally how long to wait
+     *     for the other process to connect, in seconds (the configuration's default unless given: the Soft-RoCE
+     *     job's two VMs start their JVMs a minute or more apart)
      * @throws Exception on failure (exit code 1)
      */
     public static void main(String[] args) throws Exception {
         int rank = Integer.parseInt(args[1]);
         long rows = Long.parseLong(args[3]);
-        ShuffleConfig cfg = ShuffleConfig.builder(rank, 2, 2).provider(args[0]).members(List.of(args[2].split(",")))
-            .job(args[4]).build();
+        ShuffleConfig.Builder b = ShuffleConfig.builder(rank, 2, 2).provider(args[0])
+            .members(List.of(args[2].split(","))).job(args[4]);
+        if (args.length > 5) {
+            b.connectTimeout(java.time.Duration.ofSeconds(Long.parseLong(args[5])));
+        }
+        ShuffleConfig cfg = b.build();
         try (ShuffleService svc = ShuffleService.open(cfg)) {
             System.out.println("JOINED rank " + rank + " over " + svc.provider(1 - rank));
             TwoStagePlan.Result mine = TwoStagePlan.run(svc, rows, 1);

@@ -1,6 +1,7 @@
 package io.rdmx.transport.internal;
 
 import io.rdmx.transport.ConnectionClosedException;
+import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.ProtocolException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
@@ -53,6 +54,11 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
     public static final int CONNECT_REQUEST = 4;
     /** {@code RDMA_CM_EVENT_REJECTED}. */
     public static final int REJECTED = 8;
+    /**
+     * The status of a {@link #REJECTED} the CM itself sends when nothing listens at the port (InfiniBand CM reject
+     * reason 8, invalid service id; rxe and RoCE NICs send it the same way).
+     */
+    static final int REJ_INVALID_SERVICE_ID = 8;
     /** {@code RDMA_CM_EVENT_ESTABLISHED}. */
     public static final int ESTABLISHED = 9;
     /** {@code RDMA_CM_EVENT_DISCONNECTED}. */
@@ -208,9 +214,11 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
                 case TIMEWAIT_EXIT:
                     break;
                 default:
-                    // ADDR_ERROR, ROUTE_ERROR, CONNECT_ERROR, UNREACHABLE, REJECTED
+                    // ADDR_ERROR, ROUTE_ERROR, CONNECT_ERROR, UNREACHABLE, REJECTED; a REJECTED whose status is the
+                    // CM's "invalid service id" (nothing bound to that port, yet) is one a caller may try again
                     setupFailed(s, eventName(type) + " (status " + status + ")"
-                        + (type == REJECTED ? ": no rdmx node listens there" : ""));
+                        + (type == REJECTED ? ": no rdmx node listens there" : ""),
+                        type == REJECTED && status == REJ_INVALID_SERVICE_ID);
                     break;
             }
         } catch (RdmxException e) {
@@ -239,6 +247,19 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
      * @param why what failed
      */
     public final void setupFailed(S s, String why) {
+        setupFailed(s, why, false);
+    }
+
+    /**
+     * {@link #setupFailed} with the reason, saying whether nothing listened at the address: then a connect fails
+     * with {@link PeerNotListeningException}, which callers that start nodes in any order try again (a shuffle's
+     * ranks in two hosts, say).
+     *
+     * @param s the setup
+     * @param why what failed
+     * @param notListening whether the peer's CM said nothing listens there
+     */
+    public final void setupFailed(S s, String why, boolean notListening) {
         C c = s.connection();
         if (c != null) {
             c.fail(new ConnectionClosedException(c.peerName(), "connection from '" + node.name() + "' to peer '"
@@ -246,8 +267,9 @@ public abstract class RdmaCmFlow<S extends CmSetup<C>, C extends AbstractConnect
             return;
         }
         if (s.future != null) {
-            s.future.completeExceptionally(new RdmxException("connect from '" + node.name() + "' to address="
-                + s.dialAddress + " failed: " + why));
+            String message = "connect from '" + node.name() + "' to address=" + s.dialAddress + " failed: " + why;
+            s.future.completeExceptionally(notListening ? new PeerNotListeningException(message)
+                : new RdmxException(message));
         } else {
             log.debug("{}: node '{}' drops an incoming setup: {}", provider, node.name(), why);
         }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmx.transport.Access;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.Opcode;
+import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RdmxTimeoutException;
 import io.rdmx.transport.RemoteRegion;
@@ -154,6 +155,23 @@ class RdmaCmFlowTest {
             () -> s.future.get(1, TimeUnit.SECONDS));
         assertTrue(e.getCause().getMessage().contains("EVENT_8 (status 28): no rdmx node listens there"),
             e.getCause().getMessage());
+    }
+
+    @Test
+    void aRejectionBecauseNothingListensFailsTheConnectAsNotListeningSoItCanBeTriedAgain() throws Exception {
+        FakeNode a = node("rej-b", x -> x);
+        Fake nobody = a.setup("10.9.9.1:7998");
+        a.flow.onEvent(nobody, RdmaCmFlow.REJECTED, RdmaCmFlow.REJ_INVALID_SERVICE_ID);
+        ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+            () -> nobody.future.get(1, TimeUnit.SECONDS));
+        assertInstanceOf(PeerNotListeningException.class, e.getCause());
+        assertTrue(e.getCause().getMessage().contains("10.9.9.1:7998"), e.getCause().getMessage());
+        // a rejection by a listening peer (consumer-defined, 28) is not one to try again
+        Fake refused = a.setup("10.9.9.1:7997");
+        a.flow.onEvent(refused, RdmaCmFlow.REJECTED, 28);
+        ExecutionException e2 = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+            () -> refused.future.get(1, TimeUnit.SECONDS));
+        assertFalse(e2.getCause() instanceof PeerNotListeningException, String.valueOf(e2.getCause()));
     }
 
     // ------------------------------------------------------------------ the fake provider

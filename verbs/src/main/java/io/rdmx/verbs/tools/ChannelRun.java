@@ -4,6 +4,7 @@ import io.rdmx.channel.ChannelConfig;
 import io.rdmx.channel.ChannelEngine;
 import io.rdmx.channel.ChannelWriter;
 import io.rdmx.channel.PeerChannel;
+import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
@@ -20,12 +21,15 @@ import java.util.concurrent.TimeUnit;
  * process streams {@code n} records of varying sizes (each carries its sequence number and a pattern derived
  * from it) through a ring channel; the server process checks every byte and the order, then answers with the
  * count. Prints {@code CHANNEL OK ...} on success, exits 1 on any failure. Usage:
- * {@code ChannelRun server|client <provider> <address file> <records>}.
+ * {@code ChannelRun server|client <provider> <address file> <records>}. With provider {@code auto} (the run
+ * between two hosts) each side takes what {@link Fabrics#choose} picks for a peer on another host and says so:
+ * {@code PROVIDER <name> (auto)}.
  */
 public final class ChannelRun {
     private static final int DATA = 1;
     private static final int DONE = 2;
-    private static final Duration WAIT = Duration.ofSeconds(120);
+    /** How long a side waits for the other: between the Soft-RoCE job's two VMs, JVMs start a minute apart. */
+    private static final Duration WAIT = Duration.ofSeconds(300);
 
     private ChannelRun() {
     }
@@ -49,6 +53,24 @@ public final class ChannelRun {
         }
     }
 
+    /**
+     * The provider to open: the one named, or for {@code auto} the one {@link Fabrics#choose} ranks best for a peer
+     * on another host (the only place this tool runs under {@code auto}), printed so the caller can check it.
+     */
+    static Fabric fabric(String provider) throws RdmxException {
+        if (!provider.equals("auto")) {
+            return Fabrics.get(provider);
+        }
+        Fabric f = Fabrics.choose(false, name -> true);
+        if (f == null) {
+            throw new RdmxException("provider=auto: no usable provider reaches another host; usable here: "
+                + Fabrics.autoCandidates().stream().map(Fabric::name).toList() + ", not: "
+                + Fabrics.autoUnusable().stream().map(u -> u.name() + " (" + u.availability().reason() + ")").toList());
+        }
+        System.out.println("PROVIDER " + f.name() + " (auto)");
+        return f;
+    }
+
     static int length(long seq) {
         return 8 + (int) ((seq * 7919) % 4000);
     }
@@ -59,7 +81,7 @@ public final class ChannelRun {
 
     private static void server(String provider, Path addressFile, long n) throws Exception {
         ChannelConfig cfg = ChannelConfig.builder(1).build();
-        try (Node node = Fabrics.get(provider).open(NodeOptions.builder().name("channel-server").build());
+        try (Node node = fabric(provider).open(NodeOptions.builder().name("channel-server").build());
              ChannelEngine engine = ChannelEngine.open(node, cfg)) {
             Path tmp = addressFile.resolveSibling(addressFile.getFileName() + ".tmp");
             Files.writeString(tmp, node.address());
@@ -109,14 +131,18 @@ public final class ChannelRun {
             Thread.sleep(200);
         }
         String address = Files.readString(addressFile).trim();
+        // the server's accept waits WAIT from when it published its address: so long to connect from now on
+        deadline = System.nanoTime() + WAIT.toNanos();
         ChannelConfig cfg = ChannelConfig.builder(1).build();
-        try (Node node = Fabrics.get(provider).open(NodeOptions.builder().name("channel-client").build());
+        try (Node node = fabric(provider).open(NodeOptions.builder().name("channel-client").build());
              ChannelEngine engine = ChannelEngine.open(node, cfg)) {
             PeerChannel peer = null;
             RdmxException last = null;
             while (peer == null && System.nanoTime() < deadline) {
                 try {
-                    peer = engine.connect(address, Duration.ofSeconds(10));
+                    // a refused connection (the server not yet listening) fails at once and is tried again; a
+                    // slow handshake gets the whole wait (in a loaded TCG VM it can take longer than 10 s)
+                    peer = engine.connect(address, WAIT);
                 } catch (RdmxException e) {
                     last = e;
                     Thread.sleep(500);
@@ -152,7 +178,7 @@ public final class ChannelRun {
                     + " bytes, sent " + n + " / " + bytes);
             }
             System.out.printf("CHANNEL OK: %d records (%d bytes) over %s between two processes, checked by the"
-                + " receiver, %.1f MB/s%n", n, bytes, provider, bytes / 1e6 / s);
+                + " receiver, %.1f MB/s%n", n, bytes, node.fabric().name(), bytes / 1e6 / s);
         }
     }
 }

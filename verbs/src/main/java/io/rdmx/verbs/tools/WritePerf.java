@@ -14,9 +14,13 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * rdmx WRITE bandwidth and latency on the {@code verbs} provider, measured the way perftest's
@@ -29,11 +33,24 @@ import java.util.concurrent.TimeUnit;
  *       the typical (median) of half the round trips, in microseconds.</li>
  * </ul>
  * Prints {@code RDMX_WRITE_BW <MB/s>} and {@code RDMX_WRITE_LAT <us>}. Usage:
- * {@code WritePerf <bw size> <bw n> <lat size> <lat n> [latency warm-up round trips, default 20000]}. The
- * latency loop re-posts prepared requests ({@link Connection#prepare}), the way a latency-sensitive user would.
+ * {@code WritePerf <bw size> <bw n> <lat size> <lat n> [latency warm-up round trips, default 20000]}: both nodes
+ * in this process. Between two hosts (the Soft-RoCE job's two VMs, each with its own device), one process each,
+ * both living through several rounds (a JVM takes minutes to start in those VMs): {@code WritePerf server
+ * <address file> <rounds> <bw size> <lat size> <lat n> [warm-up]} publishes its address in the file, takes the
+ * WRITEs and answers the pings; {@code WritePerf client <address file> <gate directory> <rounds> <bw size> <bw n>
+ * <lat size> <lat n> [warm-up]} waits for that file, connects, creates {@code connected} in the gate directory,
+ * then measures round r (both figures, printed) when {@code go_r} appears there and creates {@code done_r} after
+ * it: the job runs perftest between rounds. Each prints the provider and address it used
+ * ({@code RDMX_WRITE_NODE verbs <address>}). The latency loop re-posts prepared requests
+ * ({@link Connection#prepare}), the way a latency-sensitive user would.
  */
 public final class WritePerf {
     private static final Duration WAIT = Duration.ofSeconds(60);
+    /** Between two hosts: how long one side waits for the other (to start, to reach the next round). */
+    private static final Duration HOSTS_WAIT = Duration.ofSeconds(600);
+    private static final int DEFAULT_WARM = 20_000;
+    private static final long IDLE_NANOS = 1_000_000_000L;
+    private static final long NAP_NANOS = 100_000L;
     private static final VarHandle SEQ = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
 
     private WritePerf() {
@@ -44,6 +61,17 @@ public final class WritePerf {
      * @throws Exception on failure
      */
     public static void main(String[] args) throws Exception {
+        if (args[0].equals("server")) {
+            server(Path.of(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]), Integer.parseInt(args[4]),
+                Integer.parseInt(args[5]), args.length > 6 ? Integer.parseInt(args[6]) : DEFAULT_WARM);
+            System.exit(0);
+        }
+        if (args[0].equals("client")) {
+            int[] n = Arrays.stream(args, 3, args.length).mapToInt(Integer::parseInt).toArray();
+            client(Path.of(args[1]), Path.of(args[2]), n[0], n[1], n[2], n[3], n[4],
+                n.length > 5 ? n[5] : DEFAULT_WARM);
+            System.exit(0);
+        }
         int bwSize = Integer.parseInt(args[0]);
         int bwN = Integer.parseInt(args[1]);
         int latSize = Integer.parseInt(args[2]);
@@ -60,7 +88,7 @@ public final class WritePerf {
             System.out.printf("RDMX_WRITE_BW %.2f%n", bw);
             // a first round lets the JIT compile the data path (C2 needs some 10^4 calls), as perftest, being C,
             // starts compiled
-            int warm = args.length > 4 ? Integer.parseInt(args[4]) : 20_000;
+            int warm = args.length > 4 ? Integer.parseInt(args[4]) : DEFAULT_WARM;
             latency(client, c2s, back, dst, server, s2c, target, dstBack, latSize, warm, 0);
             double lat = latency(client, c2s, back, dst, server, s2c, target, dstBack, latSize, latN, warm);
             System.out.printf("RDMX_WRITE_LAT %.2f%n", lat);
@@ -69,6 +97,80 @@ public final class WritePerf {
             back.release();
         }
         System.exit(0);
+    }
+
+    /**
+     * The passive side between two hosts: publishes its address, accepts one client, lets it WRITE, and answers
+     * {@code warm + rounds * latN} pings; stays until the client closes.
+     */
+    private static void server(Path addressFile, int rounds, int bwSize, int latSize, int latN, int warm)
+        throws Exception {
+        try (Node server = Fabrics.get("verbs").open(NodeOptions.builder().name("perf-server").build())) {
+            System.out.println("RDMX_WRITE_NODE " + server.fabric().name() + " " + server.address());
+            Region target = server.register(Math.max(bwSize, latSize) * 2, Access.ALL);
+            Path tmp = addressFile.resolveSibling(addressFile.getFileName() + ".tmp");
+            Files.writeString(tmp, server.address());
+            Files.move(tmp, addressFile);
+            Connection s2c = server.accept(HOSTS_WAIT);
+            RemoteRegion toClient = only(s2c, target.length());
+            pong(server, s2c, target, toClient, latSize, 0, warm + rounds * latN, HOSTS_WAIT);
+            long deadline = System.nanoTime() + HOSTS_WAIT.toNanos();
+            while (s2c.isOpen() && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            target.release();
+        }
+    }
+
+    /**
+     * The measuring side between two hosts: connects to the server whose address the file holds, then measures a
+     * round whenever the gate directory says so.
+     */
+    private static void client(Path addressFile, Path gate, int rounds, int bwSize, int bwN, int latSize, int latN,
+                               int warm) throws Exception {
+        awaitFile(addressFile);
+        String address = Files.readString(addressFile).trim();
+        try (Node client = Fabrics.get("verbs").open(NodeOptions.builder().name("perf-client").build())) {
+            System.out.println("RDMX_WRITE_NODE " + client.fabric().name() + " " + client.address() + " to "
+                + address);
+            Region back = client.register(Math.max(bwSize, latSize) * 2, Access.ALL);
+            Connection c2s = client.connect(address, HOSTS_WAIT);
+            RemoteRegion dst = only(c2s, back.length());
+            Files.createFile(gate.resolve("connected"));
+            for (int r = 1; r <= rounds; r++) {
+                awaitFile(gate.resolve("go_" + r));
+                System.out.printf("RDMX_WRITE_BW %.2f%n", bandwidth(client, c2s, back, dst, bwSize, bwN, 128));
+                if (r == 1) {
+                    ping(client, c2s, back, dst, latSize, warm, 0);
+                }
+                System.out.printf("RDMX_WRITE_LAT %.2f%n", ping(client, c2s, back, dst, latSize, latN,
+                    warm + (r - 1) * latN));
+                System.out.flush();
+                Files.createFile(gate.resolve("done_" + r));
+            }
+            c2s.close();
+            back.release();
+        }
+    }
+
+    private static void awaitFile(Path file) throws InterruptedException {
+        long deadline = System.nanoTime() + HOSTS_WAIT.toNanos();
+        while (!Files.exists(file)) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(file + " did not appear within " + HOSTS_WAIT);
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /** The peer's one region, which has this length (each side registers one, of the same length). */
+    private static RemoteRegion only(Connection c, long length) {
+        List<RemoteRegion> all = c.remoteRegions();
+        if (all.size() != 1 || all.get(0).length() != length) {
+            throw new IllegalStateException("peer " + c.peerName() + " exchanged " + all + ", expected one region of "
+                + length + " bytes");
+        }
+        return all.get(0);
     }
 
     private static RemoteRegion find(Connection c, Region r) {
@@ -124,27 +226,58 @@ public final class WritePerf {
     static double latency(Node client, Connection c2s, Region clientMem, RemoteRegion toServer, Node server,
                           Connection s2c, Region serverMem, RemoteRegion toClient, int size, int n, int base)
         throws Exception {
-        int seqAt = size - 4;
-        PreparedRequest[] pingReq = {c2s.prepare(WorkRequest.write(clientMem, 0, 0, toServer, 0).signaled(false)),
-            c2s.prepare(WorkRequest.write(clientMem, 0, 0, toServer, 0))};
-        PreparedRequest[] pongReq = {s2c.prepare(WorkRequest.write(serverMem, 0, 0, toClient, 0).signaled(false)),
-            s2c.prepare(WorkRequest.write(serverMem, 0, 0, toClient, 0))};
         Thread pong = new Thread(() -> {
             try {
-                ByteBuffer mine = serverMem.buffer();
-                for (int i = base + 1; i <= base + n; i++) {
-                    while ((int) SEQ.getVolatile(mine, seqAt) != i) {
-                        Thread.onSpinWait();
-                    }
-                    mine.putInt(size + seqAt, i);
-                    post(pongReq, size, size, i, server);
-                }
+                pong(server, s2c, serverMem, toClient, size, base, n, WAIT);
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
         }, "pong");
         pong.setDaemon(true);
         pong.start();
+        double lat = ping(client, c2s, clientMem, toServer, size, n, base);
+        pong.join(WAIT.toMillis());
+        return lat;
+    }
+
+    /**
+     * Answers pings {@code base + 1 .. base + n}: waits for each sequence number in the last word of its own
+     * region's first {@code size} bytes, then WRITEs it back from the region's second half. A wait that spins a
+     * second without a ping (between two rounds) goes on in naps of 100 us, so an idle server leaves the CPU to
+     * what runs meanwhile; each wait ends after {@code wait}.
+     */
+    static void pong(Node server, Connection s2c, Region serverMem, RemoteRegion toClient, int size, int base,
+                     int n, Duration wait) throws Exception {
+        int seqAt = size - 4;
+        PreparedRequest[] pongReq = {s2c.prepare(WorkRequest.write(serverMem, 0, 0, toClient, 0).signaled(false)),
+            s2c.prepare(WorkRequest.write(serverMem, 0, 0, toClient, 0))};
+        ByteBuffer mine = serverMem.buffer();
+        for (int i = base + 1; i <= base + n; i++) {
+            long start = System.nanoTime();
+            for (int spins = 0; (int) SEQ.getVolatile(mine, seqAt) != i; spins++) {
+                Thread.onSpinWait();
+                if ((spins & 1023) != 0) {
+                    continue;
+                }
+                long waited = System.nanoTime() - start;
+                if (waited > wait.toNanos()) {
+                    throw new IllegalStateException("no ping " + i + " from " + s2c.peerName() + " within " + wait);
+                }
+                if (waited > IDLE_NANOS) {
+                    LockSupport.parkNanos(NAP_NANOS);
+                }
+            }
+            mine.putInt(size + seqAt, i);
+            post(pongReq, size, size, i, server);
+        }
+    }
+
+    /** Sends pings {@code base + 1 .. base + n}; returns the median of half the round trips, in microseconds. */
+    static double ping(Node client, Connection c2s, Region clientMem, RemoteRegion toServer, int size, int n,
+                       int base) throws Exception {
+        int seqAt = size - 4;
+        PreparedRequest[] pingReq = {c2s.prepare(WorkRequest.write(clientMem, 0, 0, toServer, 0).signaled(false)),
+            c2s.prepare(WorkRequest.write(clientMem, 0, 0, toServer, 0))};
         ByteBuffer mine = clientMem.buffer();
         long[] rtt = new long[n];
         long[] posts = new long[n];
@@ -162,7 +295,6 @@ public final class WritePerf {
             }
             rtt[i - base - 1] = System.nanoTime() - t0;
         }
-        pong.join(WAIT.toMillis());
         if (base > 0) {
             Arrays.sort(posts);
             System.out.printf("RDMX_POST_US %.2f%n", posts[n / 2] / 1000.0);

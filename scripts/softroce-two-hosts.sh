@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# The two-host half of the Soft-RoCE job (scripts/softroce-test.sh), run inside each of its two VMs:
+#   softroce-two-hosts.sh a|b ENV_FILE
+# Host 1 (role a, the job's main VM) and host 2 (role b, a second VM booted beside it) are two kernels joined by
+# one virtual Ethernet link (a QEMU socket netdev), 10.9.10.1 and 10.9.10.2, each with its own rxe device on its
+# own end of that link (rxe1, rxe2): rdma_cm resolves the peer's GID through a real route and every RoCE packet
+# crosses the link. (Not two network namespaces of one VM: the Debian 6.1 kernel's rxe cannot be given to a
+# namespace; see docs/operations.md, "Soft-RoCE between two hosts".)
+# Both roles run the same steps in the same order, meeting at a barrier (files in the shared directory) after
+# each; host 2 serves, host 1 drives and measures, every process with provider `auto` where rdmx chooses:
+#   1. the two-JVM ring-channel run (io.rdmx.verbs.tools.ChannelRun, every byte checked by the receiver);
+#   2. the two-JVM shuffle (io.rdmx.shuffle.ShuffleCheck, exactly-once checked by rank 0);
+#   3. rdmx's RPC (scripts/RpcHostsCheck.java, compiled by the job): 2000 checked 1 KiB echo calls;
+#   4. three alternating rounds of perftest (ib_write_bw, ib_write_lat, through rdma_cm: -R) and rdmx's WRITE
+#      bandwidth and latency (io.rdmx.verbs.tools.WritePerf server/client: one JVM each, started once and
+#      connected before the first round, measuring when told to: a JVM takes minutes to start here), host 1 to
+#      host 2.
+# Writes its outputs (NAME.txt, NAME.rc) into $WORK/hosts; the job checks them after the VMs end. Every wait and
+# every process is bounded.
+set -u
+role="$1"
+# shellcheck disable=SC1090
+. "$2"
+H="$WORK/hosts"
+mkdir -p "$H"
+cd "$H"
+if [ "$role" = a ]; then me=1; peer=2; mac="$MAC_A"; else me=2; peer=1; mac="$MAC_B"; fi
+ME="10.9.10.$me"
+PEER="10.9.10.$peer"
+step() { echo "$(date +%T) host $me: $*" >> "progress_$me.txt"; }
+# wait_for FILE SECONDS: whether FILE appeared within SECONDS
+wait_for() {
+  local i
+  for ((i = 0; i < $2 * 5; i++)); do
+    [ -e "$1" ] && return 0
+    sleep 0.2
+  done
+  step "gave up waiting $2 s for $1"
+  return 1
+}
+# barrier NAME: both hosts have finished the step NAME (or the other one is gone: 300 s)
+barrier() {
+  touch "at_$1_$me"
+  wait_for "at_$1_$peer" 300 || true
+}
+# java NAME TIMEOUT ARGS...: a JVM, its output in NAME.txt, its exit code in NAME.rc
+run_java() {
+  local name="$1" bound="$2"
+  shift 2
+  # shellcheck disable=SC2086
+  timeout -k 10 "$bound" "$JAVA" $JOPTS "$@" > "$name.txt" 2>&1
+  echo $? > "$name.rc"
+}
+
+step "up: setting up rxe$me on the link"
+modprobe rdma_rxe
+modprobe rdma_ucm
+modprobe ib_uverbs
+nic=""
+for d in /sys/class/net/*; do
+  [ "$(cat "$d/address")" = "$mac" ] && nic="${d##*/}"
+done
+if [ -z "$nic" ]; then
+  step "no network interface has the link's address $mac: $(ls /sys/class/net | tr '\n' ' ')"
+  exit 1
+fi
+ip link set lo up
+ip addr add "$ME/24" dev "$nic"
+ip link set "$nic" up
+rdma link add "rxe$me" type rxe netdev "$nic"
+ulimit -l unlimited
+ibv_devices > "devices_$me.txt" 2>&1
+ibv_devinfo -v -d "rxe$me" 2>&1 | grep -E "hca_id|state|GID" > "gids_$me.txt"
+ip addr show dev "$nic" > "link_$me.txt"
+touch "ready_$me"
+# host 2 waits while host 1 runs the job's one-host steps first
+if ! wait_for "ready_$peer" "$PEER_WAIT"; then
+  exit 1
+fi
+busybox ping -c 2 -W 10 "$PEER" > "ping_$me.txt" 2>&1
+echo $? > "ping_$me.rc"
+rdma statistic show link "rxe$me/1" > "stats_before_$me.txt" 2>&1
+cat "/sys/class/net/$nic/statistics/rx_bytes" > "rx_before_$me.txt"
+barrier up
+
+step "ring channel (auto)"
+if [ "$role" = b ]; then
+  run_java channel_server 420 -cp "$CP" io.rdmx.verbs.tools.ChannelRun server auto "$H/channel.addr" 20000
+else
+  run_java channel_client 420 -cp "$CP" io.rdmx.verbs.tools.ChannelRun client auto "$H/channel.addr" 20000
+fi
+barrier channel
+
+step "shuffle (auto, 2 processes x 2 workers)"
+members=10.9.10.1:7600,10.9.10.2:7601
+run_java "shuffle_$((me - 1))" 420 -Dorg.slf4j.simpleLogger.log.io.rdmx.shuffle=info -cp "$CP" \
+  io.rdmx.shuffle.ShuffleCheck auto $((me - 1)) "$members" 50000 hosts-verbs 300
+barrier shuffle
+
+step "rpc (auto, 2000 calls of 1 KiB)"
+if [ "$role" = b ]; then
+  # the server lives as long as its standard input: until host 1 says the client is done (or 230 s)
+  RDMX_HOST_ADDR="$ME" timeout -k 10 420 "$JAVA" $JOPTS -cp "$RPC_CP" RpcHostsCheck server 7700 auto \
+    < <(wait_for rpc_done 410; true) > rpc_server.txt 2>&1
+  echo $? > rpc_server.rc
+else
+  for ((i = 0; i < 900; i++)); do
+    grep -q '^SERVING' rpc_server.txt 2>/dev/null && break
+    [ -e rpc_server.rc ] && break
+    sleep 0.2
+  done
+  RDMX_HOST_ADDR="$ME" run_java rpc_client 420 -cp "$RPC_CP" RpcHostsCheck client "$PEER:7700" 2000 auto
+  touch rpc_done
+fi
+barrier rpc
+
+# perftest (over rdma_cm, -R: the GID resolved through the route) and rdmx alternate, three rounds each: the TCG
+# VMs' speed drifts, so each side gets the same moments. rdmx's pair is up and connected before the first round
+step "rdmx WritePerf pair: starting, connecting"
+# the latency warm-up: 2000 round trips, not the one-host 20 000 (a round trip across the link took about 3 ms in
+# the first full run, where ib_write_lat's typical was 2975 us: 20 000 would take a minute or more)
+HOSTS_WARM=2000
+gate="$H/perf_gate"
+mkdir -p "$gate"
+if [ "$role" = b ]; then
+  run_java perf_server 1500 -cp "$CP" io.rdmx.verbs.tools.WritePerf server "$H/perf.addr" 3 \
+    "$BW_SIZE" "$LAT_SIZE" "$LAT_N" "$HOSTS_WARM" &
+  perf=$!
+else
+  run_java perf 1500 -cp "$CP" io.rdmx.verbs.tools.WritePerf client "$H/perf.addr" "$gate" 3 \
+    "$BW_SIZE" "$BW_N" "$LAT_SIZE" "$LAT_N" "$HOSTS_WARM" &
+  perf=$!
+  for ((i = 0; i < 3000; i++)); do
+    [ -e "$gate/connected" ] && break
+    kill -0 "$perf" 2>/dev/null || break
+    sleep 0.2
+  done
+fi
+barrier perf_up
+for r in 1 2 3; do
+  step "round $r: perftest ib_write_bw / ib_write_lat"
+  for t in bw lat; do
+    tool=ib_write_bw size=$BW_SIZE n=$BW_N
+    [ "$t" = bw ] || { tool=ib_write_lat size=$LAT_SIZE n=$LAT_N; }
+    if [ "$role" = b ]; then
+      timeout 120 "$tool" -d "rxe$me" -R -s "$size" -n "$n" > "${t}_server_$r.txt" 2>&1 &
+      server=$!
+      sleep 2
+      touch "${t}_ready_$r"
+      wait "$server"
+      echo $? > "${t}_server_$r.rc"
+    else
+      wait_for "${t}_ready_$r" 150 || true
+      # the server may take a moment longer to listen in a slow VM: a refused connection is tried again
+      for attempt in 1 2 3 4 5; do
+        timeout 120 "$tool" -d "rxe$me" -R -s "$size" -n "$n" "$PEER" > "${t}_$r.txt" 2>&1 && break
+        sleep 2
+      done
+    fi
+    barrier "${t}_$r"
+  done
+  step "round $r: rdmx WRITE bandwidth and latency"
+  if [ "$role" = a ]; then
+    touch "$gate/go_$r"
+    for ((i = 0; i < 1500; i++)); do
+      [ -e "$gate/done_$r" ] && break
+      kill -0 "$perf" 2>/dev/null || break
+      sleep 0.2
+    done
+  fi
+  barrier "perf_$r"
+done
+wait "$perf"
+rdma statistic show link "rxe$me/1" > "stats_after_$me.txt" 2>&1
+cat "/sys/class/net/$nic/statistics/rx_bytes" > "rx_after_$me.txt"
+ibv_devices > "devices_end_$me.txt" 2>&1
+step "done"
+echo ok > "done_$me"
