@@ -3,6 +3,7 @@ package io.rdmx.spark;
 import io.rdmx.channel.ChannelEngine;
 import io.rdmx.rpc.RpcConfig;
 import io.rdmx.rpc.RpcServer;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -38,28 +39,8 @@ public final class BlockServer implements AutoCloseable {
         RpcConfig rpc = RpcConfig.builder().handlerThreads(threads)
             .maxMessageBytes(chunkBytes + FetchProtocol.ANSWER_HEADER).build();
         this.server = RpcServer.builder(engine).config(rpc)
-            .handle(FetchProtocol.METHOD_FETCH, call -> {
-                ByteBuffer req = call.request();
-                String bad = FetchProtocol.validate(req, chunkBytes);
-                if (bad != null) {
-                    throw new IllegalArgumentException("bad fetch request from " + call.peer() + ": " + bad);
-                }
-                int shuffleId = FetchProtocol.shuffleId(req);
-                long mapId = FetchProtocol.mapId(req);
-                int reduceId = FetchProtocol.reduceId(req);
-                long offset = FetchProtocol.offset(req);
-                long size = source.size(shuffleId, mapId, reduceId);
-                // at or past the end (the reader asked for every chunk its estimate covers): the size alone
-                int n = (int) Math.max(0, Math.min(FetchProtocol.length(req), size - offset));
-                ByteBuffer answer = answerBuffer(FetchProtocol.ANSWER_HEADER + n);
-                answer.putLong(size);
-                if (n > 0) {
-                    source.read(shuffleId, mapId, reduceId, offset, answer);
-                }
-                bytesServed.addAndGet(n);
-                requestsServed.incrementAndGet();
-                return answer.flip();
-            })
+            .handle(FetchProtocol.METHOD_FETCH, call -> fetch(call, source, chunkBytes))
+            .handle(FetchProtocol.METHOD_FETCH_BATCH, call -> fetch(call, source, chunkBytes))
             .handle(FetchProtocol.METHOD_DIAGNOSE, call -> {
                 ByteBuffer req = call.request();
                 String bad = FetchProtocol.validateDiagnose(req);
@@ -79,6 +60,32 @@ public final class BlockServer implements AutoCloseable {
                     + ")");
             })
             .build();
+    }
+
+    /** Answers a fetch of a block or of a range of contiguous blocks ({@link FetchProtocol}). */
+    private ByteBuffer fetch(io.rdmx.rpc.RpcCall call, BlockSource source, int chunkBytes) throws IOException {
+        ByteBuffer req = call.request();
+        int method = call.method();
+        String bad = FetchProtocol.validate(method, req, chunkBytes);
+        if (bad != null) {
+            throw new IllegalArgumentException("bad fetch request from " + call.peer() + ": " + bad);
+        }
+        int shuffleId = FetchProtocol.shuffleId(req);
+        long mapId = FetchProtocol.mapId(req);
+        int reduceId = FetchProtocol.reduceId(req);
+        int end = FetchProtocol.endReduceId(method, req);
+        long offset = FetchProtocol.offset(req);
+        long size = source.size(shuffleId, mapId, reduceId, end);
+        // at or past the end (the reader asked for every chunk its estimate covers): the size alone
+        int n = (int) Math.max(0, Math.min(FetchProtocol.length(req), size - offset));
+        ByteBuffer answer = answerBuffer(FetchProtocol.ANSWER_HEADER + n);
+        answer.putLong(size);
+        if (n > 0) {
+            source.read(shuffleId, mapId, reduceId, end, offset, answer);
+        }
+        bytesServed.addAndGet(n);
+        requestsServed.incrementAndGet();
+        return answer.flip();
     }
 
     /**

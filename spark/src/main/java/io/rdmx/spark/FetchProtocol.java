@@ -60,12 +60,27 @@ import java.nio.charset.StandardCharsets;
  * </pre>
  * The name becomes part of a file name on the server (Spark's checksum file, {@code <block>.checksum.<name>}),
  * hence its narrow alphabet.
+ *
+ * <p>Contiguous blocks of one map output (Spark's {@code ShuffleBlockBatchId}: AQE's coalesced partitions, with
+ * {@code fetchShuffleBlocksInBatch}) are one range of its data file, asked for as one block by a request of
+ * method {@link #METHOD_FETCH_BATCH}: a fetch request followed by the end of the range of reduce ids (exclusive),
+ * answered as a fetch is, the size and bytes being those of the whole range.
+ *
+ * <pre>
+ *  +---------------------------------------------------------------+
+ *  |          version .. offset: as a fetch request (32 bytes)     |  0
+ *  +---------------------------------------------------------------+
+ *  |        end reduce id (exclusive, > reduce id)                 | 32
+ *  +---------------------------------------------------------------+
+ * </pre>
  */
 public final class FetchProtocol {
     /** RPC method id of a fetch. */
     public static final int METHOD_FETCH = 1;
     /** RPC method id of a corruption diagnosis. */
     public static final int METHOD_DIAGNOSE = 2;
+    /** RPC method id of a fetch of a range of contiguous blocks of one map output. */
+    public static final int METHOD_FETCH_BATCH = 3;
     /** The version this code writes and accepts. */
     public static final int VERSION = 1;
     /** Offset of the version. */
@@ -82,6 +97,10 @@ public final class FetchProtocol {
     public static final int BLOCK_OFFSET_OFFSET = 24;
     /** Length of a request. */
     public static final int LENGTH = 32;
+    /** Offset of a batch request's end reduce id. */
+    public static final int END_REDUCE_OFFSET = 32;
+    /** Length of a batch request. */
+    public static final int BATCH_LENGTH = 36;
     /** Offset of a diagnosis request's algorithm name length. */
     public static final int ALGORITHM_LENGTH_OFFSET = 20;
     /** Offset of a diagnosis request's checksum. */
@@ -113,6 +132,79 @@ public final class FetchProtocol {
         b.putInt(VERSION_OFFSET, VERSION).putInt(SHUFFLE_OFFSET, shuffleId).putLong(MAP_OFFSET, mapId)
             .putInt(REDUCE_OFFSET, reduceId).putInt(LENGTH_OFFSET, length).putLong(BLOCK_OFFSET_OFFSET, offset);
         return b;
+    }
+
+    /**
+     * Writes a request for a range of blocks of one map output, or for one block ({@link #request}) when the range
+     * holds one.
+     *
+     * @param shuffleId the shuffle
+     * @param mapId the map task's id
+     * @param reduceId the first partition
+     * @param endReduceId the end of the range, exclusive ({@code > reduceId})
+     * @param offset where in the range's bytes
+     * @param length how many bytes
+     * @return the request body, positioned at 0
+     */
+    public static ByteBuffer request(int shuffleId, long mapId, int reduceId, int endReduceId, long offset,
+                                     int length) {
+        if (endReduceId == reduceId + 1) {
+            return request(shuffleId, mapId, reduceId, offset, length);
+        }
+        ByteBuffer b = ByteBuffer.allocate(BATCH_LENGTH);
+        b.put(request(shuffleId, mapId, reduceId, offset, length)).putInt(END_REDUCE_OFFSET, endReduceId);
+        return b.clear();
+    }
+
+    /**
+     * @param request a request {@link #request} wrote, from its position
+     * @return its RPC method: {@link #METHOD_FETCH_BATCH} for a range of blocks, else {@link #METHOD_FETCH}
+     */
+    public static int method(ByteBuffer request) {
+        return request.remaining() == BATCH_LENGTH ? METHOD_FETCH_BATCH : METHOD_FETCH;
+    }
+
+    /**
+     * @param method the RPC method of a request
+     * @return whether it is a fetch (of a block or of a range of them)
+     */
+    public static boolean isFetch(int method) {
+        return method == METHOD_FETCH || method == METHOD_FETCH_BATCH;
+    }
+
+    /**
+     * Checks a request of either fetch method read from a peer.
+     *
+     * @param method {@link #METHOD_FETCH} or {@link #METHOD_FETCH_BATCH}
+     * @param b the body, from its position
+     * @param maxLength the largest length this server answers
+     * @return null when valid, else the reason as {@code name=value}
+     */
+    public static String validate(int method, ByteBuffer b, int maxLength) {
+        if (method != METHOD_FETCH_BATCH) {
+            return validate(b, maxLength);
+        }
+        if (b.remaining() != BATCH_LENGTH) {
+            return "batch fetch request length=" + b.remaining() + " expected=" + BATCH_LENGTH;
+        }
+        String bad = validate(b.duplicate().limit(b.position() + LENGTH), maxLength);
+        if (bad != null) {
+            return bad;
+        }
+        int end = b.getInt(b.position() + END_REDUCE_OFFSET);
+        if (end <= reduceId(b)) {
+            return "endReduceId=" + end + " is not above reduceId=" + reduceId(b);
+        }
+        return null;
+    }
+
+    /**
+     * @param method the request's method
+     * @param b a valid request of either fetch method
+     * @return the end of its range of reduce ids, exclusive
+     */
+    public static int endReduceId(int method, ByteBuffer b) {
+        return method == METHOD_FETCH_BATCH ? b.getInt(b.position() + END_REDUCE_OFFSET) : reduceId(b) + 1;
     }
 
     /**
@@ -382,6 +474,19 @@ public final class FetchProtocol {
             }
         }
         return null;
+    }
+
+    /**
+     * @param shuffleId the shuffle
+     * @param mapId the map task's id
+     * @param reduceId the partition
+     * @param endReduceId the end of a range of partitions, exclusive ({@code reduceId + 1}: the one block)
+     * @return Spark's name of the block ({@code shuffle_<shuffle>_<map>_<reduce>}) or of the range
+     *         ({@code ShuffleBlockBatchId}'s: {@code shuffle_<shuffle>_<map>_<reduce>_<end>})
+     */
+    public static String blockName(int shuffleId, long mapId, int reduceId, int endReduceId) {
+        return endReduceId == reduceId + 1 ? blockName(shuffleId, mapId, reduceId)
+            : "shuffle_" + shuffleId + "_" + mapId + "_" + reduceId + "_" + endReduceId;
     }
 
     /**

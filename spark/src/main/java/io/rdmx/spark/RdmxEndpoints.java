@@ -288,7 +288,7 @@ public final class RdmxEndpoints implements AutoCloseable {
             return CompletableFuture.failedFuture(e);
         }
         // an answer whose future was complete already (cancelled by its caller) goes back to the pool
-        return c.client().callAsync(target.substring(eq + 1), FetchProtocol.METHOD_FETCH, request, answerReader,
+        return c.client().callAsync(target.substring(eq + 1), FetchProtocol.method(request), request, answerReader,
             timeout);
     }
 
