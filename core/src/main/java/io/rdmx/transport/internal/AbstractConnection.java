@@ -174,6 +174,11 @@ public abstract class AbstractConnection implements Connection, InlineCompletion
     }
 
     @Override
+    public Region registerFile(java.nio.file.Path file, long position, int length) throws RdmxException {
+        return node.registerFileGranted(file, position, length, this);
+    }
+
+    @Override
     public String peerName() {
         return peerName;
     }

@@ -281,6 +281,88 @@ public abstract class AbstractNode implements Node {
      * @throws RdmxException if the memory cannot be allocated or the connection is closed
      */
     public Region registerGranted(int length, int access, AbstractConnection grantee) throws RdmxException {
+        checkGrantee(grantee);
+        return register(length, access, "", grantee);
+    }
+
+    /**
+     * Maps a range of a file read-only, ready to become a region ({@link Node#registerFile}). The default suits every
+     * provider whose peers reach regions through this process (loopback, shm, tcp): the mapping is the region's
+     * memory, and releasing the region drops it (the garbage collector unmaps it once no READ answer still uses it;
+     * the file is never deleted). A provider that registers memory with a NIC overrides it.
+     *
+     * @param mapped the range, mapped read-only
+     * @param remoteKey the key chosen for the region
+     * @param grantee the connection the region is granted to, or null for a node-wide region
+     * @return the memory
+     * @throws RdmxException if it cannot be registered
+     */
+    protected Allocation allocateFile(java.nio.MappedByteBuffer mapped, int remoteKey, AbstractConnection grantee)
+        throws RdmxException {
+        return new Allocation(mapped, () -> { });
+    }
+
+    @Override
+    public Region registerFile(java.nio.file.Path file, long position, int length, String name) throws RdmxException {
+        return registerFile(file, position, length, name, null);
+    }
+
+    /**
+     * Registers a file range granted to one connection ({@link Connection#registerFile}).
+     *
+     * @param file the file
+     * @param position where the range starts
+     * @param length bytes
+     * @param grantee the connection, open and of this node
+     * @return the region
+     * @throws RdmxException if the file cannot be mapped or the connection is closed
+     */
+    public Region registerFileGranted(java.nio.file.Path file, long position, int length, AbstractConnection grantee)
+        throws RdmxException {
+        checkGrantee(grantee);
+        return registerFile(file, position, length, "", grantee);
+    }
+
+    private Region registerFile(java.nio.file.Path file, long position, int length, String name,
+                                AbstractConnection grantee) throws RdmxException {
+        checkOpen();
+        if (file == null) {
+            throw new IllegalArgumentException("file is null");
+        }
+        if (position < 0 || length <= 0) {
+            throw new IllegalArgumentException("file range of " + file + " position=" + position + " length=" + length
+                + ": the position must be at least 0 and the length at least 1");
+        }
+        RemoteRegion.checkName(name);
+        java.nio.MappedByteBuffer mapped;
+        // FileChannel is interruptible: an interrupted registering thread must not close a shared channel
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+            java.nio.file.StandardOpenOption.READ)) {
+            long size = ch.size();
+            if (position > size - length) {
+                throw new IllegalArgumentException("file range of " + file + " position=" + position + " length="
+                    + length + " ends past the file's size=" + size);
+            }
+            mapped = ch.map(java.nio.channels.FileChannel.MapMode.READ_ONLY, position, length);
+        } catch (java.io.IOException e) {
+            throw new RdmxException("node '" + name() + "' cannot map " + file + " position=" + position + " length="
+                + length + ": " + e, e);
+        }
+        synchronized (names) {
+            if (!name.isEmpty() && !names.add(name)) {
+                throw new IllegalArgumentException("node '" + name() + "' already has a live region named '" + name
+                    + "'");
+            }
+        }
+        try {
+            return registerNamed(length, Access.REMOTE_READ, name, grantee, key -> allocateFile(mapped, key, grantee));
+        } catch (RdmxException | RuntimeException | Error e) {
+            forgetName(name);
+            throw e;
+        }
+    }
+
+    private void checkGrantee(AbstractConnection grantee) throws RdmxException {
         if (grantee.node() != this) {
             throw new IllegalArgumentException("connection to '" + grantee.peerName()
                 + "' is not a connection of node '" + name() + "'");
@@ -289,7 +371,12 @@ public abstract class AbstractNode implements Node {
             throw new RdmxException("cannot grant a region to the closed connection to '" + grantee.peerName()
                 + "' at node '" + name() + "'");
         }
-        return register(length, access, "", grantee);
+    }
+
+    /** Allocates the memory of a new region once its key is chosen. */
+    @FunctionalInterface
+    private interface Allocator {
+        Allocation allocate(int remoteKey) throws RdmxException;
     }
 
     private Region register(int length, int access, String name, AbstractConnection grantee) throws RdmxException {
@@ -306,7 +393,8 @@ public abstract class AbstractNode implements Node {
             }
         }
         try {
-            return registerNamed(length, access, name, grantee);
+            return registerNamed(length, access, name, grantee, key -> grantee == null
+                ? allocate(length, access, key) : allocateGranted(length, access, key, grantee));
         } catch (RdmxException | RuntimeException | Error e) {
             forgetName(name);
             throw e;
@@ -321,13 +409,13 @@ public abstract class AbstractNode implements Node {
         }
     }
 
-    private Region registerNamed(int length, int access, String name, AbstractConnection grantee)
-        throws RdmxException {
+    private Region registerNamed(int length, int access, String name, AbstractConnection grantee,
+                                 Allocator allocator) throws RdmxException {
         int key;
         do {
             key = KEYS.nextInt();
         } while (key == 0 || regions.containsKey(key));
-        Allocation a = grantee == null ? allocate(length, access, key) : allocateGranted(length, access, key, grantee);
+        Allocation a = allocator.allocate(key);
         RegionImpl r;
         if (a.address() != 0) {
             r = new RegionImpl(this, a.memory(), a.address(), a.localKey(), a.remoteKey(), access, a.onDeregister(),
@@ -377,6 +465,44 @@ public abstract class AbstractNode implements Node {
         return null;
     }
 
+    /**
+     * The live region a peer READs with this key on a connection, if that connection may read it: remotely
+     * readable ({@link Access#REMOTE_READ}), and exported node-wide or granted to that connection
+     * ({@link RegionImpl#readableVia}). Any other key is refused exactly as a key that does not exist.
+     *
+     * @param remoteKey the key
+     * @param via the connection the request came on (this node's side)
+     * @return the region, or null
+     */
+    public RegionImpl lookupRemoteRead(int remoteKey, Connection via) {
+        RegionImpl r = regions.get(remoteKey);
+        return r != null && r.readableVia(via) ? r : null;
+    }
+
+    /**
+     * Checks a peer's READ source. Returns null when allowed, else the reason (names the key, the values and this
+     * node). The length is checked against the region, so a length past {@code maxTransferSize} of a peer that
+     * ignores its own limit is refused by the bounds (no region is longer than an int).
+     *
+     * @param remoteKey key in the request
+     * @param offset offset in the request
+     * @param length length in the request
+     * @param via the connection the request came on (this node's side)
+     * @return null, or an explanation naming the values
+     */
+    public String checkRemoteRead(int remoteKey, long offset, long length, Connection via) {
+        RegionImpl r = lookupRemoteRead(remoteKey, via);
+        if (r == null) {
+            return "no remotely readable region with rkey=0x" + Integer.toHexString(remoteKey) + " at node '"
+                + name() + "' for peer '" + via.peerName() + "'";
+        }
+        if (offset < 0 || length < 0 || length > r.length() || offset > r.length() - length) {
+            return "READ offset=" + offset + " length=" + length + " outside region rkey=0x"
+                + Integer.toHexString(remoteKey) + " length=" + r.length() + " at node '" + name() + "'";
+        }
+        return null;
+    }
+
     void deregister(RegionImpl r) {
         if (regions.remove(r.remoteKey(), r)) {
             forgetName(r.name());
@@ -384,7 +510,7 @@ public abstract class AbstractNode implements Node {
     }
 
     /**
-     * @return descriptors of the live, remotely writable regions exported to every peer (not those granted to one
+     * @return descriptors of the live, remotely writable or readable regions exported to every peer (not those granted to one
      *     connection), in registration order, with their names: what a setup message lists
      */
     public List<RemoteRegion> exportedRegions() {
@@ -397,13 +523,13 @@ public abstract class AbstractNode implements Node {
     }
 
     /**
-     * @return the live, remotely writable regions exported to every peer, in registration order: what a provider
+     * @return the live, remotely writable or readable regions exported to every peer, in registration order: what a provider
      *     whose keys differ per connection describes to each peer itself ({@link #describe})
      */
     protected List<RegionImpl> exportedRegionList() {
         List<RegionImpl> live = new ArrayList<>();
         for (RegionImpl r : regions.values()) {
-            if (r.live() && (r.access() & Access.REMOTE_WRITE) != 0 && r.grantee() == null) {
+            if (r.live() && (r.access() & (Access.REMOTE_WRITE | Access.REMOTE_READ)) != 0 && r.grantee() == null) {
                 live.add(r);
             }
         }

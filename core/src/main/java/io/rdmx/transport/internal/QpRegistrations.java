@@ -43,7 +43,8 @@ public abstract class QpRegistrations<D, M> {
      * Registers the memory in a domain.
      *
      * @param domain the domain
-     * @param access {@link Access#ALL} (the domain's peer may reach it) or {@link Access#LOCAL_WRITE}
+     * @param access {@link Access#LOCAL_WRITE} with the region's remote bits ({@link Access#REMOTE_WRITE},
+     *     {@link Access#REMOTE_READ}) where the domain's peer may reach it, else {@link Access#LOCAL_WRITE} alone
      * @return the registration
      * @throws RdmxException naming the usual cause
      */
@@ -74,8 +75,9 @@ public abstract class QpRegistrations<D, M> {
         if (released) {
             throw new IllegalStateException(describe() + " is released");
         }
-        boolean remote = (access & Access.REMOTE_WRITE) != 0 && (grantee == null || grantee == domain);
-        mr = register(domain, remote ? Access.ALL : Access.LOCAL_WRITE);
+        int remoteBits = access & (Access.REMOTE_WRITE | Access.REMOTE_READ);
+        boolean remote = remoteBits != 0 && (grantee == null || grantee == domain);
+        mr = register(domain, remote ? Access.LOCAL_WRITE | remoteBits : Access.LOCAL_WRITE);
         mrs.put(domain, mr);
         return mr;
     }

@@ -98,8 +98,8 @@ public final class RegionImpl implements Region {
             throw new IllegalArgumentException("connection " + via + " is not a connection of node '" + node.name()
                 + "'");
         }
-        if ((access & Access.REMOTE_WRITE) == 0) {
-            throw new IllegalArgumentException(this + " is not remotely writable");
+        if ((access & (Access.REMOTE_WRITE | Access.REMOTE_READ)) == 0) {
+            throw new IllegalArgumentException(this + " is neither remotely writable nor readable");
         }
         if (grantee != null && grantee != via) {
             throw new IllegalArgumentException(this + " is granted to another connection than the one to '"
@@ -138,6 +138,17 @@ public final class RegionImpl implements Region {
      */
     public boolean reachableVia(Connection via) {
         return live() && (access & Access.REMOTE_WRITE) != 0 && (grantee == null || grantee == via);
+    }
+
+    /**
+     * Whether a peer's READ arriving on a connection may read this region: remotely readable, live, and exported
+     * node-wide or granted to that very connection.
+     *
+     * @param via the connection the request arrived on (this node's side)
+     * @return true if allowed
+     */
+    public boolean readableVia(Connection via) {
+        return live() && (access & Access.REMOTE_READ) != 0 && (grantee == null || grantee == via);
     }
 
     /** @return the registration order within the node */

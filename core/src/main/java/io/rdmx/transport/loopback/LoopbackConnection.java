@@ -17,7 +17,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A loopback connection. Requests run in order on the posting thread; a SEND or WRITE_WITH_IMM that finds no
+ * A loopback connection. Requests run in order on the posting thread (a READ is a copy from the peer node's
+ * region into the local one, after the same key, scope and bounds checks as a WRITE's); a SEND or WRITE_WITH_IMM that finds no
  * posted receive waits in {@link #pending} (with every request behind it) until the peer posts one, as RC
  * ordering requires. Locks: {@code this} guards {@link #pending}; the receive queue lock is a leaf; a
  * connection never fails its peer while holding its own lock.
@@ -123,6 +124,25 @@ final class LoopbackConnection extends AbstractConnection implements RemoteMappi
                 String why = o.op() + " wrId=" + o.wrId() + " failed by injected fault status=" + s;
                 emit(o.op(), o.wrId(), s, 0, 0, false, why);
                 return new ConnectionClosedException(peerName(), why, null);
+            }
+            if (o.op() == Opcode.READ) {
+                // a copy from the peer's region by this thread, in order with the requests before it: a WRITE
+                // posted earlier on this connection was copied already (same queue, same lock), so this READ sees
+                // it. A refused READ fails that request only: nothing is out of step, the peer answered
+                pending.pollFirst();
+                String err = p.node.checkRemoteRead(o.remote().remoteKey(), o.remoteOffset(), o.length(), p);
+                RegionImpl source = p.node.lookupRemoteRead(o.remote().remoteKey(), p);
+                if (err != null || source == null) { // (released between the two looks: as if before)
+                    emit(o.op(), o.wrId(), Status.REMOTE_ACCESS_ERROR, 0, 0, false, err != null ? err
+                        : "no remotely readable region with rkey=0x" + Integer.toHexString(o.remote().remoteKey())
+                        + " at node '" + p.node.name() + "'");
+                    continue;
+                }
+                copy(source, (int) o.remoteOffset(), o.local(), o.localOffset(), o.length());
+                if (o.signaled()) {
+                    emit(o.op(), o.wrId(), Status.SUCCESS, o.length(), 0, false, null);
+                }
+                continue;
             }
             if (o.op() == Opcode.WRITE || o.op() == Opcode.WRITE_WITH_IMM) {
                 String err = p.node.checkRemoteWrite(o.remote().remoteKey(), o.remoteOffset(), o.length(), p);

@@ -78,8 +78,8 @@ final class FrameWriter {
     /** Builds the header in the reused buffer and writes it with the carried data. */
     void request(int type, int flags, long seq, int rkey, int imm, long remoteOffset, int dataLength,
                             RegionImpl local, int localOffset, int carried) {
-        int hl = type == FrameDescriptor.TYPE_WRITE ? FrameDescriptor.WRITE_HEADER_LENGTH
-            : FrameDescriptor.HEADER_LENGTH;
+        int hl = type == FrameDescriptor.TYPE_WRITE || type == FrameDescriptor.TYPE_READ
+            ? FrameDescriptor.WRITE_HEADER_LENGTH : FrameDescriptor.HEADER_LENGTH;
         if (corked > 0) {
             writeCorked(type, flags, seq, rkey, imm, remoteOffset, dataLength, local, localOffset, carried, hl);
             return;
@@ -88,7 +88,7 @@ final class FrameWriter {
         h.clear();
         putOwedAck(h);
         FrameBuffers.header(h, type, flags, hl + carried, seq);
-        if (type == FrameDescriptor.TYPE_WRITE) {
+        if (type == FrameDescriptor.TYPE_WRITE || type == FrameDescriptor.TYPE_READ) {
             h.putInt(rkey).putInt(imm).putLong(remoteOffset).putInt(dataLength).putInt(0);
         }
         h.flip();
@@ -109,7 +109,7 @@ final class FrameWriter {
         int slot = corkFrames - 1;
         putOwedAck(h);
         FrameBuffers.header(h, type, flags, hl + carried, seq);
-        if (type == FrameDescriptor.TYPE_WRITE) {
+        if (type == FrameDescriptor.TYPE_WRITE || type == FrameDescriptor.TYPE_READ) {
             h.putInt(rkey).putInt(imm).putLong(remoteOffset).putInt(dataLength).putInt(0);
         }
         corkCopyMask |= 1 << corkBuffers;
@@ -135,6 +135,40 @@ final class FrameWriter {
             corkViews[slot] = new RegionViews();
         }
         return h.clear();
+    }
+
+    /**
+     * Writes the answer to a peer's READ: the header built here, the bytes a view of the region's memory (not
+     * copied; what the socket does not take now waits in the outbox as a view), in one gathering write, behind the
+     * frames a cork holds (corked: into the cork).
+     *
+     * @param seq the READ answered
+     * @param region the region read
+     * @param offset where in it
+     * @param length bytes
+     */
+    void answer(long seq, RegionImpl region, int offset, int length) {
+        boolean cork = corked > 0;
+        ByteBuffer h = cork ? corkSlot() : header.clear();
+        RegionViews v = cork ? corkViews[corkFrames - 1] : views;
+        putOwedAck(h);
+        FrameBuffers.header(h, FrameDescriptor.TYPE_READ_ANSWER, 0, FrameDescriptor.ANSWER_HEADER_LENGTH + length, seq);
+        h.putShort((short) 0).putShort((short) 0).putInt(length).flip();
+        ByteBuffer payload = null;
+        if (length > 0) {
+            payload = v.view(region);
+            payload.position(offset).limit(offset + length);
+        }
+        framesOut++;
+        if (!cork) {
+            io.write(h, payload);
+            return;
+        }
+        corkCopyMask |= 1 << corkBuffers;
+        corkIov[corkBuffers++] = h;
+        if (payload != null) {
+            corkIov[corkBuffers++] = payload;
+        }
     }
 
     /**

@@ -3,6 +3,7 @@ package io.rdmx.transport.selector;
 import io.rdmx.transport.ConnectionClosedException;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Post;
+import io.rdmx.transport.ProtocolException;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
@@ -16,6 +17,7 @@ import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.wire.FrameBuffers;
 import io.rdmx.transport.wire.FrameDescriptor;
 import io.rdmx.transport.wire.Placer;
+import io.rdmx.transport.wire.RegionViews;
 import java.nio.ByteBuffer;
 import java.util.List;
 
@@ -25,7 +27,9 @@ import java.util.List;
  * outstanding ring (bounded by the send-queue depth, primitive arrays: nothing allocated per request) until a
  * cumulative ACK completes them in order. With a {@link Placer} (shm), WRITE data is copied by the posting thread
  * straight into the peer's mapped region and a WRITE_WITH_IMM then sends a data-less notification frame; without
- * one (tcp) WRITE data travels in its frame. The posting thread writes its frame to the socket itself, under
+ * one (tcp) WRITE data travels in its frame. A READ is a request frame in the same sequence; the peer's I/O thread
+ * answers it from the region, and its ACK completes it ({@link io.rdmx.transport.wire.FrameDescriptor}). The
+ * posting thread writes its frame to the socket itself, under
  * {@link #sendLock} (one gathering write of a reused header and the region's memory); only what the socket does
  * not take at once goes to the node's I/O thread ({@link SocketIo#write}), and every later frame queues behind it,
  * so frames leave in posting order and are never split by another. The receive side lives in
@@ -135,6 +139,16 @@ public class SocketConnection extends AbstractConnection implements Corking, Inp
             checkOpen();
             if (pending.isFull()) {
                 return Post.SEND_QUEUE_FULL;
+            }
+            if (op == Opcode.READ) {
+                // a request frame in the sequence: the peer's I/O thread answers it when it reaches it, after every
+                // WRITE posted before it here (one ordered stream), so the READ sees them; the ACK that covers it
+                // follows the answer and completes it, in posting order with the other requests
+                long seq = ++nextSeq;
+                pending.addRead(seq, wrId, local, localOffset, length, signaled);
+                out.request(FrameDescriptor.TYPE_READ, 0, seq, remote.remoteKey(), 0, remoteOffset, length, local,
+                    localOffset, 0);
+                return Post.OK;
             }
             boolean write = op != Opcode.SEND;
             if (write && placer != null) {
@@ -248,19 +262,117 @@ public class SocketConnection extends AbstractConnection implements Corking, Inp
             long wrId;
             Opcode op;
             int length;
+            String refusal;
             synchronized (sendLock) {
                 int i = pending.takeAcked(acked);
                 if (i < 0) {
                     return;
                 }
-                if (!pending.signaled(i)) {
-                    continue;
+                if (!pending.answered(i)) {
+                    wrId = pending.wrId(i);
+                    refusal = "peer '" + peerName() + "' acknowledged READ wrId=" + wrId + " without answering it";
+                    op = null;
+                    length = 0;
+                } else {
+                    refusal = pending.refusal(i);
+                    if (refusal == null && !pending.signaled(i)) {
+                        continue;
+                    }
+                    wrId = pending.wrId(i);
+                    op = pending.op(i);
+                    length = pending.length(i);
                 }
-                wrId = pending.wrId(i);
-                op = pending.op(i);
-                length = pending.length(i);
             }
-            emit(op, wrId, Status.SUCCESS, length, 0, false, null);
+            if (op == null) {
+                emit(Opcode.READ, wrId, Status.REMOTE_ACCESS_ERROR, 0, 0, false, refusal);
+                fail(new ProtocolException(refusal));
+                return;
+            }
+            if (refusal != null) { // a refused READ completes with its error, signaled or not; the connection stays
+                emit(op, wrId, Status.REMOTE_ACCESS_ERROR, 0, 0, false, refusal);
+            } else {
+                emit(op, wrId, Status.SUCCESS, length, 0, false, null);
+            }
+        }
+    }
+
+    /**
+     * Answers a peer's READ from the region's memory, or refuses it, behind every frame written before. I/O thread
+     * (or a follower reading the socket).
+     *
+     * @param seq the READ's sequence number
+     * @param region the region, checked, or null if refused
+     * @param offset where in it
+     * @param length bytes
+     * @param refusal why it is refused, or null
+     * @return true if frames wait for the socket now (the receiver answers no more READs until they are out)
+     */
+    boolean answerRead(long seq, RegionImpl region, int offset, int length, String refusal) {
+        synchronized (sendLock) {
+            if (!isOpen()) {
+                return false;
+            }
+            if (refusal != null) {
+                out.flushCork(); // the refusal is a frame of its own: behind what the cork holds
+                out.frame(FrameBuffers.readRefusal(seq, Status.REMOTE_ACCESS_ERROR.ordinal(), refusal));
+            } else {
+                out.answer(seq, region, offset, length);
+            }
+        }
+        return io.queued();
+    }
+
+    /**
+     * The answer to this side's oldest unanswered READ carries its bytes: where they go. I/O thread (or a
+     * follower).
+     *
+     * @param seq the sequence number the answer carries
+     * @param length its length
+     * @param views the receiver's views (one thread at a time)
+     * @return a view of the READ's local region at its offset
+     * @throws ProtocolException if no such READ is outstanding, or its length differs
+     */
+    ByteBuffer readTarget(long seq, int length, RegionViews views) throws ProtocolException {
+        RegionImpl region;
+        int offset;
+        synchronized (sendLock) {
+            int i = pending.answer(seq);
+            if (i < 0) {
+                throw new ProtocolException("READ_ANSWER from '" + peerName() + "' for seq=" + seq
+                    + ", which is not the oldest unanswered READ of node '" + node.name() + "'");
+            }
+            if (pending.length(i) != length) {
+                throw new ProtocolException("READ_ANSWER from '" + peerName() + "' for seq=" + seq + " has length="
+                    + length + ", the READ asked for length=" + pending.length(i));
+            }
+            region = pending.local(i);
+            offset = pending.localOffset(i);
+        }
+        ByteBuffer v = views.view(region);
+        v.position(offset);
+        return v;
+    }
+
+    /**
+     * The peer refused this side's oldest unanswered READ. I/O thread (or a follower).
+     *
+     * @param seq the sequence number the answer carries
+     * @param status the status
+     * @param message the peer's explanation
+     * @throws ProtocolException if no such READ is outstanding, or the status is not a refusal of a READ
+     */
+    void readRefused(long seq, Status status, String message) throws ProtocolException {
+        if (status != Status.REMOTE_ACCESS_ERROR) {
+            throw new ProtocolException("READ_ANSWER from '" + peerName() + "' for seq=" + seq + " has status="
+                + status + " (a READ is refused with " + Status.REMOTE_ACCESS_ERROR + ")");
+        }
+        synchronized (sendLock) {
+            int i = pending.answer(seq);
+            if (i < 0) {
+                throw new ProtocolException("READ_ANSWER from '" + peerName() + "' for seq=" + seq
+                    + ", which is not the oldest unanswered READ of node '" + node.name() + "'");
+            }
+            pending.refuse(i, "peer '" + peerName() + "' refused READ: " + message);
         }
     }
 

@@ -1,11 +1,14 @@
 package io.rdmx.transport.selector;
 
+import io.rdmx.transport.ProtocolException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.wire.FrameBuffers;
 import io.rdmx.transport.wire.FrameDescriptor;
 import io.rdmx.transport.wire.FrameReceiver;
+import io.rdmx.transport.wire.RegionViews;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -56,6 +59,8 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
     private long lastWriteAt;
     private long lastFramesOut = -1;
     private long handshakeFramesOut;
+    /** Views of the regions READ answers land in (the thread running this handler). */
+    private final RegionViews answerViews = new RegionViews();
     /** Read system calls so far; I/O thread, read racily by tests. */
     private volatile long reads;
 
@@ -333,6 +338,32 @@ public final class SocketHandler extends FrameReceiver<SocketConnection> {
     @Override
     protected void onNak(SocketConnection c, long seq, Status status, String message) {
         c.onNak(seq, status, message);
+    }
+
+    @Override
+    protected boolean answerRead(SocketConnection c, long seq, RegionImpl region, int offset, int length,
+                                 String refusal) {
+        return c.answerRead(seq, region, offset, length, refusal);
+    }
+
+    @Override
+    protected void whenOutputDrained(Runnable task) {
+        io.whenDrained(task);
+    }
+
+    /**
+     * The bytes of a READ's answer are copied from the read buffer into the READ's region ({@link #copyTo}), as
+     * WRITE data is: one copy, no buffer of the READ's size.
+     */
+    @Override
+    protected ByteBuffer readTarget(SocketConnection c, long seq, int length) throws ProtocolException {
+        return c.readTarget(seq, length, answerViews);
+    }
+
+    @Override
+    protected void readRefused(SocketConnection c, long seq, Status status, String message)
+        throws ProtocolException {
+        c.readRefused(seq, status, message);
     }
 
     /** @return read system calls on this socket so far (tests, diagnostics) */

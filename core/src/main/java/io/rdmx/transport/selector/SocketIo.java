@@ -42,6 +42,24 @@ public interface SocketIo {
     }
 
     /**
+     * @return true while frames wait for the socket to take them (the peer reads more slowly than this side writes):
+     *     the receiver then answers no further READ until they are out ({@link #whenDrained})
+     */
+    default boolean queued() {
+        return false;
+    }
+
+    /**
+     * Runs a task on the I/O thread ({@link #execute}) once no frame waits for the socket (at once if none does);
+     * never if the socket closes first. Any thread.
+     *
+     * @param task the task
+     */
+    default void whenDrained(Runnable task) {
+        execute(task);
+    }
+
+    /**
      * Stops or resumes reading from the socket (back pressure while no receive is posted). I/O thread.
      *
      * @param on true to read

@@ -40,6 +40,8 @@ final class SocketLink implements SocketIo, SelectorNode.Attachment {
     private final ByteBuffer[] backlog = new ByteBuffer[32];
     /** Guarded by outLock: no frame is written after it is set. */
     private boolean closing;
+    /** Guarded by outLock: what runs once the outbox is empty ({@link #whenDrained}), or null. */
+    private Runnable drained;
     private volatile boolean closed;
     private SelectionKey key;
     /** I/O thread: when a closing socket closes whatever the peer does; 0 while not closing. */
@@ -471,7 +473,33 @@ final class SocketLink implements SocketIo, SelectorNode.Attachment {
             if (closing && lingerDeadline != 0) {
                 shutdownOutput();
             }
+            Runnable d = drained;
+            drained = null;
+            if (d != null && !closing) {
+                execute(d); // under this socket's read lock, as every task of its handler
+            }
         }
+    }
+
+    @Override
+    public boolean queued() {
+        synchronized (outLock) {
+            return !outbox.isEmpty();
+        }
+    }
+
+    @Override
+    public void whenDrained(Runnable task) {
+        synchronized (outLock) {
+            if (closing) {
+                return;
+            }
+            if (!outbox.isEmpty()) {
+                drained = task;
+                return;
+            }
+        }
+        execute(task);
     }
 
     private void shutdownOutput() {

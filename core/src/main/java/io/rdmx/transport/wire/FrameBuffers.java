@@ -284,6 +284,46 @@ public final class FrameBuffers {
      * @return null if it names a failure status, else what is wrong
      */
     public static String checkNakStatus(int status) {
+        return checkFailureStatus(status);
+    }
+
+    /**
+     * A refusing READ_ANSWER frame (status other than SUCCESS, the message as its payload).
+     *
+     * @param seq the READ it answers
+     * @param status the status
+     * @param message why (truncated to {@link FrameDescriptor#MAX_MESSAGE_LENGTH} bytes)
+     * @return the frame, ready to be written
+     */
+    public static ByteBuffer readRefusal(long seq, int status, String message) {
+        byte[] m = truncate(message);
+        return frame(FrameDescriptor.TYPE_READ_ANSWER, 0, FrameDescriptor.ANSWER_HEADER_LENGTH + m.length, seq)
+            .putShort((short) status).putShort((short) 0).putInt(m.length).put(m).flip();
+    }
+
+    /**
+     * Checks a READ_ANSWER header against its frame length.
+     *
+     * @param status the status field
+     * @param frameLength the frame length
+     * @param payloadLength the payload length field
+     * @return null, or what is wrong ({@code name=value})
+     */
+    public static String checkAnswer(int status, int frameLength, int payloadLength) {
+        if (status >= Status.values().length) {
+            return "has unknown status=" + status;
+        }
+        if (payloadLength < 0 || frameLength - FrameDescriptor.ANSWER_HEADER_LENGTH != payloadLength) {
+            return "has payload length=" + payloadLength + " in a frame of length=" + frameLength;
+        }
+        if (status != Status.SUCCESS.ordinal() && payloadLength > FrameDescriptor.MAX_MESSAGE_LENGTH) {
+            return "refuses with a message of length=" + payloadLength + " (limit="
+                + FrameDescriptor.MAX_MESSAGE_LENGTH + ")";
+        }
+        return null;
+    }
+
+    private static String checkFailureStatus(int status) {
         if (status >= Status.values().length || status == Status.SUCCESS.ordinal()) {
             return "has unknown status=" + status;
         }

@@ -33,7 +33,39 @@ import io.rdmx.transport.RemoteRegion;
  *  |  payload: WRITE data (absent when PLACED), SEND data, HELLO,   | 40 (WRITE) / 16
  *  |  AUTH proof, READY regions, NAK status + message, ERROR message|
  *  +---------------------------------------------------------------+
+ *  READ (a request in the sequence, as WRITE; no payload, frame length 40): the WRITE header's fields, the
+ *  immediate and data length read as reserved (0) and length:
+ *  +---------------------------------------------------------------+
+ *  |               remote key (32): the owner's region to read     | 16
+ *  +---------------------------------------------------------------+
+ *  |               reserved (32)                                   | 20
+ *  +---------------------------------------------------------------+
+ *  |               remote offset (64)                              | 24
+ *  |                                                               |
+ *  +---------------------------------------------------------------+
+ *  |               length (32): bytes to read                      | 32
+ *  +---------------------------------------------------------------+
+ *  |               reserved (32)                                   | 36
+ *  +---------------------------------------------------------------+
+ *  READ_ANSWER (owner to reader; not in the sequence: the sequence number is the READ's it answers):
+ *  +-------------------------------+-------------------------------+
+ *  |        status (16)            |        reserved (16)          | 16
+ *  +-------------------------------+-------------------------------+
+ *  |               payload length (32)                             | 20
+ *  +---------------------------------------------------------------+
+ *  |  payload: the bytes read (status SUCCESS), or the refusal's    | 24
+ *  |  message (UTF-8, at most 4096)                                |
+ *  +---------------------------------------------------------------+
  * </pre>
+ *
+ * <p>READ. The owner's I/O thread answers a READ when it reaches it in the sequence (so after every WRITE posted
+ * before it on the connection is placed: a READ sees them), straight from the region's memory in one gathering
+ * write of the answer's header and the region's bytes (no handler thread, no copy), then counts the READ as
+ * handled: the cumulative ACK that covers it follows the answer on the stream, and the reader completes its READ
+ * by that ACK, in posting order with its other requests. A READ the owner refuses (unknown key, a region not
+ * readable or not granted to this connection, out of bounds, a length past any region) is answered with
+ * status REMOTE_ACCESS_ERROR and a message; the connection stays up. A READ_ANSWER that does not answer the
+ * reader's oldest unanswered READ (its sequence number), or whose length is not the READ's, is a protocol error.
  *
  * <p>The handshake. Nothing about a node's memory (region descriptors) leaves it before the peer is
  * authenticated, and an unauthenticated peer costs a small, bounded amount of work:
@@ -102,6 +134,16 @@ public final class FrameDescriptor {
     public static final int WRITE_DATA_LENGTH_OFFSET = 32;
     /** Length of a WRITE header. */
     public static final int WRITE_HEADER_LENGTH = 40;
+    /** Length of a READ frame: the WRITE header's fields ({@link #WRITE_KEY_OFFSET}, ...), no payload. */
+    public static final int READ_LENGTH = WRITE_HEADER_LENGTH;
+    /** READ: offset of the length to read (the WRITE header's data length). */
+    public static final int READ_LENGTH_OFFSET = WRITE_DATA_LENGTH_OFFSET;
+    /** READ_ANSWER: offset of the status ({@link io.rdmx.transport.Status} ordinal). */
+    public static final int ANSWER_STATUS_OFFSET = 16;
+    /** READ_ANSWER: offset of the payload length. */
+    public static final int ANSWER_LENGTH_OFFSET = 20;
+    /** Length of a READ_ANSWER header. */
+    public static final int ANSWER_HEADER_LENGTH = 24;
 
     /** Type: handshake greeting. */
     public static final int TYPE_HELLO = 1;
@@ -121,6 +163,10 @@ public final class FrameDescriptor {
     public static final int TYPE_PING = 8;
     /** Type: fatal error, the sender closes. */
     public static final int TYPE_ERROR = 9;
+    /** Type: one-sided read request. */
+    public static final int TYPE_READ = 10;
+    /** Type: the owner's answer to a READ (the bytes, or a refusal). */
+    public static final int TYPE_READ_ANSWER = 11;
 
     /** WRITE flag: consume a receive and deliver the immediate. */
     public static final int FLAG_WITH_IMM = 1;
@@ -168,7 +214,8 @@ public final class FrameDescriptor {
      * past half, every frame asks for one so the queue drains. Not when WRITE data is placed: a placed WRITE
      * completes with the ACK of the frame before it, whatever that frame's own signaling, so every frame asks.
      *
-     * @param op {@link Opcode#SEND}, {@link Opcode#WRITE} or {@link Opcode#WRITE_WITH_IMM}
+     * @param op {@link Opcode#SEND}, {@link Opcode#WRITE}, {@link Opcode#WRITE_WITH_IMM} or {@link Opcode#READ}
+     *     (never unsignaled: the reader completes it by its ACK)
      * @param signaled whether the request completes with a completion of its own
      * @param placed whether WRITE data reaches the peer through shared memory ({@link #FLAG_PLACED})
      * @param outstanding requests outstanding, this one included
@@ -176,6 +223,9 @@ public final class FrameDescriptor {
      * @return {@link #FLAG_UNSIGNALED}, {@link #FLAG_WITH_IMM} and {@link #FLAG_PLACED} as they apply
      */
     public static int requestFlags(Opcode op, boolean signaled, boolean placed, int outstanding, int depth) {
+        if (op == Opcode.READ) {
+            return 0;
+        }
         int flags = !placed && !signaled && outstanding < Math.max(1, depth / 2) ? FLAG_UNSIGNALED : 0;
         if (op != Opcode.SEND) {
             flags |= (op == Opcode.WRITE_WITH_IMM ? FLAG_WITH_IMM : 0) | (placed ? FLAG_PLACED : 0);
@@ -207,6 +257,10 @@ public final class FrameDescriptor {
                 return "PING";
             case TYPE_ERROR:
                 return "ERROR";
+            case TYPE_READ:
+                return "READ";
+            case TYPE_READ_ANSWER:
+                return "READ_ANSWER";
             default:
                 return "UNKNOWN(" + type + ")";
         }
@@ -235,6 +289,14 @@ public final class FrameDescriptor {
             case TYPE_SEND:
                 min = HEADER_LENGTH;
                 max = HEADER_LENGTH + (long) maxTransfer;
+                break;
+            case TYPE_READ:
+                min = READ_LENGTH;
+                max = READ_LENGTH;
+                break;
+            case TYPE_READ_ANSWER:
+                min = ANSWER_HEADER_LENGTH;
+                max = ANSWER_HEADER_LENGTH + (long) Math.max(maxTransfer, MAX_MESSAGE_LENGTH);
                 break;
             case TYPE_ACK:
             case TYPE_PING:

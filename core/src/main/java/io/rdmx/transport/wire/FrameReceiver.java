@@ -20,7 +20,8 @@ import org.slf4j.Logger;
  * The receive side of one stream-protocol connection and its handshake, apart from the I/O: the state machine
  * that the {@code shm} and {@code tcp} providers both drive through the selector engine's {@code SocketHandler}.
  * One copy of the protocol: the handshake steps (HELLO, AUTH, READY and the limits before authentication), header
- * checks, WRITE placement and SEND matching against posted receives, the cumulative ACK of each read batch, NAKs,
+ * checks, WRITE placement and SEND matching against posted receives, READs answered from the region and their
+ * answers copied into the reader's region, the cumulative ACK of each read batch, NAKs,
  * and how every failure maps to the connection's cause or the dial's exception (each naming the peer).
  *
  * <p>A provider subclasses it for what differs: where the unread input is (a {@code ByteBuffer} the I/O thread
@@ -48,6 +49,10 @@ public abstract class FrameReceiver<C extends AbstractConnection> extends Receiv
     private static final int S_SEND_DATA = 7;
     /** The input is discarded (the connection is going down). */
     static final int S_DISCARD = 8;
+    /** The bytes of a READ_ANSWER are copied into the READ's local region. */
+    private static final int S_ANSWER_DATA = 9;
+    /** A READ was answered and the output is backed up: no frame is handled until it drained. */
+    private static final int S_ANSWER_WAIT = 10;
 
     /** The provider's logger (its log lines keep their category). */
     private final Logger log;
@@ -332,6 +337,14 @@ public abstract class FrameReceiver<C extends AbstractConnection> extends Receiv
                 state = S_SEND_DATA;
                 return true;
             }
+            case S_ANSWER_DATA: {
+                if (!copyPayload()) {
+                    return false;
+                }
+                target = null; // the READ's region: not kept past its answer
+                state = S_HEADER;
+                return true;
+            }
             case S_SEND_DATA: {
                 if (!copyPayload()) {
                     return false;
@@ -372,6 +385,20 @@ public abstract class FrameReceiver<C extends AbstractConnection> extends Receiv
                     + "' has seq=" + seq + ", expected=" + (handledSeq + 1));
             }
             return type == FrameDescriptor.TYPE_WRITE ? writeHeader(readable, flags, seq) : sendHeader(flags, seq);
+        }
+        if (type == FrameDescriptor.TYPE_READ) {
+            if (state != S_HEADER) {
+                throw new ProtocolException("READ frame from '" + peerName() + "' before the handshake completed");
+            }
+            if (seq != handledSeq + 1) {
+                throw new ProtocolException("READ frame from '" + peerName() + "' has seq=" + seq + ", expected="
+                    + (handledSeq + 1));
+            }
+            return readRequest(readable, flags, seq);
+        }
+        if (type == FrameDescriptor.TYPE_READ_ANSWER) {
+            requireEstablished(type);
+            return readAnswer(readable, seq);
         }
         if (conn == null) {
             checkHandshakeFrame(type);
@@ -429,6 +456,82 @@ public abstract class FrameReceiver<C extends AbstractConnection> extends Receiv
         target.position((int) offset);
         remaining = dataLength;
         state = S_WRITE_DATA;
+        return true;
+    }
+
+    /**
+     * A peer's READ: checked (the key readable on this connection, the range inside the region, so never longer
+     * than a region) and answered at once from the region's memory, or refused with an answer that fails that READ
+     * only. Nothing is allocated in proportion to the length asked for. Then it counts as handled: the ACK that
+     * covers it goes out behind the answer.
+     */
+    private boolean readRequest(int readable, int flags, long seq) {
+        if (readable < FrameDescriptor.READ_LENGTH) {
+            return false;
+        }
+        int rkey = intAt(FrameDescriptor.WRITE_KEY_OFFSET);
+        long offset = longAt(FrameDescriptor.WRITE_REMOTE_OFFSET_OFFSET);
+        int length = intAt(FrameDescriptor.READ_LENGTH_OFFSET);
+        skip(FrameDescriptor.READ_LENGTH);
+        RegionImpl region = node.lookupRemoteRead(rkey, conn);
+        String refusal = null;
+        if (region == null || length < 0 || offset < 0 || length > region.length()
+            || offset > region.length() - length) {
+            refusal = node.checkRemoteRead(rkey, offset, length, conn);
+            if (refusal == null) { // released or re-checked between the two looks
+                refusal = "no remotely readable region with rkey=0x" + Integer.toHexString(rkey) + " at node '"
+                    + node.name() + "'";
+            }
+            region = null;
+        }
+        boolean backedUp = answerRead(conn, seq, region, (int) offset, length, refusal);
+        handled(seq, flags & ~FrameDescriptor.FLAG_UNSIGNALED);
+        if (backedUp && state == S_HEADER) {
+            state = S_ANSWER_WAIT;
+            pauseReading();
+            whenOutputDrained(this::outputDrained);
+            return false;
+        }
+        return state != S_DISCARD;
+    }
+
+    /** The output drained after a READ's answer backed it up: frames are handled again. I/O thread. */
+    private void outputDrained() {
+        if (state != S_ANSWER_WAIT) {
+            return;
+        }
+        state = S_HEADER;
+        resumeReading();
+        process();
+        sendAck();
+    }
+
+    /** The answer to one of this side's READs: its bytes go into the READ's region, or the refusal is recorded. */
+    private boolean readAnswer(int readable, long seq) throws ProtocolException {
+        if (readable < FrameDescriptor.ANSWER_HEADER_LENGTH) {
+            return false;
+        }
+        int status = unsignedShortAt(FrameDescriptor.ANSWER_STATUS_OFFSET);
+        int length = intAt(FrameDescriptor.ANSWER_LENGTH_OFFSET);
+        String bad = FrameBuffers.checkAnswer(status, curFrameLength, length);
+        if (bad != null) {
+            throw new ProtocolException("READ_ANSWER frame from '" + peerName() + "' " + bad);
+        }
+        if (status == Status.SUCCESS.ordinal()) {
+            target = readTarget(conn, seq, length);
+            skip(FrameDescriptor.ANSWER_HEADER_LENGTH);
+            remaining = length;
+            curFrameLength = FrameDescriptor.ANSWER_HEADER_LENGTH + length;
+            state = S_ANSWER_DATA;
+            return true;
+        }
+        if (readable < curFrameLength) {
+            awaitFrame(curFrameLength);
+            return false;
+        }
+        ByteBuffer f = frameView(curFrameLength);
+        skip(curFrameLength);
+        readRefused(conn, seq, Status.values()[status], FrameBuffers.text(f, FrameDescriptor.ANSWER_HEADER_LENGTH));
         return true;
     }
 
@@ -545,13 +648,14 @@ public abstract class FrameReceiver<C extends AbstractConnection> extends Receiv
      */
     protected final void streamEnded() {
         int pending = readable();
-        boolean midFrame = state == S_WRITE_DATA || state == S_SEND_DATA
+        boolean midFrame = state == S_WRITE_DATA || state == S_SEND_DATA || state == S_ANSWER_DATA
             || ((state == S_HEADER || state == S_IMM_RECV || state == S_SEND_RECV) && pending > 0);
         RdmxException cause;
         if (midFrame) {
             int got = curFrameLength - remaining;
             cause = new ProtocolException("truncated frame from '" + peerName() + "': the stream ended "
-                + (state == S_WRITE_DATA || state == S_SEND_DATA ? "after " + got + " of " + curFrameLength
+                + (state == S_WRITE_DATA || state == S_SEND_DATA || state == S_ANSWER_DATA
+                    ? "after " + got + " of " + curFrameLength
                     + " bytes" : "inside a frame (" + pending + " bytes pending)"));
         } else {
             cause = new ConnectionClosedException(peerName(), "connection to peer '" + peerName()

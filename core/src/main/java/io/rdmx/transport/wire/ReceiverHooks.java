@@ -1,8 +1,10 @@
 package io.rdmx.transport.wire;
 
+import io.rdmx.transport.ProtocolException;
 import io.rdmx.transport.RemoteRegion;
 import io.rdmx.transport.Status;
 import io.rdmx.transport.internal.AbstractConnection;
+import io.rdmx.transport.internal.RegionImpl;
 import java.nio.ByteBuffer;
 import java.util.List;
 
@@ -186,4 +188,52 @@ abstract class ReceiverHooks<C extends AbstractConnection> {
      * @param message the peer's explanation
      */
     protected abstract void onNak(C c, long seq, Status status, String message);
+
+    // ---- READ ----
+
+    /**
+     * Answers a peer's READ, behind whatever the connection wrote before: the region's bytes straight from its
+     * memory (a gathering write of the answer's header and a view of the region, nothing copied), or a refusal.
+     *
+     * @param c the connection
+     * @param seq the READ's sequence number
+     * @param region the region read (checked: readable on this connection, the range inside it), or null if refused
+     * @param offset where in the region
+     * @param length bytes
+     * @param refusal why the READ is refused (names the values), or null
+     * @return true if the connection's output is backed up (the peer reads slowly): handle no further frame until
+     *     it drained ({@link #whenOutputDrained}), so a peer cannot make this node queue more than a bounded number
+     *     of answers
+     */
+    protected abstract boolean answerRead(C c, long seq, RegionImpl region, int offset, int length, String refusal);
+
+    /**
+     * Runs a task on the I/O thread once the connection's output drained (at once if it has).
+     *
+     * @param task the task
+     */
+    protected abstract void whenOutputDrained(Runnable task);
+
+    /**
+     * The answer to this side's oldest unanswered READ arrived with its bytes: where they go.
+     *
+     * @param c the connection
+     * @param seq the sequence number the answer carries
+     * @param length its payload length
+     * @return a view of the READ's local region, positioned at its offset (its limit the region's capacity)
+     * @throws ProtocolException naming the peer if this side has no such READ outstanding or its length differs
+     */
+    protected abstract ByteBuffer readTarget(C c, long seq, int length) throws ProtocolException;
+
+    /**
+     * The peer refused this side's oldest unanswered READ: it completes (in order, with the ACK that covers it)
+     * with the status and the message.
+     *
+     * @param c the connection
+     * @param seq the sequence number the answer carries
+     * @param status the status
+     * @param message the peer's explanation
+     * @throws ProtocolException naming the peer if this side has no such READ outstanding
+     */
+    protected abstract void readRefused(C c, long seq, Status status, String message) throws ProtocolException;
 }
