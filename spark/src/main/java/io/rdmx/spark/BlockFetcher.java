@@ -76,7 +76,7 @@ public final class BlockFetcher implements AutoCloseable {
     @FunctionalInterface
     public interface Spill {
         /**
-         * @return a new, empty file this fetcher may write and delete
+         * @return a new file (existing and empty, or not yet made) this fetcher may create, write and delete
          * @throws IOException if none can be made
          */
         Path create() throws IOException;
@@ -577,7 +577,7 @@ public final class BlockFetcher implements AutoCloseable {
         try {
             if (st.channel == null) {
                 st.file = spill.create();
-                st.channel = FileChannel.open(st.file, StandardOpenOption.WRITE);
+                st.channel = FileChannel.open(st.file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             }
             ByteBuffer payload = bytes.duplicate().position(bytes.position() + FetchProtocol.ANSWER_HEADER);
             long pos = (long) p.index() * chunkBytes;

@@ -34,13 +34,29 @@ public final class BlockServer implements AutoCloseable {
     private final AtomicLong requestsServed = new AtomicLong();
     private final AtomicLong diagnoses = new AtomicLong();
 
-    private BlockServer(ChannelEngine engine, BlockSource source, int chunkBytes, int threads) {
+    private final AtomicLong locations = new AtomicLong();
+
+    private BlockServer(ChannelEngine engine, BlockSource source, int chunkBytes, int threads,
+                        MapOutputGrants grants) {
         this.maxAnswer = chunkBytes + FetchProtocol.ANSWER_HEADER;
         RpcConfig rpc = RpcConfig.builder().handlerThreads(threads)
             .maxMessageBytes(chunkBytes + FetchProtocol.ANSWER_HEADER).build();
         this.server = RpcServer.builder(engine).config(rpc)
             .handle(FetchProtocol.METHOD_FETCH, call -> fetch(call, source, chunkBytes))
             .handle(FetchProtocol.METHOD_FETCH_BATCH, call -> fetch(call, source, chunkBytes))
+            .handle(FetchProtocol.METHOD_LOCATE, call -> {
+                ByteBuffer req = call.request();
+                String bad = FetchProtocol.validateLocate(req);
+                if (bad != null) {
+                    throw new IllegalArgumentException("bad location request from " + call.peer() + ": " + bad);
+                }
+                if (grants == null) {
+                    throw new IOException("no READ here: fetch blocks by RPC");
+                }
+                ByteBuffer answer = grants.locate(req, call.peer());
+                locations.incrementAndGet();
+                return answer;
+            })
             .handle(FetchProtocol.METHOD_DIAGNOSE, call -> {
                 ByteBuffer req = call.request();
                 String bad = FetchProtocol.validateDiagnose(req);
@@ -113,7 +129,23 @@ public final class BlockServer implements AutoCloseable {
      * @return the running server
      */
     public static BlockServer start(ChannelEngine engine, BlockSource source, int chunkBytes, int threads) {
-        BlockServer s = new BlockServer(engine, source, chunkBytes, threads);
+        return start(engine, source, chunkBytes, threads, null);
+    }
+
+    /**
+     * Starts serving on an engine (which the server then takes: worker 0 and its accepted peers), and answering
+     * where map outputs are for READ.
+     *
+     * @param engine an engine of one worker, not shared with a client
+     * @param source where blocks are read
+     * @param chunkBytes the largest length a request may ask for
+     * @param threads handler threads
+     * @param grants the map output files granted for READ, or null (location requests are refused)
+     * @return the running server
+     */
+    static BlockServer start(ChannelEngine engine, BlockSource source, int chunkBytes, int threads,
+                             MapOutputGrants grants) {
+        BlockServer s = new BlockServer(engine, source, chunkBytes, threads, grants);
         s.server.start();
         return s;
     }
@@ -131,6 +163,11 @@ public final class BlockServer implements AutoCloseable {
     /** @return requests answered with data */
     public long requestsServed() {
         return requestsServed.get();
+    }
+
+    /** @return location requests answered (map outputs granted for READ, or found granted) */
+    public long locationsServed() {
+        return locations.get();
     }
 
     /** @return corruption diagnoses answered */

@@ -81,6 +81,26 @@ public interface BlockSource {
     }
 
     /**
+     * A map task's output as a file: its data file and the offsets of its blocks (Spark's index file), for a READ
+     * of the file's bytes by the reader.
+     *
+     * @param data the data file
+     * @param offsets block {@code r} is {@code offsets[r] .. offsets[r + 1] - 1}; {@code offsets[0]} is 0
+     */
+    record MapOutputFile(java.nio.file.Path data, long[] offsets) {
+    }
+
+    /**
+     * @param shuffleId the shuffle
+     * @param mapId the map task's id
+     * @return its output as a file
+     * @throws IOException if it is unknown, or this source has no files (the reader then fetches by RPC)
+     */
+    default MapOutputFile mapOutput(int shuffleId, long mapId) throws IOException {
+        throw new IOException("no map output files here");
+    }
+
+    /**
      * Diagnoses why a reader found a block corrupt (Spark's {@code ShuffleChecksumHelper.diagnoseCorruption}):
      * compares the checksum the map task wrote for it, one computed again from the block as it is now and the
      * reader's.

@@ -146,6 +146,9 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
         private BlockFetcher.Block currentLocal;
         private boolean done;
         private boolean merged;
+        /** Ranges of contiguous blocks read as one, and the blocks that saved (Spark's batch fetch). */
+        private int ranges;
+        private int rangesMerged;
         /**
          * {@link #failure}, made once: a method reference that captures {@code this} is a new object wherever it
          * is evaluated, and evaluated per record it was 7% of what an executor allocated in GroupBy (20M pairs;
@@ -194,7 +197,12 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                     blocks.add(new BlockFetcher.Block(bm.executorId(), target, id.shuffleId(), id.mapId(),
                         mapIndex, id.reduceId(), size));
                 }
-                (local ? localBlocks : remoteBlocks).addAll(batch ? mergeContiguous(blocks) : blocks);
+                List<BlockFetcher.Block> merged = batch ? mergeContiguous(blocks) : blocks;
+                if (batch) {
+                    ranges += (int) merged.stream().filter(BlockFetcher.Block::batch).count();
+                    rangesMerged += blocks.size() - merged.size();
+                }
+                (local ? localBlocks : remoteBlocks).addAll(merged);
             }
             RdmxShuffleConf c = manager.rdmxConf();
             SparkConf conf = SparkEnv.get().conf();
@@ -428,6 +436,10 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
 
         private void finish() {
             closeCurrent();
+            if (ranges > 0) {
+                LOG.info("rdmx shuffle: task {} read {} ranges of contiguous blocks, each as one block "
+                    + "({} fewer blocks to read, local and remote)", context.taskAttemptId(), ranges, rangesMerged);
+            }
             if (fetcher.blocksToDisk() > 0) {
                 LOG.info("rdmx shuffle: task {} fetched {} blocks ({} bytes) to disk: each over "
                     + "spark.network.maxRemoteBlockSizeFetchToMem={}", context.taskAttemptId(),

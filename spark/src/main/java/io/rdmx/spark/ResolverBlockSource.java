@@ -87,6 +87,32 @@ final class ResolverBlockSource implements BlockSource {
     }
 
     @Override
+    public MapOutputFile mapOutput(int shuffleId, long mapId) throws IOException {
+        if (!(resolver instanceof IndexShuffleBlockResolver index)) {
+            throw new IOException("no map output files with block resolver " + resolver.getClass().getName());
+        }
+        File data = index.getDataFile(shuffleId, mapId);
+        File indexFile = index.getIndexFile(shuffleId, mapId, Option.empty());
+        long[] offsets;
+        try (java.io.DataInputStream in = new java.io.DataInputStream(new java.io.BufferedInputStream(
+            java.nio.file.Files.newInputStream(indexFile.toPath())))) {
+            long n = indexFile.length() / 8;
+            if (n < 2 || n > Integer.MAX_VALUE) {
+                throw new IOException("index file " + indexFile + " length=" + indexFile.length());
+            }
+            offsets = new long[(int) n];
+            for (int i = 0; i < n; i++) {
+                offsets[i] = in.readLong();
+            }
+        }
+        if (offsets[0] != 0 || offsets[offsets.length - 1] != data.length()) {
+            throw new IOException("index file " + indexFile + " does not cover data file " + data + " (length="
+                + data.length() + ", offsets " + offsets[0] + " .. " + offsets[offsets.length - 1] + ")");
+        }
+        return new MapOutputFile(data.toPath(), offsets);
+    }
+
+    @Override
     public String diagnose(int shuffleId, long mapId, int reduceId, long checksum, String algorithm)
         throws IOException {
         return diagnose(resolver, shuffleId, mapId, reduceId, checksum, algorithm).name();

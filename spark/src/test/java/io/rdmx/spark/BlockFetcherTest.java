@@ -244,7 +244,8 @@ class BlockFetcherTest {
         byte[] small = source.put(0, 2, 0, 500, 12);
         Counting counting = new Counting();
         AtomicInteger files = new AtomicInteger();
-        BlockFetcher.Spill spill = () -> java.nio.file.Files.createFile(dir.resolve("temp-" + files.incrementAndGet()));
+        // as Spark's temporary local blocks: a path whose file is not made yet
+        BlockFetcher.Spill spill = () -> dir.resolve("temp-" + files.incrementAndGet());
         // the big block's estimate is low (its end is asked for as the first chunks are written)
         List<BlockFetcher.Block> blocks = List.of(block(1, 0, 5L * CHUNK), block(2, 0, 500));
         try (BlockFetcher f = new BlockFetcher(counting, lent::release, blocks, 2 * CHUNK, 64, CHUNK, TIMEOUT,

@@ -128,6 +128,32 @@ class SparkShuffleIT {
     }
 
     /**
+     * With {@code spark.network.maxRemoteBlockSizeFetchToMem} tiny, remote blocks go to temporary files (the
+     * executors' logs count them) and every job's result is still Spark's default shuffle's; the SQL query's
+     * coalesced partitions (AQE, fetchShuffleBlocksInBatch) are read as ranges of contiguous blocks.
+     */
+    @Test
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void largeBlocksGoToDiskAndCoalescedPartitionsAreReadAsRanges() throws Exception {
+        List<String> def = defaultOps();
+        List<String> rdmx = cluster.start("ops-disk-rdmx", true, List.of(
+            "spark.network.maxRemoteBlockSizeFetchToMem=512"), true, "ops", MARKER).await(Duration.ofMinutes(2));
+        assertEquals(results(def), results(rdmx));
+        assertTrue(metric(rdmx, "remoteBlocks") > 0, rdmx::toString);
+        assertTrue(rdmx.contains("fetchFailures=0"), rdmx::toString);
+        String logs = readAll(work.resolve("ops-disk-rdmx-executors"));
+        java.util.regex.Matcher disk = java.util.regex.Pattern.compile(
+            "fetched (\\d+) blocks \\((\\d+) bytes\\) to disk").matcher(logs);
+        long toDisk = 0;
+        while (disk.find()) {
+            toDisk += Long.parseLong(disk.group(1));
+        }
+        assertTrue(toDisk > 0, "no block went to disk: executor logs " + logs.length() + " chars");
+        assertTrue(logs.contains("ranges of contiguous blocks, each as one block"),
+            "no range read as one (AQE's coalesced partitions)");
+    }
+
+    /**
      * An application with {@code spark.authenticate=true} (its secret in a properties file, off the command line)
      * and {@code spark.io.encryption.enabled=true} on rdmx: the jobs agree with Spark's default shuffle, blocks
      * cross processes, and the marker its records hold is in none of the shuffle files the block servers send. While
