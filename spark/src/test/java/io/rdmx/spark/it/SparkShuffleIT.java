@@ -75,6 +75,13 @@ class SparkShuffleIT {
         throw new AssertionError("no metric " + name + " in " + lines);
     }
 
+    /** @return {read, rpc} fetch requests of the run's executors (its {@code fetchCounts} line) */
+    private static long[] fetchCounts(List<String> lines) {
+        String[] f = line(lines, "fetchCounts ").split(" ");
+        return new long[] {Long.parseLong(f[1].substring("read=".length())),
+            Long.parseLong(f[2].substring("rpc=".length()))};
+    }
+
     /** The marker the ops jobs shuffle and look for in the shuffle files. */
     private static final String MARKER = "rdmx-it-marker-" + Long.toHexString(System.nanoTime());
     /** The ops job's lines with Spark's default shuffle, run once for the tests that compare with it. */
@@ -117,11 +124,17 @@ class SparkShuffleIT {
         // blocks did cross processes over rdmx, and the read metrics were filled in
         assertTrue(metric(rdmx, "remoteBlocks") > 0, rdmx::toString);
         assertTrue(metric(rdmx, "remoteBytes") > 0, rdmx::toString);
+        // by READ out of the serving executors' map output files (shm: both executors share the host), none by RPC
+        long[] counts = fetchCounts(rdmx);
+        assertTrue(counts[0] > 0, "no block READ: " + line(rdmx, "fetchCounts "));
+        assertEquals(0, counts[1], "blocks fetched by RPC: " + line(rdmx, "fetchCounts "));
         assertEquals(metric(def, "recordsRead"), metric(rdmx, "recordsRead"));
         assertEquals(metric(def, "bytesWritten"), metric(rdmx, "bytesWritten"));
         assertTrue(rdmx.contains("fetchFailures=0"), rdmx::toString);
         String executorLogs = readAll(work.resolve("ops-rdmx-executors"));
         assertTrue(executorLogs.contains("rdmx shuffle: serving blocks at [shm="), "executor logs: " + executorLogs);
+        assertTrue(executorLogs.contains("rdmx shuffle: fetching blocks from shm=") && executorLogs.contains(
+            "by READ over shm"), "no executor said it fetches by READ");
         // the control of the encrypted run: without spark.io.encryption.enabled the marker is in the files served
         assertTrue(scan(rdmx)[0] > 0 && scan(rdmx)[2] > 0, line(rdmx, "scan "));
         assertTrue(rdmx.contains("authenticate=false"), rdmx::toString);
@@ -325,6 +338,7 @@ class SparkShuffleIT {
             assertEquals(f[3].substring("expectedCount=".length()), f[1].substring("count=".length()), expected);
             assertEquals(f[4].substring("expectedSum=".length()), f[2].substring("sum=".length()), expected);
             assertFalse(out.contains("fetchFailures=0"), out::toString);
+            assertTrue(fetchCounts(out)[0] > 0, "the survivor fetched by READ: " + line(out, "fetchCounts "));
             assertTrue(out.stream().anyMatch(l -> l.startsWith("fetchFailure ") && l.contains("FetchFailedException: "
                 + "fetching shuffle_0_") && l.contains("from executor")), "the rdmx reader's own failure: " + out);
         } finally {
