@@ -148,6 +148,33 @@ class ReadFetchTest {
         assertEquals(leaks, LeakDetector.leakCount(), "regions leaked at close");
     }
 
+    /**
+     * A serving executor that stops (its READ node closes, its regions released) after a reader located its map
+     * output: the next READ fails by itself, naming the block and the peer, not by the bound.
+     */
+    @Test
+    void aReadFromAStoppedExecutorFailsTheFetch(@TempDir Path dir) throws Exception {
+        long leaks = LeakDetector.leakCount();
+        FileSource source = new FileSource(dir);
+        byte[][] blocks = source.put(1, 2, 10_000, 5_000);
+        RdmxShuffleConf conf = RdmxShuffleConf.from(Map.of(RdmxShuffleConf.CHUNK_BYTES_KEY, "4096",
+            RdmxShuffleConf.PEER_TIMEOUT_KEY, "5000")::get);
+        try (RdmxEndpoints b = RdmxEndpoints.start(conf, "127.0.0.1", new FileSource(dir))) {
+            String target;
+            try (RdmxEndpoints a = RdmxEndpoints.start(conf, "127.0.0.1", source)) {
+                target = b.choose("127.0.0.1", "a", a.advertisement());
+                assertArrayEquals(blocks[0], fetch(b, new BlockFetcher.Block("a", target, 1, 2, 0, 0, 10_000)));
+                assertTrue(b.readFetches() > 0);
+            }
+            BlockFetchException e = assertThrows(BlockFetchException.class,
+                () -> fetch(b, new BlockFetcher.Block("a", target, 1, 2, 0, 1, 5_000)));
+            assertTrue(e.getMessage().contains("shuffle_1_2_1") && e.getMessage().contains("from executor a"),
+                e.getMessage());
+            assertFalse(e.getMessage().contains("no block arrived"), "failed by itself: " + e.getMessage());
+        }
+        assertEquals(leaks, LeakDetector.leakCount(), "regions leaked at close");
+    }
+
     /** With spark.rdmx.fetch=rpc every block is fetched from the block server, none by READ. */
     @Test
     void fetchRpcForcesTheBlockServer(@TempDir Path dir) throws Exception {

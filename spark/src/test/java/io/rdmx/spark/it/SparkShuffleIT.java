@@ -220,8 +220,10 @@ class SparkShuffleIT {
         String[] block = lines.stream().filter(l -> l.startsWith("block ")).findFirst()
             .orElseThrow(() -> new AssertionError("no block in " + lines)).split(" ");
         String exec = block[1];
+        // the block servers (a READ node, read-<provider>=..., serves no fetch requests)
         List<String> targets = lines.stream().filter(l -> l.startsWith("address " + exec + " "))
-            .map(l -> l.substring(("address " + exec + " ").length())).toList();
+            .map(l -> l.substring(("address " + exec + " ").length()))
+            .filter(t -> !t.startsWith("read-")).toList();
         assertTrue(targets.stream().anyMatch(t -> t.startsWith("tcp=")), "executor " + exec + ": " + lines);
         io.rdmx.spark.RdmxShuffleConf conf = io.rdmx.spark.RdmxShuffleConf.from(Map.of(
             io.rdmx.spark.RdmxShuffleConf.PEER_TIMEOUT_KEY, "3000")::get);
@@ -338,7 +340,6 @@ class SparkShuffleIT {
             assertEquals(f[3].substring("expectedCount=".length()), f[1].substring("count=".length()), expected);
             assertEquals(f[4].substring("expectedSum=".length()), f[2].substring("sum=".length()), expected);
             assertFalse(out.contains("fetchFailures=0"), out::toString);
-            assertTrue(fetchCounts(out)[0] > 0, "the survivor fetched by READ: " + line(out, "fetchCounts "));
             assertTrue(out.stream().anyMatch(l -> l.startsWith("fetchFailure ") && l.contains("FetchFailedException: "
                 + "fetching shuffle_0_") && l.contains("from executor")), "the rdmx reader's own failure: " + out);
         } finally {
