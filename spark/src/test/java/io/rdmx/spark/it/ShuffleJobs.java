@@ -518,7 +518,15 @@ public final class ShuffleJobs {
         int perPart = pairs / partitions;
         List<Integer> parts = IntStream.range(0, partitions).boxed().toList();
         Map<String, long[]> procBefore = executorProcesses(sc);
+        // the serving threads' CPU while nothing is fetched (their wake-ups and timers), over an idle window: the
+        // share of each job's serving CPU that is not the cost of serving its blocks
+        long idle0 = System.nanoTime();
+        Map<String, long[]> idleBefore = servingThreads(sc);
+        Thread.sleep(10_000);
         Map<String, long[]> servingBefore = servingThreads(sc);
+        long servingAt = System.nanoTime();
+        double idleCpuPerNano = servingBefore.keySet().equals(idleBefore.keySet())
+            ? (double) (sum(servingBefore) - sum(idleBefore)) / (servingAt - idle0) : 0;
         boolean rdmx = SparkEnv.get().shuffleManager().getClass().getName().startsWith("io.rdmx.");
         String countsBefore = rdmx ? fetchCounts(sc) : null;
         for (String job : List.of("SortBy", "GroupBy")) {
@@ -586,6 +594,9 @@ public final class ShuffleJobs {
             }
             procBefore = procAfter;
             Map<String, long[]> servingAfter = servingThreads(sc);
+            long servingNow = System.nanoTime();
+            double idleShareMs = idleCpuPerNano * (servingNow - servingAt) / 1e6;
+            servingAt = servingNow;
             long servingCpuNanos = -1;
             if (servingAfter.keySet().equals(servingBefore.keySet())) {
                 servingCpuNanos = 0;
@@ -605,10 +616,20 @@ public final class ShuffleJobs {
             lines.add(String.format(Locale.ROOT, "bench {\"job\":\"%s\",\"pairs\":%d,\"count\":%d,\"wallMs\":%d,"
                 + "\"shuffleStageMs\":%d,\"readStageMs\":%d,\"fetchWaitMs\":%d,\"shuffleWriteMs\":%d,"
                 + "\"taskGcMs\":%d,\"executorCpuMs\":%d,\"remoteBytes\":%d,\"executorProcessCpuMs\":%d,"
-                + "\"executorContextSwitches\":%d,\"servingCpuMs\":%.3f,\"readFetches\":%d,\"rpcFetches\":%d}",
+                + "\"executorContextSwitches\":%d,\"servingCpuMs\":%.3f,\"servingIdleCpuMs\":%.3f,\"readFetches\":%d,"
+                + "\"rpcFetches\":%d}",
                 job, pairs, count, wallMs, shuffleStageMs, readStageMs, fetchWait, writeNanos / 1_000_000, gcMs,
-                cpu / 1_000_000, remote, procCpuMs, procSwitches, servingCpuNanos / 1e6, readFetches, rpcFetches));
+                cpu / 1_000_000, remote, procCpuMs, procSwitches, servingCpuNanos / 1e6, idleShareMs, readFetches,
+                rpcFetches));
         }
+    }
+
+    private static long sum(Map<String, long[]> perExecutor) {
+        long n = 0;
+        for (long[] v : perExecutor.values()) {
+            n += v[0];
+        }
+        return n;
     }
 
     private static long count(String fetchCounts, String name) {
