@@ -4,7 +4,7 @@ package io.rdmx.transport;
 public final class Access {
     /** The local node may write into the region (RECV targets). */
     public static final int LOCAL_WRITE = 1;
-    /** Peers may WRITE into the region; only such regions are exported at connection setup. */
+    /** Peers may WRITE into the region; exported at connection setup (as {@link #REMOTE_READ} regions are). */
     public static final int REMOTE_WRITE = 2;
     /** Both. Reading by peers is never implied: {@link #REMOTE_READ} is granted on its own. */
     public static final int ALL = LOCAL_WRITE | REMOTE_WRITE;

@@ -24,18 +24,18 @@ public interface Connection extends AutoCloseable {
     String peerAddress();
 
     /**
-     * @return the descriptors of the peer's remotely writable regions, as exchanged at setup, in the order the peer
-     *     registered them
+     * @return the descriptors of the peer's remotely writable or readable regions, as exchanged at setup, in the order
+     *     the peer registered them
      */
     List<RemoteRegion> remoteRegions();
 
     /**
-     * The peer's remotely writable region registered under this name ({@link Node#register(int, int, String)}).
+     * The peer's remotely writable or readable region registered under this name ({@link Node#register(int, int, String)}).
      *
      * @param name the name
      * @return its descriptor, as exchanged at setup
      * @throws IllegalArgumentException naming the peer, the name and the names the peer does export, if none
-     *     matches (the region is not remotely writable, was registered after this connection was set up, or the
+     *     matches (the region is neither remotely writable nor readable, was registered after this connection was set up, or the
      *     name is wrong)
      */
     default RemoteRegion remoteRegion(String name) {
@@ -54,7 +54,8 @@ public interface Connection extends AutoCloseable {
         }
         throw new IllegalArgumentException("peer '" + peerName() + "' exports no region named '" + name
             + "' (named: " + (names.length() == 0 ? "none" : names) + "; unnamed: " + unnamed
-            + "); only regions registered with REMOTE_WRITE before the connection was set up are exported");
+            + "); only regions registered with REMOTE_WRITE or REMOTE_READ before the connection was set up are"
+            + " exported");
     }
 
     /**

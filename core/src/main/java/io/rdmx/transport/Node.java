@@ -25,7 +25,8 @@ public interface Node extends AutoCloseable {
      * Allocates and registers off-heap memory.
      *
      * @param length bytes, at least 1
-     * @param access {@link Access} flags; regions with {@link Access#REMOTE_WRITE} are exported to peers
+     * @param access {@link Access} flags; regions with {@link Access#REMOTE_WRITE} or {@link Access#REMOTE_READ} are
+     *               exported to peers
      * @return the region, reference count 1
      * @throws RdmxException if the memory cannot be allocated or registered
      */
@@ -51,7 +52,8 @@ public interface Node extends AutoCloseable {
      * peers are those its secret admits): a map output file granted to the peers of an application without copying
      * it. The region's access is {@link Access#REMOTE_READ} alone: it cannot be the target of a WRITE, a RECV or a
      * READ. Its {@link Region#buffer()} is read-only. The file must not shrink while registered (a mapped range past
-     * its end faults); releasing the region unmaps it and leaves the file alone.
+     * its end faults); releasing the region drops the mapping (unmapped once nothing uses it, such as a READ's answer
+     * still being written on tcp) and leaves the file alone.
      *
      * @param file an existing regular file
      * @param position where the range starts in the file, at least 0

@@ -14,9 +14,13 @@ public enum Opcode {
      * One-sided read of a peer's region into a local one; no application thread of the peer is involved. The
      * peer's region must have been registered with {@link Access#REMOTE_READ}, and the local region with
      * {@link Access#LOCAL_WRITE}. The completion (this side only) carries the length read. Where the data comes
-     * from, by provider: verbs and disni, the peer's NIC ({@code IBV_WR_RDMA_READ}); loopback and shm, a copy from
-     * the peer's (mapped) region by the posting side; tcp, the peer's I/O thread answers a request frame from the
-     * region. A READ posted after a WRITE on the same connection sees that WRITE.
+     * from, by provider: verbs and disni, the peer's NIC ({@code IBV_WR_RDMA_READ}); loopback, a copy from the peer's
+     * region by the posting thread; shm, a copy by the posting thread from the peer's mapped region file for a region
+     * of the peer's memory, and for anything else (a {@link Node#registerFile file-backed} region, whose path the
+     * reader never opens) a request frame as on tcp; tcp, the peer's I/O thread answers a request frame from the
+     * region. A READ posted after a WRITE on the same connection sees that WRITE; READs complete in posting order
+     * with the connection's other requests. A refused READ completes {@link Status#REMOTE_ACCESS_ERROR}; on loopback,
+     * shm and tcp the connection stays up.
      */
     READ
 }

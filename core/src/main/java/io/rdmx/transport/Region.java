@@ -49,8 +49,8 @@ public interface Region {
      * @return the descriptor
      * @throws RdmxException if the provider cannot make the region reachable on that connection (verbs: the
      *     registration in its protection domain failed, or the connection closed)
-     * @throws IllegalArgumentException if the region is not remotely writable, is granted to another connection,
-     *     or {@code via} belongs to another node
+     * @throws IllegalArgumentException if the region is neither remotely writable nor readable, is granted to another
+     *     connection, or {@code via} belongs to another node
      */
     default RemoteRegion descriptor(Connection via) throws RdmxException {
         return descriptor();

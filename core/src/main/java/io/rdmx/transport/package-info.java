@@ -5,9 +5,9 @@
  * opens a local {@link io.rdmx.transport.Node}. A node listens on its {@link io.rdmx.transport.Node#address()}
  * and connects to other nodes; there is exactly one {@link io.rdmx.transport.Connection} (queue pair) per pair
  * of nodes, shared by every thread. Memory is registered once as {@link io.rdmx.transport.Region}s; the
- * descriptors of a node's remotely writable regions ({@link io.rdmx.transport.RemoteRegion}) are exchanged at
- * connection setup. A connection posts {@link io.rdmx.transport.WorkRequest}s: one-sided WRITE (optionally with
- * an immediate), SEND, and RECV into pre-posted buffers. Their outcomes arrive as
+ * descriptors of a node's remotely writable or readable regions ({@link io.rdmx.transport.RemoteRegion}) are
+ * exchanged at connection setup. A connection posts {@link io.rdmx.transport.WorkRequest}s: one-sided WRITE
+ * (optionally with an immediate) and READ, SEND, and RECV into pre-posted buffers. Their outcomes arrive as
  * {@link io.rdmx.transport.Completion}s on the node's {@link io.rdmx.transport.CompletionQueue}, which can be
  * polled or waited on (the waiter sleeps; nothing spins).
  *
@@ -22,7 +22,8 @@
  * <ul>
  *   <li>{@code Connection.post*} may be called by any thread; posts from one thread are executed in order,
  *       and completions of the send queue are delivered in the order the requests were posted (RC semantics).</li>
- *   <li>A SEND or WRITE_WITH_IMM is delivered after every WRITE posted before it on the same connection.</li>
+ *   <li>A SEND or WRITE_WITH_IMM is delivered after every WRITE posted before it on the same connection; a READ
+ *       sees every WRITE posted before it on the same connection.</li>
  *   <li>A {@link io.rdmx.transport.CompletionQueue} has a single consumer at a time (the network thread);
  *       producers are the providers' I/O threads and posting threads.</li>
  *   <li>Optionally, a connection delivers its completions to an
@@ -37,7 +38,8 @@
  * throws {@link java.lang.IllegalArgumentException} or {@link java.lang.IllegalStateException} with
  * {@code name=value} context. A remote access error (wrong key, out of bounds, region not remotely writable)
  * completes the request with {@link io.rdmx.transport.Status#REMOTE_ACCESS_ERROR}, writes nothing, and moves the
- * connection to the error state, as a verbs queue pair does. The death or hang of a peer, or {@code close},
+ * connection to the error state, as a verbs queue pair does; a refused READ on loopback, shm and tcp fails that
+ * READ only (the owner answered it), while on verbs and disni it is the queue pair's error as any other. The death or hang of a peer, or {@code close},
  * flushes every outstanding request and posted receive with {@link io.rdmx.transport.Status#FLUSHED}, whose
  * {@link io.rdmx.transport.Completion#error()} names the peer, and wakes every waiter.
  */

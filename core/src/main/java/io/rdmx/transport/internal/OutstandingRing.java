@@ -106,6 +106,11 @@ public final class OutstandingRing {
         unansweredCount++;
     }
 
+    /** @return READs whose answer has not arrived */
+    public int unanswered() {
+        return unansweredCount;
+    }
+
     /**
      * The oldest READ not answered yet, if it has this sequence number: now answered.
      *

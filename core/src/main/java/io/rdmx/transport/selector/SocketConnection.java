@@ -75,6 +75,14 @@ public class SocketConnection extends AbstractConnection implements Corking, Inp
         return sendLock;
     }
 
+    /**
+     * @return buffers of frames waiting for the socket to take them (tests, diagnostics): bounded however many READs
+     *     the peer sends without reading their answers
+     */
+    public int queuedBuffers() {
+        return io.queuedBuffers();
+    }
+
     /** @return read system calls on this connection's socket so far (tests, diagnostics) */
     public long socketReads() {
         return handler.reads();
@@ -139,6 +147,21 @@ public class SocketConnection extends AbstractConnection implements Corking, Inp
             checkOpen();
             if (pending.isFull()) {
                 return Post.SEND_QUEUE_FULL;
+            }
+            if (op == Opcode.READ && placer != null && pending.unanswered() == 0
+                && placer.read(remote.remoteKey(), remoteOffset, local, localOffset, length)) {
+                // shm: copied by this thread from the peer's mapped region, after every WRITE posted before it
+                // (placed by this thread, under this lock), so it sees them; completes in order behind whatever is
+                // outstanding, as a placed WRITE does. Not while a READ sent as a request is unanswered: its
+                // answer must not land after this one's bytes
+                if (pending.count() == 0) {
+                    if (signaled) {
+                        emit(op, wrId, Status.SUCCESS, length, 0, false, null);
+                    }
+                } else {
+                    pending.add(nextSeq, op, wrId, length, signaled);
+                }
+                return Post.OK;
             }
             if (op == Opcode.READ) {
                 // a request frame in the sequence: the peer's I/O thread answers it when it reaches it, after every

@@ -49,6 +49,11 @@ public interface SocketIo {
         return false;
     }
 
+    /** @return buffers (headers and views of payloads) waiting for the socket to take them (tests, diagnostics) */
+    default int queuedBuffers() {
+        return 0;
+    }
+
     /**
      * Runs a task on the I/O thread ({@link #execute}) once no frame waits for the socket (at once if none does);
      * never if the socket closes first. Any thread.

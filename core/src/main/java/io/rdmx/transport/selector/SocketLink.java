@@ -489,6 +489,13 @@ final class SocketLink implements SocketIo, SelectorNode.Attachment {
     }
 
     @Override
+    public int queuedBuffers() {
+        synchronized (outLock) {
+            return outbox.size();
+        }
+    }
+
+    @Override
     public void whenDrained(Runnable task) {
         synchronized (outLock) {
             if (closing) {

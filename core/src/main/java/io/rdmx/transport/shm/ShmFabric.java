@@ -211,7 +211,29 @@ public final class ShmFabric implements Fabric {
         return dir.resolve("s-" + scope);
     }
 
+    /**
+     * @param dir a node's directory, or a scope directory in it
+     * @param remoteKey a region's key
+     * @return the file of a region peers WRITE into and do not READ ({@code r-<key>})
+     */
     static Path regionFile(Path dir, int remoteKey) {
         return dir.resolve(String.format("r-%08x", remoteKey));
+    }
+
+    /**
+     * The file of a region of memory, by what peers may do with it: its name says it, so a peer maps a file only for
+     * what the owner allowed ({@code r-<key>}: WRITE, {@code q-<key>}: READ, {@code b-<key>}: both).
+     *
+     * @param dir a node's directory, or a scope directory in it
+     * @param remoteKey the region's key
+     * @param access the region's access flags ({@link io.rdmx.transport.Access#REMOTE_WRITE} or
+     *     {@link io.rdmx.transport.Access#REMOTE_READ} or both)
+     * @return the file
+     */
+    static Path regionFile(Path dir, int remoteKey, int access) {
+        boolean write = (access & io.rdmx.transport.Access.REMOTE_WRITE) != 0;
+        boolean read = (access & io.rdmx.transport.Access.REMOTE_READ) != 0;
+        return write && !read ? regionFile(dir, remoteKey)
+            : dir.resolve(String.format(write ? "b-%08x" : "q-%08x", remoteKey));
     }
 }

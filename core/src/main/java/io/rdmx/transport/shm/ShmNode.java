@@ -169,11 +169,14 @@ class ShmNode extends SelectorNode {
 
     @Override
     protected Allocation allocate(int length, int access, int remoteKey) throws RdmxException {
-        if ((access & Access.REMOTE_WRITE) == 0) {
+        if ((access & REMOTE) == 0) {
             return super.allocate(length, access, remoteKey);
         }
-        return mapFile(ShmFabric.regionFile(dir, remoteKey), length, null);
+        return mapFile(ShmFabric.regionFile(dir, remoteKey, access), length, null);
     }
+
+    /** What peers may do to a region: one of them makes it a file they map. */
+    private static final int REMOTE = Access.REMOTE_WRITE | Access.REMOTE_READ;
 
     /**
      * A region granted to one connection: its file goes under the connection's scope directory ({@code s-<scope>},
@@ -183,7 +186,7 @@ class ShmNode extends SelectorNode {
     @Override
     protected Allocation allocateGranted(int length, int access, int remoteKey, AbstractConnection grantee)
         throws RdmxException {
-        if ((access & Access.REMOTE_WRITE) == 0) {
+        if ((access & REMOTE) == 0) {
             return allocate(length, access, remoteKey);
         }
         Path scopeDir = ShmFabric.scopeDir(dir, ((ShmConnection) grantee).scope());
@@ -197,7 +200,7 @@ class ShmNode extends SelectorNode {
                 throw new RdmxException("cannot create the scope directory " + scopeDir + " of the connection to '"
                     + grantee.peerName() + "': " + e, e);
             }
-            return mapFile(ShmFabric.regionFile(scopeDir, remoteKey), length, scopeDir);
+            return mapFile(ShmFabric.regionFile(scopeDir, remoteKey, access), length, scopeDir);
         }
     }
 

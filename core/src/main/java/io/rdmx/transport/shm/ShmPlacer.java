@@ -1,5 +1,6 @@
 package io.rdmx.transport.shm;
 
+import io.rdmx.transport.Access;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.internal.RegionImpl;
 import io.rdmx.transport.wire.Placer;
@@ -17,7 +18,9 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Maps a peer's region files on first use and copies WRITE data into them. Used under the connection's send
+ * Maps a peer's region files on first use and copies WRITE data into them, and READ data out of them
+ * ({@link #read}: a region of the peer's memory it lets this connection read; never a file it registered with
+ * {@code registerFile}, whose path the peer could choose: those READs go to the peer as request frames). Used under the connection's send
  * lock only. A mapping stays valid after the peer deregisters the region (its file is unlinked, the memory
  * lives on until unmapped), so a late WRITE lands in memory nobody reads rather than failing. Only files in the
  * directory that was dialed (or, on the accepting side, the one the peer advertised after its user id was
@@ -29,6 +32,8 @@ final class ShmPlacer implements Placer {
     /** Where the peer keeps the files of the regions it granted to this connection alone. */
     private final Path scopeDir;
     private final Map<Integer, MappedByteBuffer> mappings = new HashMap<>();
+    /** The peer's regions mapped for READs, by key. */
+    private final Map<Integer, Readable> readable = new HashMap<>();
 
     ShmPlacer(Path peerDir, String scope) {
         this.peerDir = peerDir;
@@ -73,9 +78,11 @@ final class ShmPlacer implements Placer {
         }
         // a region granted to this connection, under its scope directory; else one exported to every peer. A key
         // granted to another connection is in neither place: refused as unknown, nothing written
-        Path dir = Files.isDirectory(scopeDir, LinkOption.NOFOLLOW_LINKS)
-            && Files.exists(ShmFabric.regionFile(scopeDir, remoteKey), LinkOption.NOFOLLOW_LINKS) ? scopeDir : peerDir;
-        Path file = ShmFabric.regionFile(dir, remoteKey);
+        Path file = find(remoteKey, Access.REMOTE_WRITE);
+        if (file == null) {
+            file = ShmFabric.regionFile(peerDir, remoteKey); // absent: the open below reports it
+        }
+        Path dir = file.getParent();
         String bad = ShmTrust.checkDirectory(peerDir, "shm peer directory");
         if (bad == null && dir != peerDir) {
             bad = ShmTrust.checkDirectory(dir, "shm peer scope directory");
@@ -106,8 +113,94 @@ final class ShmPlacer implements Placer {
         return null;
     }
 
+    /**
+     * The file of a region of the peer this connection may reach for an access (a WRITE: {@code r-} or {@code b-};
+     * a READ: {@code q-} or {@code b-}, {@link ShmFabric#regionFile(Path, int, int)}): under this connection's scope
+     * directory if granted to it, else in the peer's directory (exported to every peer). A key granted to another
+     * connection is in neither place.
+     *
+     * @return the file, or null if there is none
+     */
+    private Path find(int remoteKey, int access) {
+        int other = access == Access.REMOTE_WRITE ? Access.REMOTE_READ : Access.REMOTE_WRITE;
+        boolean scoped = Files.isDirectory(scopeDir, LinkOption.NOFOLLOW_LINKS);
+        for (Path dir : scoped ? new Path[] {scopeDir, peerDir} : new Path[] {peerDir}) {
+            for (Path f : new Path[] {ShmFabric.regionFile(dir, remoteKey, access),
+                ShmFabric.regionFile(dir, remoteKey, access | other)}) {
+                if (Files.exists(f, LinkOption.NOFOLLOW_LINKS)) {
+                    return f;
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A READ of a region of the peer's memory that it lets this connection read: copied from the region's file,
+     * mapped read-only after the checks a WRITE's target gets. Before each READ the file is looked for again (a
+     * {@code stat}): the owner deletes it when it releases the region, and a READ must then be refused (by the
+     * owner, through the request frame) rather than return what the released memory held.
+     */
+    @Override
+    public boolean read(int remoteKey, long remoteOffset, RegionImpl dst, int dstOffset, int length) {
+        Readable m = readable.get(remoteKey);
+        if (m != null && !Files.exists(m.file(), LinkOption.NOFOLLOW_LINKS)) {
+            readable.remove(remoteKey); // released by its owner
+            return false;
+        }
+        if (m == null) {
+            m = mapReadable(remoteKey);
+            if (m == null) {
+                return false;
+            }
+            readable.put(remoteKey, m);
+        }
+        ByteBuffer src = m.memory();
+        if (remoteOffset < 0 || length < 0 || length > src.capacity() || remoteOffset > src.capacity() - length) {
+            return false; // the owner refuses it, naming the values
+        }
+        if (length > 0) {
+            dst.memory().duplicate().put(dstOffset, src, (int) remoteOffset, length);
+        }
+        return true;
+    }
+
+    /** Maps the file of a region the peer lets this connection read; null if there is none or it fails a check. */
+    private Readable mapReadable(int remoteKey) {
+        Path file = find(remoteKey, Access.REMOTE_READ);
+        if (file == null) {
+            return null;
+        }
+        Path dir = file.getParent();
+        String bad = ShmTrust.checkDirectory(peerDir, "shm peer directory");
+        if (bad == null && !dir.equals(peerDir)) {
+            bad = ShmTrust.checkDirectory(dir, "shm peer scope directory");
+        }
+        if (bad == null) {
+            bad = ShmTrust.checkRegionFile(file);
+        }
+        if (bad != null) {
+            return null;
+        }
+        boolean interrupted = Thread.interrupted(); // FileChannel is interruptible: a READ must not fail for it
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            return new Readable(file, ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size()));
+        } catch (IOException e) {
+            return null;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** A peer's region file mapped for READs, and where it is (looked for again before each READ). */
+    private record Readable(Path file, MappedByteBuffer memory) {
+    }
+
     @Override
     public void close() {
         mappings.clear();
+        readable.clear();
     }
 }

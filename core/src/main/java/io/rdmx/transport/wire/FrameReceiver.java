@@ -460,8 +460,8 @@ public abstract class FrameReceiver<C extends AbstractConnection> extends Receiv
     }
 
     /**
-     * A peer's READ: checked (the key readable on this connection, the range inside the region, so never longer
-     * than a region) and answered at once from the region's memory, or refused with an answer that fails that READ
+     * A peer's READ: checked (the key readable on this connection, the range inside the region, the length within
+     * this node's {@code maxTransferSize}) and answered at once from the region's memory, or refused with an answer that fails that READ
      * only. Nothing is allocated in proportion to the length asked for. Then it counts as handled: the ACK that
      * covers it goes out behind the answer.
      */
@@ -475,7 +475,12 @@ public abstract class FrameReceiver<C extends AbstractConnection> extends Receiv
         skip(FrameDescriptor.READ_LENGTH);
         RegionImpl region = node.lookupRemoteRead(rkey, conn);
         String refusal = null;
-        if (region == null || length < 0 || offset < 0 || length > region.length()
+        int max = node.options().maxTransferSize();
+        if (length > max) { // a region may be longer (a file): one answer is not
+            refusal = "READ length=" + length + " of rkey=0x" + Integer.toHexString(rkey) + " exceeds maxTransferSize="
+                + max + " of node '" + node.name() + "'";
+            region = null;
+        } else if (region == null || length < 0 || offset < 0 || length > region.length()
             || offset > region.length() - length) {
             refusal = node.checkRemoteRead(rkey, offset, length, conn);
             if (refusal == null) { // released or re-checked between the two looks

@@ -242,7 +242,7 @@ class ShmHandlerFuzzTest {
 
     /**
      * An shm node that never listens: regions are heap memory; the key {@link #FUZZ_RKEY} names the target
-     * region, so inputs can reach the WRITE data path although real keys are random.
+     * region, so inputs can reach the WRITE and READ data paths although real keys are random.
      */
     static final class FuzzNode extends ShmNode {
         private final boolean placed;
@@ -251,12 +251,17 @@ class ShmHandlerFuzzTest {
         FuzzNode(NodeOptions options, boolean placed) throws RdmxException {
             super(new ShmFabric(), options, Paths.get("/nonexistent/fuzz-node"));
             this.placed = placed;
-            this.target = (RegionImpl) register(256, Access.ALL);
+            this.target = (RegionImpl) register(256, Access.ALL | Access.REMOTE_READ);
         }
 
         @Override
         public RegionImpl lookupRemote(int remoteKey, io.rdmx.transport.Connection via) {
             return super.lookupRemote(remoteKey == FUZZ_RKEY ? target.remoteKey() : remoteKey, via);
+        }
+
+        @Override
+        public RegionImpl lookupRemoteRead(int remoteKey, io.rdmx.transport.Connection via) {
+            return super.lookupRemoteRead(remoteKey == FUZZ_RKEY ? target.remoteKey() : remoteKey, via);
         }
 
         @Override
