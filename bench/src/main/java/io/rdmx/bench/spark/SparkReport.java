@@ -301,6 +301,15 @@ public final class SparkReport {
         double floor = 0.001;
         double read = servingPerGiB(r, aboveIdle);
         double def = servingPerGiB(d, aboveIdle);
+        double viaRpc = rpc ? servingPerGiB(jobs.get(RPC).get(job), aboveIdle) : -1;
+        if (aboveIdle && (read == 0 || viaRpc == 0)) {
+            // the job's serving CPU did not exceed what the same threads use idle over its span: the cost of
+            // serving its blocks is under this measurement's noise (a quick run moves 16 MB per job); a ratio of
+            // the floors would be meaningless
+            System.out.printf(Locale.ROOT, "  %s: serving CPU above idle is 0 for %s: not compared (too little"
+                + " data moved for this measurement; see ServingCpuProbe)%n", job, read == 0 ? "READ" : "RPC fetch");
+            return;
+        }
         if (read >= 0 && def >= 0) {
             report.lowerIsBetter(what + " (READ vs Spark's default)", Math.max(floor, read), Math.max(floor, def),
                 "s/GiB", null);
@@ -308,7 +317,6 @@ public final class SparkReport {
         if (!rpc) {
             return;
         }
-        double viaRpc = servingPerGiB(jobs.get(RPC).get(job), aboveIdle);
         if (read >= 0 && viaRpc >= 0) {
             report.lowerIsBetter(what + " (READ vs RPC fetch)", Math.max(floor, read), Math.max(floor, viaRpc),
                 "s/GiB", aboveIdle ? ">= 5x" : null);

@@ -135,4 +135,15 @@ class SparkReportTest {
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> report("default rdmx rdmx-rpc"));
         assertTrue(e.getMessage().contains("spark.rdmx.fetch=rpc was not in effect"), e.getMessage());
     }
+
+    /** A job whose serving CPU is no more than the idle rate's share is not compared above idle (floors' ratio). */
+    @Test
+    void servingCpuUnderTheIdleShareIsNotCompared() throws Exception {
+        servingRun("default", SORT, 3000, 40, -1);
+        servingRun("rdmx", RDMX, 90, 10, 10);
+        servingRun("rdmx-rpc", RDMX, 4000, 20, 0);
+        Map<String, Double> r = report("default rdmx rdmx-rpc");
+        assertFalse(r.containsKey("SortBy serving CPU per GiB fetched (READ vs RPC fetch)"), r::toString);
+        assertTrue(r.containsKey("SortBy serving CPU per GiB fetched, idle included (READ vs RPC fetch)"));
+    }
 }
