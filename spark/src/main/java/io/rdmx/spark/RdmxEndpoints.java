@@ -473,6 +473,12 @@ public final class RdmxEndpoints implements AutoCloseable {
             if (r == null) {
                 try {
                     Node node = open(provider, "blocks-fetch-read-" + provider, conf, host, secret);
+                    if (fetchChunkBytes > node.options().maxTransferSize()) {
+                        // a READ of a whole chunk would be refused by its owner (the same limit on both ends)
+                        node.close();
+                        throw new IllegalArgumentException("fetch chunk=" + fetchChunkBytes + " bytes is over the"
+                            + " node's maxTransferSize=" + node.options().maxTransferSize());
+                    }
                     int size = fetchChunkBytes + FetchProtocol.ANSWER_HEADER;
                     long perTask = (conf.maxBytesInFlight() + size - 1) / size + 1;
                     r = java.util.Optional.of(new BlockReads(node, size, (int) Math.min(4096, Math.max(16,
