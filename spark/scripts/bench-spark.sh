@@ -6,6 +6,9 @@
 # /usr/bin/time (CPU seconds and context switches of driver and executors); the job's listener reports wall
 # times, shuffle stage times, fetch wait and executor CPU. Then `benchmarks.jar spark-report` writes
 # bench/results/spark.json and spark.svg. Expects the build (scripts/rdmx builds it first).
+# Three managers side by side: Spark's default, rdmx (spark.rdmx.fetch=auto: blocks READ out of the serving
+# executor's map output files) and rdmx-rpc (spark.rdmx.fetch=rpc: every block asked of its block server); each
+# job line also gives the serving executors' CPU (their block-serving threads' CPU clocks) and rdmx's fetch counts.
 # RDMX_SPARK_CONF="k=v k=v": more --conf settings for both managers' runs (spark.rdmx.* is read by rdmx's only).
 # Each round also runs both managers with spark.authenticate=true (default-auth, rdmx-auth; a fresh secret in a
 # 0600 properties file, off the command line); RDMX_SPARK_AUTH=0 leaves these runs out.
@@ -59,6 +62,7 @@ fi
 run() {  # run <manager> <round>; manager: default, rdmx, default-auth or rdmx-auth
   local mgr=$1 round=$2 extra=()
   case "$mgr" in rdmx*) extra=(--conf spark.shuffle.manager=io.rdmx.spark.RdmxShuffleManager) ;; esac
+  case "$mgr" in rdmx-rpc*) extra+=(--conf spark.rdmx.fetch=rpc) ;; esac
   case "$mgr" in *-auth) extra+=(--properties-file "$WORK/auth.properties") ;; esac
   for kv in ${RDMX_SPARK_CONF:-}; do extra+=(--conf "$kv"); done
   echo "bench spark: round $round, $mgr shuffle, $PAIRS pairs..." >&2
@@ -78,7 +82,7 @@ run() {  # run <manager> <round>; manager: default, rdmx, default-auth or rdmx-a
     "$PAIRS" "$PARTITIONS" > "$WORK/$mgr-$round.log" 2>&1 \
     || { echo "bench spark: $mgr run failed; see $WORK/$mgr-$round.log" >&2; tail -30 "$WORK/$mgr-$round.log" >&2; exit 1; }
 }
-MANAGERS=(default rdmx)
+MANAGERS=(default rdmx rdmx-rpc)
 [ "$AUTH" = 1 ] && MANAGERS+=(default-auth rdmx-auth)
 rounds() {
   for round in $(seq 1 "$ROUNDS"); do

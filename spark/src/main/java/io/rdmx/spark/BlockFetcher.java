@@ -1,7 +1,12 @@
 package io.rdmx.spark;
 
+import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -33,6 +38,13 @@ import java.util.function.Consumer;
  * {@code maxBytesInFlight} and the requests outstanding within {@code maxReqsInFlight}; a block is admitted anyway when nothing else is in flight, so a large block never waits forever. Bytes count
  * against the bound until the consumer takes the block.
  *
+ * <p>A block whose estimate is above {@code toDiskBytes} (Spark's {@code spark.network.maxRemoteBlockSizeFetchToMem})
+ * is not held in memory: it goes to a temporary file ({@link Spill}, Spark's temporary local blocks) chunk by
+ * chunk, the consumer writing each answer as it takes it and giving its buffer back at once, with at most a window
+ * of chunks requested at a time ({@code maxBytesInFlight}, at least one chunk), so a skewed partition cannot
+ * exhaust memory. It is handed over as the file, which is deleted when the consumer releases it (or at
+ * {@link #close()}).
+ *
  * <p>Answers arrive in buffers the caller lends (off the heap: {@link BlockBuffers}); the fetcher gives each back
  * exactly once through its release hook: when the consumer is done with the block ({@link #release(Fetched)}),
  * when the answer is not needed (late, past the block's end, of a failed block), or at {@link #close()}.
@@ -58,6 +70,16 @@ public final class BlockFetcher implements AutoCloseable {
          *         until it hands it to its release hook
          */
         CompletableFuture<ByteBuffer> call(String address, ByteBuffer request, Duration timeout);
+    }
+
+    /** Creates the temporary file a block too large for memory is written to (Spark's temporary local block). */
+    @FunctionalInterface
+    public interface Spill {
+        /**
+         * @return a new file (existing and empty, or not yet made) this fetcher may create, write and delete
+         * @throws IOException if none can be made
+         */
+        Path create() throws IOException;
     }
 
     /**
@@ -101,14 +123,47 @@ public final class BlockFetcher implements AutoCloseable {
      * @param shuffleId the shuffle
      * @param mapId the map task's id
      * @param mapIndex the map task's index
-     * @param reduceId the partition
-     * @param size the block's estimated length (the map output tracker's), bytes, at least 1
+     * @param reduceId the partition (of a range: the first)
+     * @param endReduceId the end of the range of partitions, exclusive: {@code reduceId + 1} for one block, more
+     *                    for contiguous blocks of one map output fetched as one (Spark's {@code ShuffleBlockBatchId})
+     * @param size the block's estimated length (the map output tracker's; of a range, the sum), bytes, at least 1
      */
     public record Block(String executorId, String address, int shuffleId, long mapId, int mapIndex, int reduceId,
-                        long size) {
-        /** @return Spark's name of the block */
+                        int endReduceId, long size) {
+        /**
+         * @throws IllegalArgumentException if the range is empty
+         */
+        public Block {
+            if (endReduceId <= reduceId) {
+                throw new IllegalArgumentException("block shuffle_" + shuffleId + "_" + mapId + "_" + reduceId
+                    + ": endReduceId=" + endReduceId + " must be above reduceId=" + reduceId);
+            }
+        }
+
+        /**
+         * One block.
+         *
+         * @param executorId the executor holding it
+         * @param address its block server's address
+         * @param shuffleId the shuffle
+         * @param mapId the map task's id
+         * @param mapIndex the map task's index
+         * @param reduceId the partition
+         * @param size the block's estimated length (the map output tracker's), bytes, at least 1
+         */
+        public Block(String executorId, String address, int shuffleId, long mapId, int mapIndex, int reduceId,
+                     long size) {
+            this(executorId, address, shuffleId, mapId, mapIndex, reduceId, reduceId + 1, size);
+        }
+
+        /** @return whether it is a range of several blocks */
+        public boolean batch() {
+            return endReduceId > reduceId + 1;
+        }
+
+        /** @return Spark's name of the block (of a range: {@code ShuffleBlockBatchId}'s) */
         public String name() {
-            return FetchProtocol.blockName(shuffleId, mapId, reduceId);
+            return FetchProtocol.blockName(shuffleId, mapId, reduceId, endReduceId);
         }
     }
 
@@ -121,6 +176,9 @@ public final class BlockFetcher implements AutoCloseable {
         private final Block block;
         private final List<ByteBuffer> chunks;
         private final ByteBuffer[] answers;
+        /** The file it was written to (a block above {@code toDiskBytes}), or null: in {@link #chunks}. */
+        private final Path file;
+        private final long fileLength;
         private final AtomicBoolean released = new AtomicBoolean();
 
         Fetched(Block block, ByteBuffer[] answers) {
@@ -131,6 +189,21 @@ public final class BlockFetcher implements AutoCloseable {
                 c.add(a.duplicate().position(a.position() + FetchProtocol.ANSWER_HEADER).slice());
             }
             this.chunks = List.copyOf(c);
+            this.file = null;
+            this.fileLength = 0;
+        }
+
+        Fetched(Block block, Path file, long length) {
+            this.block = block;
+            this.answers = new ByteBuffer[0];
+            this.chunks = List.of();
+            this.file = file;
+            this.fileLength = length;
+        }
+
+        /** @return the temporary file holding the block, deleted at its release; null when it is in memory */
+        public Path file() {
+            return file;
         }
 
         /** @return which block */
@@ -138,13 +211,16 @@ public final class BlockFetcher implements AutoCloseable {
             return block;
         }
 
-        /** @return its bytes, in order: each buffer's remaining bytes a chunk's payload */
+        /** @return its bytes in memory, in order: each buffer's remaining bytes a chunk's payload (none: a file) */
         public List<ByteBuffer> chunks() {
             return chunks;
         }
 
         /** @return the block's exact length, bytes */
         public long length() {
+            if (file != null) {
+                return fileLength;
+            }
             long n = 0;
             for (ByteBuffer c : chunks) {
                 n += c.remaining();
@@ -152,13 +228,21 @@ public final class BlockFetcher implements AutoCloseable {
             return n;
         }
 
-        /** @return the block's bytes as one stream (reads the answers in place) */
-        public InputStream stream() {
-            return new ChunksInputStream(chunks);
+        /**
+         * @return the block's bytes as one stream (reads the answers in place, or the file)
+         * @throws IOException if its file cannot be opened
+         */
+        public InputStream stream() throws IOException {
+            return file != null ? new java.io.BufferedInputStream(Files.newInputStream(file), 64 << 10)
+                : new ChunksInputStream(chunks);
         }
     }
 
     private record Failed(Block block, String message, Throwable cause) {
+    }
+
+    /** An answer of a block that goes to disk: the consumer writes it to the block's file. */
+    private record Piece(InFlight state, int index, ByteBuffer bytes) {
     }
 
     /** A block larger than its estimate: the consumer sends the chunks its estimate did not cover. */
@@ -196,11 +280,36 @@ public final class BlockFetcher implements AutoCloseable {
         final long admittedNanos = System.nanoTime();
         /** Busy answers so far per chunk (they lengthen the pause before that chunk's next attempt). */
         int[] busyAnswers = new int[0];
+        /** Whether it goes to a file ({@code toDiskBytes}) instead of memory. */
+        final boolean disk;
+        /** Of a block to disk: the chunks taken (each once), under the monitor. */
+        final java.util.BitSet taken = new java.util.BitSet();
+        /** Of a block to disk: its file and channel, chunks written. Consumer thread. */
+        Path file;
+        FileChannel channel;
+        int written;
 
-        InFlight(Block block, int requested) {
+        InFlight(Block block, int requested, boolean disk) {
             this.block = block;
             this.requested = requested;
-            this.parts = new ByteBuffer[requested];
+            this.disk = disk;
+            this.parts = new ByteBuffer[disk ? 0 : requested];
+        }
+
+        /** Closes and deletes its file, if any. Consumer thread. */
+        void deleteFile() {
+            if (channel != null) {
+                try {
+                    channel.close();
+                } catch (IOException e) {
+                    // deleted next
+                }
+                channel = null;
+            }
+            if (file != null) {
+                deleteQuietly(file);
+                file = null;
+            }
         }
 
         /** @return the chunks of the exact size (at least one: an empty block is one empty answer) */
@@ -279,6 +388,14 @@ public final class BlockFetcher implements AutoCloseable {
         if (st.size < 0) {
             st.size = FetchProtocol.answerSize(bytes); // within limit(st.block): needed() fits an int
         }
+        if (st.disk) {
+            if (index < st.needed() && !st.taken.get(index)) {
+                st.taken.set(index);
+                return new Piece(st, index, bytes); // the consumer writes it, then asks for the next chunk
+            }
+            giveBack(bytes); // past the block's end (answered empty), or a chunk answered twice
+            return null;
+        }
         int needed = st.needed();
         if (st.parts.length < needed) {
             st.parts = Arrays.copyOf(st.parts, needed);
@@ -321,6 +438,11 @@ public final class BlockFetcher implements AutoCloseable {
     private final Duration timeout;
     private final SizeLimit sizeLimit;
     private final int total;
+    /** Blocks whose estimate is above this many bytes go to disk. */
+    private final long toDiskBytes;
+    private final Spill spill;
+    private int blocksToDisk;
+    private long bytesToDisk;
     private long bytesInFlight;
     private int delivered;
     private long fetchWaitNanos;
@@ -359,6 +481,33 @@ public final class BlockFetcher implements AutoCloseable {
      */
     public BlockFetcher(Caller caller, Consumer<ByteBuffer> release, List<Block> blocks, long maxBytesInFlight,
                         int maxReqsInFlight, int chunkBytes, Duration timeout, SizeLimit sizeLimit) {
+        this(caller, release, blocks, maxBytesInFlight, maxReqsInFlight, chunkBytes, timeout, sizeLimit,
+            Long.MAX_VALUE, null);
+    }
+
+    /**
+     * Starts fetching: the first blocks within the bounds are requested at once.
+     *
+     * @param caller sends requests
+     * @param release takes back the answer buffers the caller lent, each once
+     * @param blocks the blocks, each of size at least 1; they are requested in this order
+     * @param maxBytesInFlight bytes requested and not yet taken
+     * @param maxReqsInFlight requests outstanding
+     * @param chunkBytes the largest request
+     * @param timeout the bound of each request
+     * @param sizeLimit the largest size a server may claim for a block, from its estimate
+     * @param toDiskBytes a block whose estimate is above this goes to a file (Spark's
+     *                    {@code spark.network.maxRemoteBlockSizeFetchToMem}); {@link Long#MAX_VALUE}: never
+     * @param spill makes those files (null only with {@code toDiskBytes} {@link Long#MAX_VALUE})
+     */
+    public BlockFetcher(Caller caller, Consumer<ByteBuffer> release, List<Block> blocks, long maxBytesInFlight,
+                        int maxReqsInFlight, int chunkBytes, Duration timeout, SizeLimit sizeLimit, long toDiskBytes,
+                        Spill spill) {
+        if (toDiskBytes < Long.MAX_VALUE && spill == null) {
+            throw new IllegalArgumentException("toDiskBytes=" + toDiskBytes + " needs a spill");
+        }
+        this.toDiskBytes = toDiskBytes;
+        this.spill = spill;
         this.caller = caller;
         this.release = release;
         this.maxBytesInFlight = maxBytesInFlight;
@@ -390,14 +539,18 @@ public final class BlockFetcher implements AutoCloseable {
         while (!pending.isEmpty() && !closed.get() && !failing) {
             Block b = pending.peek();
             int chunks = (int) ((Math.min(b.size(), limit(b)) + chunkBytes - 1) / chunkBytes);
+            boolean disk = b.size() > toDiskBytes;
+            if (disk) {
+                chunks = Math.min(chunks, window());
+            }
             int reqs = reqsInFlight.get();
             boolean idle = reqs == 0 && bytesInFlight == 0;
-            long charge = held(b.size());
+            long charge = disk ? (long) chunks * chunkBytes : held(b.size());
             if (!idle && (bytesInFlight + charge > maxBytesInFlight || (long) reqs + chunks > maxReqsInFlight)) {
                 return;
             }
             pending.poll();
-            InFlight st = new InFlight(b, chunks);
+            InFlight st = new InFlight(b, chunks, disk);
             admitted.put(b, st);
             st.counted = charge;
             bytesInFlight += st.counted;
@@ -405,6 +558,73 @@ public final class BlockFetcher implements AutoCloseable {
             maxReqsSeen = Math.max(maxReqsSeen, reqs + chunks);
             send(st, 0, chunks);
         }
+    }
+
+    /** @return the chunks of a block to disk requested and not yet written at most */
+    private int window() {
+        return (int) Math.max(1, Math.min(maxReqsInFlight, maxBytesInFlight / chunkBytes));
+    }
+
+    /**
+     * Writes a chunk of a block to disk and gives its buffer back; asks for the next chunks within the window.
+     * Consumer thread.
+     *
+     * @return the whole block once its last chunk is written, a failure, or null
+     */
+    private Object write(Piece p) {
+        InFlight st = p.state();
+        ByteBuffer bytes = p.bytes();
+        try {
+            if (st.channel == null) {
+                st.file = spill.create();
+                st.channel = FileChannel.open(st.file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            }
+            ByteBuffer payload = bytes.duplicate().position(bytes.position() + FetchProtocol.ANSWER_HEADER);
+            long pos = (long) p.index() * chunkBytes;
+            while (payload.hasRemaining()) {
+                pos += st.channel.write(payload, pos);
+            }
+        } catch (IOException | RuntimeException e) {
+            synchronized (st) {
+                st.drop();
+            }
+            failing = true;
+            return new Failed(st.block, "writing " + st.block.name() + " from executor " + st.block.executorId()
+                + " to disk (" + (st.file != null ? st.file : "no file") + ") failed: " + e, e);
+        } finally {
+            giveBack(bytes);
+        }
+        st.written++;
+        int needed;
+        long size;
+        synchronized (st) {
+            needed = st.needed();
+            size = st.size;
+            if (st.written == needed) {
+                st.finished = true;
+            }
+        }
+        if (st.written == needed) {
+            try {
+                st.channel.close();
+            } catch (IOException e) {
+                failing = true;
+                return new Failed(st.block, "closing " + st.file + " of " + st.block.name() + " failed: " + e, e);
+            }
+            st.channel = null;
+            Path file = st.file;
+            st.file = null; // the Fetched's now
+            blocksToDisk++;
+            bytesToDisk += size;
+            return new Fetched(st.block, file, size);
+        }
+        int to = Math.min(needed, st.written + window());
+        if (to > st.requested) {
+            int from = st.requested;
+            st.requested = to;
+            send(st, from, to);
+        }
+        return null;
     }
 
     /** Requests chunks {@code from .. to - 1} of a block. Consumer thread. */
@@ -453,8 +673,8 @@ public final class BlockFetcher implements AutoCloseable {
         reqsInFlight.incrementAndGet();
         CompletableFuture<ByteBuffer> f;
         try {
-            f = caller.call(b.address(), FetchProtocol.request(b.shuffleId(), b.mapId(), b.reduceId(), off, len),
-                timeout);
+            f = caller.call(b.address(), FetchProtocol.request(b.shuffleId(), b.mapId(), b.reduceId(),
+                b.endReduceId(), off, len), timeout);
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }
@@ -490,6 +710,9 @@ public final class BlockFetcher implements AutoCloseable {
             for (ByteBuffer a : f.answers) {
                 giveBack(a);
             }
+            if (f.file != null) {
+                deleteQuietly(f.file);
+            }
         }
     }
 
@@ -499,6 +722,8 @@ public final class BlockFetcher implements AutoCloseable {
         while ((o = arrived.poll()) != null) {
             if (o instanceof Fetched f) {
                 release(f);
+            } else if (o instanceof Piece p) {
+                giveBack(p.bytes());
             }
         }
     }
@@ -586,6 +811,13 @@ public final class BlockFetcher implements AutoCloseable {
                 deadline = System.nanoTime() + timeout.plus(GRACE).toNanos();
                 continue;
             }
+            if (o instanceof Piece p) {
+                o = write(p);
+                deadline = System.nanoTime() + timeout.plus(GRACE).toNanos();
+                if (o == null) {
+                    continue;
+                }
+            }
             break;
         }
         if (o == null) {
@@ -607,6 +839,24 @@ public final class BlockFetcher implements AutoCloseable {
         bytesFetched += actual;
         fill();
         return got;
+    }
+
+    /** @return blocks written to disk (above {@code toDiskBytes}) and handed over */
+    public int blocksToDisk() {
+        return blocksToDisk;
+    }
+
+    /** @return bytes of the blocks written to disk */
+    public long bytesToDisk() {
+        return bytesToDisk;
+    }
+
+    private static void deleteQuietly(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            // a temporary local block: Spark's disk block manager deletes its directories at exit
+        }
     }
 
     /** @return nanoseconds the consumer waited for blocks */
@@ -649,6 +899,9 @@ public final class BlockFetcher implements AutoCloseable {
                 }
             }
             drainArrived();
+            for (InFlight st : admitted.values()) {
+                st.deleteFile();
+            }
         }
     }
 }

@@ -3,6 +3,7 @@ package io.rdmx.spark;
 import io.rdmx.channel.ChannelEngine;
 import io.rdmx.rpc.RpcConfig;
 import io.rdmx.rpc.RpcServer;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -33,32 +34,28 @@ public final class BlockServer implements AutoCloseable {
     private final AtomicLong requestsServed = new AtomicLong();
     private final AtomicLong diagnoses = new AtomicLong();
 
-    private BlockServer(ChannelEngine engine, BlockSource source, int chunkBytes, int threads) {
+    private final AtomicLong locations = new AtomicLong();
+
+    private BlockServer(ChannelEngine engine, BlockSource source, int chunkBytes, int threads,
+                        MapOutputGrants grants) {
         this.maxAnswer = chunkBytes + FetchProtocol.ANSWER_HEADER;
         RpcConfig rpc = RpcConfig.builder().handlerThreads(threads)
             .maxMessageBytes(chunkBytes + FetchProtocol.ANSWER_HEADER).build();
         this.server = RpcServer.builder(engine).config(rpc)
-            .handle(FetchProtocol.METHOD_FETCH, call -> {
+            .handle(FetchProtocol.METHOD_FETCH, call -> fetch(call, source, chunkBytes))
+            .handle(FetchProtocol.METHOD_FETCH_BATCH, call -> fetch(call, source, chunkBytes))
+            .handle(FetchProtocol.METHOD_LOCATE, call -> {
                 ByteBuffer req = call.request();
-                String bad = FetchProtocol.validate(req, chunkBytes);
+                String bad = FetchProtocol.validateLocate(req);
                 if (bad != null) {
-                    throw new IllegalArgumentException("bad fetch request from " + call.peer() + ": " + bad);
+                    throw new IllegalArgumentException("bad location request from " + call.peer() + ": " + bad);
                 }
-                int shuffleId = FetchProtocol.shuffleId(req);
-                long mapId = FetchProtocol.mapId(req);
-                int reduceId = FetchProtocol.reduceId(req);
-                long offset = FetchProtocol.offset(req);
-                long size = source.size(shuffleId, mapId, reduceId);
-                // at or past the end (the reader asked for every chunk its estimate covers): the size alone
-                int n = (int) Math.max(0, Math.min(FetchProtocol.length(req), size - offset));
-                ByteBuffer answer = answerBuffer(FetchProtocol.ANSWER_HEADER + n);
-                answer.putLong(size);
-                if (n > 0) {
-                    source.read(shuffleId, mapId, reduceId, offset, answer);
+                if (grants == null) {
+                    throw new IOException("no READ here: fetch blocks by RPC");
                 }
-                bytesServed.addAndGet(n);
-                requestsServed.incrementAndGet();
-                return answer.flip();
+                ByteBuffer answer = grants.locate(req, call.peer());
+                locations.incrementAndGet();
+                return answer;
             })
             .handle(FetchProtocol.METHOD_DIAGNOSE, call -> {
                 ByteBuffer req = call.request();
@@ -79,6 +76,32 @@ public final class BlockServer implements AutoCloseable {
                     + ")");
             })
             .build();
+    }
+
+    /** Answers a fetch of a block or of a range of contiguous blocks ({@link FetchProtocol}). */
+    private ByteBuffer fetch(io.rdmx.rpc.RpcCall call, BlockSource source, int chunkBytes) throws IOException {
+        ByteBuffer req = call.request();
+        int method = call.method();
+        String bad = FetchProtocol.validate(method, req, chunkBytes);
+        if (bad != null) {
+            throw new IllegalArgumentException("bad fetch request from " + call.peer() + ": " + bad);
+        }
+        int shuffleId = FetchProtocol.shuffleId(req);
+        long mapId = FetchProtocol.mapId(req);
+        int reduceId = FetchProtocol.reduceId(req);
+        int end = FetchProtocol.endReduceId(method, req);
+        long offset = FetchProtocol.offset(req);
+        long size = source.size(shuffleId, mapId, reduceId, end);
+        // at or past the end (the reader asked for every chunk its estimate covers): the size alone
+        int n = (int) Math.max(0, Math.min(FetchProtocol.length(req), size - offset));
+        ByteBuffer answer = answerBuffer(FetchProtocol.ANSWER_HEADER + n);
+        answer.putLong(size);
+        if (n > 0) {
+            source.read(shuffleId, mapId, reduceId, end, offset, answer);
+        }
+        bytesServed.addAndGet(n);
+        requestsServed.incrementAndGet();
+        return answer.flip();
     }
 
     /**
@@ -106,7 +129,23 @@ public final class BlockServer implements AutoCloseable {
      * @return the running server
      */
     public static BlockServer start(ChannelEngine engine, BlockSource source, int chunkBytes, int threads) {
-        BlockServer s = new BlockServer(engine, source, chunkBytes, threads);
+        return start(engine, source, chunkBytes, threads, null);
+    }
+
+    /**
+     * Starts serving on an engine (which the server then takes: worker 0 and its accepted peers), and answering
+     * where map outputs are for READ.
+     *
+     * @param engine an engine of one worker, not shared with a client
+     * @param source where blocks are read
+     * @param chunkBytes the largest length a request may ask for
+     * @param threads handler threads
+     * @param grants the map output files granted for READ, or null (location requests are refused)
+     * @return the running server
+     */
+    static BlockServer start(ChannelEngine engine, BlockSource source, int chunkBytes, int threads,
+                             MapOutputGrants grants) {
+        BlockServer s = new BlockServer(engine, source, chunkBytes, threads, grants);
         s.server.start();
         return s;
     }
@@ -124,6 +163,11 @@ public final class BlockServer implements AutoCloseable {
     /** @return requests answered with data */
     public long requestsServed() {
         return requestsServed.get();
+    }
+
+    /** @return location requests answered (map outputs granted for READ, or found granted) */
+    public long locationsServed() {
+        return locations.get();
     }
 
     /** @return corruption diagnoses answered */

@@ -60,12 +60,73 @@ import java.nio.charset.StandardCharsets;
  * </pre>
  * The name becomes part of a file name on the server (Spark's checksum file, {@code <block>.checksum.<name>}),
  * hence its narrow alphabet.
+ *
+ * <p>Contiguous blocks of one map output (Spark's {@code ShuffleBlockBatchId}: AQE's coalesced partitions, with
+ * {@code fetchShuffleBlocksInBatch}) are one range of its data file, asked for as one block by a request of
+ * method {@link #METHOD_FETCH_BATCH}: a fetch request followed by the end of the range of reduce ids (exclusive),
+ * answered as a fetch is, the size and bytes being those of the whole range.
+ *
+ * <pre>
+ *  +---------------------------------------------------------------+
+ *  |          version .. offset: as a fetch request (32 bytes)     |  0
+ *  +---------------------------------------------------------------+
+ *  |        end reduce id (exclusive, > reduce id)                 | 32
+ *  +---------------------------------------------------------------+
+ * </pre>
+ *
+ * <p>A reader that fetches by one-sided READ first asks where a map output is ({@link #METHOD_LOCATE}): the
+ * serving executor registers the map task's data file read-only for READ (once, until the shuffle is unregistered)
+ * and answers the region's descriptor and the block offsets of its index file; the reader then READs each block's
+ * bytes out of the region, the serving executor's threads taking no part. The request names the reader's READ node
+ * (so that the descriptor is the one for its connection, where keys are per connection).
+ *
+ * <pre>
+ *  +---------------------------------------------------------------+
+ *  |                         version (1)                           |  0
+ *  +---------------------------------------------------------------+
+ *  |                         shuffle id                            |  4
+ *  +---------------------------------------------------------------+
+ *  |                   map id (8 bytes)                            |  8
+ *  +---------------------------------------------------------------+
+ *  |          reader node name length (1 .. 64)                    | 16
+ *  +---------------------------------------------------------------+
+ *  |          reader node name (ASCII letters, digits, -_.)        | 20
+ *  +---------------------------------------------------------------+
+ * </pre>
+ * Its answer: the count of offsets {@code n} (partitions + 1), the region's descriptor ({@code RemoteRegion}'s
+ * 16 bytes, little-endian as it encodes them) and the {@code n} offsets (8 bytes each, big-endian, from 0 to the
+ * file's length). A map output that cannot be read so (a provider without file regions, a file of 2 GiB or more)
+ * is answered with an error naming why: the reader fetches its blocks by {@link #METHOD_FETCH}.
+ *
+ * <pre>
+ *  +---------------------------------------------------------------+
+ *  |                 count of offsets n (2 ..)                     |  0
+ *  +---------------------------------------------------------------+
+ *  |              region descriptor (16 bytes)                     |  4
+ *  +---------------------------------------------------------------+
+ *  |                 offsets (n times 8 bytes)                     | 20
+ *  +---------------------------------------------------------------+
+ * </pre>
  */
 public final class FetchProtocol {
     /** RPC method id of a fetch. */
     public static final int METHOD_FETCH = 1;
     /** RPC method id of a corruption diagnosis. */
     public static final int METHOD_DIAGNOSE = 2;
+    /** RPC method id of a fetch of a range of contiguous blocks of one map output. */
+    public static final int METHOD_FETCH_BATCH = 3;
+    /** RPC method id of a map output's location for READ. */
+    public static final int METHOD_LOCATE = 4;
+    /** Offset of a location request's reader node name length. */
+    public static final int NODE_LENGTH_OFFSET = 16;
+    /** Offset of a location request's reader node name. */
+    public static final int NODE_OFFSET = 20;
+    /** The longest node name a location request carries. */
+    public static final int MAX_NODE = 64;
+    /** Offset of a location answer's region descriptor. */
+    public static final int LOCATION_REGION_OFFSET = 4;
+    /** Offset of a location answer's first offset. */
+    public static final int LOCATION_OFFSETS_OFFSET = 20;
     /** The version this code writes and accepts. */
     public static final int VERSION = 1;
     /** Offset of the version. */
@@ -82,6 +143,10 @@ public final class FetchProtocol {
     public static final int BLOCK_OFFSET_OFFSET = 24;
     /** Length of a request. */
     public static final int LENGTH = 32;
+    /** Offset of a batch request's end reduce id. */
+    public static final int END_REDUCE_OFFSET = 32;
+    /** Length of a batch request. */
+    public static final int BATCH_LENGTH = 36;
     /** Offset of a diagnosis request's algorithm name length. */
     public static final int ALGORITHM_LENGTH_OFFSET = 20;
     /** Offset of a diagnosis request's checksum. */
@@ -113,6 +178,186 @@ public final class FetchProtocol {
         b.putInt(VERSION_OFFSET, VERSION).putInt(SHUFFLE_OFFSET, shuffleId).putLong(MAP_OFFSET, mapId)
             .putInt(REDUCE_OFFSET, reduceId).putInt(LENGTH_OFFSET, length).putLong(BLOCK_OFFSET_OFFSET, offset);
         return b;
+    }
+
+    /**
+     * Writes a location request.
+     *
+     * @param shuffleId the shuffle
+     * @param mapId the map task's id
+     * @param readerNode the name of the reader's READ node
+     * @return the request body, positioned at 0
+     */
+    public static ByteBuffer locateRequest(int shuffleId, long mapId, String readerNode) {
+        byte[] name = readerNode.getBytes(StandardCharsets.US_ASCII);
+        ByteBuffer b = ByteBuffer.allocate(NODE_OFFSET + name.length);
+        b.putInt(VERSION_OFFSET, VERSION).putInt(SHUFFLE_OFFSET, shuffleId).putLong(MAP_OFFSET, mapId)
+            .putInt(NODE_LENGTH_OFFSET, name.length).put(NODE_OFFSET, name);
+        return b;
+    }
+
+    /**
+     * Checks a location request read from a peer.
+     *
+     * @param b the body, from its position
+     * @return null when valid, else the reason as {@code name=value}
+     */
+    public static String validateLocate(ByteBuffer b) {
+        int n = b.remaining();
+        if (n < NODE_OFFSET + 1 || n > NODE_OFFSET + MAX_NODE) {
+            return "location request length=" + n + " out of range [" + (NODE_OFFSET + 1) + ", "
+                + (NODE_OFFSET + MAX_NODE) + "]";
+        }
+        int p = b.position();
+        int version = b.getInt(p + VERSION_OFFSET);
+        if (version != VERSION) {
+            return "location request version=" + version + " expected=" + VERSION;
+        }
+        if (b.getInt(p + SHUFFLE_OFFSET) < 0 || b.getLong(p + MAP_OFFSET) < 0) {
+            return "shuffleId=" + b.getInt(p + SHUFFLE_OFFSET) + " mapId=" + b.getLong(p + MAP_OFFSET)
+                + ": negative";
+        }
+        int len = b.getInt(p + NODE_LENGTH_OFFSET);
+        if (len != n - NODE_OFFSET) {
+            return "node name length=" + len + " expected=" + (n - NODE_OFFSET);
+        }
+        String name = ascii(b, p + NODE_OFFSET, len);
+        return name.matches("[A-Za-z0-9_.-]+") ? null : "node name=" + name + " is not letters, digits, -_.";
+    }
+
+    /**
+     * @param b a valid location request
+     * @return the reader's READ node name
+     */
+    public static String readerNode(ByteBuffer b) {
+        return ascii(b, b.position() + NODE_OFFSET, b.getInt(b.position() + NODE_LENGTH_OFFSET));
+    }
+
+    /**
+     * Writes a location answer.
+     *
+     * @param region the descriptor of the map output's data file region
+     * @param offsets the block offsets of its index file
+     * @return the answer
+     */
+    public static ByteBuffer location(io.rdmx.transport.RemoteRegion region, long[] offsets) {
+        ByteBuffer b = ByteBuffer.allocate(LOCATION_OFFSETS_OFFSET + 8 * offsets.length);
+        b.putInt(0, offsets.length);
+        region.encode(b, LOCATION_REGION_OFFSET);
+        for (int i = 0; i < offsets.length; i++) {
+            b.putLong(LOCATION_OFFSETS_OFFSET + 8 * i, offsets[i]);
+        }
+        return b;
+    }
+
+    /**
+     * Reads a location answer from a peer, checked: its length, offsets from 0, never decreasing, within the
+     * region.
+     *
+     * @param answer the answer's bytes
+     * @return the offsets; the descriptor is {@link #locationRegion}
+     * @throws IllegalArgumentException naming what is wrong
+     */
+    public static long[] locationOffsets(byte[] answer) {
+        ByteBuffer b = ByteBuffer.wrap(answer);
+        if (answer.length < LOCATION_OFFSETS_OFFSET + 16) {
+            throw new IllegalArgumentException("location answer length=" + answer.length + " is too short");
+        }
+        int n = b.getInt(0);
+        if (n < 2 || answer.length != LOCATION_OFFSETS_OFFSET + 8L * n) {
+            throw new IllegalArgumentException("location answer offsets=" + n + " length=" + answer.length);
+        }
+        long[] offsets = new long[n];
+        long regionLength = locationRegion(answer).length();
+        for (int i = 0; i < n; i++) {
+            offsets[i] = b.getLong(LOCATION_OFFSETS_OFFSET + 8 * i);
+            if (i == 0 ? offsets[i] != 0 : offsets[i] < offsets[i - 1] || offsets[i] > regionLength) {
+                throw new IllegalArgumentException("location answer offset[" + i + "]=" + offsets[i]
+                    + " out of order or past the region's length=" + regionLength);
+            }
+        }
+        return offsets;
+    }
+
+    /**
+     * @param answer a location answer
+     * @return its region descriptor
+     */
+    public static io.rdmx.transport.RemoteRegion locationRegion(byte[] answer) {
+        return io.rdmx.transport.RemoteRegion.decode(ByteBuffer.wrap(answer), LOCATION_REGION_OFFSET);
+    }
+
+    /**
+     * Writes a request for a range of blocks of one map output, or for one block ({@link #request}) when the range
+     * holds one.
+     *
+     * @param shuffleId the shuffle
+     * @param mapId the map task's id
+     * @param reduceId the first partition
+     * @param endReduceId the end of the range, exclusive ({@code > reduceId})
+     * @param offset where in the range's bytes
+     * @param length how many bytes
+     * @return the request body, positioned at 0
+     */
+    public static ByteBuffer request(int shuffleId, long mapId, int reduceId, int endReduceId, long offset,
+                                     int length) {
+        if (endReduceId == reduceId + 1) {
+            return request(shuffleId, mapId, reduceId, offset, length);
+        }
+        ByteBuffer b = ByteBuffer.allocate(BATCH_LENGTH);
+        b.put(request(shuffleId, mapId, reduceId, offset, length)).putInt(END_REDUCE_OFFSET, endReduceId);
+        return b.clear();
+    }
+
+    /**
+     * @param request a request {@link #request} wrote, from its position
+     * @return its RPC method: {@link #METHOD_FETCH_BATCH} for a range of blocks, else {@link #METHOD_FETCH}
+     */
+    public static int method(ByteBuffer request) {
+        return request.remaining() == BATCH_LENGTH ? METHOD_FETCH_BATCH : METHOD_FETCH;
+    }
+
+    /**
+     * @param method the RPC method of a request
+     * @return whether it is a fetch (of a block or of a range of them)
+     */
+    public static boolean isFetch(int method) {
+        return method == METHOD_FETCH || method == METHOD_FETCH_BATCH;
+    }
+
+    /**
+     * Checks a request of either fetch method read from a peer.
+     *
+     * @param method {@link #METHOD_FETCH} or {@link #METHOD_FETCH_BATCH}
+     * @param b the body, from its position
+     * @param maxLength the largest length this server answers
+     * @return null when valid, else the reason as {@code name=value}
+     */
+    public static String validate(int method, ByteBuffer b, int maxLength) {
+        if (method != METHOD_FETCH_BATCH) {
+            return validate(b, maxLength);
+        }
+        if (b.remaining() != BATCH_LENGTH) {
+            return "batch fetch request length=" + b.remaining() + " expected=" + BATCH_LENGTH;
+        }
+        String bad = validate(b.duplicate().limit(b.position() + LENGTH), maxLength);
+        if (bad != null) {
+            return bad;
+        }
+        int end = b.getInt(b.position() + END_REDUCE_OFFSET);
+        if (end <= reduceId(b)) {
+            return "endReduceId=" + end + " is not above reduceId=" + reduceId(b);
+        }
+        return null;
+    }
+
+    /**
+     * @param method the request's method
+     * @param b a valid request of either fetch method
+     * @return the end of its range of reduce ids, exclusive
+     */
+    public static int endReduceId(int method, ByteBuffer b) {
+        return method == METHOD_FETCH_BATCH ? b.getInt(b.position() + END_REDUCE_OFFSET) : reduceId(b) + 1;
     }
 
     /**
@@ -382,6 +627,19 @@ public final class FetchProtocol {
             }
         }
         return null;
+    }
+
+    /**
+     * @param shuffleId the shuffle
+     * @param mapId the map task's id
+     * @param reduceId the partition
+     * @param endReduceId the end of a range of partitions, exclusive ({@code reduceId + 1}: the one block)
+     * @return Spark's name of the block ({@code shuffle_<shuffle>_<map>_<reduce>}) or of the range
+     *         ({@code ShuffleBlockBatchId}'s: {@code shuffle_<shuffle>_<map>_<reduce>_<end>})
+     */
+    public static String blockName(int shuffleId, long mapId, int reduceId, int endReduceId) {
+        return endReduceId == reduceId + 1 ? blockName(shuffleId, mapId, reduceId)
+            : "shuffle_" + shuffleId + "_" + mapId + "_" + reduceId + "_" + endReduceId;
     }
 
     /**

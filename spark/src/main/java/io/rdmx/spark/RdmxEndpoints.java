@@ -11,6 +11,7 @@ import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.RdmxException;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -48,6 +49,16 @@ public final class RdmxEndpoints implements AutoCloseable {
     /** The providers of {@link #served}, for {@code auto}'s choice. */
     private final List<Fabric> servedFabrics = new ArrayList<>();
     private final Map<String, Client> clients = new ConcurrentHashMap<>();
+    /** READ clients by provider (an empty optional: the provider cannot READ here). */
+    private final Map<String, java.util.Optional<BlockReads>> reads = new ConcurrentHashMap<>();
+    /** The READ node address of each fetch target ({@code provider=address}) that advertised one. */
+    private final Map<String, String> readAddresses = new ConcurrentHashMap<>();
+    /** Map output locations for READ, cached per (target, shuffle, map). */
+    private final Map<LocationKey, CompletableFuture<Location>> locations = new ConcurrentHashMap<>();
+    /** How each target's blocks are fetched, logged once per target. */
+    private final Map<String, String> howLogged = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicLong readFetches = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong rpcFetches = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean closed;
     /** Where fetch answers land (off the heap), reused by every task of the executor. */
     private final BlockBuffers buffers;
@@ -55,8 +66,20 @@ public final class RdmxEndpoints implements AutoCloseable {
     private final RpcResponseReader<ByteBuffer> answerReader;
     private final int fetchChunkBytes;
 
-    private record Served(Node node, ChannelEngine engine, BlockServer server) {
+    /** A provider's block server, and its map output files granted for READ (null: none). */
+    private record Served(Node node, ChannelEngine engine, BlockServer server, MapOutputGrants grants) {
     }
+
+    /** Where a map output is for READ: its region and block offsets; {@link #RPC_ONLY} when it cannot be READ. */
+    private record Location(io.rdmx.transport.RemoteRegion region, long[] offsets) {
+    }
+
+    private record LocationKey(String target, int shuffleId, long mapId) {
+    }
+
+    private static final Location RPC_ONLY = new Location(null, null);
+    /** The advertisement key prefix of a provider's READ node ({@code read-shm=address}). */
+    static final String READ_PREFIX = "read-";
 
     private record Client(Node node, ChannelEngine engine, RpcClient client) {
     }
@@ -99,6 +122,11 @@ public final class RdmxEndpoints implements AutoCloseable {
      * @param answer the buffer
      */
     public void release(ByteBuffer answer) {
+        for (java.util.Optional<BlockReads> r : reads.values()) {
+            if (r.isPresent() && r.get().release(answer)) {
+                return;
+            }
+        }
         buffers.release(answer);
     }
 
@@ -136,10 +164,21 @@ public final class RdmxEndpoints implements AutoCloseable {
         RdmxEndpoints e = new RdmxEndpoints(conf, host, secret);
         try {
             for (String p : servedProviders(conf.provider())) {
-                Node node = open(p, conf, host, secret);
-                ChannelEngine engine = ChannelEngine.open(node, channelConfig(conf));
-                BlockServer server = BlockServer.start(engine, source, conf.chunkBytes(), conf.serverThreads());
-                e.served.put(p, new Served(node, engine, server));
+                MapOutputGrants grants = grants(p, conf, host, source, secret);
+                Node node;
+                ChannelEngine engine;
+                try {
+                    node = open(p, "blocks-serve-" + p, conf, host, secret);
+                    engine = ChannelEngine.open(node, channelConfig(conf));
+                } catch (RdmxException | RuntimeException ex) {
+                    if (grants != null) {
+                        grants.close();
+                    }
+                    throw ex;
+                }
+                BlockServer server = BlockServer.start(engine, source, conf.chunkBytes(), conf.serverThreads(),
+                    grants);
+                e.served.put(p, new Served(node, engine, server, grants));
                 e.servedFabrics.add(node.fabric());
             }
         } catch (RdmxException | RuntimeException ex) {
@@ -149,6 +188,22 @@ public final class RdmxEndpoints implements AutoCloseable {
         LOG.info("rdmx shuffle: serving blocks at {} ({})", e.served.keySet().stream()
             .map(p -> p + "=" + e.served.get(p).server().address()).toList(), conf);
         return e;
+    }
+
+    /**
+     * Opens a provider's READ node, whose map output files readers READ: every executor grants them whatever its
+     * own {@code spark.rdmx.fetch} (the reader chooses).
+     *
+     * @return the grants, or null where the node cannot open (the provider's blocks are served by RPC alone)
+     */
+    private static MapOutputGrants grants(String provider, RdmxShuffleConf conf, String host, BlockSource source,
+                                          String secret) {
+        try {
+            return new MapOutputGrants(open(provider, "blocks-serve-read-" + provider, conf, host, secret), source);
+        } catch (RdmxException | RuntimeException ex) {
+            LOG.info("rdmx shuffle: no READ of map output files on {}: {}", provider, ex.toString());
+            return null;
+        }
     }
 
     static List<String> servedProviders(String provider) {
@@ -178,9 +233,12 @@ public final class RdmxEndpoints implements AutoCloseable {
         return ChannelConfig.builder(1).ringCapacity(conf.ringBytes()).flushInterval(Duration.ZERO).build();
     }
 
-    private static Node open(String provider, RdmxShuffleConf conf, String host, String secret)
+    private static Node open(String provider, String role, RdmxShuffleConf conf, String host, String secret)
         throws RdmxException {
-        NodeOptions.Builder o = NodeOptions.builder().peerTimeout(conf.peerTimeout());
+        // the role names the node's threads (rdmx-<provider>-<role>-..., rdmx-channel-<role>-...): the benchmark
+        // tells the serving threads by it
+        NodeOptions.Builder o = NodeOptions.builder().peerTimeout(conf.peerTimeout())
+            .name(role + "-" + java.util.UUID.randomUUID().toString().substring(0, 8));
         if (secret != null) {
             o.secret(secret);
         }
@@ -204,6 +262,12 @@ public final class RdmxEndpoints implements AutoCloseable {
                 sb.append('\n');
             }
             sb.append(e.getKey()).append('=').append(e.getValue().server().address());
+        }
+        for (Map.Entry<String, Served> e : served.entrySet()) {
+            if (e.getValue().grants() != null) {
+                sb.append('\n').append(READ_PREFIX).append(e.getKey()).append('=')
+                    .append(e.getValue().grants().address());
+            }
         }
         return sb.toString();
     }
@@ -267,7 +331,12 @@ public final class RdmxEndpoints implements AutoCloseable {
      * @return {@code provider=address} to fetch from it
      */
     public String choose(String peerHost, String peerId, String advertisement) {
-        return choose(conf.provider(), host, peerHost, peerId, advertisement, servedFabrics);
+        String target = choose(conf.provider(), host, peerHost, peerId, advertisement, servedFabrics);
+        String read = parse(advertisement).get(READ_PREFIX + target.substring(0, target.indexOf('=')));
+        if (read != null) {
+            readAddresses.put(target, read);
+        }
+        return target;
     }
 
     /**
@@ -279,6 +348,187 @@ public final class RdmxEndpoints implements AutoCloseable {
      * @return the answer, in an off-heap buffer to {@link #release} once read
      */
     public CompletableFuture<ByteBuffer> call(String target, ByteBuffer request, Duration timeout) {
+        String readAddress = conf.readFetch() ? readAddresses.get(target) : null;
+        if (readAddress != null) {
+            BlockReads r = reads(target.substring(0, target.indexOf('=')));
+            if (r != null) {
+                return readCall(r, target, readAddress, request, timeout);
+            }
+            logHow(target, "RPC (no READ node here for " + target.substring(0, target.indexOf('=')) + ")");
+        } else {
+            logHow(target, conf.readFetch() ? "RPC (it grants no READ on this provider)"
+                : "RPC (" + RdmxShuffleConf.FETCH_KEY + "=rpc)");
+        }
+        return rpcCall(target, request, timeout);
+    }
+
+    private void logHow(String target, String how) {
+        if (howLogged.putIfAbsent(target, how) == null) {
+            LOG.info("rdmx shuffle: fetching blocks from {} by {}", target, how);
+        }
+    }
+
+    /**
+     * Answers a fetch request with a READ out of the peer's map output file: where the map output is comes from a
+     * location request (once per target, shuffle and map), the block's exact size from its offsets; a map output
+     * that cannot be READ, or a peer whose READ node cannot be reached, is fetched by RPC.
+     */
+    private CompletableFuture<ByteBuffer> readCall(BlockReads r, String target, String readAddress,
+                                                   ByteBuffer request, Duration timeout) {
+        io.rdmx.transport.Connection via;
+        try {
+            via = r.connect(readAddress, timeout);
+        } catch (RdmxException | RuntimeException e) {
+            logHow(target, "RPC (its READ node " + readAddress + " cannot be reached: " + e.getMessage() + ")");
+            return rpcCall(target, request, timeout);
+        }
+        int method = FetchProtocol.method(request);
+        int shuffleId = FetchProtocol.shuffleId(request);
+        long mapId = FetchProtocol.mapId(request);
+        int reduceId = FetchProtocol.reduceId(request);
+        int end = FetchProtocol.endReduceId(method, request);
+        long offset = FetchProtocol.offset(request);
+        int length = FetchProtocol.length(request);
+        String what = FetchProtocol.blockName(shuffleId, mapId, reduceId, end) + " from " + readAddress;
+        CompletableFuture<Location> where = locate(r, target, shuffleId, mapId, timeout);
+        return where.thenCompose(loc -> {
+            if (loc == RPC_ONLY) {
+                return rpcCall(target, request, timeout);
+            }
+            if (end >= loc.offsets().length) {
+                return CompletableFuture.failedFuture(new IOException("block " + what + ": reduce id past the "
+                    + (loc.offsets().length - 1) + " partitions of its map output"));
+            }
+            long start = loc.offsets()[reduceId];
+            long size = loc.offsets()[end] - start;
+            int n = (int) Math.max(0, Math.min(length, size - offset));
+            logHow(target, "READ over " + r.provider() + " (" + readAddress + ")");
+            readFetches.incrementAndGet();
+            return r.read(via, loc.region(), start + offset, size, n, what, timeout);
+        });
+    }
+
+    /** The location of a map output for READ, asked once; {@link #RPC_ONLY} if its server refuses it. */
+    private CompletableFuture<Location> locate(BlockReads r, String target, int shuffleId, long mapId,
+                                               Duration timeout) {
+        LocationKey k = new LocationKey(target, shuffleId, mapId);
+        CompletableFuture<Location> f = locations.get(k);
+        if (f != null) {
+            return f;
+        }
+        CompletableFuture<Location> mine = new CompletableFuture<>();
+        f = locations.putIfAbsent(k, mine);
+        if (f != null) {
+            return f;
+        }
+        int eq = target.indexOf('=');
+        Client c;
+        try {
+            c = client(target.substring(0, eq));
+        } catch (RdmxException | RuntimeException e) {
+            locations.remove(k, mine);
+            mine.completeExceptionally(e);
+            return mine;
+        }
+        c.client().callAsync(target.substring(eq + 1), FetchProtocol.METHOD_LOCATE,
+            FetchProtocol.locateRequest(shuffleId, mapId, r.nodeName()), timeout).whenComplete((answer, err) -> {
+                if (err == null) {
+                    try {
+                        mine.complete(new Location(FetchProtocol.locationRegion(answer),
+                            FetchProtocol.locationOffsets(answer)));
+                    } catch (RuntimeException e) {
+                        locations.remove(k, mine);
+                        mine.completeExceptionally(new IOException("bad location answer from " + target + ": "
+                            + e.getMessage(), e));
+                    }
+                    return;
+                }
+                Throwable cause = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
+                    ? err.getCause() : err;
+                if (cause instanceof io.rdmx.rpc.RemoteRpcException refused
+                    && !RpcConfig.BUSY_CLASS.equals(refused.className())) {
+                    // the server answered: this map output is not READ (too large, no file regions): by RPC
+                    LOG.info("rdmx shuffle: shuffle_{}_{} of {} is fetched by RPC: {}", shuffleId, mapId, target,
+                        refused.getMessage());
+                    mine.complete(RPC_ONLY);
+                } else {
+                    locations.remove(k, mine); // asked again by the next fetch
+                    mine.completeExceptionally(cause);
+                }
+            });
+        return mine;
+    }
+
+    /** @return the READ client of a provider, opened on first use, or null where it cannot open */
+    private BlockReads reads(String provider) {
+        java.util.Optional<BlockReads> r = reads.get(provider);
+        if (r != null) {
+            return r.orElse(null);
+        }
+        synchronized (clients) {
+            if (closed) {
+                return null;
+            }
+            r = reads.get(provider);
+            if (r == null) {
+                try {
+                    Node node = open(provider, "blocks-fetch-read-" + provider, conf, host, secret);
+                    if (fetchChunkBytes > node.options().maxTransferSize()) {
+                        // a READ of a whole chunk would be refused by its owner (the same limit on both ends)
+                        node.close();
+                        throw new IllegalArgumentException("fetch chunk=" + fetchChunkBytes + " bytes is over the"
+                            + " node's maxTransferSize=" + node.options().maxTransferSize());
+                    }
+                    int size = fetchChunkBytes + FetchProtocol.ANSWER_HEADER;
+                    long perTask = (conf.maxBytesInFlight() + size - 1) / size + 1;
+                    r = java.util.Optional.of(new BlockReads(node, size, (int) Math.min(4096, Math.max(16,
+                        2 * perTask))));
+                } catch (RdmxException | RuntimeException e) {
+                    LOG.info("rdmx shuffle: no READ fetch over {}: {}", provider, e.toString());
+                    r = java.util.Optional.empty();
+                }
+                reads.put(provider, r);
+            }
+            return r.orElse(null);
+        }
+    }
+
+    /**
+     * Forgets a shuffle: its map output regions here are released (its files are deleted next), and the locations
+     * of its map outputs elsewhere are dropped.
+     *
+     * @param shuffleId the shuffle
+     */
+    public void unregisterShuffle(int shuffleId) {
+        for (Served s : served.values()) {
+            if (s.grants() != null) {
+                s.grants().unregister(shuffleId);
+            }
+        }
+        locations.keySet().removeIf(k -> k.shuffleId() == shuffleId);
+    }
+
+    /** @return fetch requests answered by READ (chunks READ, each a request's worth) */
+    public long readFetches() {
+        return readFetches.get();
+    }
+
+    /** @return fetch requests sent to a block server (RPC) */
+    public long rpcFetches() {
+        return rpcFetches.get();
+    }
+
+    /** @return map output regions this executor grants for READ now */
+    public int granted() {
+        int n = 0;
+        for (Served s : served.values()) {
+            n += s.grants() != null ? s.grants().granted() : 0;
+        }
+        return n;
+    }
+
+    private CompletableFuture<ByteBuffer> rpcCall(String target, ByteBuffer request, Duration timeout) {
+        rpcFetches.incrementAndGet();
         int eq = target.indexOf('=');
         String provider = target.substring(0, eq);
         Client c;
@@ -288,7 +538,7 @@ public final class RdmxEndpoints implements AutoCloseable {
             return CompletableFuture.failedFuture(e);
         }
         // an answer whose future was complete already (cancelled by its caller) goes back to the pool
-        return c.client().callAsync(target.substring(eq + 1), FetchProtocol.METHOD_FETCH, request, answerReader,
+        return c.client().callAsync(target.substring(eq + 1), FetchProtocol.method(request), request, answerReader,
             timeout);
     }
 
@@ -322,7 +572,7 @@ public final class RdmxEndpoints implements AutoCloseable {
             }
             c = clients.get(provider);
             if (c == null) {
-                Node node = open(provider, conf, host, secret);
+                Node node = open(provider, "blocks-fetch-" + provider, conf, host, secret);
                 ChannelEngine engine = null;
                 try {
                     engine = ChannelEngine.open(node, channelConfig(conf));
@@ -361,11 +611,18 @@ public final class RdmxEndpoints implements AutoCloseable {
                 closeQuietly(c.node());
             }
             clients.clear();
+            for (java.util.Optional<BlockReads> r : reads.values()) {
+                r.ifPresent(BlockReads::close);
+            }
+            reads.clear();
         }
         for (Served s : served.values()) {
             s.server().close();
             s.engine().close();
             closeQuietly(s.node());
+            if (s.grants() != null) {
+                s.grants().close();
+            }
         }
         served.clear();
     }

@@ -46,6 +46,15 @@ public final class RdmxShuffleConf {
     public static final String MAX_BLOCK_BYTES_KEY = "spark.rdmx.maxBlockBytes";
     /** Default of {@link #MAX_BLOCK_BYTES_KEY}: 2 GiB (a block is held whole in memory before it is read). */
     public static final long MAX_BLOCK_BYTES_DEFAULT = 2L << 30;
+    /**
+     * How blocks are fetched: {@code auto} reads them out of the serving executor's map output files with one-sided
+     * READ where the provider and the peer allow it (per peer, and per map output: a file of 2 GiB or more, or a
+     * provider without file regions, is fetched by RPC), {@code rpc} always asks the serving executor's block
+     * server (its handler threads read the files and answer).
+     */
+    public static final String FETCH_KEY = "spark.rdmx.fetch";
+    /** Default of {@link #FETCH_KEY}. */
+    public static final String FETCH_DEFAULT = "auto";
     /** Upper end of {@link #MAX_BLOCK_BYTES_KEY}'s range. */
     static final long MAX_BLOCK_BYTES_MAX = 64L << 30;
 
@@ -57,6 +66,7 @@ public final class RdmxShuffleConf {
     private final int ringBytes;
     private final int serverThreads;
     private final long maxBlockBytes;
+    private final boolean readFetch;
 
     private RdmxShuffleConf(UnaryOperator<String> get) {
         String p = get.apply(PROVIDER_KEY);
@@ -75,6 +85,12 @@ public final class RdmxShuffleConf {
         }
         serverThreads = (int) longValue(get, SERVER_THREADS_KEY, SERVER_THREADS_DEFAULT, 1, 256);
         maxBlockBytes = longValue(get, MAX_BLOCK_BYTES_KEY, MAX_BLOCK_BYTES_DEFAULT, 4096, MAX_BLOCK_BYTES_MAX);
+        String f = get.apply(FETCH_KEY);
+        String fetch = f == null ? FETCH_DEFAULT : f.trim().toLowerCase(Locale.ROOT);
+        if (!fetch.equals("auto") && !fetch.equals("rpc")) {
+            throw new IllegalArgumentException(FETCH_KEY + "=" + f + " is not auto or rpc");
+        }
+        readFetch = fetch.equals("auto");
     }
 
     /**
@@ -133,6 +149,11 @@ public final class RdmxShuffleConf {
         return maxBlockBytes;
     }
 
+    /** @return whether blocks are read by READ where possible ({@link #FETCH_KEY} {@code auto}) */
+    public boolean readFetch() {
+        return readFetch;
+    }
+
     /** @return the fetch client's message limit ({@link #clientMaxMessageBytes(int, int)}) */
     public int clientMaxMessageBytes() {
         return clientMaxMessageBytes(chunkBytes, serverThreads);
@@ -158,6 +179,6 @@ public final class RdmxShuffleConf {
         return "RdmxShuffleConf{provider=" + provider + ", peerTimeout=" + peerTimeout.toMillis() + "ms"
             + ", maxBytesInFlight=" + maxBytesInFlight + ", maxReqsInFlight=" + maxReqsInFlight
             + ", chunkBytes=" + chunkBytes + ", ringBytes=" + ringBytes + ", serverThreads=" + serverThreads
-            + ", maxBlockBytes=" + maxBlockBytes + "}";
+            + ", maxBlockBytes=" + maxBlockBytes + ", fetch=" + (readFetch ? "auto" : "rpc") + "}";
     }
 }

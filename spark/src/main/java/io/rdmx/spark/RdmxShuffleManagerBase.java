@@ -243,8 +243,21 @@ public abstract class RdmxShuffleManagerBase {
         }
     }
 
+    /**
+     * @return this executor's fetch requests so far: {READ, RPC}, and its map output regions granted for READ now
+     *         (zeros before its first task); read by the integration tests and the benchmark
+     */
+    public long[] fetchCounts() {
+        RdmxEndpoints e = endpoints;
+        return e == null ? new long[3] : new long[] {e.readFetches(), e.rpcFetches(), e.granted()};
+    }
+
     /** {@code ShuffleManager.unregisterShuffle}. */
     public boolean unregisterShuffle(int shuffleId) {
+        RdmxEndpoints e = endpoints;
+        if (e != null) {
+            e.unregisterShuffle(shuffleId); // its regions go before its files
+        }
         return sort.unregisterShuffle(shuffleId);
     }
 

@@ -23,6 +23,7 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.network.shuffle.checksum.Cause;
 import org.apache.spark.network.shuffle.checksum.ShuffleChecksumHelper;
+import org.apache.spark.io.CompressionCodec$;
 import org.apache.spark.serializer.DeserializationStream;
 import org.apache.spark.serializer.SerializerInstance;
 import org.apache.spark.serializer.SerializerManager;
@@ -33,7 +34,9 @@ import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockManagerId;
+import org.apache.spark.storage.ShuffleBlockBatchId;
 import org.apache.spark.storage.ShuffleBlockId;
+import org.apache.spark.shuffle.sort.SortShuffleManager$;
 import org.apache.spark.util.TaskCompletionListener;
 import org.apache.spark.util.collection.ExternalSorter;
 import scala.Option;
@@ -122,7 +125,8 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
     private final class Records implements java.util.Iterator<Product2<Object, Object>> {
         private final SerializerManager serializerManager = SparkEnv.get().serializerManager();
         private final SerializerInstance serializer = handle.dependency().serializer().newInstance();
-        private List<Tuple2<ShuffleBlockId, Integer>> localBlocks;
+        /** This executor's own blocks (as {@link BlockFetcher.Block}s of no address). */
+        private List<BlockFetcher.Block> localBlocks;
         private List<BlockFetcher.Block> remoteBlocks;
         private final Map<String, BlockManagerId> managers = new HashMap<>();
         private BlockFetcher fetcher;
@@ -138,11 +142,13 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
         private BlockFetcher.Block currentRemote;
         /** The remote block being read: its buffers go back when it is closed. */
         private BlockFetcher.Fetched currentFetched;
-        /** The local block being read (when {@link #currentRemote} is null), and its map index. */
-        private ShuffleBlockId currentLocal;
-        private int currentLocalMapIndex;
+        /** The local block being read (when {@link #currentRemote} is null). */
+        private BlockFetcher.Block currentLocal;
         private boolean done;
         private boolean merged;
+        /** Ranges of contiguous blocks read as one, and the blocks that saved (Spark's batch fetch). */
+        private int ranges;
+        private int rangesMerged;
         /**
          * {@link #failure}, made once: a method reference that captures {@code this} is a new object wherever it
          * is evaluated, and evaluated per record it was 7% of what an executor allocated in GroupBy (20M pairs;
@@ -155,6 +161,8 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
             remoteBlocks = new ArrayList<>();
             int shuffleId = handle.shuffleId();
             String self = SparkEnv.get().blockManager().blockManagerId().executorId();
+            boolean batch = batchFetch(handle.dependency(), SparkEnv.get().conf(), startPartition, endPartition,
+                context);
             Iterator<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> byExecutor =
                 SparkEnv.get().mapOutputTracker().getMapSizesByExecutorId(shuffleId, startMapIndex, endMapIndex,
                     startPartition, endPartition);
@@ -164,9 +172,10 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 managers.put(bm.executorId(), bm);
                 boolean local = bm.executorId().equals(self);
                 String target = null;
-                Iterator<Tuple3<BlockId, Object, Object>> blocks = e._2().iterator();
-                while (blocks.hasNext()) {
-                    Tuple3<BlockId, Object, Object> b = blocks.next();
+                List<BlockFetcher.Block> blocks = new ArrayList<>();
+                Iterator<Tuple3<BlockId, Object, Object>> it = e._2().iterator();
+                while (it.hasNext()) {
+                    Tuple3<BlockId, Object, Object> b = it.next();
                     long size = (Long) b._2();
                     int mapIndex = (Integer) b._3();
                     if (!(b._1() instanceof ShuffleBlockId id)) {
@@ -176,11 +185,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                     if (size == 0) {
                         continue;
                     }
-                    if (local) {
-                        localBlocks.add(new Tuple2<>(id, mapIndex));
-                        continue;
-                    }
-                    if (target == null) {
+                    if (!local && target == null) {
                         try {
                             target = manager.target(bm);
                         } catch (RuntimeException ex) {
@@ -189,14 +194,22 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                                     + ex.getMessage(), ex);
                         }
                     }
-                    remoteBlocks.add(new BlockFetcher.Block(bm.executorId(), target, id.shuffleId(), id.mapId(),
+                    blocks.add(new BlockFetcher.Block(bm.executorId(), target, id.shuffleId(), id.mapId(),
                         mapIndex, id.reduceId(), size));
                 }
+                List<BlockFetcher.Block> merged = batch ? mergeContiguous(blocks) : blocks;
+                if (batch) {
+                    ranges += (int) merged.stream().filter(BlockFetcher.Block::batch).count();
+                    rangesMerged += blocks.size() - merged.size();
+                }
+                (local ? localBlocks : remoteBlocks).addAll(merged);
             }
             RdmxShuffleConf c = manager.rdmxConf();
+            SparkConf conf = SparkEnv.get().conf();
             fetcher = new BlockFetcher(manager::call, manager::release, remoteBlocks, c.maxBytesInFlight(),
-                c.maxReqsInFlight(), manager.fetchChunkBytes(), c.peerTimeout(), sizeLimit(SparkEnv.get().conf(),
-                    handle.dependency().partitioner().numPartitions(), c.maxBlockBytes()));
+                c.maxReqsInFlight(), manager.fetchChunkBytes(), c.peerTimeout(), sizeLimit(conf,
+                    handle.dependency().partitioner().numPartitions(), c.maxBlockBytes()), toDiskBytes(conf),
+                RdmxShuffleReader::tempLocalBlock);
         }
 
         @Override
@@ -220,8 +233,8 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
 
         private boolean openNext() {
             if (localNext < localBlocks.size()) {
-                ShuffleBlockId id = localBlocks.get(localNext)._1();
-                int mapIndex = localBlocks.get(localNext++)._2();
+                BlockFetcher.Block b = localBlocks.get(localNext++);
+                BlockId id = blockId(b);
                 ShuffleBlockResolver resolver = manager.shuffleBlockResolver();
                 InputStream in;
                 try {
@@ -231,13 +244,12 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                     metrics.incLocalBytesRead(buf.size());
                 } catch (IOException | RuntimeException e) {
                     BlockManagerId bm = SparkEnv.get().blockManager().blockManagerId();
-                    throw fetchFailed(bm, id.shuffleId(), id.mapId(), mapIndex, id.reduceId(),
+                    throw fetchFailed(bm, b.shuffleId(), b.mapId(), b.mapIndex(), b.reduceId(),
                         "reading local block " + id + " failed: " + e, e);
                 }
                 currentRemote = null;
-                currentLocal = id;
-                currentLocalMapIndex = mapIndex;
-                currentChecked = checked(in);
+                currentLocal = b;
+                currentChecked = b.batch() ? null : checked(in);
                 open(id, currentChecked != null ? currentChecked : in);
                 return true;
             }
@@ -266,7 +278,15 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
             currentRemote = b;
             currentFetched = f;
             currentChecked = null;
-            open(new ShuffleBlockId(b.shuffleId(), b.mapId(), b.reduceId()), f.stream());
+            InputStream in;
+            try {
+                in = f.stream();
+            } catch (IOException e) {
+                throw fetchFailed(managers.get(b.executorId()), b.shuffleId(), b.mapId(), b.mapIndex(),
+                    b.reduceId(), "reading " + b.name() + " from its temporary file " + f.file() + " failed: " + e,
+                    e);
+            }
+            open(blockId(b), in);
             return true;
         }
 
@@ -322,18 +342,20 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
             if (b != null) {
                 String message = checksumAlgorithm == null
                     ? "corrupt block " + b.name() + " from executor " + b.executorId() + ": " + e
+                    : b.batch() ? batchCorruptionMessage(b.name())
                     : diagnosisMessage(b.name(), diagnoseRemote(b), checksumAlgorithm);
                 return fetchFailed(managers.get(b.executorId()), b.shuffleId(), b.mapId(), b.mapIndex(),
                     b.reduceId(), message, e);
             }
-            ShuffleBlockId id = currentLocal;
+            BlockFetcher.Block id = currentLocal;
             if (id == null) {
                 return e instanceof RuntimeException ? (RuntimeException) e : sneaky(e);
             }
-            String message = checksumAlgorithm == null ? "corrupt local block " + id + ": " + e
+            String message = checksumAlgorithm == null ? "corrupt local block " + id.name() + ": " + e
+                : id.batch() ? batchCorruptionMessage(id.name())
                 : diagnosisMessage(id.name(), diagnoseLocal(id), checksumAlgorithm);
             return fetchFailed(SparkEnv.get().blockManager().blockManagerId(), id.shuffleId(), id.mapId(),
-                currentLocalMapIndex, id.reduceId(), message, e);
+                id.mapIndex(), id.reduceId(), message, e);
         }
 
         /**
@@ -344,9 +366,13 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
         private Cause diagnoseRemote(BlockFetcher.Block b) {
             long checksum;
             try {
-                checksum = checksumOf(currentFetched.chunks(), checksumAlgorithm);
+                checksum = currentFetched.file() != null ? checksumOf(currentFetched, checksumAlgorithm)
+                    : checksumOf(currentFetched.chunks(), checksumAlgorithm);
             } catch (UnsupportedOperationException e) {
                 return Cause.UNSUPPORTED_CHECKSUM_ALGORITHM;
+            } catch (IOException e) {
+                LOG.warn("Unable to diagnose the corruption of block {}: reading its file", b.name(), e);
+                return Cause.UNKNOWN_ISSUE;
             }
             Duration timeout = manager.rdmxConf().peerTimeout();
             try {
@@ -369,7 +395,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
         }
 
         /** Diagnoses a corrupt block of this executor's own, from the rest of its bytes read through the checksum. */
-        private Cause diagnoseLocal(ShuffleBlockId id) {
+        private Cause diagnoseLocal(BlockFetcher.Block id) {
             CheckedInputStream in = currentChecked;
             if (in == null) {
                 return Cause.UNSUPPORTED_CHECKSUM_ALGORITHM;
@@ -379,7 +405,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 return ResolverBlockSource.diagnose(manager.shuffleBlockResolver(), id.shuffleId(), id.mapId(),
                     id.reduceId(), in.getChecksum().getValue(), checksumAlgorithm);
             } catch (IOException | RuntimeException e) {
-                LOG.warn("Unable to diagnose the corruption of local block {}", id, e);
+                LOG.warn("Unable to diagnose the corruption of local block {}", id.name(), e);
                 return Cause.UNKNOWN_ISSUE;
             }
         }
@@ -410,6 +436,15 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
 
         private void finish() {
             closeCurrent();
+            if (ranges > 0) {
+                LOG.info("rdmx shuffle: task {} read {} ranges of contiguous blocks, each as one block "
+                    + "({} fewer blocks to read, local and remote)", context.taskAttemptId(), ranges, rangesMerged);
+            }
+            if (fetcher.blocksToDisk() > 0) {
+                LOG.info("rdmx shuffle: task {} fetched {} blocks ({} bytes) to disk: each over "
+                    + "spark.network.maxRemoteBlockSizeFetchToMem={}", context.taskAttemptId(),
+                    fetcher.blocksToDisk(), fetcher.bytesToDisk(), toDiskBytes(SparkEnv.get().conf()));
+            }
             if (!merged) {
                 merged = true;
                 context.taskMetrics().mergeShuffleReadMetrics();
@@ -446,6 +481,81 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
     }
 
     /**
+     * Whether contiguous blocks of one map output are read as one (Spark's {@code BlockStoreShuffleReader} decides
+     * the same way): the task reads several partitions and Spark asked for it (AQE's coalesced partitions and
+     * local reads, {@code spark.sql.adaptive.fetchShuffleBlocksInBatch}), the serializer can read records
+     * relocated, the codec reads concatenated streams, and neither the old fetch protocol nor I/O encryption is on.
+     *
+     * @param dep the shuffle
+     * @param conf the application's configuration
+     * @param startPartition the task's first partition
+     * @param endPartition the end of its partitions, exclusive
+     * @param context the task
+     * @return whether to fetch in ranges
+     */
+    static boolean batchFetch(ShuffleDependency<?, ?, ?> dep, SparkConf conf, int startPartition, int endPartition,
+                              TaskContext context) {
+        if (!SortShuffleManager$.MODULE$.canUseBatchFetch(startPartition, endPartition, context)
+            || !dep.serializer().supportsRelocationOfSerializedObjects()) {
+            return false;
+        }
+        boolean compressed = (Boolean) conf.get(package$.MODULE$.SHUFFLE_COMPRESS());
+        if (compressed && !CompressionCodec$.MODULE$.supportsConcatenationOfSerializedStreams(
+            CompressionCodec$.MODULE$.createCodec(conf))) {
+            return false;
+        }
+        return !(Boolean) conf.get(package$.MODULE$.SHUFFLE_USE_OLD_FETCH_PROTOCOL())
+            && !(Boolean) conf.get(package$.MODULE$.IO_ENCRYPTION_ENABLED());
+    }
+
+    /**
+     * Merges the blocks of one map output that follow each other into one range (Spark's
+     * {@code ShuffleBlockFetcherIterator.mergeContinuousShuffleBlockIdsIfNeeded}): a run of blocks of the same map
+     * task becomes one {@link BlockFetcher.Block} from its first partition to its last (the empty blocks between
+     * them, left out by the map output tracker, hold no bytes), its size their sum.
+     *
+     * @param blocks one executor's blocks, in the tracker's order (by map, then partition)
+     * @return the ranges, in that order
+     */
+    static List<BlockFetcher.Block> mergeContiguous(List<BlockFetcher.Block> blocks) {
+        List<BlockFetcher.Block> out = new ArrayList<>();
+        BlockFetcher.Block run = null;
+        for (BlockFetcher.Block b : blocks) {
+            if (run != null && run.mapId() == b.mapId() && b.reduceId() >= run.endReduceId()) {
+                run = new BlockFetcher.Block(run.executorId(), run.address(), run.shuffleId(), run.mapId(),
+                    run.mapIndex(), run.reduceId(), b.endReduceId(), run.size() + b.size());
+                continue;
+            }
+            if (run != null) {
+                out.add(run);
+            }
+            run = b;
+        }
+        if (run != null) {
+            out.add(run);
+        }
+        return out;
+    }
+
+    /**
+     * @param b a block or a range
+     * @return Spark's id of it
+     */
+    static BlockId blockId(BlockFetcher.Block b) {
+        return b.batch() ? new ShuffleBlockBatchId(b.shuffleId(), b.mapId(), b.reduceId(), b.endReduceId())
+            : new ShuffleBlockId(b.shuffleId(), b.mapId(), b.reduceId());
+    }
+
+    /**
+     * @param name a corrupt range's name
+     * @return the failure's message, Spark's: no checksums cover a range
+     */
+    static String batchCorruptionMessage(String name) {
+        return "BlockBatch " + name + " is corrupted but corruption diagnosis is skipped due to lack of shuffle "
+            + "checksum support for ShuffleBlockBatchId";
+    }
+
+    /**
      * @param conf the application's configuration
      * @return {@code spark.shuffle.checksum.algorithm} if {@code spark.shuffle.checksum.enabled}, else null
      */
@@ -454,6 +564,37 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
             return null;
         }
         return conf.get(package$.MODULE$.SHUFFLE_CHECKSUM_ALGORITHM());
+    }
+
+    /**
+     * @param conf the application's configuration
+     * @return the size above which a remote block goes to disk: {@code spark.network.maxRemoteBlockSizeFetchToMem}
+     *         (Spark's fetcher reads it for a request, rdmx for each block or range)
+     */
+    static long toDiskBytes(SparkConf conf) {
+        return (Long) conf.get(package$.MODULE$.MAX_REMOTE_BLOCK_SIZE_FETCH_TO_MEM());
+    }
+
+    /**
+     * @return a new temporary local block's file of this executor's disk block manager (where Spark's own fetcher
+     *         writes a block too large for memory; its directories are deleted when the executor stops)
+     */
+    static java.nio.file.Path tempLocalBlock() {
+        return SparkEnv.get().blockManager().diskBlockManager().createTempLocalBlock()._2().toPath();
+    }
+
+    /**
+     * @param f a block fetched to a file
+     * @param algorithm a checksum algorithm Spark knows
+     * @return the block's checksum
+     * @throws IOException if the file cannot be read
+     */
+    static long checksumOf(BlockFetcher.Fetched f, String algorithm) throws IOException {
+        try (CheckedInputStream in = new CheckedInputStream(f.stream(),
+            ShuffleChecksumHelper.getChecksumByAlgorithm(algorithm))) {
+            in.transferTo(OutputStream.nullOutputStream());
+            return in.getChecksum().getValue();
+        }
     }
 
     /**

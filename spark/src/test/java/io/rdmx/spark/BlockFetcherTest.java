@@ -162,7 +162,7 @@ class BlockFetcherTest {
         public CompletableFuture<ByteBuffer> call(String address, ByteBuffer request, Duration timeout) {
             calls.incrementAndGet();
             max.accumulateAndGet(outstanding.incrementAndGet(), Math::max);
-            return client.callAsync(address, FetchProtocol.METHOD_FETCH, request, lent::copyOf, timeout)
+            return client.callAsync(address, FetchProtocol.method(request), request, lent::copyOf, timeout)
                 .whenComplete((b, e) -> outstanding.decrementAndGet());
         }
     }
@@ -202,6 +202,105 @@ class BlockFetcherTest {
         }
         lent.assertAllBack();
         assertTrue(lent.pool.allocated() < 20, "buffers reused: " + lent.pool.allocated() + " allocated");
+    }
+
+    /**
+     * Contiguous blocks of one map output (Spark's ShuffleBlockBatchId) are one range of its file: fetched with one
+     * request for the whole range when it fits a chunk, and handed over as one block, their bytes in order.
+     */
+    @Test
+    void contiguousBlocksOfOneMapOutputAreFetchedInOneRequest() throws Exception {
+        java.io.ByteArrayOutputStream expected = new java.io.ByteArrayOutputStream();
+        int[] sizes = {1000, 2500, 17, 3000};
+        for (int r = 0; r < sizes.length; r++) {
+            expected.write(source.put(0, 7, 3 + r, sizes[r], 70 + r));
+        }
+        BlockFetcher.Block range = new BlockFetcher.Block("exec-1", server.address(), 0, 7, 7, 3, 7,
+            java.util.Arrays.stream(sizes).sum());
+        assertEquals("shuffle_0_7_3_7", range.name());
+        Counting counting = new Counting();
+        try (BlockFetcher f = new BlockFetcher(counting, lent::release, List.of(range), 1 << 20, 64, CHUNK,
+            TIMEOUT)) {
+            BlockFetcher.Fetched got = f.next();
+            assertEquals(range, got.block());
+            assertArrayEquals(expected.toByteArray(), got.stream().readAllBytes());
+            f.release(got);
+            assertEquals(1, counting.calls.get(), "requests sent for 4 contiguous blocks");
+            assertEquals(1, server.requestsServed(), "requests served for 4 contiguous blocks");
+        }
+        lent.assertAllBack();
+    }
+
+    /**
+     * A block above the to-disk threshold (Spark's spark.network.maxRemoteBlockSizeFetchToMem) goes to a file as it
+     * arrives, with at most the window of maxBytesInFlight requested at once, and its buffers back at once: memory
+     * does not hold it. It is handed over as the file, counted, whole, and the file is deleted at its release. A
+     * block under the threshold stays in memory.
+     */
+    @Test
+    void aBlockAboveTheThresholdGoesToDiskAWindowAtATime(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+        throws Exception {
+        byte[] big = source.put(0, 1, 0, 9 * CHUNK + 123, 11);
+        byte[] small = source.put(0, 2, 0, 500, 12);
+        Counting counting = new Counting();
+        AtomicInteger files = new AtomicInteger();
+        // as Spark's temporary local blocks: a path whose file is not made yet
+        BlockFetcher.Spill spill = () -> dir.resolve("temp-" + files.incrementAndGet());
+        // the big block's estimate is low (its end is asked for as the first chunks are written)
+        List<BlockFetcher.Block> blocks = List.of(block(1, 0, 5L * CHUNK), block(2, 0, 500));
+        try (BlockFetcher f = new BlockFetcher(counting, lent::release, blocks, 2 * CHUNK, 64, CHUNK, TIMEOUT,
+            BlockFetcher.SizeLimit.ABSOLUTE_ONLY, 4 * CHUNK, spill)) {
+            Map<String, BlockFetcher.Fetched> got = new HashMap<>();
+            while (f.hasNext()) {
+                BlockFetcher.Fetched b = f.next();
+                got.put(b.block().name(), b);
+            }
+            BlockFetcher.Fetched onDisk = got.get("shuffle_0_1_0");
+            assertTrue(onDisk.file() != null && java.nio.file.Files.exists(onDisk.file()), "no file");
+            assertEquals(big.length, onDisk.length());
+            assertArrayEquals(big, onDisk.stream().readAllBytes());
+            assertArrayEquals(big, java.nio.file.Files.readAllBytes(onDisk.file()));
+            BlockFetcher.Fetched inMemory = got.get("shuffle_0_2_0");
+            assertEquals(null, inMemory.file());
+            assertArrayEquals(small, inMemory.stream().readAllBytes());
+            assertEquals(1, f.blocksToDisk());
+            assertEquals(big.length, f.bytesToDisk());
+            // the window: maxBytesInFlight=2 chunks (the small block one more), never the whole block at once
+            assertTrue(counting.max.get() <= 3, "requests outstanding at once: " + counting.max.get());
+            // the big block's buffers went back as its chunks were written, before it was handed over
+            assertTrue(lent.outstanding() <= 1, "buffers held: " + lent.outstanding());
+            f.release(onDisk);
+            f.release(inMemory);
+            assertTrue(!java.nio.file.Files.exists(onDisk.file()), "the file stays after its release");
+        }
+        lent.assertAllBack();
+        assertEquals(1, files.get());
+    }
+
+    /**
+     * A block going to disk whose later chunks never come fails the fetch (the consumer's bound), and the fetcher,
+     * closing, deletes its file.
+     */
+    @Test
+    void aFailedFetchDeletesTheFileOfABlockGoingToDisk(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+        throws Exception {
+        source.put(0, 1, 0, 6 * CHUNK, 11);
+        Counting real = new Counting();
+        BlockFetcher.Caller stuck = (address, request, timeout) ->
+            FetchProtocol.offset(request) >= 2 * CHUNK ? new CompletableFuture<>() : real.call(address, request,
+                timeout);
+        AtomicInteger files = new AtomicInteger();
+        BlockFetcher.Spill spill = () -> java.nio.file.Files.createFile(dir.resolve("temp-" + files.incrementAndGet()));
+        try (BlockFetcher f = new BlockFetcher(stuck, lent::release, List.of(block(1, 0, 6L * CHUNK)), 2 * CHUNK,
+            64, CHUNK, Duration.ofMillis(200), BlockFetcher.SizeLimit.ABSOLUTE_ONLY, CHUNK, spill)) {
+            BlockFetchException e = assertThrows(BlockFetchException.class, f::next);
+            assertTrue(e.getMessage().contains("no block arrived"), e.getMessage());
+        }
+        assertEquals(1, files.get(), "the block's file was made");
+        try (java.util.stream.Stream<java.nio.file.Path> l = java.nio.file.Files.list(dir)) {
+            assertEquals(List.of(), l.toList());
+        }
+        lent.assertAllBack();
     }
 
     /**

@@ -26,6 +26,26 @@ class FetchProtocolTest {
     }
 
     @Test
+    void aBatchRequestReadsBackItsRangeAndOneBlockIsAPlainRequest() {
+        ByteBuffer b = FetchProtocol.request(3, 9, 2, 6, 100, 4096);
+        assertEquals(FetchProtocol.BATCH_LENGTH, b.remaining());
+        assertEquals(FetchProtocol.METHOD_FETCH_BATCH, FetchProtocol.method(b));
+        assertNull(FetchProtocol.validate(FetchProtocol.METHOD_FETCH_BATCH, b, 4096));
+        assertEquals(2, FetchProtocol.reduceId(b));
+        assertEquals(6, FetchProtocol.endReduceId(FetchProtocol.METHOD_FETCH_BATCH, b));
+        assertEquals(100, FetchProtocol.offset(b));
+        ByteBuffer one = FetchProtocol.request(3, 9, 2, 3, 0, 4096);
+        assertEquals(FetchProtocol.LENGTH, one.remaining());
+        assertEquals(FetchProtocol.METHOD_FETCH, FetchProtocol.method(one));
+        assertEquals(3, FetchProtocol.endReduceId(FetchProtocol.METHOD_FETCH, one));
+        ByteBuffer empty = FetchProtocol.request(3, 9, 2, 6, 0, 4096).putInt(FetchProtocol.END_REDUCE_OFFSET, 2);
+        assertEquals("endReduceId=2 is not above reduceId=2",
+            FetchProtocol.validate(FetchProtocol.METHOD_FETCH_BATCH, empty, 4096));
+        assertEquals("batch fetch request length=32 expected=36",
+            FetchProtocol.validate(FetchProtocol.METHOD_FETCH_BATCH, one, 4096));
+    }
+
+    @Test
     void badRequestsAreNamedWithTheirValue() {
         assertEquals("length=4097 out of range [1, 4096]",
             FetchProtocol.validate(FetchProtocol.request(1, 2, 3, 0, 4097), 4096));

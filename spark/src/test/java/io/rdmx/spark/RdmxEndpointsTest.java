@@ -72,7 +72,8 @@ class RdmxEndpointsTest {
             RdmxShuffleConf.PEER_TIMEOUT_KEY, "5000")::get);
         try (RdmxEndpoints a = RdmxEndpoints.start(conf, "127.0.0.1", source);
              RdmxEndpoints b = RdmxEndpoints.start(conf, "127.0.0.1", new BlockFetcherTest.MapSource())) {
-            assertEquals(List.of("shm", "tcp"), List.copyOf(RdmxEndpoints.parse(a.advertisement()).keySet()));
+            assertEquals(List.of("shm", "tcp", "read-shm", "read-tcp"),
+                List.copyOf(RdmxEndpoints.parse(a.advertisement()).keySet()));
             for (String target : List.of(b.choose("127.0.0.1", "a", a.advertisement()),
                 b.choose("other-host", "a", a.advertisement()))) {
                 try (BlockFetcher f = new BlockFetcher(b::call, b::release, List.of(new BlockFetcher.Block("a", target,

@@ -1,6 +1,7 @@
 package io.rdmx.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -23,6 +24,7 @@ class RdmxShuffleConfTest {
         assertEquals(1 << 20, c.ringBytes());
         assertEquals(4, c.serverThreads());
         assertEquals(2L << 30, c.maxBlockBytes());
+        assertTrue(c.readFetch());
     }
 
     @Test
@@ -69,5 +71,8 @@ class RdmxShuffleConfTest {
                 () -> RdmxShuffleConf.from(Map.of(RdmxShuffleConf.PROVIDER_KEY, "s h m")::get)).getMessage());
         assertThrows(IllegalArgumentException.class,
             () -> RdmxShuffleConf.from(Map.of(RdmxShuffleConf.CHUNK_BYTES_KEY, "9999999999999g")::get));
+        assertEquals("spark.rdmx.fetch=read is not auto or rpc", assertThrows(IllegalArgumentException.class,
+            () -> RdmxShuffleConf.from(Map.of(RdmxShuffleConf.FETCH_KEY, "read")::get)).getMessage());
+        assertFalse(RdmxShuffleConf.from(Map.of(RdmxShuffleConf.FETCH_KEY, " RPC ")::get).readFetch());
     }
 }

@@ -154,4 +154,23 @@ class RdmxShuffleReaderTest {
         conf.set("spark.shuffle.checksum.enabled", "false");
         assertEquals(null, RdmxShuffleReader.checksumAlgorithm(conf));
     }
+
+    /**
+     * Spark's merge of contiguous blocks (fetchShuffleBlocksInBatch): each run of one map output's blocks becomes
+     * one range from its first partition to past its last, its size their sum; another map output starts a new one.
+     */
+    @Test
+    void contiguousBlocksOfOneMapOutputMergeIntoOneRange() {
+        java.util.List<BlockFetcher.Block> blocks = java.util.List.of(
+            new BlockFetcher.Block("e", "a", 0, 5, 0, 2, 10), new BlockFetcher.Block("e", "a", 0, 5, 0, 3, 20),
+            new BlockFetcher.Block("e", "a", 0, 5, 0, 5, 30), new BlockFetcher.Block("e", "a", 0, 6, 1, 2, 40),
+            new BlockFetcher.Block("e", "a", 0, 7, 2, 4, 50));
+        assertEquals(java.util.List.of(new BlockFetcher.Block("e", "a", 0, 5, 0, 2, 6, 60),
+            new BlockFetcher.Block("e", "a", 0, 6, 1, 2, 3, 40), new BlockFetcher.Block("e", "a", 0, 7, 2, 4, 5, 50)),
+            RdmxShuffleReader.mergeContiguous(blocks));
+        assertEquals("shuffle_0_5_2_6", RdmxShuffleReader.blockId(
+            RdmxShuffleReader.mergeContiguous(blocks).get(0)).name());
+        assertEquals("shuffle_0_6_2", RdmxShuffleReader.blockId(
+            RdmxShuffleReader.mergeContiguous(blocks).get(1)).name());
+    }
 }

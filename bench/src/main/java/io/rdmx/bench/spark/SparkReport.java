@@ -28,11 +28,13 @@ import java.util.TreeMap;
 public final class SparkReport {
     private static final List<String> PLAIN = List.of("default", "rdmx");
     private static final List<String> AUTH = List.of("default-auth", "rdmx-auth");
+    /** rdmx with {@code spark.rdmx.fetch=rpc}: every block asked of the serving executor's block server. */
+    private static final String RPC = "rdmx-rpc";
     private static final String RDMX_MANAGER = "io.rdmx.spark.RdmxShuffleManager";
     private static final List<String> JOBS = List.of("SortBy", "GroupBy");
     private static final List<String> JOB_METRICS = List.of("wallMs", "shuffleStageMs", "readStageMs",
         "fetchWaitMs", "shuffleWriteMs", "taskGcMs", "executorCpuMs", "executorProcessCpuMs",
-        "executorContextSwitches");
+        "executorContextSwitches", "servingCpuMs", "servingIdleCpuMs", "remoteBytes", "readFetches", "rpcFetches");
 
     private SparkReport() {
     }
@@ -56,10 +58,16 @@ public final class SparkReport {
         }
         int rounds = Integer.parseInt(params.get("rounds"));
         List<String> managers = List.of(params.getOrDefault("managers", "default rdmx").split(" "));
-        if (!managers.containsAll(PLAIN) || !PLAIN.containsAll(managers) && !managers.containsAll(AUTH)) {
-            throw new IOException("params names the managers " + managers + "; expected " + PLAIN + " and, with"
-                + " authentication, " + AUTH);
+        List<String> known = new ArrayList<>(PLAIN);
+        known.addAll(AUTH);
+        known.add(RPC);
+        List<String> extra = managers.stream().filter(m -> !PLAIN.contains(m) && !RPC.equals(m)).toList();
+        if (!managers.containsAll(PLAIN) || !known.containsAll(managers) || !extra.isEmpty()
+            && !managers.containsAll(AUTH)) {
+            throw new IOException("params names the managers " + managers + "; expected " + PLAIN + ", optionally "
+                + RPC + " and, with authentication, " + AUTH);
         }
+        boolean rpc = managers.contains(RPC);
         boolean auth = managers.containsAll(AUTH);
         for (String m : managers) {
             for (int r = 1; r <= rounds; r++) {
@@ -123,7 +131,16 @@ public final class SparkReport {
                 + " read shuffle data; executor task CPU is Spark's executorCpuTime of the tasks; executor JVMs CPU and"
                 + " context switches are each executor's /proc/self (all its threads, the shuffle's own included)"
                 + " before and after the job; spark-submit cpu s and context switches are /usr/bin/time of each"
-                + " spark-submit and count only the executors the driver reaped before it exited (not compared)");
+                + " spark-submit and count only the executors the driver reaped before it exited (not compared);"
+                + " serving CPU per GiB fetched is the CPU time of the executors' threads that serve blocks to other"
+                + " executors (the JVM's per-thread CPU clocks, ThreadMXBean, read by a small job on each executor"
+                + " before and after the job: rdmx's threads of its serving nodes, named blocks-serve-*, i.e. block"
+                + " server RPC reader and handlers, channel engine, node I/O threads, READ node; Spark's default's"
+                + " Netty block transfer server, shuffle-server-* and shuffle-chunk-fetch-handler*) over the job's"
+                + " remote bytes read; 'idle included' counts all of it, the other figure leaves out what the same"
+                + " threads use while nothing is fetched (their rate over a 10 s idle window before the jobs, times"
+                + " the job's span); rdmx = spark.rdmx.fetch=auto (READ, see readFetches), rdmx-rpc ="
+                + " spark.rdmx.fetch=rpc (every block asked of the serving executor's block server)");
         Map<String, String> load = new TreeMap<>();
         params.forEach((k, v) -> {
             if (k.startsWith("load-")) {
@@ -149,6 +166,7 @@ public final class SparkReport {
         List<Report.Bar> wall = new ArrayList<>();
         List<Report.Bar> stages = new ArrayList<>();
         List<Report.Bar> wait = new ArrayList<>();
+        List<Report.Bar> serving = new ArrayList<>();
         for (String job : JOBS) {
             for (String m : managers) {
                 Map<String, List<Double>> v = jobs.get(m).get(job);
@@ -162,6 +180,15 @@ public final class SparkReport {
                 wall.add(new Report.Bar(job + " " + m, median(v.get("wallMs")), baseline));
                 stages.add(new Report.Bar(job + " " + m, median(v.get("shuffleStageMs")), baseline));
                 wait.add(new Report.Bar(job + " " + m, median(v.get("fetchWaitMs")), baseline));
+                if (servingPerGiB(v, false) >= 0) {
+                    report.add(new Report.Result(job + " serving CPU per GiB fetched (idle included)", m,
+                        servingPerGiB(v, false), 0, "s/GiB"));
+                }
+                if (servingPerGiB(v, true) >= 0) {
+                    report.add(new Report.Result(job + " serving CPU per GiB fetched", m, servingPerGiB(v, true), 0,
+                        "s/GiB"));
+                    serving.add(new Report.Bar(job + " " + m, servingPerGiB(v, true), baseline));
+                }
             }
             Map<String, List<Double>> r = jobs.get("rdmx").get(job);
             Map<String, List<Double>> d = jobs.get("default").get(job);
@@ -196,6 +223,7 @@ public final class SparkReport {
                     median(r.get("executorContextSwitches")), median(d.get("executorContextSwitches")), "count",
                     null);
             }
+            servingCpu(report, job, jobs, rpc);
             if (auth) {
                 authenticated(report, job, jobs);
             }
@@ -211,7 +239,92 @@ public final class SparkReport {
         report.panel(new Report.Panel("job wall time, lower is better", "ms", wall));
         report.panel(new Report.Panel("shuffle stages, lower is better", "ms", stages));
         report.panel(new Report.Panel("shuffle fetch wait, lower is better", "ms", wait));
+        if (!serving.isEmpty()) {
+            report.panel(new Report.Panel("serving executors' CPU per GiB fetched, lower is better", "s/GiB",
+                serving));
+        }
         report.finish(System.out, results);
+    }
+
+    /**
+     * The serving executors' CPU seconds per GiB of blocks fetched from them (the CPU time of the threads that serve
+     * blocks, summed over the executors, over the job's remote bytes read), or -1 if the run did not measure it.
+     *
+     * @param v a manager's figures of one job
+     * @param aboveIdle whether to leave out what those threads use while nothing is fetched (their wake-ups and
+     *                  timers: the run's idle rate, measured before the jobs, times the job's span), so that what
+     *                  is left is the cost of serving the blocks
+     * @return seconds per GiB, at least 0, or -1
+     */
+    static double servingPerGiB(Map<String, List<Double>> v, boolean aboveIdle) {
+        if (!v.containsKey("servingCpuMs") || !v.containsKey("remoteBytes") || median(v.get("remoteBytes")) <= 0
+            || aboveIdle && !v.containsKey("servingIdleCpuMs")) {
+            return -1;
+        }
+        double ms = median(v.get("servingCpuMs")) - (aboveIdle ? median(v.get("servingIdleCpuMs")) : 0);
+        return Math.max(0, ms) / 1000 / (median(v.get("remoteBytes")) / (1L << 30));
+    }
+
+    /**
+     * One job's serving CPU per GiB fetched, side by side: rdmx's READ fetch (the {@code rdmx} runs, whose blocks
+     * the fetch counts show were READ) against its RPC fetch ({@code rdmx-rpc}: target at least 5x less) and
+     * against Spark's default; the RPC fetch against the default; and the RPC fetch's fetch wait against the
+     * default's.
+     */
+    private static void servingCpu(Report report, String job, Map<String, Map<String, Map<String, List<Double>>>> jobs,
+                                   boolean rpc) {
+        for (boolean aboveIdle : new boolean[] {true, false}) {
+            servingCpu(report, job, jobs, rpc, aboveIdle);
+        }
+        if (!rpc) {
+            return;
+        }
+        Map<String, List<Double>> r = jobs.get("rdmx").get(job);
+        Map<String, List<Double>> d = jobs.get("default").get(job);
+        Map<String, List<Double>> p = jobs.get(RPC).get(job);
+        report.lowerIsBetter(job + " shuffle fetch wait (RPC fetch vs Spark's default)",
+            Math.max(1, median(p.get("fetchWaitMs"))), Math.max(1, median(d.get("fetchWaitMs"))), "ms", null);
+        report.lowerIsBetter(job + " shuffle fetch wait (READ vs RPC fetch)", Math.max(1, median(r.get("fetchWaitMs"))),
+            Math.max(1, median(p.get("fetchWaitMs"))), "ms", null);
+        if (p.containsKey("readFetches") && median(p.get("readFetches")) > 0) {
+            throw new IllegalStateException(job + ": the " + RPC + " runs READ " + median(p.get("readFetches"))
+                + " blocks: spark.rdmx.fetch=rpc was not in effect");
+        }
+    }
+
+    private static void servingCpu(Report report, String job, Map<String, Map<String, Map<String, List<Double>>>> jobs,
+                                   boolean rpc, boolean aboveIdle) {
+        Map<String, List<Double>> r = jobs.get("rdmx").get(job);
+        Map<String, List<Double>> d = jobs.get("default").get(job);
+        String what = job + " serving CPU per GiB fetched" + (aboveIdle ? "" : ", idle included");
+        // a floor of a millisecond per GiB keeps a ratio finite when a side measured no serving CPU at all
+        double floor = 0.001;
+        double read = servingPerGiB(r, aboveIdle);
+        double def = servingPerGiB(d, aboveIdle);
+        double viaRpc = rpc ? servingPerGiB(jobs.get(RPC).get(job), aboveIdle) : -1;
+        if (aboveIdle && (read == 0 || viaRpc == 0)) {
+            // the job's serving CPU did not exceed what the same threads use idle over its span: the cost of
+            // serving its blocks is under this measurement's noise (a quick run moves 16 MB per job); a ratio of
+            // the floors would be meaningless
+            System.out.printf(Locale.ROOT, "  %s: serving CPU above idle is 0 for %s: not compared (too little"
+                + " data moved for this measurement; see ServingCpuProbe)%n", job, read == 0 ? "READ" : "RPC fetch");
+            return;
+        }
+        if (read >= 0 && def >= 0) {
+            report.lowerIsBetter(what + " (READ vs Spark's default)", Math.max(floor, read), Math.max(floor, def),
+                "s/GiB", null);
+        }
+        if (!rpc) {
+            return;
+        }
+        if (read >= 0 && viaRpc >= 0) {
+            report.lowerIsBetter(what + " (READ vs RPC fetch)", Math.max(floor, read), Math.max(floor, viaRpc),
+                "s/GiB", aboveIdle ? ">= 5x" : null);
+        }
+        if (viaRpc >= 0 && def >= 0) {
+            report.lowerIsBetter(what + " (RPC fetch vs Spark's default)", Math.max(floor, viaRpc),
+                Math.max(floor, def), "s/GiB", null);
+        }
     }
 
     /**

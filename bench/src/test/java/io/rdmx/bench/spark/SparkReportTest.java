@@ -91,4 +91,59 @@ class SparkReportTest {
         IOException e = assertThrows(IOException.class, () -> report("default rdmx"));
         assertTrue(e.getMessage().contains("rdmx-1.out"), e.getMessage());
     }
+
+    /** Writes one run with serving CPU: both jobs moved 2 GiB, serving threads used {@code servingMs}. */
+    private void servingRun(String manager, String shuffleManager, double servingMs, long fetchWaitMs, long reads)
+        throws IOException {
+        StringBuilder out = new StringBuilder("shuffleManager=" + shuffleManager + "\nauthenticate=false\n");
+        for (String job : new String[] {"SortBy", "GroupBy"}) {
+            out.append(String.format(Locale.ROOT, "bench {\"job\":\"%s\",\"wallMs\":1000,\"shuffleStageMs\":900,"
+                + "\"fetchWaitMs\":%d,\"executorCpuMs\":500,\"remoteBytes\":%d,\"servingCpuMs\":%.3f,"
+                + "\"servingIdleCpuMs\":100,\"readFetches\":%d,\"rpcFetches\":%d}%n", job, fetchWaitMs, 2L << 30,
+                servingMs, reads,
+                reads >= 0 ? 10 - reads : -1));
+        }
+        Files.writeString(dir.resolve(manager + "-1.out"), out);
+    }
+
+    /**
+     * The serving executors' CPU per GiB fetched, side by side: READ (rdmx) against the RPC fetch (rdmx-rpc) and
+     * Spark's default, the RPC fetch against the default, and the RPC fetch's fetch wait.
+     */
+    @Test
+    void servingCpuPerGibIsComparedForReadRpcAndTheDefault() throws Exception {
+        servingRun("default", SORT, 3000, 40, -1);
+        servingRun("rdmx", RDMX, 200, 10, 10);
+        servingRun("rdmx-rpc", RDMX, 4000, 20, 0);
+        Map<String, Double> r = report("default rdmx rdmx-rpc");
+        // 0.1 s/GiB with READ, 2 s/GiB with the RPC fetch, 1.5 s/GiB with the default; 0.05 s/GiB of each idle
+        assertEquals(20.0, r.get("GroupBy serving CPU per GiB fetched, idle included (READ vs RPC fetch)"), 1e-9);
+        assertEquals(15.0, r.get("SortBy serving CPU per GiB fetched, idle included (READ vs Spark's default)"), 1e-9);
+        assertEquals(0.75, r.get("SortBy serving CPU per GiB fetched, idle included (RPC fetch vs Spark's default)"),
+            1e-9);
+        assertEquals(39.0, r.get("GroupBy serving CPU per GiB fetched (READ vs RPC fetch)"), 1e-9);
+        assertEquals(29.0, r.get("SortBy serving CPU per GiB fetched (READ vs Spark's default)"), 1e-9);
+        assertEquals(2.0, r.get("SortBy shuffle fetch wait (RPC fetch vs Spark's default)"), 1e-9);
+        assertEquals(2.0, r.get("SortBy shuffle fetch wait (READ vs RPC fetch)"), 1e-9);
+    }
+
+    @Test
+    void anRpcRunThatReadBlocksIsRefused() throws Exception {
+        servingRun("default", SORT, 3000, 40, -1);
+        servingRun("rdmx", RDMX, 200, 10, 10);
+        servingRun("rdmx-rpc", RDMX, 4000, 20, 3);
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> report("default rdmx rdmx-rpc"));
+        assertTrue(e.getMessage().contains("spark.rdmx.fetch=rpc was not in effect"), e.getMessage());
+    }
+
+    /** A job whose serving CPU is no more than the idle rate's share is not compared above idle (floors' ratio). */
+    @Test
+    void servingCpuUnderTheIdleShareIsNotCompared() throws Exception {
+        servingRun("default", SORT, 3000, 40, -1);
+        servingRun("rdmx", RDMX, 90, 10, 10);
+        servingRun("rdmx-rpc", RDMX, 4000, 20, 0);
+        Map<String, Double> r = report("default rdmx rdmx-rpc");
+        assertFalse(r.containsKey("SortBy serving CPU per GiB fetched (READ vs RPC fetch)"), r::toString);
+        assertTrue(r.containsKey("SortBy serving CPU per GiB fetched, idle included (READ vs RPC fetch)"));
+    }
 }

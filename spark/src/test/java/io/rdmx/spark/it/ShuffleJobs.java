@@ -168,12 +168,44 @@ public final class ShuffleJobs {
         }
         awaitListener(metrics);
         lines.add("metrics " + metrics.summary());
+        if (SparkEnv.get().shuffleManager().getClass().getName().startsWith("io.rdmx.")) {
+            lines.add("fetchCounts " + fetchCounts(sc));
+        }
         lines.add("fetchFailures=" + metrics.fetchFailures.size());
         for (String f : metrics.fetchFailures) {
             lines.add("fetchFailure " + f);
         }
         Files.write(out, lines, StandardCharsets.UTF_8);
         spark.stop();
+    }
+
+    /**
+     * The rdmx manager's fetch requests of every executor so far, by READ and by RPC (its {@code fetchCounts},
+     * read by a small job on each executor; the largest reading per executor, they only grow).
+     *
+     * @return {@code read=R rpc=P executors=E}
+     */
+    static String fetchCounts(JavaSparkContext sc) {
+        int executors = Math.max(1, sc.sc().getExecutorIds().size());
+        int tasks = 8 * executors;
+        List<String> readings = sc.parallelize(IntStream.range(0, tasks).boxed().toList(), tasks).map(i -> {
+            Object m = SparkEnv.get().shuffleManager();
+            long[] c = (long[]) m.getClass().getMethod("fetchCounts").invoke(m);
+            return SparkEnv.get().executorId() + " " + c[0] + " " + c[1];
+        }).collect();
+        Map<String, long[]> max = new java.util.TreeMap<>();
+        for (String r : readings) {
+            String[] f = r.split(" ");
+            long[] v = {Long.parseLong(f[1]), Long.parseLong(f[2])};
+            max.merge(f[0], v, (a, b) -> new long[] {Math.max(a[0], b[0]), Math.max(a[1], b[1])});
+        }
+        long read = 0;
+        long rpc = 0;
+        for (long[] v : max.values()) {
+            read += v[0];
+            rpc += v[1];
+        }
+        return "read=" + read + " rpc=" + rpc + " executors=" + max.size();
     }
 
     /** The listener bus is asynchronous: the last job's task ends arrive after the job returns. */
@@ -486,6 +518,17 @@ public final class ShuffleJobs {
         int perPart = pairs / partitions;
         List<Integer> parts = IntStream.range(0, partitions).boxed().toList();
         Map<String, long[]> procBefore = executorProcesses(sc);
+        // the serving threads' CPU while nothing is fetched (their wake-ups and timers), over an idle window: the
+        // share of each job's serving CPU that is not the cost of serving its blocks
+        long idle0 = System.nanoTime();
+        Map<String, long[]> idleBefore = servingThreads(sc);
+        Thread.sleep(10_000);
+        Map<String, long[]> servingBefore = servingThreads(sc);
+        long servingAt = System.nanoTime();
+        double idleCpuPerNano = servingBefore.keySet().equals(idleBefore.keySet())
+            ? (double) (sum(servingBefore) - sum(idleBefore)) / (servingAt - idle0) : 0;
+        boolean rdmx = SparkEnv.get().shuffleManager().getClass().getName().startsWith("io.rdmx.");
+        String countsBefore = rdmx ? fetchCounts(sc) : null;
         for (String job : List.of("SortBy", "GroupBy")) {
             JavaPairRDD<Integer, Long> data = sc.parallelize(parts, partitions).flatMapToPair(p -> {
                 Random r = new Random(p * 31L + 7);
@@ -550,13 +593,91 @@ public final class ShuffleJobs {
                 }
             }
             procBefore = procAfter;
+            Map<String, long[]> servingAfter = servingThreads(sc);
+            long servingNow = System.nanoTime();
+            double idleShareMs = idleCpuPerNano * (servingNow - servingAt) / 1e6;
+            servingAt = servingNow;
+            long servingCpuNanos = -1;
+            if (servingAfter.keySet().equals(servingBefore.keySet())) {
+                servingCpuNanos = 0;
+                for (Map.Entry<String, long[]> e : servingAfter.entrySet()) {
+                    servingCpuNanos += e.getValue()[0] - servingBefore.get(e.getKey())[0];
+                }
+            }
+            servingBefore = servingAfter;
+            long readFetches = -1;
+            long rpcFetches = -1;
+            if (rdmx) {
+                String countsAfter = fetchCounts(sc);
+                readFetches = count(countsAfter, "read") - count(countsBefore, "read");
+                rpcFetches = count(countsAfter, "rpc") - count(countsBefore, "rpc");
+                countsBefore = countsAfter;
+            }
             lines.add(String.format(Locale.ROOT, "bench {\"job\":\"%s\",\"pairs\":%d,\"count\":%d,\"wallMs\":%d,"
                 + "\"shuffleStageMs\":%d,\"readStageMs\":%d,\"fetchWaitMs\":%d,\"shuffleWriteMs\":%d,"
                 + "\"taskGcMs\":%d,\"executorCpuMs\":%d,\"remoteBytes\":%d,\"executorProcessCpuMs\":%d,"
-                + "\"executorContextSwitches\":%d}",
+                + "\"executorContextSwitches\":%d,\"servingCpuMs\":%.3f,\"servingIdleCpuMs\":%.3f,\"readFetches\":%d,"
+                + "\"rpcFetches\":%d}",
                 job, pairs, count, wallMs, shuffleStageMs, readStageMs, fetchWait, writeNanos / 1_000_000, gcMs,
-                cpu / 1_000_000, remote, procCpuMs, procSwitches));
+                cpu / 1_000_000, remote, procCpuMs, procSwitches, servingCpuNanos / 1e6, idleShareMs, readFetches,
+                rpcFetches));
         }
+    }
+
+    private static long sum(Map<String, long[]> perExecutor) {
+        long n = 0;
+        for (long[] v : perExecutor.values()) {
+            n += v[0];
+        }
+        return n;
+    }
+
+    private static long count(String fetchCounts, String name) {
+        for (String kv : fetchCounts.split(" ")) {
+            if (kv.startsWith(name + "=")) {
+                return Long.parseLong(kv.substring(name.length() + 1));
+            }
+        }
+        throw new IllegalArgumentException("no " + name + " in " + fetchCounts);
+    }
+
+    /**
+     * The CPU time so far of the threads of each executor that serve blocks to other executors, from the JVM's
+     * per-thread CPU clocks ({@code ThreadMXBean}): rdmx's (every thread of its serving nodes: names with
+     * {@code blocks-serve-}: the block server's RPC reader and handler threads, its channel engine's network thread,
+     * the nodes' I/O threads, the READ node's) or Spark's default's (Netty's block transfer server:
+     * {@code shuffle-server-}, and its chunk fetch handler threads, {@code shuffle-chunk-fetch-handler}). Read by a
+     * small job on each executor; the largest reading per executor.
+     *
+     * @return per executor id: {serving CPU nanoseconds, serving threads}
+     */
+    private static Map<String, long[]> servingThreads(JavaSparkContext sc) {
+        int executors = Math.max(1, sc.sc().getExecutorIds().size());
+        int tasks = 8 * executors;
+        List<String> readings = sc.parallelize(IntStream.range(0, tasks).boxed().toList(), tasks).map(i -> {
+            java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+            long nanos = 0;
+            long threads = 0;
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                String n = t.getName();
+                if (n.contains("blocks-serve-") || n.startsWith("shuffle-server-")
+                    || n.startsWith("shuffle-chunk-fetch-handler")) {
+                    long c = mx.getThreadCpuTime(t.getId());
+                    if (c > 0) {
+                        nanos += c;
+                        threads++;
+                    }
+                }
+            }
+            return SparkEnv.get().executorId() + " " + nanos + " " + threads;
+        }).collect();
+        Map<String, long[]> max = new java.util.TreeMap<>();
+        for (String r : readings) {
+            String[] f = r.split(" ");
+            long[] v = {Long.parseLong(f[1]), Long.parseLong(f[2])};
+            max.merge(f[0], v, (a, b) -> new long[] {Math.max(a[0], b[0]), Math.max(a[1], b[1])});
+        }
+        return max;
     }
 
     /**

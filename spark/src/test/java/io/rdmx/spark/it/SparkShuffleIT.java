@@ -75,6 +75,13 @@ class SparkShuffleIT {
         throw new AssertionError("no metric " + name + " in " + lines);
     }
 
+    /** @return {read, rpc} fetch requests of the run's executors (its {@code fetchCounts} line) */
+    private static long[] fetchCounts(List<String> lines) {
+        String[] f = line(lines, "fetchCounts ").split(" ");
+        return new long[] {Long.parseLong(f[1].substring("read=".length())),
+            Long.parseLong(f[2].substring("rpc=".length()))};
+    }
+
     /** The marker the ops jobs shuffle and look for in the shuffle files. */
     private static final String MARKER = "rdmx-it-marker-" + Long.toHexString(System.nanoTime());
     /** The ops job's lines with Spark's default shuffle, run once for the tests that compare with it. */
@@ -117,14 +124,46 @@ class SparkShuffleIT {
         // blocks did cross processes over rdmx, and the read metrics were filled in
         assertTrue(metric(rdmx, "remoteBlocks") > 0, rdmx::toString);
         assertTrue(metric(rdmx, "remoteBytes") > 0, rdmx::toString);
+        // by READ out of the serving executors' map output files (shm: both executors share the host), none by RPC
+        long[] counts = fetchCounts(rdmx);
+        assertTrue(counts[0] > 0, "no block READ: " + line(rdmx, "fetchCounts "));
+        assertEquals(0, counts[1], "blocks fetched by RPC: " + line(rdmx, "fetchCounts "));
         assertEquals(metric(def, "recordsRead"), metric(rdmx, "recordsRead"));
         assertEquals(metric(def, "bytesWritten"), metric(rdmx, "bytesWritten"));
         assertTrue(rdmx.contains("fetchFailures=0"), rdmx::toString);
         String executorLogs = readAll(work.resolve("ops-rdmx-executors"));
         assertTrue(executorLogs.contains("rdmx shuffle: serving blocks at [shm="), "executor logs: " + executorLogs);
+        assertTrue(executorLogs.contains("rdmx shuffle: fetching blocks from shm=") && executorLogs.contains(
+            "by READ over shm"), "no executor said it fetches by READ");
         // the control of the encrypted run: without spark.io.encryption.enabled the marker is in the files served
         assertTrue(scan(rdmx)[0] > 0 && scan(rdmx)[2] > 0, line(rdmx, "scan "));
         assertTrue(rdmx.contains("authenticate=false"), rdmx::toString);
+    }
+
+    /**
+     * With {@code spark.network.maxRemoteBlockSizeFetchToMem} tiny, remote blocks go to temporary files (the
+     * executors' logs count them) and every job's result is still Spark's default shuffle's; the SQL query's
+     * coalesced partitions (AQE, fetchShuffleBlocksInBatch) are read as ranges of contiguous blocks.
+     */
+    @Test
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void largeBlocksGoToDiskAndCoalescedPartitionsAreReadAsRanges() throws Exception {
+        List<String> def = defaultOps();
+        List<String> rdmx = cluster.start("ops-disk-rdmx", true, List.of(
+            "spark.network.maxRemoteBlockSizeFetchToMem=512"), true, "ops", MARKER).await(Duration.ofMinutes(2));
+        assertEquals(results(def), results(rdmx));
+        assertTrue(metric(rdmx, "remoteBlocks") > 0, rdmx::toString);
+        assertTrue(rdmx.contains("fetchFailures=0"), rdmx::toString);
+        String logs = readAll(work.resolve("ops-disk-rdmx-executors"));
+        java.util.regex.Matcher disk = java.util.regex.Pattern.compile(
+            "fetched (\\d+) blocks \\((\\d+) bytes\\) to disk").matcher(logs);
+        long toDisk = 0;
+        while (disk.find()) {
+            toDisk += Long.parseLong(disk.group(1));
+        }
+        assertTrue(toDisk > 0, "no block went to disk: executor logs " + logs.length() + " chars");
+        assertTrue(logs.contains("ranges of contiguous blocks, each as one block"),
+            "no range read as one (AQE's coalesced partitions)");
     }
 
     /**
@@ -181,8 +220,10 @@ class SparkShuffleIT {
         String[] block = lines.stream().filter(l -> l.startsWith("block ")).findFirst()
             .orElseThrow(() -> new AssertionError("no block in " + lines)).split(" ");
         String exec = block[1];
+        // the block servers (a READ node, read-<provider>=..., serves no fetch requests)
         List<String> targets = lines.stream().filter(l -> l.startsWith("address " + exec + " "))
-            .map(l -> l.substring(("address " + exec + " ").length())).toList();
+            .map(l -> l.substring(("address " + exec + " ").length()))
+            .filter(t -> !t.startsWith("read-")).toList();
         assertTrue(targets.stream().anyMatch(t -> t.startsWith("tcp=")), "executor " + exec + ": " + lines);
         io.rdmx.spark.RdmxShuffleConf conf = io.rdmx.spark.RdmxShuffleConf.from(Map.of(
             io.rdmx.spark.RdmxShuffleConf.PEER_TIMEOUT_KEY, "3000")::get);
