@@ -223,7 +223,7 @@ for r in 1 2 3; do
   timeout 240 "$JAVA" $JOPTS -cp "$CP" io.rdmx.verbs.tools.ReadPerf $BW_SIZE $BW_N $LAT_SIZE $LAT_N \
     > rperf_\$r.txt 2>&1
 done
-two_hosts
+if [ "$HOSTS" = 1 ]; then two_hosts; fi
 step "done"
 echo ok > done.txt
 INSIDE
