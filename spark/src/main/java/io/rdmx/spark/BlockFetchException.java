@@ -6,20 +6,20 @@ import java.io.IOException;
 public final class BlockFetchException extends IOException {
     private static final long serialVersionUID = 1L;
     /** The block that failed. */
-    private final transient BlockFetcher.Block block;
+    private final transient FetchBlock block;
 
     /**
      * @param block the block
      * @param message what happened, naming peer and block
      * @param cause the transport's or the server's error, or null
      */
-    public BlockFetchException(BlockFetcher.Block block, String message, Throwable cause) {
+    public BlockFetchException(FetchBlock block, String message, Throwable cause) {
         super(message, cause);
         this.block = block;
     }
 
     /** @return the block that failed */
-    public BlockFetcher.Block block() {
+    public FetchBlock block() {
         return block;
     }
 }

@@ -1,15 +1,10 @@
 package io.rdmx.spark;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,18 +30,19 @@ import java.util.function.Consumer;
  * larger than its estimate is completed by further requests, sent by the consumer when it sees that. A block is
  * handed over whole once all its chunks are in. A block is admitted only while the bytes requested but not yet
  * handed over (counted in whole chunks: each answer holds a buffer of a chunk) stay within
- * {@code maxBytesInFlight} and the requests outstanding within {@code maxReqsInFlight}; a block is admitted anyway when nothing else is in flight, so a large block never waits forever. Bytes count
- * against the bound until the consumer takes the block.
+ * {@code maxBytesInFlight} and the requests outstanding within {@code maxReqsInFlight}; a block is admitted anyway
+ * when nothing else is in flight, so a large block never waits forever. Bytes count against the bound until the
+ * consumer takes the block.
  *
  * <p>A block whose estimate is above {@code toDiskBytes} (Spark's {@code spark.network.maxRemoteBlockSizeFetchToMem})
- * is not held in memory: it goes to a temporary file ({@link Spill}, Spark's temporary local blocks) chunk by
+ * is not held in memory: it goes to a temporary file ({@link BlockSpill}, Spark's temporary local blocks) chunk by
  * chunk, the consumer writing each answer as it takes it and giving its buffer back at once, with at most a window
  * of chunks requested at a time ({@code maxBytesInFlight}, at least one chunk), so a skewed partition cannot
  * exhaust memory. It is handed over as the file, which is deleted when the consumer releases it (or at
  * {@link #close()}).
  *
  * <p>Answers arrive in buffers the caller lends (off the heap: {@link BlockBuffers}); the fetcher gives each back
- * exactly once through its release hook: when the consumer is done with the block ({@link #release(Fetched)}),
+ * exactly once through its release hook: when the consumer is done with the block ({@link #release(FetchedBlock)}),
  * when the answer is not needed (late, past the block's end, of a failed block), or at {@link #close()}.
  *
  * <p>Threads: one consumer thread calls {@link #hasNext()}, {@link #next()} and {@link #close()}; it alone
@@ -72,173 +68,7 @@ public final class BlockFetcher implements AutoCloseable {
         CompletableFuture<ByteBuffer> call(String address, ByteBuffer request, Duration timeout);
     }
 
-    /** Creates the temporary file a block too large for memory is written to (Spark's temporary local block). */
-    @FunctionalInterface
-    public interface Spill {
-        /**
-         * @return a new file (existing and empty, or not yet made) this fetcher may create, write and delete
-         * @throws IOException if none can be made
-         */
-        Path create() throws IOException;
-    }
-
-    /**
-     * The largest size a server may claim for a block, given the map output tracker's estimate of it: the estimate
-     * times {@link #MARGIN}, but at least {@code floor} and at most {@code absolute}. A server that claims more
-     * fails that block's fetch, naming itself and the value, before any chunk past the estimate's is asked for:
-     * a claimed size sets how many chunk requests follow and how many answers are held.
-     *
-     * <p>What Spark's tracker says: for a shuffle of up to {@code spark.shuffle.minNumPartitionsToHighlyCompress}
-     * (2000) partitions each block's size rounded up to a power of 1.1 (so at least the block's size); for more
-     * partitions the average of the blocks under {@code spark.shuffle.accurateBlockThreshold} (100 MiB) for each
-     * of them, and larger blocks rounded up as before: there the floor is that threshold.
-     *
-     * @param floor the least limit, bytes ({@code spark.shuffle.accurateBlockThreshold} for a shuffle whose map
-     *              statuses are highly compressed, else 0)
-     * @param absolute the limit whatever the estimate ({@code spark.rdmx.maxBlockBytes})
-     */
-    public record SizeLimit(long floor, long absolute) {
-        /** How far above the tracker's estimate a block may be. */
-        public static final long MARGIN = 2;
-
-        /**
-         * @param estimate the tracker's estimate, bytes
-         * @return the largest size a server may claim
-         */
-        public long of(long estimate) {
-            long scaled = estimate > Long.MAX_VALUE / MARGIN ? Long.MAX_VALUE : estimate * MARGIN;
-            return Math.min(absolute, Math.max(floor, scaled));
-        }
-
-        /** No bound from the estimate: {@code spark.rdmx.maxBlockBytes}'s default for every block. */
-        static final SizeLimit ABSOLUTE_ONLY = new SizeLimit(RdmxShuffleConf.MAX_BLOCK_BYTES_DEFAULT,
-            RdmxShuffleConf.MAX_BLOCK_BYTES_DEFAULT);
-    }
-
-    /**
-     * A block to fetch.
-     *
-     * @param executorId the executor holding it
-     * @param address its block server's address
-     * @param shuffleId the shuffle
-     * @param mapId the map task's id
-     * @param mapIndex the map task's index
-     * @param reduceId the partition (of a range: the first)
-     * @param endReduceId the end of the range of partitions, exclusive: {@code reduceId + 1} for one block, more
-     *                    for contiguous blocks of one map output fetched as one (Spark's {@code ShuffleBlockBatchId})
-     * @param size the block's estimated length (the map output tracker's; of a range, the sum), bytes, at least 1
-     */
-    public record Block(String executorId, String address, int shuffleId, long mapId, int mapIndex, int reduceId,
-                        int endReduceId, long size) {
-        /**
-         * @throws IllegalArgumentException if the range is empty
-         */
-        public Block {
-            if (endReduceId <= reduceId) {
-                throw new IllegalArgumentException("block shuffle_" + shuffleId + "_" + mapId + "_" + reduceId
-                    + ": endReduceId=" + endReduceId + " must be above reduceId=" + reduceId);
-            }
-        }
-
-        /**
-         * One block.
-         *
-         * @param executorId the executor holding it
-         * @param address its block server's address
-         * @param shuffleId the shuffle
-         * @param mapId the map task's id
-         * @param mapIndex the map task's index
-         * @param reduceId the partition
-         * @param size the block's estimated length (the map output tracker's), bytes, at least 1
-         */
-        public Block(String executorId, String address, int shuffleId, long mapId, int mapIndex, int reduceId,
-                     long size) {
-            this(executorId, address, shuffleId, mapId, mapIndex, reduceId, reduceId + 1, size);
-        }
-
-        /** @return whether it is a range of several blocks */
-        public boolean batch() {
-            return endReduceId > reduceId + 1;
-        }
-
-        /** @return Spark's name of the block (of a range: {@code ShuffleBlockBatchId}'s) */
-        public String name() {
-            return FetchProtocol.blockName(shuffleId, mapId, reduceId, endReduceId);
-        }
-    }
-
-    /**
-     * A fetched block: views of the answers' payloads, not copies (each answer read in place, behind its header).
-     * The consumer hands it to {@link #release(Fetched)} once it has read it (its buffers go back to the caller's
-     * pool: reading it after that reads someone else's block).
-     */
-    public static final class Fetched {
-        private final Block block;
-        private final List<ByteBuffer> chunks;
-        private final ByteBuffer[] answers;
-        /** The file it was written to (a block above {@code toDiskBytes}), or null: in {@link #chunks}. */
-        private final Path file;
-        private final long fileLength;
-        private final AtomicBoolean released = new AtomicBoolean();
-
-        Fetched(Block block, ByteBuffer[] answers) {
-            this.block = block;
-            this.answers = answers;
-            List<ByteBuffer> c = new ArrayList<>(answers.length);
-            for (ByteBuffer a : answers) {
-                c.add(a.duplicate().position(a.position() + FetchProtocol.ANSWER_HEADER).slice());
-            }
-            this.chunks = List.copyOf(c);
-            this.file = null;
-            this.fileLength = 0;
-        }
-
-        Fetched(Block block, Path file, long length) {
-            this.block = block;
-            this.answers = new ByteBuffer[0];
-            this.chunks = List.of();
-            this.file = file;
-            this.fileLength = length;
-        }
-
-        /** @return the temporary file holding the block, deleted at its release; null when it is in memory */
-        public Path file() {
-            return file;
-        }
-
-        /** @return which block */
-        public Block block() {
-            return block;
-        }
-
-        /** @return its bytes in memory, in order: each buffer's remaining bytes a chunk's payload (none: a file) */
-        public List<ByteBuffer> chunks() {
-            return chunks;
-        }
-
-        /** @return the block's exact length, bytes */
-        public long length() {
-            if (file != null) {
-                return fileLength;
-            }
-            long n = 0;
-            for (ByteBuffer c : chunks) {
-                n += c.remaining();
-            }
-            return n;
-        }
-
-        /**
-         * @return the block's bytes as one stream (reads the answers in place, or the file)
-         * @throws IOException if its file cannot be opened
-         */
-        public InputStream stream() throws IOException {
-            return file != null ? new java.io.BufferedInputStream(Files.newInputStream(file), 64 << 10)
-                : new ChunksInputStream(chunks);
-        }
-    }
-
-    private record Failed(Block block, String message, Throwable cause) {
+    private record Failed(FetchBlock block, String message, Throwable cause) {
     }
 
     /** An answer of a block that goes to disk: the consumer writes it to the block's file. */
@@ -261,7 +91,7 @@ public final class BlockFetcher implements AutoCloseable {
      * its monitor (one short section per chunk answer); {@code counted} is the consumer's.
      */
     private final class InFlight {
-        final Block block;
+        final FetchBlock block;
         /** Chunks requested: 0 .. requested - 1. */
         int requested;
         /** The exact size, from the first answer to arrive; -1 until then. */
@@ -280,35 +110,20 @@ public final class BlockFetcher implements AutoCloseable {
         final long admittedNanos = System.nanoTime();
         /** Busy answers so far per chunk (they lengthen the pause before that chunk's next attempt). */
         int[] busyAnswers = new int[0];
-        /** Whether it goes to a file ({@code toDiskBytes}) instead of memory. */
-        final boolean disk;
-        /** Of a block to disk: the chunks taken (each once), under the monitor. */
-        final java.util.BitSet taken = new java.util.BitSet();
-        /** Of a block to disk: its file and channel, chunks written. Consumer thread. */
-        Path file;
-        FileChannel channel;
-        int written;
+        /** Its file, if it goes to disk ({@code toDiskBytes}) instead of memory; else null. */
+        final BlockFile disk;
 
-        InFlight(Block block, int requested, boolean disk) {
+        InFlight(FetchBlock block, int requested, boolean disk) {
             this.block = block;
             this.requested = requested;
-            this.disk = disk;
+            this.disk = disk ? new BlockFile(spill) : null;
             this.parts = new ByteBuffer[disk ? 0 : requested];
         }
 
         /** Closes and deletes its file, if any. Consumer thread. */
         void deleteFile() {
-            if (channel != null) {
-                try {
-                    channel.close();
-                } catch (IOException e) {
-                    // deleted next
-                }
-                channel = null;
-            }
-            if (file != null) {
-                deleteQuietly(file);
-                file = null;
+            if (disk != null) {
+                disk.delete();
             }
         }
 
@@ -376,7 +191,7 @@ public final class BlockFetcher implements AutoCloseable {
             f = new Failed(st.block, "executor " + st.block.executorId() + " at " + st.block.address()
                 + " claims " + st.block.name() + " has size=" + FetchProtocol.answerSize(bytes) + " bytes, over the "
                 + "limit=" + limit(st.block) + " (the map output tracker's estimate=" + st.block.size() + " times "
-                + SizeLimit.MARGIN + ", at least " + sizeLimit.floor() + ", at most "
+                + BlockSizeLimit.MARGIN + ", at least " + sizeLimit.floor() + ", at most "
                 + RdmxShuffleConf.MAX_BLOCK_BYTES_KEY + "=" + sizeLimit.absolute() + ")", null);
         }
         if (f != null) {
@@ -388,9 +203,8 @@ public final class BlockFetcher implements AutoCloseable {
         if (st.size < 0) {
             st.size = FetchProtocol.answerSize(bytes); // within limit(st.block): needed() fits an int
         }
-        if (st.disk) {
-            if (index < st.needed() && !st.taken.get(index)) {
-                st.taken.set(index);
+        if (st.disk != null) {
+            if (index < st.needed() && st.disk.take(index)) {
                 return new Piece(st, index, bytes); // the consumer writes it, then asks for the next chunk
             }
             giveBack(bytes); // past the block's end (answered empty), or a chunk answered twice
@@ -408,8 +222,8 @@ public final class BlockFetcher implements AutoCloseable {
         }
         if (st.have == needed) {
             st.finished = true;
-            Fetched whole = new Fetched(st.block, Arrays.copyOf(st.parts, needed));
-            Arrays.fill(st.parts, null); // the Fetched gives them back now
+            FetchedBlock whole = new FetchedBlock(st.block, Arrays.copyOf(st.parts, needed));
+            Arrays.fill(st.parts, null); // the FetchedBlock gives them back now
             return whole;
         }
         if (needed > st.requested && !st.moreAsked) {
@@ -421,9 +235,9 @@ public final class BlockFetcher implements AutoCloseable {
 
     private final Caller caller;
     private final Consumer<ByteBuffer> release;
-    private final ArrayDeque<Block> pending = new ArrayDeque<>();
+    private final ArrayDeque<FetchBlock> pending = new ArrayDeque<>();
     /** Admitted and not yet taken, in admission order. Consumer thread. */
-    private final Map<Block, InFlight> admitted = new LinkedHashMap<>();
+    private final Map<FetchBlock, InFlight> admitted = new LinkedHashMap<>();
     private final LinkedBlockingQueue<Object> arrived = new LinkedBlockingQueue<>();
     /** Chunks turned away busy, by when to ask again. Consumer thread. */
     private final java.util.PriorityQueue<Retry> delayed =
@@ -436,11 +250,11 @@ public final class BlockFetcher implements AutoCloseable {
     private final int maxReqsInFlight;
     private final int chunkBytes;
     private final Duration timeout;
-    private final SizeLimit sizeLimit;
+    private final BlockSizeLimit sizeLimit;
     private final int total;
     /** Blocks whose estimate is above this many bytes go to disk. */
     private final long toDiskBytes;
-    private final Spill spill;
+    private final BlockSpill spill;
     private int blocksToDisk;
     private long bytesToDisk;
     private long bytesInFlight;
@@ -462,9 +276,10 @@ public final class BlockFetcher implements AutoCloseable {
      * @param chunkBytes the largest request
      * @param timeout the bound of each request
      */
-    public BlockFetcher(Caller caller, Consumer<ByteBuffer> release, List<Block> blocks, long maxBytesInFlight,
+    public BlockFetcher(Caller caller, Consumer<ByteBuffer> release, List<FetchBlock> blocks, long maxBytesInFlight,
                         int maxReqsInFlight, int chunkBytes, Duration timeout) {
-        this(caller, release, blocks, maxBytesInFlight, maxReqsInFlight, chunkBytes, timeout, SizeLimit.ABSOLUTE_ONLY);
+        this(caller, release, blocks, maxBytesInFlight, maxReqsInFlight, chunkBytes, timeout,
+            BlockSizeLimit.ABSOLUTE_ONLY);
     }
 
     /**
@@ -479,8 +294,8 @@ public final class BlockFetcher implements AutoCloseable {
      * @param timeout the bound of each request
      * @param sizeLimit the largest size a server may claim for a block, from its estimate
      */
-    public BlockFetcher(Caller caller, Consumer<ByteBuffer> release, List<Block> blocks, long maxBytesInFlight,
-                        int maxReqsInFlight, int chunkBytes, Duration timeout, SizeLimit sizeLimit) {
+    public BlockFetcher(Caller caller, Consumer<ByteBuffer> release, List<FetchBlock> blocks, long maxBytesInFlight,
+                        int maxReqsInFlight, int chunkBytes, Duration timeout, BlockSizeLimit sizeLimit) {
         this(caller, release, blocks, maxBytesInFlight, maxReqsInFlight, chunkBytes, timeout, sizeLimit,
             Long.MAX_VALUE, null);
     }
@@ -500,9 +315,9 @@ public final class BlockFetcher implements AutoCloseable {
      *                    {@code spark.network.maxRemoteBlockSizeFetchToMem}); {@link Long#MAX_VALUE}: never
      * @param spill makes those files (null only with {@code toDiskBytes} {@link Long#MAX_VALUE})
      */
-    public BlockFetcher(Caller caller, Consumer<ByteBuffer> release, List<Block> blocks, long maxBytesInFlight,
-                        int maxReqsInFlight, int chunkBytes, Duration timeout, SizeLimit sizeLimit, long toDiskBytes,
-                        Spill spill) {
+    public BlockFetcher(Caller caller, Consumer<ByteBuffer> release, List<FetchBlock> blocks, long maxBytesInFlight,
+                        int maxReqsInFlight, int chunkBytes, Duration timeout, BlockSizeLimit sizeLimit,
+                        long toDiskBytes, BlockSpill spill) {
         if (toDiskBytes < Long.MAX_VALUE && spill == null) {
             throw new IllegalArgumentException("toDiskBytes=" + toDiskBytes + " needs a spill");
         }
@@ -515,7 +330,7 @@ public final class BlockFetcher implements AutoCloseable {
         this.chunkBytes = chunkBytes;
         this.timeout = timeout;
         this.sizeLimit = sizeLimit;
-        for (Block b : blocks) {
+        for (FetchBlock b : blocks) {
             if (b.size() < 1) {
                 throw new IllegalArgumentException("block " + b.name() + " size=" + b.size() + " must be >= 1");
             }
@@ -527,17 +342,17 @@ public final class BlockFetcher implements AutoCloseable {
 
     /**
      * @param b a block
-     * @return the largest size its server may claim: {@link SizeLimit#of} its estimate, and no more chunks than an
+     * @return the largest size its server may claim: {@link BlockSizeLimit#of} its estimate, and no more chunks than an
      *         {@code int} counts
      */
-    private long limit(Block b) {
+    private long limit(FetchBlock b) {
         return Math.min(sizeLimit.of(b.size()), (Integer.MAX_VALUE - 1L) * chunkBytes);
     }
 
     /** Admits blocks while the bounds allow, requesting every chunk of each at once. Consumer thread. */
     private void fill() {
         while (!pending.isEmpty() && !closed.get() && !failing) {
-            Block b = pending.peek();
+            FetchBlock b = pending.peek();
             int chunks = (int) ((Math.min(b.size(), limit(b)) + chunkBytes - 1) / chunkBytes);
             boolean disk = b.size() > toDiskBytes;
             if (disk) {
@@ -575,50 +390,42 @@ public final class BlockFetcher implements AutoCloseable {
         InFlight st = p.state();
         ByteBuffer bytes = p.bytes();
         try {
-            if (st.channel == null) {
-                st.file = spill.create();
-                st.channel = FileChannel.open(st.file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-            }
-            ByteBuffer payload = bytes.duplicate().position(bytes.position() + FetchProtocol.ANSWER_HEADER);
-            long pos = (long) p.index() * chunkBytes;
-            while (payload.hasRemaining()) {
-                pos += st.channel.write(payload, pos);
-            }
+            st.disk.write(bytes.duplicate().position(bytes.position() + FetchProtocol.ANSWER_HEADER),
+                (long) p.index() * chunkBytes);
         } catch (IOException | RuntimeException e) {
             synchronized (st) {
                 st.drop();
             }
             failing = true;
             return new Failed(st.block, "writing " + st.block.name() + " from executor " + st.block.executorId()
-                + " to disk (" + (st.file != null ? st.file : "no file") + ") failed: " + e, e);
+                + " to disk (" + (st.disk.file() != null ? st.disk.file() : "no file") + ") failed: " + e, e);
         } finally {
             giveBack(bytes);
         }
-        st.written++;
+        int written = st.disk.written();
         int needed;
         long size;
         synchronized (st) {
             needed = st.needed();
             size = st.size;
-            if (st.written == needed) {
+            if (written == needed) {
                 st.finished = true;
             }
         }
-        if (st.written == needed) {
+        if (written == needed) {
+            Path file;
             try {
-                st.channel.close();
+                file = st.disk.finish(); // the FetchedBlock's now
             } catch (IOException e) {
                 failing = true;
-                return new Failed(st.block, "closing " + st.file + " of " + st.block.name() + " failed: " + e, e);
+                return new Failed(st.block, "closing " + st.disk.file() + " of " + st.block.name() + " failed: " + e,
+                    e);
             }
-            st.channel = null;
-            Path file = st.file;
-            st.file = null; // the Fetched's now
             blocksToDisk++;
             bytesToDisk += size;
-            return new Fetched(st.block, file, size);
+            return new FetchedBlock(st.block, file, size);
         }
-        int to = Math.min(needed, st.written + window());
+        int to = Math.min(needed, written + window());
         if (to > st.requested) {
             int from = st.requested;
             st.requested = to;
@@ -669,7 +476,7 @@ public final class BlockFetcher implements AutoCloseable {
         return c instanceof io.rdmx.rpc.RemoteRpcException r && io.rdmx.rpc.RpcConfig.BUSY_CLASS.equals(r.className());
     }
 
-    private CompletableFuture<ByteBuffer> call(Block b, long off, int len) {
+    private CompletableFuture<ByteBuffer> call(FetchBlock b, long off, int len) {
         reqsInFlight.incrementAndGet();
         CompletableFuture<ByteBuffer> f;
         try {
@@ -705,14 +512,9 @@ public final class BlockFetcher implements AutoCloseable {
      *
      * @param f a block {@link #next()} returned
      */
-    public void release(Fetched f) {
-        if (f != null && f.released.compareAndSet(false, true)) {
-            for (ByteBuffer a : f.answers) {
-                giveBack(a);
-            }
-            if (f.file != null) {
-                deleteQuietly(f.file);
-            }
+    public void release(FetchedBlock f) {
+        if (f != null) {
+            f.release(this::giveBack);
         }
     }
 
@@ -720,7 +522,7 @@ public final class BlockFetcher implements AutoCloseable {
     private void drainArrived() {
         Object o;
         while ((o = arrived.poll()) != null) {
-            if (o instanceof Fetched f) {
+            if (o instanceof FetchedBlock f) {
                 release(f);
             } else if (o instanceof Piece p) {
                 giveBack(p.bytes());
@@ -729,7 +531,7 @@ public final class BlockFetcher implements AutoCloseable {
     }
 
     /** @return null if the answer is good, else the failure to hand over */
-    private Failed check(Block b, long off, int len, ByteBuffer bytes, Throwable err) {
+    private Failed check(FetchBlock b, long off, int len, ByteBuffer bytes, Throwable err) {
         if (err != null) {
             Throwable cause = unwrap(err);
             return new Failed(b, "fetching " + b.name() + " from executor " + b.executorId() + " at " + b.address()
@@ -778,7 +580,7 @@ public final class BlockFetcher implements AutoCloseable {
      * @throws BlockFetchException if it failed, naming executor, address and block
      * @throws InterruptedException if the consumer was interrupted (the task was killed)
      */
-    public Fetched next() throws BlockFetchException, InterruptedException {
+    public FetchedBlock next() throws BlockFetchException, InterruptedException {
         if (!hasNext()) {
             throw new NoSuchElementException("all " + total + " blocks were handed over");
         }
@@ -803,25 +605,15 @@ public final class BlockFetcher implements AutoCloseable {
             }
             if (o instanceof More more) {
                 sendMore(more.state());
-                deadline = System.nanoTime() + timeout.plus(GRACE).toNanos();
-                continue;
-            }
-            if (o instanceof Retry r) {
+            } else if (o instanceof Retry r) {
                 delayed.add(r);
-                deadline = System.nanoTime() + timeout.plus(GRACE).toNanos();
-                continue;
+            } else if (!(o instanceof Piece p) || (o = write(p)) != null) {
+                break; // a block, a failure, or nothing in time; else a chunk written to disk
             }
-            if (o instanceof Piece p) {
-                o = write(p);
-                deadline = System.nanoTime() + timeout.plus(GRACE).toNanos();
-                if (o == null) {
-                    continue;
-                }
-            }
-            break;
+            deadline = System.nanoTime() + timeout.plus(GRACE).toNanos(); // progress: the wait starts again
         }
         if (o == null) {
-            Block b = admitted.isEmpty() ? pending.peek() : admitted.keySet().iterator().next();
+            FetchBlock b = admitted.isEmpty() ? pending.peek() : admitted.keySet().iterator().next();
             close();
             throw new BlockFetchException(b, "no block arrived within " + timeout.plus(GRACE).toMillis()
                 + " ms (" + reqsInFlight.get() + " requests outstanding, " + delivered + " of " + total
@@ -831,7 +623,7 @@ public final class BlockFetcher implements AutoCloseable {
             close();
             throw new BlockFetchException(f.block(), f.message(), f.cause());
         }
-        Fetched got = (Fetched) o;
+        FetchedBlock got = (FetchedBlock) o;
         InFlight st = admitted.remove(got.block());
         delivered++;
         long actual = got.length();
@@ -849,14 +641,6 @@ public final class BlockFetcher implements AutoCloseable {
     /** @return bytes of the blocks written to disk */
     public long bytesToDisk() {
         return bytesToDisk;
-    }
-
-    private static void deleteQuietly(Path file) {
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException e) {
-            // a temporary local block: Spark's disk block manager deletes its directories at exit
-        }
     }
 
     /** @return nanoseconds the consumer waited for blocks */

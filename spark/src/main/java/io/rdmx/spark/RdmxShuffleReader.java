@@ -125,9 +125,9 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
     private final class Records implements java.util.Iterator<Product2<Object, Object>> {
         private final SerializerManager serializerManager = SparkEnv.get().serializerManager();
         private final SerializerInstance serializer = handle.dependency().serializer().newInstance();
-        /** This executor's own blocks (as {@link BlockFetcher.Block}s of no address). */
-        private List<BlockFetcher.Block> localBlocks;
-        private List<BlockFetcher.Block> remoteBlocks;
+        /** This executor's own blocks (as {@link FetchBlock}s of no address). */
+        private List<FetchBlock> localBlocks;
+        private List<FetchBlock> remoteBlocks;
         private final Map<String, BlockManagerId> managers = new HashMap<>();
         private BlockFetcher fetcher;
         private int localNext;
@@ -139,11 +139,11 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
         private CheckedInputStream currentChecked;
         /** {@code spark.shuffle.checksum.algorithm} when {@code spark.shuffle.checksum.enabled}, else null. */
         private final String checksumAlgorithm = checksumAlgorithm(SparkEnv.get().conf());
-        private BlockFetcher.Block currentRemote;
+        private FetchBlock currentRemote;
         /** The remote block being read: its buffers go back when it is closed. */
-        private BlockFetcher.Fetched currentFetched;
+        private FetchedBlock currentFetched;
         /** The local block being read (when {@link #currentRemote} is null). */
-        private BlockFetcher.Block currentLocal;
+        private FetchBlock currentLocal;
         private boolean done;
         private boolean merged;
         /** Ranges of contiguous blocks read as one, and the blocks that saved (Spark's batch fetch). */
@@ -172,7 +172,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 managers.put(bm.executorId(), bm);
                 boolean local = bm.executorId().equals(self);
                 String target = null;
-                List<BlockFetcher.Block> blocks = new ArrayList<>();
+                List<FetchBlock> blocks = new ArrayList<>();
                 Iterator<Tuple3<BlockId, Object, Object>> it = e._2().iterator();
                 while (it.hasNext()) {
                     Tuple3<BlockId, Object, Object> b = it.next();
@@ -194,12 +194,12 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                                     + ex.getMessage(), ex);
                         }
                     }
-                    blocks.add(new BlockFetcher.Block(bm.executorId(), target, id.shuffleId(), id.mapId(),
+                    blocks.add(new FetchBlock(bm.executorId(), target, id.shuffleId(), id.mapId(),
                         mapIndex, id.reduceId(), size));
                 }
-                List<BlockFetcher.Block> merged = batch ? mergeContiguous(blocks) : blocks;
+                List<FetchBlock> merged = batch ? mergeContiguous(blocks) : blocks;
                 if (batch) {
-                    ranges += (int) merged.stream().filter(BlockFetcher.Block::batch).count();
+                    ranges += (int) merged.stream().filter(FetchBlock::batch).count();
                     rangesMerged += blocks.size() - merged.size();
                 }
                 (local ? localBlocks : remoteBlocks).addAll(merged);
@@ -233,7 +233,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
 
         private boolean openNext() {
             if (localNext < localBlocks.size()) {
-                BlockFetcher.Block b = localBlocks.get(localNext++);
+                FetchBlock b = localBlocks.get(localNext++);
                 BlockId id = blockId(b);
                 ShuffleBlockResolver resolver = manager.shuffleBlockResolver();
                 InputStream in;
@@ -257,11 +257,11 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 return false;
             }
             long wait0 = fetcher.fetchWaitNanos();
-            BlockFetcher.Fetched f;
+            FetchedBlock f;
             try {
                 f = fetcher.next();
             } catch (BlockFetchException e) {
-                BlockFetcher.Block b = e.block() != null ? e.block() : remoteBlocks.get(0);
+                FetchBlock b = e.block() != null ? e.block() : remoteBlocks.get(0);
                 manager.forget(b.executorId());
                 throw fetchFailed(managers.get(b.executorId()), b.shuffleId(), b.mapId(), b.mapIndex(),
                     b.reduceId(), e.getMessage(), e);
@@ -272,7 +272,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
             } finally {
                 metrics.incFetchWaitTime(TimeUnit.NANOSECONDS.toMillis(fetcher.fetchWaitNanos() - wait0));
             }
-            BlockFetcher.Block b = f.block();
+            FetchBlock b = f.block();
             metrics.incRemoteBlocksFetched(1);
             metrics.incRemoteBytesRead(f.length());
             currentRemote = b;
@@ -338,7 +338,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
             if (!isCorruption(e)) {
                 return e instanceof RuntimeException ? (RuntimeException) e : sneaky(e);
             }
-            BlockFetcher.Block b = currentRemote;
+            FetchBlock b = currentRemote;
             if (b != null) {
                 String message = checksumAlgorithm == null
                     ? "corrupt block " + b.name() + " from executor " + b.executorId() + ": " + e
@@ -347,7 +347,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 return fetchFailed(managers.get(b.executorId()), b.shuffleId(), b.mapId(), b.mapIndex(),
                     b.reduceId(), message, e);
             }
-            BlockFetcher.Block id = currentLocal;
+            FetchBlock id = currentLocal;
             if (id == null) {
                 return e instanceof RuntimeException ? (RuntimeException) e : sneaky(e);
             }
@@ -363,7 +363,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
          * manager), with the checksum of the bytes received, which the reader still holds. Best effort, as in
          * Spark: whatever fails makes the cause unknown.
          */
-        private Cause diagnoseRemote(BlockFetcher.Block b) {
+        private Cause diagnoseRemote(FetchBlock b) {
             long checksum;
             try {
                 checksum = currentFetched.file() != null ? checksumOf(currentFetched, checksumAlgorithm)
@@ -395,7 +395,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
         }
 
         /** Diagnoses a corrupt block of this executor's own, from the rest of its bytes read through the checksum. */
-        private Cause diagnoseLocal(BlockFetcher.Block id) {
+        private Cause diagnoseLocal(FetchBlock id) {
             CheckedInputStream in = currentChecked;
             if (in == null) {
                 return Cause.UNSUPPORTED_CHECKSUM_ALGORITHM;
@@ -474,10 +474,10 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
      * @param maxBlockBytes {@code spark.rdmx.maxBlockBytes}
      * @return the limit
      */
-    static BlockFetcher.SizeLimit sizeLimit(SparkConf conf, int partitions, long maxBlockBytes) {
+    static BlockSizeLimit sizeLimit(SparkConf conf, int partitions, long maxBlockBytes) {
         int highly = (Integer) conf.get(package$.MODULE$.SHUFFLE_MIN_NUM_PARTS_TO_HIGHLY_COMPRESS());
         long floor = partitions > highly ? (Long) conf.get(package$.MODULE$.SHUFFLE_ACCURATE_BLOCK_THRESHOLD()) : 0;
-        return new BlockFetcher.SizeLimit(floor, maxBlockBytes);
+        return new BlockSizeLimit(floor, maxBlockBytes);
     }
 
     /**
@@ -511,18 +511,18 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
     /**
      * Merges the blocks of one map output that follow each other into one range (Spark's
      * {@code ShuffleBlockFetcherIterator.mergeContinuousShuffleBlockIdsIfNeeded}): a run of blocks of the same map
-     * task becomes one {@link BlockFetcher.Block} from its first partition to its last (the empty blocks between
+     * task becomes one {@link FetchBlock} from its first partition to its last (the empty blocks between
      * them, left out by the map output tracker, hold no bytes), its size their sum.
      *
      * @param blocks one executor's blocks, in the tracker's order (by map, then partition)
      * @return the ranges, in that order
      */
-    static List<BlockFetcher.Block> mergeContiguous(List<BlockFetcher.Block> blocks) {
-        List<BlockFetcher.Block> out = new ArrayList<>();
-        BlockFetcher.Block run = null;
-        for (BlockFetcher.Block b : blocks) {
+    static List<FetchBlock> mergeContiguous(List<FetchBlock> blocks) {
+        List<FetchBlock> out = new ArrayList<>();
+        FetchBlock run = null;
+        for (FetchBlock b : blocks) {
             if (run != null && run.mapId() == b.mapId() && b.reduceId() >= run.endReduceId()) {
-                run = new BlockFetcher.Block(run.executorId(), run.address(), run.shuffleId(), run.mapId(),
+                run = new FetchBlock(run.executorId(), run.address(), run.shuffleId(), run.mapId(),
                     run.mapIndex(), run.reduceId(), b.endReduceId(), run.size() + b.size());
                 continue;
             }
@@ -541,7 +541,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
      * @param b a block or a range
      * @return Spark's id of it
      */
-    static BlockId blockId(BlockFetcher.Block b) {
+    static BlockId blockId(FetchBlock b) {
         return b.batch() ? new ShuffleBlockBatchId(b.shuffleId(), b.mapId(), b.reduceId(), b.endReduceId())
             : new ShuffleBlockId(b.shuffleId(), b.mapId(), b.reduceId());
     }
@@ -589,7 +589,7 @@ final class RdmxShuffleReader<K, C> implements ShuffleReader<K, C> {
      * @return the block's checksum
      * @throws IOException if the file cannot be read
      */
-    static long checksumOf(BlockFetcher.Fetched f, String algorithm) throws IOException {
+    static long checksumOf(FetchedBlock f, String algorithm) throws IOException {
         try (CheckedInputStream in = new CheckedInputStream(f.stream(),
             ShuffleChecksumHelper.getChecksumByAlgorithm(algorithm))) {
             in.transferTo(OutputStream.nullOutputStream());

@@ -167,14 +167,14 @@ class BlockFetcherTest {
         }
     }
 
-    private BlockFetcher.Block block(int map, int reduce, long estimate) {
-        return new BlockFetcher.Block("exec-1", server.address(), 0, map, map, reduce, estimate);
+    private FetchBlock block(int map, int reduce, long estimate) {
+        return new FetchBlock("exec-1", server.address(), 0, map, map, reduce, estimate);
     }
 
     @Test
     void everyBlockArrivesWholeWhateverItsEstimatedSize() throws Exception {
         Map<String, byte[]> expected = new HashMap<>();
-        List<BlockFetcher.Block> blocks = new ArrayList<>();
+        List<FetchBlock> blocks = new ArrayList<>();
         int[] sizes = {1, 100, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 17, 40_000};
         for (int i = 0; i < sizes.length; i++) {
             expected.put(FetchProtocol.blockName(0, i, 2), source.put(0, i, 2, sizes[i], i));
@@ -185,7 +185,7 @@ class BlockFetcherTest {
             Map<String, byte[]> got = new HashMap<>();
             long total = 0;
             while (f.hasNext()) {
-                BlockFetcher.Fetched b = f.next();
+                FetchedBlock b = f.next();
                 assertTrue(b.chunks().stream().allMatch(ByteBuffer::isDirect), "answers land off the heap");
                 byte[] bytes = b.stream().readAllBytes();
                 assertEquals(b.length(), bytes.length);
@@ -215,13 +215,13 @@ class BlockFetcherTest {
         for (int r = 0; r < sizes.length; r++) {
             expected.write(source.put(0, 7, 3 + r, sizes[r], 70 + r));
         }
-        BlockFetcher.Block range = new BlockFetcher.Block("exec-1", server.address(), 0, 7, 7, 3, 7,
+        FetchBlock range = new FetchBlock("exec-1", server.address(), 0, 7, 7, 3, 7,
             java.util.Arrays.stream(sizes).sum());
         assertEquals("shuffle_0_7_3_7", range.name());
         Counting counting = new Counting();
         try (BlockFetcher f = new BlockFetcher(counting, lent::release, List.of(range), 1 << 20, 64, CHUNK,
             TIMEOUT)) {
-            BlockFetcher.Fetched got = f.next();
+            FetchedBlock got = f.next();
             assertEquals(range, got.block());
             assertArrayEquals(expected.toByteArray(), got.stream().readAllBytes());
             f.release(got);
@@ -245,22 +245,22 @@ class BlockFetcherTest {
         Counting counting = new Counting();
         AtomicInteger files = new AtomicInteger();
         // as Spark's temporary local blocks: a path whose file is not made yet
-        BlockFetcher.Spill spill = () -> dir.resolve("temp-" + files.incrementAndGet());
+        BlockSpill spill = () -> dir.resolve("temp-" + files.incrementAndGet());
         // the big block's estimate is low (its end is asked for as the first chunks are written)
-        List<BlockFetcher.Block> blocks = List.of(block(1, 0, 5L * CHUNK), block(2, 0, 500));
+        List<FetchBlock> blocks = List.of(block(1, 0, 5L * CHUNK), block(2, 0, 500));
         try (BlockFetcher f = new BlockFetcher(counting, lent::release, blocks, 2 * CHUNK, 64, CHUNK, TIMEOUT,
-            BlockFetcher.SizeLimit.ABSOLUTE_ONLY, 4 * CHUNK, spill)) {
-            Map<String, BlockFetcher.Fetched> got = new HashMap<>();
+            BlockSizeLimit.ABSOLUTE_ONLY, 4 * CHUNK, spill)) {
+            Map<String, FetchedBlock> got = new HashMap<>();
             while (f.hasNext()) {
-                BlockFetcher.Fetched b = f.next();
+                FetchedBlock b = f.next();
                 got.put(b.block().name(), b);
             }
-            BlockFetcher.Fetched onDisk = got.get("shuffle_0_1_0");
+            FetchedBlock onDisk = got.get("shuffle_0_1_0");
             assertTrue(onDisk.file() != null && java.nio.file.Files.exists(onDisk.file()), "no file");
             assertEquals(big.length, onDisk.length());
             assertArrayEquals(big, onDisk.stream().readAllBytes());
             assertArrayEquals(big, java.nio.file.Files.readAllBytes(onDisk.file()));
-            BlockFetcher.Fetched inMemory = got.get("shuffle_0_2_0");
+            FetchedBlock inMemory = got.get("shuffle_0_2_0");
             assertEquals(null, inMemory.file());
             assertArrayEquals(small, inMemory.stream().readAllBytes());
             assertEquals(1, f.blocksToDisk());
@@ -290,9 +290,9 @@ class BlockFetcherTest {
             FetchProtocol.offset(request) >= 2 * CHUNK ? new CompletableFuture<>() : real.call(address, request,
                 timeout);
         AtomicInteger files = new AtomicInteger();
-        BlockFetcher.Spill spill = () -> java.nio.file.Files.createFile(dir.resolve("temp-" + files.incrementAndGet()));
+        BlockSpill spill = () -> java.nio.file.Files.createFile(dir.resolve("temp-" + files.incrementAndGet()));
         try (BlockFetcher f = new BlockFetcher(stuck, lent::release, List.of(block(1, 0, 6L * CHUNK)), 2 * CHUNK,
-            64, CHUNK, Duration.ofMillis(200), BlockFetcher.SizeLimit.ABSOLUTE_ONLY, CHUNK, spill)) {
+            64, CHUNK, Duration.ofMillis(200), BlockSizeLimit.ABSOLUTE_ONLY, CHUNK, spill)) {
             BlockFetchException e = assertThrows(BlockFetchException.class, f::next);
             assertTrue(e.getMessage().contains("no block arrived"), e.getMessage());
         }
@@ -310,7 +310,7 @@ class BlockFetcherTest {
     @Test
     void aBusyServerIsAskedAgainNotReportedLost() throws Exception {
         Map<String, byte[]> expected = new HashMap<>();
-        List<BlockFetcher.Block> blocks = new ArrayList<>();
+        List<FetchBlock> blocks = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
             expected.put(FetchProtocol.blockName(0, i, 1), source.put(0, i, 1, 2 * CHUNK + i, i));
             blocks.add(block(i, 1, 2 * CHUNK + i));
@@ -329,7 +329,7 @@ class BlockFetcherTest {
         try (BlockFetcher f = new BlockFetcher(turnedAway, lent::release, blocks, 1 << 20, 4, CHUNK, TIMEOUT)) {
             Map<String, byte[]> got = new HashMap<>();
             while (f.hasNext()) {
-                BlockFetcher.Fetched b = f.next();
+                FetchedBlock b = f.next();
                 got.put(b.block().name(), b.stream().readAllBytes());
                 f.release(b);
             }
@@ -360,7 +360,7 @@ class BlockFetcherTest {
 
     @Test
     void requestsInFlightStayWithinTheBound() throws Exception {
-        List<BlockFetcher.Block> blocks = new ArrayList<>();
+        List<FetchBlock> blocks = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
             source.put(0, i, 0, 3000 + i, i);
             blocks.add(block(i, 0, 3000 + i));
@@ -386,7 +386,7 @@ class BlockFetcherTest {
 
     @Test
     void bytesInFlightStayWithinTheBoundAndALargeBlockStillPasses() throws Exception {
-        List<BlockFetcher.Block> blocks = new ArrayList<>();
+        List<FetchBlock> blocks = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
             source.put(0, i, 0, 5000, i);
             blocks.add(block(i, 0, 5000));
@@ -416,7 +416,7 @@ class BlockFetcherTest {
      */
     @Test
     void smallBlocksCountAWholeChunkEachSoTheBuffersTheyHoldStayWithinTheBound() throws Exception {
-        List<BlockFetcher.Block> blocks = new ArrayList<>();
+        List<FetchBlock> blocks = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
             source.put(0, i, 0, 100, i);
             blocks.add(block(i, 0, 100));
@@ -429,7 +429,7 @@ class BlockFetcherTest {
             gate.countDown();
             int n = 0;
             while (f.hasNext()) {
-                BlockFetcher.Fetched b = f.next();
+                FetchedBlock b = f.next();
                 assertTrue(lent.outstanding() <= 4, "answer buffers held: " + lent.outstanding());
                 f.release(b);
                 n++;
@@ -453,7 +453,7 @@ class BlockFetcherTest {
             assertEquals(4, caller.calls.get());
             assertEquals(4, f.maxReqsSeen());
             gate.countDown();
-            BlockFetcher.Fetched got = f.next();
+            FetchedBlock got = f.next();
             assertArrayEquals(big, got.stream().readAllBytes());
             assertEquals(4, got.chunks().size());
             assertEquals(4, caller.calls.get(), "the consumer sent no further request");
@@ -466,11 +466,11 @@ class BlockFetcherTest {
         byte[] b = source.put(0, 1, 0, CHUNK + 1, 1);
         byte[] exact = source.put(0, 2, 0, 2 * CHUNK, 2);
         Counting caller = new Counting();
-        List<BlockFetcher.Block> blocks = List.of(block(1, 0, 3L * CHUNK), block(2, 0, 2L * CHUNK + 5));
+        List<FetchBlock> blocks = List.of(block(1, 0, 3L * CHUNK), block(2, 0, 2L * CHUNK + 5));
         try (BlockFetcher f = new BlockFetcher(caller, lent::release, blocks, 1 << 20, 64, CHUNK, TIMEOUT)) {
             Map<String, byte[]> got = new HashMap<>();
             while (f.hasNext()) {
-                BlockFetcher.Fetched x = f.next();
+                FetchedBlock x = f.next();
                 got.put(x.block().name(), x.stream().readAllBytes());
                 f.release(x);
             }
@@ -490,7 +490,7 @@ class BlockFetcherTest {
         try (BlockFetcher f = new BlockFetcher(caller, lent::release, List.of(block(1, 0, CHUNK)), 1 << 20, 64, CHUNK,
             TIMEOUT)) {
             assertEquals(1, caller.calls.get());
-            BlockFetcher.Fetched got = f.next();
+            FetchedBlock got = f.next();
             assertArrayEquals(b, got.stream().readAllBytes());
             assertEquals(4, caller.calls.get(), "the three chunks past the estimate, once the size was known");
             assertEquals(4 * CHUNK, f.maxBytesSeen(), "counted at its exact size (in whole chunks) once known");
@@ -504,7 +504,7 @@ class BlockFetcherTest {
         Counting caller = new Counting();
         CountDownLatch gate = new CountDownLatch(1);
         source.gate = gate;
-        List<BlockFetcher.Block> blocks = List.of(block(1, 0, 100), block(2, 0, 4L * CHUNK));
+        List<FetchBlock> blocks = List.of(block(1, 0, 100), block(2, 0, 4L * CHUNK));
         try (BlockFetcher f = new BlockFetcher(caller, lent::release, blocks, 1 << 20, 3, CHUNK, TIMEOUT)) {
             assertEquals(1, caller.calls.get(), "1 + 4 requests exceed the bound of 3");
             gate.countDown();
@@ -521,7 +521,7 @@ class BlockFetcherTest {
      */
     @Test
     void closingGivesBackEveryAnswerBufferWhateverStateItsBlockIsIn() throws Exception {
-        List<BlockFetcher.Block> blocks = new ArrayList<>();
+        List<FetchBlock> blocks = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
             source.put(0, i, 0, 2 * CHUNK + 1 + i, i); // three chunks each
             blocks.add(block(i, 0, 2 * CHUNK + 1 + i));
@@ -532,7 +532,7 @@ class BlockFetcherTest {
         Counting caller = new Counting();
         BlockFetcher f = new BlockFetcher(caller, lent::release, blocks, 1 << 20, 64, CHUNK, TIMEOUT);
         try {
-            BlockFetcher.Fetched first = f.next();
+            FetchedBlock first = f.next();
             assertEquals(2 * CHUNK + 1 + first.block().mapIndex(), first.stream().readAllBytes().length);
             Blocking.awaitTrue("blocks 0-3 in", () -> lent.outstanding() >= 4 * 3, TIMEOUT);
             f.close();              // one block taken (the consumer's to release), three queued, four held
@@ -547,7 +547,7 @@ class BlockFetcherTest {
     @Test
     void anUnknownBlockFailsNamingBlockExecutorAndReason() throws Exception {
         source.put(0, 1, 0, 100, 1);
-        List<BlockFetcher.Block> blocks = List.of(block(1, 0, 100), block(2, 0, 100));
+        List<FetchBlock> blocks = List.of(block(1, 0, 100), block(2, 0, 100));
         try (BlockFetcher f = new BlockFetcher(new Counting(), lent::release, blocks, 1 << 20, 64, CHUNK, TIMEOUT)) {
             BlockFetchException e = assertThrows(BlockFetchException.class, () -> {
                 while (f.hasNext()) {
@@ -569,7 +569,7 @@ class BlockFetcherTest {
         CountDownLatch gate = new CountDownLatch(1);
         source.gateFromMap = 2;
         source.gate = gate;
-        List<BlockFetcher.Block> blocks = List.of(block(1, 0, 100), block(2, 0, 3 * CHUNK));
+        List<FetchBlock> blocks = List.of(block(1, 0, 100), block(2, 0, 3 * CHUNK));
         Counting caller = new Counting();
         try (BlockFetcher f = new BlockFetcher(caller, lent::release, blocks, 1, 1, CHUNK, TIMEOUT)) {
             assertEquals("shuffle_0_1_0", f.next().block().name());
@@ -588,7 +588,7 @@ class BlockFetcherTest {
 
     @Test
     void anUnreachableAddressFailsWithinTheTimeout() throws Exception {
-        List<BlockFetcher.Block> blocks = List.of(new BlockFetcher.Block("exec-9", LoopbackFabric.SCHEME + "nobody",
+        List<FetchBlock> blocks = List.of(new FetchBlock("exec-9", LoopbackFabric.SCHEME + "nobody",
             0, 1, 1, 0, 10));
         try (BlockFetcher f = new BlockFetcher(new Counting(), lent::release, blocks, 1 << 20, 1, CHUNK,
             Duration.ofMillis(500))) {
@@ -643,11 +643,11 @@ class BlockFetcherTest {
         return liar;
     }
 
-    private BlockFetchException fetchFromLiar(long claimed, long estimate, BlockFetcher.SizeLimit limit,
+    private BlockFetchException fetchFromLiar(long claimed, long estimate, BlockSizeLimit limit,
                                               Counting caller) throws Exception {
         lying.claimed = claimed;
         String address = lyingServer();
-        List<BlockFetcher.Block> blocks = List.of(new BlockFetcher.Block("exec-7", address, 0, 1, 1, 0, estimate));
+        List<FetchBlock> blocks = List.of(new FetchBlock("exec-7", address, 0, 1, 1, 0, estimate));
         try (BlockFetcher f = limit == null
             ? new BlockFetcher(caller, lent::release, blocks, 1 << 20, 64, CHUNK, TIMEOUT)
             : new BlockFetcher(caller, lent::release, blocks, 1 << 20, 64, CHUNK, TIMEOUT, limit)) {
@@ -670,7 +670,7 @@ class BlockFetcherTest {
     @Test
     void aServerClaimingMoreThanTheTrackerSaidFailsThatBlockNamingItAndTheValue() throws Exception {
         Counting caller = new Counting();
-        BlockFetchException e = fetchFromLiar(1000L * CHUNK, 100, new BlockFetcher.SizeLimit(0, 1L << 30), caller);
+        BlockFetchException e = fetchFromLiar(1000L * CHUNK, 100, new BlockSizeLimit(0, 1L << 30), caller);
         assertTrue(e.getMessage().contains("limit=200 (the map output tracker's estimate=100 times 2"),
             e.getMessage());
         assertEquals(1, caller.calls.get(), "requests sent for the claimed size");
@@ -695,7 +695,7 @@ class BlockFetcherTest {
 
     @Test
     void theLimitIsTheEstimateTimesTheMarginWithinTheFloorAndTheAbsoluteLimit() {
-        BlockFetcher.SizeLimit l = new BlockFetcher.SizeLimit(1000, 1L << 20);
+        BlockSizeLimit l = new BlockSizeLimit(1000, 1L << 20);
         assertEquals(1000, l.of(1));
         assertEquals(2000, l.of(1000));
         assertEquals(1L << 20, l.of(1L << 20));

@@ -76,9 +76,9 @@ class RdmxEndpointsTest {
                 List.copyOf(RdmxEndpoints.parse(a.advertisement()).keySet()));
             for (String target : List.of(b.choose("127.0.0.1", "a", a.advertisement()),
                 b.choose("other-host", "a", a.advertisement()))) {
-                try (BlockFetcher f = new BlockFetcher(b::call, b::release, List.of(new BlockFetcher.Block("a", target,
+                try (BlockFetcher f = new BlockFetcher(b::call, b::release, List.of(new FetchBlock("a", target,
                     1, 2, 0, 3, 100)), 1 << 20, 4, b.fetchChunkBytes(), Duration.ofSeconds(5))) {
-                    BlockFetcher.Fetched got = f.next();
+                    FetchedBlock got = f.next();
                     assertArrayEquals(block, got.stream().readAllBytes(), target);
                     assertTrue(got.chunks().stream().allMatch(ByteBuffer::isDirect), "answers land off the heap");
                     f.release(got);
@@ -142,9 +142,9 @@ class RdmxEndpointsTest {
     }
 
     private static byte[] fetch(RdmxEndpoints client, String target) throws Exception {
-        try (BlockFetcher f = new BlockFetcher(client::call, client::release, List.of(new BlockFetcher.Block("a",
+        try (BlockFetcher f = new BlockFetcher(client::call, client::release, List.of(new FetchBlock("a",
             target, 1, 2, 0, 3, 5_000)), 1 << 20, 4, client.fetchChunkBytes(), Duration.ofSeconds(2))) {
-            BlockFetcher.Fetched got = f.next();
+            FetchedBlock got = f.next();
             byte[] bytes = got.stream().readAllBytes();
             f.release(got);
             return bytes;

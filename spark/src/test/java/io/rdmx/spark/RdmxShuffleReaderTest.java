@@ -106,13 +106,13 @@ class RdmxShuffleReaderTest {
     @Test
     void theSizeLimitFollowsHowSparkCompressedTheMapStatuses() {
         org.apache.spark.SparkConf conf = new org.apache.spark.SparkConf(false);
-        assertEquals(new BlockFetcher.SizeLimit(0, 1L << 30), RdmxShuffleReader.sizeLimit(conf, 2000, 1L << 30));
-        assertEquals(new BlockFetcher.SizeLimit(100L << 20, 1L << 30), RdmxShuffleReader.sizeLimit(conf, 2001,
+        assertEquals(new BlockSizeLimit(0, 1L << 30), RdmxShuffleReader.sizeLimit(conf, 2000, 1L << 30));
+        assertEquals(new BlockSizeLimit(100L << 20, 1L << 30), RdmxShuffleReader.sizeLimit(conf, 2001,
             1L << 30));
         conf.set("spark.shuffle.minNumPartitionsToHighlyCompress", "10").set("spark.shuffle.accurateBlockThreshold",
             "5m");
-        assertEquals(new BlockFetcher.SizeLimit(5L << 20, 1L << 30), RdmxShuffleReader.sizeLimit(conf, 11, 1L << 30));
-        assertEquals(new BlockFetcher.SizeLimit(0, 1L << 30), RdmxShuffleReader.sizeLimit(conf, 10, 1L << 30));
+        assertEquals(new BlockSizeLimit(5L << 20, 1L << 30), RdmxShuffleReader.sizeLimit(conf, 11, 1L << 30));
+        assertEquals(new BlockSizeLimit(0, 1L << 30), RdmxShuffleReader.sizeLimit(conf, 10, 1L << 30));
     }
 
     @Test
@@ -161,12 +161,12 @@ class RdmxShuffleReaderTest {
      */
     @Test
     void contiguousBlocksOfOneMapOutputMergeIntoOneRange() {
-        java.util.List<BlockFetcher.Block> blocks = java.util.List.of(
-            new BlockFetcher.Block("e", "a", 0, 5, 0, 2, 10), new BlockFetcher.Block("e", "a", 0, 5, 0, 3, 20),
-            new BlockFetcher.Block("e", "a", 0, 5, 0, 5, 30), new BlockFetcher.Block("e", "a", 0, 6, 1, 2, 40),
-            new BlockFetcher.Block("e", "a", 0, 7, 2, 4, 50));
-        assertEquals(java.util.List.of(new BlockFetcher.Block("e", "a", 0, 5, 0, 2, 6, 60),
-            new BlockFetcher.Block("e", "a", 0, 6, 1, 2, 3, 40), new BlockFetcher.Block("e", "a", 0, 7, 2, 4, 5, 50)),
+        java.util.List<FetchBlock> blocks = java.util.List.of(
+            new FetchBlock("e", "a", 0, 5, 0, 2, 10), new FetchBlock("e", "a", 0, 5, 0, 3, 20),
+            new FetchBlock("e", "a", 0, 5, 0, 5, 30), new FetchBlock("e", "a", 0, 6, 1, 2, 40),
+            new FetchBlock("e", "a", 0, 7, 2, 4, 50));
+        assertEquals(java.util.List.of(new FetchBlock("e", "a", 0, 5, 0, 2, 6, 60),
+            new FetchBlock("e", "a", 0, 6, 1, 2, 3, 40), new FetchBlock("e", "a", 0, 7, 2, 4, 5, 50)),
             RdmxShuffleReader.mergeContiguous(blocks));
         assertEquals("shuffle_0_5_2_6", RdmxShuffleReader.blockId(
             RdmxShuffleReader.mergeContiguous(blocks).get(0)).name());

@@ -90,10 +90,10 @@ class ReadFetchTest {
         }
     }
 
-    private static byte[] fetch(RdmxEndpoints client, BlockFetcher.Block b) throws Exception {
+    private static byte[] fetch(RdmxEndpoints client, FetchBlock b) throws Exception {
         try (BlockFetcher f = new BlockFetcher(client::call, client::release, List.of(b), 1 << 20, 16,
             client.fetchChunkBytes(), TIMEOUT)) {
-            BlockFetcher.Fetched got = f.next();
+            FetchedBlock got = f.next();
             byte[] bytes = got.stream().readAllBytes();
             f.release(got);
             return bytes;
@@ -122,11 +122,11 @@ class ReadFetchTest {
                 a.advertisement());
             for (String host : List.of("127.0.0.1", "other-host")) {
                 String target = b.choose(host, "a", a.advertisement());
-                assertArrayEquals(blocks[0], fetch(b, new BlockFetcher.Block("a", target, 1, 2, 0, 0, 100)),
+                assertArrayEquals(blocks[0], fetch(b, new FetchBlock("a", target, 1, 2, 0, 0, 100)),
                     target + ": a block of 3 chunks whose estimate is 1");
-                assertArrayEquals(blocks[1], fetch(b, new BlockFetcher.Block("a", target, 1, 2, 0, 1, 3)), target);
+                assertArrayEquals(blocks[1], fetch(b, new FetchBlock("a", target, 1, 2, 0, 1, 3)), target);
                 assertArrayEquals(concat(blocks[1], blocks[2], blocks[3], blocks[4]), fetch(b,
-                    new BlockFetcher.Block("a", target, 1, 2, 0, 1, 5, 12_780)), target + ": a range in one");
+                    new FetchBlock("a", target, 1, 2, 0, 1, 5, 12_780)), target + ": a range in one");
             }
             assertEquals(0, b.rpcFetches(), "every block by READ");
             assertTrue(b.readFetches() >= 2 * (3 + 1 + 4), "READs: " + b.readFetches());
@@ -139,7 +139,7 @@ class ReadFetchTest {
             assertEquals(0, a.granted());
             String target = b.choose("127.0.0.1", "a", a.advertisement());
             BlockFetchException e = assertThrows(BlockFetchException.class,
-                () -> fetch(b, new BlockFetcher.Block("a", target, 1, 2, 0, 0, 10_000)));
+                () -> fetch(b, new FetchBlock("a", target, 1, 2, 0, 0, 10_000)));
             assertTrue(e.getMessage().contains("READ of shuffle_1_2_0") && e.getMessage().contains("from executor a"),
                 e.getMessage());
             assertFalse(e.getMessage().contains("no block arrived"), "failed by itself, not by the bound: "
@@ -163,11 +163,11 @@ class ReadFetchTest {
             String target;
             try (RdmxEndpoints a = RdmxEndpoints.start(conf, "127.0.0.1", source)) {
                 target = b.choose("127.0.0.1", "a", a.advertisement());
-                assertArrayEquals(blocks[0], fetch(b, new BlockFetcher.Block("a", target, 1, 2, 0, 0, 10_000)));
+                assertArrayEquals(blocks[0], fetch(b, new FetchBlock("a", target, 1, 2, 0, 0, 10_000)));
                 assertTrue(b.readFetches() > 0);
             }
             BlockFetchException e = assertThrows(BlockFetchException.class,
-                () -> fetch(b, new BlockFetcher.Block("a", target, 1, 2, 0, 1, 5_000)));
+                () -> fetch(b, new FetchBlock("a", target, 1, 2, 0, 1, 5_000)));
             assertTrue(e.getMessage().contains("shuffle_1_2_1") && e.getMessage().contains("from executor a"),
                 e.getMessage());
             assertFalse(e.getMessage().contains("no block arrived"), "failed by itself: " + e.getMessage());
@@ -185,7 +185,7 @@ class ReadFetchTest {
         try (RdmxEndpoints a = RdmxEndpoints.start(conf, "127.0.0.1", source);
              RdmxEndpoints b = RdmxEndpoints.start(conf, "127.0.0.1", new FileSource(dir))) {
             String target = b.choose("127.0.0.1", "a", a.advertisement());
-            assertArrayEquals(blocks[0], fetch(b, new BlockFetcher.Block("a", target, 1, 2, 0, 0, 10_000)));
+            assertArrayEquals(blocks[0], fetch(b, new FetchBlock("a", target, 1, 2, 0, 0, 10_000)));
             assertEquals(0, b.readFetches());
             assertEquals(3, b.rpcFetches());
             assertEquals(blocks[0].length, a.bytesServed());

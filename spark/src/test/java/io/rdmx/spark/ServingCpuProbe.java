@@ -54,9 +54,9 @@ public final class ServingCpuProbe {
             try (RdmxEndpoints a = RdmxEndpoints.start(conf, "127.0.0.1", source);
                  RdmxEndpoints b = RdmxEndpoints.start(conf, "127.0.0.1", new ReadFetchTest.FileSource(dir))) {
                 String target = b.choose("127.0.0.1", "a", a.advertisement());
-                List<BlockFetcher.Block> list = new ArrayList<>();
+                List<FetchBlock> list = new ArrayList<>();
                 for (int r = 0; r < blocks; r++) {
-                    list.add(new BlockFetcher.Block("a", target, 0, 1, 0, r, blockBytes));
+                    list.add(new FetchBlock("a", target, 0, 1, 0, r, blockBytes));
                 }
                 fetchAll(b, list); // warm-up (the location, connections, buffers)
                 long c0 = servingCpuNanos();
@@ -79,12 +79,12 @@ public final class ServingCpuProbe {
         }
     }
 
-    private static long fetchAll(RdmxEndpoints b, List<BlockFetcher.Block> list) throws Exception {
+    private static long fetchAll(RdmxEndpoints b, List<FetchBlock> list) throws Exception {
         long n = 0;
         try (BlockFetcher f = new BlockFetcher(b::call, b::release, list, 48L << 20, 64, b.fetchChunkBytes(),
             Duration.ofSeconds(30))) {
             while (f.hasNext()) {
-                BlockFetcher.Fetched got = f.next();
+                FetchedBlock got = f.next();
                 n += got.length();
                 f.release(got);
             }

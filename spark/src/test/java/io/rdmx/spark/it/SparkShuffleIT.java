@@ -227,14 +227,14 @@ class SparkShuffleIT {
         assertTrue(targets.stream().anyMatch(t -> t.startsWith("tcp=")), "executor " + exec + ": " + lines);
         io.rdmx.spark.RdmxShuffleConf conf = io.rdmx.spark.RdmxShuffleConf.from(Map.of(
             io.rdmx.spark.RdmxShuffleConf.PEER_TIMEOUT_KEY, "3000")::get);
-        io.rdmx.spark.BlockFetcher.Block wanted = null;
+        io.rdmx.spark.FetchBlock wanted = null;
         for (String target : targets) {
-            wanted = new io.rdmx.spark.BlockFetcher.Block(exec, target, Integer.parseInt(block[2]),
+            wanted = new io.rdmx.spark.FetchBlock(exec, target, Integer.parseInt(block[2]),
                 Long.parseLong(block[3]), 0, Integer.parseInt(block[4]), Long.parseLong(block[5]));
             for (String other : java.util.Arrays.asList("another-applications-secret", null)) {
                 try (io.rdmx.spark.RdmxEndpoints stranger = io.rdmx.spark.RdmxEndpoints.start(conf, "127.0.0.1",
                     NO_BLOCKS, other)) {
-                    io.rdmx.spark.BlockFetcher.Block b = wanted;
+                    io.rdmx.spark.FetchBlock b = wanted;
                     io.rdmx.spark.BlockFetchException e = org.junit.jupiter.api.Assertions.assertThrows(
                         io.rdmx.spark.BlockFetchException.class, () -> fetch(stranger, b),
                         target + " served a peer with secret=" + (other == null ? "none" : "another"));
@@ -264,11 +264,11 @@ class SparkShuffleIT {
         }
     };
 
-    private static byte[] fetch(io.rdmx.spark.RdmxEndpoints client, io.rdmx.spark.BlockFetcher.Block b)
+    private static byte[] fetch(io.rdmx.spark.RdmxEndpoints client, io.rdmx.spark.FetchBlock b)
         throws Exception {
         try (io.rdmx.spark.BlockFetcher f = new io.rdmx.spark.BlockFetcher(client::call, client::release, List.of(b),
             1 << 20, 4, client.fetchChunkBytes(), Duration.ofSeconds(3))) {
-            io.rdmx.spark.BlockFetcher.Fetched got = f.next();
+            io.rdmx.spark.FetchedBlock got = f.next();
             byte[] bytes = got.stream().readAllBytes();
             f.release(got);
             return bytes;
