@@ -615,18 +615,27 @@ final class Endpoint extends CmSetup<VerbsConnection> {
                 java.util.concurrent.locks.LockSupport.parkNanos(200_000L);
             }
         }
+        boolean torn;
         lock.lock();
         try {
             closed = true;
+            // under the lock that the teardown takes first (beginTeardown): once it began, the id may be destroyed,
+            // and rdma_disconnect on a destroyed id reads freed memory (a SIGSEGV in librdmacm, seen when a late
+            // answer met a connect attempt that had timed out and been torn down)
+            torn = destroyed;
+            if (!torn) {
+                try {
+                    Lib.DISCONNECT.invoke(Lib.state(), id);
+                } catch (Throwable t) {
+                    node.log().debug("verbs: rdma_disconnect", t);
+                }
+            }
         } finally {
             unlock();
         }
-        try {
-            Lib.DISCONNECT.invoke(Lib.state(), id);
-        } catch (Throwable t) {
-            node.log().debug("verbs: rdma_disconnect", t);
+        if (!torn) {
+            node.execute(this::destroy);
         }
-        node.execute(this::destroy);
     }
 
     /** Destroys the QP, CQ, control region, domain and id (the flow's teardown). Idempotent. */
