@@ -68,41 +68,7 @@ public final class ReadPerf {
 
     private static double bandwidth(Node client, Connection c, Region into, RemoteRegion src, int size, int n,
                                     int depth) throws Exception {
-        int warm = Math.max(64, n / 10);
-        int total = warm + n;
-        long[] retired = {0};
-        long start = 0;
-        for (int i = 0; i < total; i++) {
-            if (i == warm) {
-                while (retired[0] < warm) {
-                    retire(client, retired);
-                }
-                start = System.nanoTime();
-            }
-            while (i - retired[0] >= depth) {
-                retire(client, retired);
-            }
-            boolean signal = (i + 1) % 64 == 0 || i == warm - 1 || i == total - 1;
-            int rc = c.post(WorkRequest.read(into, 0, size, src, 0).wrId(i).signaled(signal));
-            if (rc != Post.OK) {
-                throw new IllegalStateException("post: " + Post.name(rc));
-            }
-        }
-        while (retired[0] < total) {
-            retire(client, retired);
-        }
-        long ns = System.nanoTime() - start;
-        return (double) size * n / (1 << 20) / (ns / 1e9);
-    }
-
-    private static void retire(Node node, long[] retired) throws Exception {
-        int k = node.completionQueue().await(x -> {
-            check(x);
-            retired[0] = x.wrId() + 1;
-        }, 16, WAIT.toSeconds(), TimeUnit.SECONDS);
-        if (k == 0) {
-            throw new IllegalStateException("no completion within " + WAIT);
-        }
+        return WritePerf.stream(client, c, WorkRequest.read(into, 0, size, src, 0), size, n, depth);
     }
 
     private static void check(Completion x) {

@@ -184,6 +184,23 @@ public final class WritePerf {
 
     static double bandwidth(Node client, Connection c, Region src, RemoteRegion dst, int size, int n, int depth)
         throws Exception {
+        return stream(client, c, WorkRequest.write(src, 0, size, dst, 0), size, n, depth);
+    }
+
+    /**
+     * Posts {@code n} copies of one request (after a warm-up of a tenth), at most {@code depth} outstanding, every
+     * 64th signaled, and measures the bandwidth: WritePerf's WRITE stream and ReadPerf's READ stream.
+     *
+     * @param client the posting node
+     * @param c its connection
+     * @param wr the request (WRITE or READ of {@code size} bytes); its id and signaling are set per post
+     * @param size bytes per request
+     * @param n requests measured
+     * @param depth requests outstanding at most
+     * @return MiB/s
+     * @throws Exception on a failed post or completion
+     */
+    static double stream(Node client, Connection c, WorkRequest wr, int size, int n, int depth) throws Exception {
         int warm = Math.max(64, n / 10);
         int total = warm + n;
         long[] retired = {0};
@@ -199,7 +216,7 @@ public final class WritePerf {
                 retire(client, retired);
             }
             boolean signal = (i + 1) % 64 == 0 || i == warm - 1 || i == total - 1;
-            int rc = c.post(WorkRequest.write(src, 0, size, dst, 0).wrId(i).signaled(signal));
+            int rc = c.post(wr.wrId(i).signaled(signal));
             if (rc != Post.OK) {
                 throw new IllegalStateException("post: " + Post.name(rc));
             }
