@@ -25,6 +25,8 @@ class WaitLoopTest {
     private static final class Flag implements WaitLoop.Waiting<IllegalStateException> {
         volatile boolean ready;
         volatile boolean failed;
+        /** The step before a sleep ({@link #prepare}) makes the condition hold: the wait ends after its spins. */
+        boolean readyBeforeSleep;
         InputFollowing spin;
         InputFollowing follow;
 
@@ -39,6 +41,15 @@ class WaitLoopTest {
         @Override
         public InputFollowing spinInput() {
             return spin;
+        }
+
+        @Override
+        public boolean prepare() {
+            if (readyBeforeSleep) {
+                ready = true;
+                return true;
+            }
+            return false;
         }
 
         @Override
@@ -189,9 +200,10 @@ class WaitLoopTest {
             public void wakeInput() {
             }
         };
-        // 8 spins, mask 3: the looks come when 4 and 0 spins are left; then it sleeps out the deadline (2 s: far
-        // longer than 8 spins take even on a preempted thread, so the count never depends on the machine's speed)
-        assertEquals(WaitLoop.NOT_YET, loop.await(f, System.nanoTime() + 2_000_000_000L, 8, 3));
+        // 8 spins, mask 3: the looks come when 4 and 0 spins are left. The wait ends at its first step after the
+        // spins (prepare, before it would sleep), not on the clock: the count never depends on the machine's speed
+        f.readyBeforeSleep = true;
+        assertEquals(1, loop.await(f, System.nanoTime() + MINUTE, 8, 3));
         assertEquals(2, looks.get());
     }
 }
