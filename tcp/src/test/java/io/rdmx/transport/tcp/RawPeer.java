@@ -144,6 +144,38 @@ public final class RawPeer implements AutoCloseable {
     }
 
     /**
+     * Reads the next frame that is not a keep-alive (PING).
+     *
+     * @return the frame, or null at end of stream
+     * @throws IOException on failure
+     */
+    public Frame readSkippingPings() throws IOException {
+        Frame f;
+        do {
+            f = read();
+        } while (f != null && f.type() == FrameDescriptor.TYPE_PING);
+        return f;
+    }
+
+    /**
+     * @param parts frames (or parts of one)
+     * @return them back to back, to send in one write
+     */
+    public static byte[] concat(byte[]... parts) {
+        int n = 0;
+        for (byte[] p : parts) {
+            n += p.length;
+        }
+        byte[] out = new byte[n];
+        int at = 0;
+        for (byte[] p : parts) {
+            System.arraycopy(p, 0, out, at, p.length);
+            at += p.length;
+        }
+        return out;
+    }
+
+    /**
      * Reads frames until one of this type (skipping PING and ACK).
      *
      * @param type wanted type

@@ -14,8 +14,6 @@ import io.rdmx.transport.Region;
 import io.rdmx.transport.WorkRequest;
 import io.rdmx.transport.capability.InlineCompletions;
 import io.rdmx.transport.selector.SocketConnection;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CountDownLatch;
@@ -58,23 +56,6 @@ class TcpAckBatchingTest {
         return a;
     }
 
-    private static byte[] concat(byte[]... frames) throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        for (byte[] f : frames) {
-            out.write(f);
-        }
-        return out.toByteArray();
-    }
-
-    /** The next frame that is not a keep-alive. */
-    private static RawPeer.Frame next(RawPeer raw) throws IOException {
-        RawPeer.Frame f;
-        do {
-            f = raw.read();
-        } while (f != null && f.type() == FrameDescriptor.TYPE_PING);
-        return f;
-    }
-
     private void awaitPlaced(long seq) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (target.buffer().getLong((int) (8 * seq)) != seq && System.nanoTime() < deadline) {
@@ -89,14 +70,14 @@ class TcpAckBatchingTest {
             raw.handshake("raw-" + SEQ.incrementAndGet());
             server.accept(Duration.ofSeconds(10));
             // eight signaled WRITEs in one segment: one read at the server
-            raw.send(concat(write(1, 0), write(2, 0), write(3, 0), write(4, 0), write(5, 0), write(6, 0),
+            raw.send(RawPeer.concat(write(1, 0), write(2, 0), write(3, 0), write(4, 0), write(5, 0), write(6, 0),
                 write(7, 0), write(8, 0)));
-            RawPeer.Frame ack = next(raw);
+            RawPeer.Frame ack = raw.readSkippingPings();
             assertNotNull(ack, "connection closed");
             assertEquals(FrameDescriptor.TYPE_ACK, ack.type(), FrameDescriptor.typeName(ack.type()));
             assertEquals(8, ack.seq(), "one ACK for the whole read, not one per frame");
             raw.send(write(9, 0));
-            RawPeer.Frame second = next(raw);
+            RawPeer.Frame second = raw.readSkippingPings();
             assertEquals(FrameDescriptor.TYPE_ACK, second.type());
             assertEquals(9, second.seq(), "no other ACK between the two");
         }
@@ -113,7 +94,7 @@ class TcpAckBatchingTest {
             awaitPlaced(3);
             // an ACK for 1..3 would have been written before the server reads the next frame
             raw.send(write(4, 0));
-            RawPeer.Frame ack = next(raw);
+            RawPeer.Frame ack = raw.readSkippingPings();
             assertNotNull(ack, "connection closed");
             assertEquals(FrameDescriptor.TYPE_ACK, ack.type(), FrameDescriptor.typeName(ack.type()));
             assertEquals(4, ack.seq(), "the first ACK covers the unsignaled frames too; none was sent for them");
@@ -145,8 +126,8 @@ class TcpAckBatchingTest {
             byte[] send = java.util.Arrays.copyOf(RawPeer.header(FrameDescriptor.VERSION, FrameDescriptor.TYPE_SEND,
                 0, FrameDescriptor.HEADER_LENGTH + 8, 1), FrameDescriptor.HEADER_LENGTH + 8);
             raw.send(send);
-            RawPeer.Frame first = next(raw);
-            RawPeer.Frame second = next(raw);
+            RawPeer.Frame first = raw.readSkippingPings();
+            RawPeer.Frame second = raw.readSkippingPings();
             assertNotNull(second, "connection closed");
             assertEquals(true, replied.await(10, TimeUnit.SECONDS));
             assertEquals(null, failed.get());

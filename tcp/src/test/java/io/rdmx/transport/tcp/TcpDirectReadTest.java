@@ -57,28 +57,11 @@ class TcpDirectReadTest {
         return b;
     }
 
-    private static byte[] concat(byte[]... parts) throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        for (byte[] p : parts) {
-            out.write(p);
-        }
-        return out.toByteArray();
-    }
-
-    /** The next frame that is not a keep-alive. */
-    private static RawPeer.Frame next(RawPeer raw) throws IOException {
-        RawPeer.Frame f;
-        do {
-            f = raw.read();
-        } while (f != null && f.type() == FrameDescriptor.TYPE_PING);
-        return f;
-    }
-
     /** Reads ACKs until one covers {@code seq}. */
     private static void awaitAck(RawPeer raw, long seq) throws IOException {
         RawPeer.Frame f;
         do {
-            f = next(raw);
+            f = raw.readSkippingPings();
             assertNotNull(f, "connection closed before the ACK of seq=" + seq);
             assertEquals(FrameDescriptor.TYPE_ACK, f.type(), FrameDescriptor.typeName(f.type()) + ": " + f.text());
         } while (f.seq() < seq);
@@ -103,9 +86,9 @@ class TcpDirectReadTest {
             byte[] small = pattern(8, 99);
             // one WRITE of 512 KiB and an 8-byte WRITE behind it, in one stream: the second rides in a read of
             // the first's payload
-            raw.send(concat(RawPeer.bytes(RawPeer.writeHeader(FrameDescriptor.FLAG_UNSIGNALED, 1, target.remoteKey(),
-                0, 0, LARGE)), big, RawPeer.bytes(RawPeer.writeHeader(0, 2, target.remoteKey(), 0, LARGE, 8)),
-                small));
+            raw.send(RawPeer.concat(RawPeer.bytes(RawPeer.writeHeader(FrameDescriptor.FLAG_UNSIGNALED, 1,
+                target.remoteKey(), 0, 0, LARGE)), big, RawPeer.bytes(RawPeer.writeHeader(0, 2, target.remoteKey(), 0,
+                LARGE, 8)), small));
             awaitAck(raw, 2);
             assertPlaced(big, 0);
             assertPlaced(small, LARGE);
@@ -155,7 +138,7 @@ class TcpDirectReadTest {
             SocketConnection c = (SocketConnection) conn;
             assertEquals(Post.OK, conn.post(WorkRequest.recv(target, LARGE, LARGE)));
             byte[] msg = pattern(LARGE, 3);
-            raw.send(concat(RawPeer.header(FrameDescriptor.VERSION, FrameDescriptor.TYPE_SEND, 0,
+            raw.send(RawPeer.concat(RawPeer.header(FrameDescriptor.VERSION, FrameDescriptor.TYPE_SEND, 0,
                 FrameDescriptor.HEADER_LENGTH + LARGE, 1), msg));
             awaitAck(raw, 1); // a SEND is acknowledged once it is in the posted receive
             assertPlaced(msg, LARGE);
