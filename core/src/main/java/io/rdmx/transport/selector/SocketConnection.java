@@ -170,13 +170,7 @@ public class SocketConnection extends AbstractConnection implements Corking, Inp
                 // (placed by this thread, under this lock), so it sees them; completes in order behind whatever is
                 // outstanding, as a placed WRITE does. Not while a READ sent as a request is unanswered: its
                 // answer must not land after this one's bytes
-                if (pending.count() == 0) {
-                    if (signaled) {
-                        emit(op, wrId, Status.SUCCESS, length, 0, false, null);
-                    }
-                } else {
-                    pending.add(nextSeq, op, wrId, length, signaled);
-                }
+                completeDone(op, wrId, length, signaled);
                 return Post.OK;
             }
             if (op == Opcode.READ) {
@@ -197,13 +191,7 @@ public class SocketConnection extends AbstractConnection implements Corking, Inp
                     failure = new ConnectionClosedException(peerName(), "remote access error: " + err, null);
                 } else if (op == Opcode.WRITE) {
                     // placed already; completes in order behind whatever is still outstanding
-                    if (pending.count() == 0) {
-                        if (signaled) {
-                            emit(op, wrId, Status.SUCCESS, length, 0, false, null);
-                        }
-                    } else {
-                        pending.add(nextSeq, op, wrId, length, signaled);
-                    }
+                    completeDone(op, wrId, length, signaled);
                     return Post.OK;
                 }
             }
@@ -224,6 +212,20 @@ public class SocketConnection extends AbstractConnection implements Corking, Inp
             fail(failure);
         }
         return Post.OK;
+    }
+
+    /**
+     * A request this thread already carried out (a WRITE placed, a READ copied, shm): completes in order behind
+     * whatever is still outstanding, as the peer's ACKs would. Under the send lock.
+     */
+    private void completeDone(Opcode op, long wrId, int length, boolean signaled) {
+        if (pending.count() == 0) {
+            if (signaled) {
+                emit(op, wrId, Status.SUCCESS, length, 0, false, null);
+            }
+        } else {
+            pending.add(nextSeq, op, wrId, length, signaled);
+        }
     }
 
     /**
