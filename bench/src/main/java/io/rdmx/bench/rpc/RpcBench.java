@@ -159,13 +159,7 @@ public final class RpcBench {
             }
             java = ProcessHandle.current().info().command().orElse("java");
         }
-        Path cpFile = Paths.get(System.getProperty("rdmx.bench.hadoopClasspath", "bench/target/hadoop.classpath"));
-        if (!Files.isRegularFile(cpFile)) {
-            throw new IllegalStateException("no Hadoop class path at " + cpFile.toAbsolutePath()
-                + " (the bench module's build writes it: mvn -pl bench package)");
-        }
-        String cp = System.getProperty("java.class.path") + File.pathSeparator
-            + Files.readString(cpFile, StandardCharsets.UTF_8).trim();
+        String cp = childClasspath();
         int calls = quick ? 2_000 : 20_000;
         int perThread = quick ? 2_000 : 20_000;
         int warmup = 20_000;
@@ -245,9 +239,7 @@ public final class RpcBench {
             throw new IllegalStateException("bench rpc needs a JDK 17 for Hadoop 3.4: set -D" + JAVA17_PROP
                 + "=<jdk17>/bin/java");
         }
-        Path cpFile = Paths.get(System.getProperty("rdmx.bench.hadoopClasspath", "bench/target/hadoop.classpath"));
-        String cp = System.getProperty("java.class.path") + File.pathSeparator
-            + Files.readString(cpFile, StandardCharsets.UTF_8).trim();
+        String cp = childClasspath();
         int calls = quick ? 2_000 : 20_000;
         int perThread = quick ? 2_000 : 20_000;
         int warmup = 20_000;
@@ -602,5 +594,16 @@ public final class RpcBench {
                     tput));
             }
         }
+    }
+
+    /** @return this JVM's class path and Hadoop's (the file the bench module's build writes), for the child JVMs */
+    private static String childClasspath() throws java.io.IOException {
+        Path cpFile = Paths.get(System.getProperty("rdmx.bench.hadoopClasspath", "bench/target/hadoop.classpath"));
+        if (!Files.isRegularFile(cpFile)) {
+            throw new IllegalStateException("no Hadoop class path at " + cpFile.toAbsolutePath()
+                + " (the bench module's build writes it: mvn -pl bench package)");
+        }
+        return System.getProperty("java.class.path") + File.pathSeparator
+            + Files.readString(cpFile, StandardCharsets.UTF_8).trim();
     }
 }
