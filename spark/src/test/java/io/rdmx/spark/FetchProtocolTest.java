@@ -124,4 +124,45 @@ class FetchProtocolTest {
         assertEquals("diagnosis answer length=65 out of range [1, 64]",
             FetchProtocol.validateDiagnosis(new byte[65]));
     }
+
+    @Test
+    void badLocationRequestsAreNamedWithTheirValue() {
+        assertNull(FetchProtocol.validateLocate(FetchProtocol.locateRequest(1, 2, "exec-1_read.shm")));
+        assertEquals("location request length=20 out of range [21, 84]",
+            FetchProtocol.validateLocate(ByteBuffer.allocate(20)));
+        assertEquals("location request length=85 out of range [21, 84]",
+            FetchProtocol.validateLocate(ByteBuffer.allocate(85)));
+        ByteBuffer v2 = FetchProtocol.locateRequest(1, 2, "r");
+        v2.putInt(FetchProtocol.VERSION_OFFSET, 2);
+        assertEquals("location request version=2 expected=1", FetchProtocol.validateLocate(v2));
+        assertEquals("shuffleId=-1 mapId=2: negative",
+            FetchProtocol.validateLocate(FetchProtocol.locateRequest(-1, 2, "r")));
+        assertEquals("shuffleId=1 mapId=-2: negative",
+            FetchProtocol.validateLocate(FetchProtocol.locateRequest(1, -2, "r")));
+        // a node-name length that points past the body (a peer's lie) is refused before anything is read by it
+        ByteBuffer lie = FetchProtocol.locateRequest(1, 2, "reader");
+        lie.putInt(FetchProtocol.NODE_LENGTH_OFFSET, Integer.MAX_VALUE);
+        assertEquals("node name length=2147483647 expected=6", FetchProtocol.validateLocate(lie));
+        assertEquals("node name=a/b is not letters, digits, -_.",
+            FetchProtocol.validateLocate(FetchProtocol.locateRequest(1, 2, "a/b")));
+    }
+
+    @Test
+    void aLocationAnswerIsCheckedBeforeItsOffsetsAreUsed() {
+        io.rdmx.transport.RemoteRegion region = new io.rdmx.transport.RemoteRegion(0, 100, 7);
+        byte[] good = FetchProtocol.location(region, new long[] {0, 40, 100}).array();
+        assertEquals(3, FetchProtocol.locationOffsets(good).length);
+        IllegalArgumentException past = assertThrows(IllegalArgumentException.class,
+            () -> FetchProtocol.locationOffsets(FetchProtocol.location(region, new long[] {0, 40, 101}).array()));
+        assertTrue(past.getMessage().contains("offset[2]=101"), past.getMessage());
+        IllegalArgumentException down = assertThrows(IllegalArgumentException.class,
+            () -> FetchProtocol.locationOffsets(FetchProtocol.location(region, new long[] {0, 40, 30}).array()));
+        assertTrue(down.getMessage().contains("offset[2]=30"), down.getMessage());
+        // a count that does not match the answer's length (a peer claiming a billion offsets) allocates nothing
+        byte[] lie = good.clone();
+        ByteBuffer.wrap(lie).putInt(0, 1 << 30);
+        IllegalArgumentException count = assertThrows(IllegalArgumentException.class,
+            () -> FetchProtocol.locationOffsets(lie));
+        assertTrue(count.getMessage().contains("offsets=1073741824"), count.getMessage());
+    }
 }
