@@ -65,13 +65,14 @@ final class MapOutputGrants implements AutoCloseable {
                 }
             }
             try {
-                Connection c = node.accept(Duration.ofMillis(500));
+                // no polling: close() interrupts this thread and closes the node, either of which ends the wait
+                Connection c = node.accept(Duration.ofHours(1));
                 synchronized (this) {
                     accepted.removeIf(x -> !x.isOpen());
                     accepted.add(c);
                 }
             } catch (RdmxTimeoutException e) {
-                // look at closed again
+                // an hour without a reader: wait again
             } catch (RdmxException e) {
                 if (node.isOpen()) {
                     LOG.warn("rdmx shuffle: READ node {} stops accepting readers: {}", node.address(), e.toString());
