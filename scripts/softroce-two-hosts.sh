@@ -17,10 +17,16 @@
 #      host 2.
 # Writes its outputs (NAME.txt, NAME.rc) into $WORK/hosts; the job checks them after the VMs end. Every wait and
 # every process is bounded.
+#
+# The link between the two TCG VMs is slow and drops packets (perftest's ib_write_bw moved 1.4 MB/s over it, one
+# run): the amounts here are sized for it (HOSTS_* in softroce-test.sh), and every rdmx JVM's queue pairs use the ACK timeout
+# perftest uses, 14 (67 ms; rdmx.verbs.ackTimeout), not rdma_cm's 0.5 s, so that a lost packet costs both the
+# same. With rdma_cm's timeout rdmx's WRITE bandwidth over this link was 0.35 MB/s against perftest's 1.43.
 set -u
 role="$1"
 # shellcheck disable=SC1090
 . "$2"
+JOPTS="$JOPTS -Drdmx.verbs.ackTimeout=14"
 H="$WORK/hosts"
 mkdir -p "$H"
 cd "$H"
@@ -85,9 +91,9 @@ barrier up
 
 step "ring channel (auto)"
 if [ "$role" = b ]; then
-  run_java channel_server 420 -cp "$CP" io.rdmx.verbs.tools.ChannelRun server auto "$H/channel.addr" 20000
+  run_java channel_server 420 -cp "$CP" io.rdmx.verbs.tools.ChannelRun server auto "$H/channel.addr" "$HOSTS_RECORDS"
 else
-  run_java channel_client 420 -cp "$CP" io.rdmx.verbs.tools.ChannelRun client auto "$H/channel.addr" 20000
+  run_java channel_client 420 -cp "$CP" io.rdmx.verbs.tools.ChannelRun client auto "$H/channel.addr" "$HOSTS_RECORDS"
 fi
 barrier channel
 
@@ -123,12 +129,12 @@ HOSTS_WARM=2000
 gate="$H/perf_gate"
 mkdir -p "$gate"
 if [ "$role" = b ]; then
-  run_java perf_server 1500 -cp "$CP" io.rdmx.verbs.tools.WritePerf server "$H/perf.addr" 3 \
+  run_java perf_server 1500 -cp "$CP" io.rdmx.verbs.tools.WritePerf server "$H/perf.addr" "$HOSTS_ROUNDS" \
     "$BW_SIZE" "$LAT_SIZE" "$LAT_N" "$HOSTS_WARM" &
   perf=$!
 else
-  run_java perf 1500 -cp "$CP" io.rdmx.verbs.tools.WritePerf client "$H/perf.addr" "$gate" 3 \
-    "$BW_SIZE" "$BW_N" "$LAT_SIZE" "$LAT_N" "$HOSTS_WARM" &
+  run_java perf 1500 -cp "$CP" io.rdmx.verbs.tools.WritePerf client "$H/perf.addr" "$gate" "$HOSTS_ROUNDS" \
+    "$BW_SIZE" "$HOSTS_BW_N" "$LAT_SIZE" "$LAT_N" "$HOSTS_WARM" &
   perf=$!
   for ((i = 0; i < 3000; i++)); do
     [ -e "$gate/connected" ] && break
@@ -137,10 +143,10 @@ else
   done
 fi
 barrier perf_up
-for r in 1 2 3; do
+for ((r = 1; r <= HOSTS_ROUNDS; r++)); do
   step "round $r: perftest ib_write_bw / ib_write_lat"
   for t in bw lat; do
-    tool=ib_write_bw size=$BW_SIZE n=$BW_N
+    tool=ib_write_bw size=$BW_SIZE n=$HOSTS_BW_N
     [ "$t" = bw ] || { tool=ib_write_lat size=$LAT_SIZE n=$LAT_N; }
     if [ "$role" = b ]; then
       timeout 120 "$tool" -d "rxe$me" -R -s "$size" -n "$n" > "${t}_server_$r.txt" 2>&1 &

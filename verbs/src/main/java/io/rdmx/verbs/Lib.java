@@ -63,6 +63,9 @@ public final class Lib {
         FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
     /** {@code int rdma_accept(id, conn_param*)}. */
     public static final MethodHandle ACCEPT = fn(CM, "rdma_accept", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    /** {@code int rdma_set_option(id, level, optname, optval*, optlen)}. */
+    public static final MethodHandle SET_OPTION = fn(CM, "rdma_set_option",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG));
     /** {@code int rdma_disconnect(id)}. */
     public static final MethodHandle DISCONNECT = fn(CM, "rdma_disconnect", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     /** {@code struct ibv_pd *ibv_alloc_pd(context)}. */

@@ -320,6 +320,10 @@ public final class Native {
         public static final int RDMA_MAX_RESP_RES = 0xFF;
         /** {@code RDMA_MAX_INIT_DEPTH}: rdma_accept takes the requester's responder resources, capped likewise. */
         public static final int RDMA_MAX_INIT_DEPTH = 0xFF;
+        /** {@code RDMA_OPTION_ID}: the level of rdma_set_option's options of the id itself. */
+        public static final int RDMA_OPTION_ID = 0;
+        /** {@code RDMA_OPTION_ID_ACK_TIMEOUT}: the queue pair's local ACK timeout (a {@code uint8_t}). */
+        public static final int RDMA_OPTION_ID_ACK_TIMEOUT = 3;
         /** {@code IBV_WC_LOC_QP_OP_ERR}. */
         public static final int IBV_WC_LOC_QP_OP_ERR = 2;
         /** {@code IBV_WC_REM_OP_ERR}. */
@@ -470,6 +474,8 @@ public final class Native {
         m.put("IBV_QP_STATE", (long) More.IBV_QP_STATE);
         m.put("RDMA_MAX_RESP_RES", (long) More.RDMA_MAX_RESP_RES);
         m.put("RDMA_MAX_INIT_DEPTH", (long) More.RDMA_MAX_INIT_DEPTH);
+        m.put("RDMA_OPTION_ID", (long) More.RDMA_OPTION_ID);
+        m.put("RDMA_OPTION_ID_ACK_TIMEOUT", (long) More.RDMA_OPTION_ID_ACK_TIMEOUT);
         m.put("IBV_WC_LOC_QP_OP_ERR", (long) More.IBV_WC_LOC_QP_OP_ERR);
         m.put("IBV_WC_REM_OP_ERR", (long) More.IBV_WC_REM_OP_ERR);
         m.put("IBV_WC_RETRY_EXC_ERR", (long) More.IBV_WC_RETRY_EXC_ERR);

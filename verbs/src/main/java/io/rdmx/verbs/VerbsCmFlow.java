@@ -59,10 +59,26 @@ final class VerbsCmFlow extends RdmaCmFlow<Endpoint, VerbsConnection> {
         return p;
     }
 
+    /**
+     * Sets the queue pair's local ACK timeout where {@link VerbsNode#ACK_TIMEOUT_PROP} asks for one: rdma_cm applies
+     * it when it moves the queue pair to ready-to-send, inside rdma_connect (active side) or rdma_accept (passive).
+     */
+    private void ackTimeout(Endpoint ep, Arena a, MemorySegment st) throws Throwable {
+        int t = node.ackTimeout();
+        if (t < 0) {
+            return;
+        }
+        MemorySegment v = a.allocate(1);
+        v.set(JAVA_BYTE, 0, (byte) t);
+        check("rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT=" + t + ")", (int) Lib.SET_OPTION.invoke(st, ep.id,
+            More.RDMA_OPTION_ID, More.RDMA_OPTION_ID_ACK_TIMEOUT, v, 1L), st);
+    }
+
     @Override
     protected void connect(Endpoint ep) throws Throwable {
         MemorySegment st = Lib.state();
         try (Arena a = Arena.ofConfined()) { // rdma_connect copies the parameters
+            ackTimeout(ep, a, st);
             check("rdma_connect", (int) Lib.CONNECT.invoke(st, ep.id,
                 connParam(a, node.responderResources(), node.initiatorDepth())), st);
         }
@@ -72,6 +88,7 @@ final class VerbsCmFlow extends RdmaCmFlow<Endpoint, VerbsConnection> {
     protected void accept(Endpoint ep) throws Throwable {
         MemorySegment st = Lib.state();
         try (Arena a = Arena.ofConfined()) { // rdma_accept copies the parameters
+            ackTimeout(ep, a, st);
             check("rdma_accept", (int) Lib.ACCEPT.invoke(st, ep.id,
                 connParam(a, More.RDMA_MAX_RESP_RES, More.RDMA_MAX_INIT_DEPTH)), st);
         }

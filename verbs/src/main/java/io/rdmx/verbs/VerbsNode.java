@@ -53,10 +53,20 @@ import org.slf4j.LoggerFactory;
 public final class VerbsNode extends RdmaNode {
     /** System property: {@code true} makes the progress thread spin on the CQs instead of sleeping. */
     public static final String BUSY_POLL_PROP = "rdmx.verbs.busyPoll";
+    /**
+     * System property: the local ACK timeout of this node's queue pairs, as the verbs exponent (4.096 us x
+     * 2^value: 14 is 67 ms, perftest's default; 17 is about 0.5 s), 1 to 31. How long a sender waits for the
+     * peer's acknowledgement before it sends again, so on a link that drops packets (Soft-RoCE over a lossy or
+     * congested network) the time each loss costs. Unset: rdma_cm's choice (from the route's packet lifetime; on
+     * RoCE about 0.5 s in Linux 6.1).
+     */
+    public static final String ACK_TIMEOUT_PROP = "rdmx.verbs.ackTimeout";
     private static final Logger LOG = LoggerFactory.getLogger(VerbsNode.class);
 
     private final Arena arena = Arena.ofShared();
     private final boolean busyPoll = Boolean.getBoolean(BUSY_POLL_PROP);
+    /** {@link #ACK_TIMEOUT_PROP}, or -1: rdma_cm's choice. */
+    private final int ackTimeout = ackTimeout(System.getProperty(ACK_TIMEOUT_PROP));
     private final RegistrationCache cache;
     private final ConcurrentHashMap<Long, Endpoint> byId = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Long, Endpoint> byCq = new ConcurrentHashMap<>();
@@ -169,6 +179,28 @@ public final class VerbsNode extends RdmaNode {
         return Math.max(1, Math.min(READ_DEPTH_CAP, deviceMax));
     }
 
+    /**
+     * @param v the value of {@link #ACK_TIMEOUT_PROP}, or null
+     * @return the exponent, or -1 when unset
+     * @throws IllegalArgumentException naming the key and the value, when it is not an integer from 1 to 31
+     */
+    static int ackTimeout(String v) {
+        if (v == null || v.isBlank()) {
+            return -1;
+        }
+        int t;
+        try {
+            t = Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(ACK_TIMEOUT_PROP + "=" + v + " is not an integer (1 to 31)", e);
+        }
+        if (t < 1 || t > 31) {
+            throw new IllegalArgumentException(ACK_TIMEOUT_PROP + "=" + v + " is out of range [1, 31] (4.096 us x "
+                + "2^value; 0, an infinite wait, is refused)");
+        }
+        return t;
+    }
+
     private static MemorySegment nonNull(String call, MemorySegment p, MemorySegment st) throws RdmxException {
         if (p.equals(MemorySegment.NULL)) {
             throw new RdmxException("verbs: " + call + " failed: errno=" + Lib.errno(st));
@@ -203,6 +235,11 @@ public final class VerbsNode extends RdmaNode {
     /** @return the RDMA device this node uses */
     public String deviceName() {
         return deviceName;
+    }
+
+    /** @return the queue pairs' local ACK timeout exponent ({@link #ACK_TIMEOUT_PROP}), or -1: rdma_cm's choice */
+    int ackTimeout() {
+        return ackTimeout;
     }
 
     /** @return RDMA READs this node's queue pairs accept in flight from their peer ({@code responder_resources}) */

@@ -64,6 +64,19 @@ class VerbsUnitTest {
         assertThrows(IllegalArgumentException.class, () -> VerbsNode.accessFlags(Access.ALL, true));
     }
 
+    /** The ACK timeout key: unset is rdma_cm's choice; a bad value is refused with the key and the value named. */
+    @Test
+    void ackTimeoutIsRdmaCmsUnlessSetAndABadValueIsNamed() {
+        assertEquals(-1, VerbsNode.ackTimeout(null));
+        assertEquals(-1, VerbsNode.ackTimeout(" "));
+        assertEquals(14, VerbsNode.ackTimeout(" 14"));
+        assertEquals(31, VerbsNode.ackTimeout("31"));
+        for (String bad : new String[] {"0", "32", "-1", "fast"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> VerbsNode.ackTimeout(bad));
+            assertTrue(e.getMessage().startsWith(VerbsNode.ACK_TIMEOUT_PROP + "=" + bad + " "), e.getMessage());
+        }
+    }
+
     /** The READ depths asked of rdma_cm: the device's, capped, never 0 (a NIC refuses every READ with 0). */
     @Test
     void readDepthsComeFromTheDeviceCappedAndNeverZero() {
