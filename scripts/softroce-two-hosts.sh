@@ -19,9 +19,10 @@
 # every process is bounded.
 #
 # The link between the two TCG VMs is slow and drops packets (perftest's ib_write_bw moved 1.4 MB/s over it, one
-# run): the amounts here are sized for it (HOSTS_* in softroce-test.sh), and every rdmx JVM's queue pairs use the ACK timeout
-# perftest uses, 14 (67 ms; rdmx.verbs.ackTimeout), not rdma_cm's 0.5 s, so that a lost packet costs both the
-# same. With rdma_cm's timeout rdmx's WRITE bandwidth over this link was 0.35 MB/s against perftest's 1.43.
+# run): the amounts here are sized for it (HOSTS_* in softroce-test.sh), and every rdmx JVM's queue pairs use
+# perftest's default ACK timeout, 14 (67 ms; rdmx.verbs.ackTimeout), not rdma_cm's 0.5 s: with rdma_cm's, rdmx's
+# WRITE bandwidth over this link was 0.35 MB/s, and a round of 2000 WRITEs took over 5 minutes. (The installed
+# perftest, 4.5+0.17, leaves rdma_cm's timeout on its -R queue pairs: docs/operations.md.)
 set -u
 role="$1"
 # shellcheck disable=SC1090
