@@ -5,7 +5,8 @@
 #   2. inside one host: each rank must choose shm;
 # and rdmx's RPC (io.rdmx.rpc) between two hosts over tcp (scripts/RpcHostsCheck.java, run as a source file): a
 # server in host 1, 2000 checked echo calls of 1 KiB from host 2; fails unless the server saw the calls come from
-# host 2's own address and host 1's link received at least their bytes (they crossed the bridge, over tcp).
+# host 2's own address and host 1's link received at least their bytes (they crossed the bridge, over tcp); and the
+# test suite's two-node case between two hosts over tcp (io.rdmx.transport.testsuite.CrossHostCheck, PeerProcess).
 # Needs root (network namespaces).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -97,8 +98,37 @@ rpc() {
   fi
 }
 
+# the test suite's two-node case between two hosts over tcp (io.rdmx.transport.testsuite.CrossHostCheck in host 2
+# against PeerProcess in host 1): one-sided WRITEs checked by the peer's CRC32 and read back, then the peer told to
+# halt (exit 3) while a thread here waits on a posted receive, which must end naming the peer
+twonode() {
+  local ok=1 rc=0
+  "$HOSTS" run 1 timeout 180 "$JAVA" $JOPTS -cp "$CP" io.rdmx.transport.testsuite.PeerProcess auto twonode-peer 150 \
+    > "$WORK/twonode-peer.txt" 2> "$WORK/twonode-peer.err" &
+  local peer=$!
+  "$HOSTS" run 2 timeout 180 "$JAVA" $JOPTS -cp "$CP" io.rdmx.transport.testsuite.CrossHostCheck auto \
+    "$WORK/twonode-peer.txt" twonode-peer 150 > "$WORK/twonode.txt" 2>&1 || rc=$?
+  local prc=0
+  wait "$peer" || prc=$?
+  [ "$rc" = 0 ] && [ "$prc" = 3 ] || ok=0
+  grep -qx "PROVIDER tcp (auto)" "$WORK/twonode-peer.txt" || ok=0
+  grep -qx "PROVIDER tcp (auto)" "$WORK/twonode.txt" || ok=0
+  grep -q "^ADDRESS $("$HOSTS" addr 1):" "$WORK/twonode-peer.txt" || ok=0
+  grep -q "^TWO-NODE OK over tcp" "$WORK/twonode.txt" || ok=0
+  if [ "$ok" = 1 ]; then
+    echo "hosts-check: two-node case: auto chose tcp; $(grep '^TWO-NODE OK' "$WORK/twonode.txt")"
+  else
+    echo "hosts-check: two-node case between hosts FAILED (exit $rc; the peer's $prc, should be 3); driver, then" \
+      "peer:" >&2
+    tail -30 "$WORK/twonode.txt" >&2
+    tail -30 "$WORK/twonode-peer.txt" "$WORK/twonode-peer.err" >&2
+    exit 1
+  fi
+}
+
 "$HOSTS" up 2
 pair two-hosts 1 2 tcp
+twonode
 pair one-host 1 1 shm
 rpc
 echo "hosts-check: OK"

@@ -14,8 +14,8 @@
 #      READ: ib_read_bw / ib_read_lat and io.rdmx.verbs.tools.ReadPerf (printed only, not in verbs.json);
 #   4. (RDMX_SOFTROCE_HOSTS=0 leaves it out) two hosts: a second VM (host 2) boots beside this one (host 1), the two joined by one virtual Ethernet link
 #      (a QEMU socket netdev on this machine's loopback), each with its own rxe device on its end of the link; with
-#      provider `auto` in every process (each must say it chose verbs): the ring channel, the shuffle and rdmx's
-#      RPC between them, then perftest and WritePerf across the link (scripts/softroce-two-hosts.sh, run in both).
+#      provider `auto` in every process (each must say it chose verbs): the test suite's two-node case (WRITEs
+#      checked by the peer and read back, messages, the peer's death), the shuffle and rdmx's RPC between them, then perftest and WritePerf across the link (scripts/softroce-two-hosts.sh, run in both).
 # Then writes bench/results/verbs.json and verbs.svg (medians; rdmx vs perftest, same device, same run; and, with
 # the two-host step, the same pair across the two hosts' link).
 # Installs what is missing (Debian packages, virtme-ng from PyPI). Exits non-zero on any failure; every step is
@@ -70,9 +70,8 @@ BW_SIZE=65536
 BW_N=2000
 LAT_SIZE=64
 LAT_N=2000
-# the two hosts' link is slow (about 1-5 MB/s) and lossy: records of the ring-channel run (each up to 4 KiB), WRITEs
-# of BW_SIZE per bandwidth round (perftest and rdmx alike), rounds
-HOSTS_RECORDS=4000
+# the two hosts' link is slow (about 1-5 MB/s) and lossy: WRITEs of BW_SIZE per bandwidth round (perftest and rdmx
+# alike), rounds
 HOSTS_BW_N=200
 HOSTS_ROUNDS=2
 
@@ -138,7 +137,7 @@ LINK_PORT=$((30000 + RANDOM % 30000 / 2 * 2))
 MAC_A=52:54:00:0a:09:01
 MAC_B=52:54:00:0a:09:02
 {
-  for v in WORK JAVA JOPTS CP RPC_CP BW_SIZE BW_N LAT_SIZE LAT_N MAC_A MAC_B HOSTS_RECORDS HOSTS_BW_N HOSTS_ROUNDS; do printf '%s=%q\n' "$v" "${!v}"; done
+  for v in WORK JAVA JOPTS CP RPC_CP BW_SIZE BW_N LAT_SIZE LAT_N MAC_A MAC_B HOSTS_BW_N HOSTS_ROUNDS; do printf '%s=%q\n' "$v" "${!v}"; done
   # host 2 waits for host 1 while host 1 runs the one-host steps (about 6 minutes here)
   printf 'PEER_WAIT=%s\n' "$([ "$ONLY" = hosts ] && echo 300 || echo $((JUNIT_BOUND + 600)))"
 } > "$WORK/hosts.env"
@@ -304,13 +303,14 @@ check_hosts() {
     [ "$d" = "rxe$me " ] || hfail "host $me should see its own device rxe$me only, saw: '$d'"
     [ "$(cat "$H/ping_$me.rc" 2>/dev/null)" = 0 ] || hfail "host $me cannot ping the other: $(cat "$H/ping_$me.txt")"
   done
-  if [ "$(rc_of channel_client)" = 0 ] && [ "$(rc_of channel_server)" = 0 ] \
-      && grep -qx "PROVIDER verbs (auto)" "$H/channel_client.txt" && grep -qx "PROVIDER verbs (auto)" "$H/channel_server.txt" \
-      && grep -q "^CHANNEL OK: .* over verbs between two processes" "$H/channel_client.txt"; then
-    echo "softroce: two hosts: auto chose verbs on both; $(grep '^CHANNEL OK' "$H/channel_client.txt")"
+  # the peer dies on the request (exit 3: Runtime.halt), as the case wants
+  if [ "$(rc_of twonode)" = 0 ] && [ "$(rc_of twonode_peer)" = 3 ] \
+      && grep -qx "PROVIDER verbs (auto)" "$H/twonode.txt" && grep -qx "PROVIDER verbs (auto)" "$H/twonode_peer.txt" \
+      && grep -q "^TWO-NODE OK over verbs" "$H/twonode.txt"; then
+    echo "softroce: two hosts: auto chose verbs on both; $(grep '^TWO-NODE OK' "$H/twonode.txt")"
   else
-    hfail "ring channel FAILED (exit $(rc_of channel_client) / $(rc_of channel_server)):"
-    tail -n 20 "$H/channel_client.txt" "$H/channel_server.txt"
+    hfail "two-node case FAILED (exit $(rc_of twonode) / peer $(rc_of twonode_peer), the peer's should be 3):"
+    tail -n 30 "$H/twonode.txt" "$H/twonode_peer.txt"
   fi
   if [ "$(rc_of shuffle_0)" = 0 ] && [ "$(rc_of shuffle_1)" = 0 ] \
       && grep -q "^SHUFFLE OK over verbs" "$H/shuffle_0.txt" && grep -q "^JOINED rank 0 over verbs" "$H/shuffle_0.txt" \
@@ -333,7 +333,7 @@ check_hosts() {
   local got sent
   got=$(( $(stat_of stats_after_2.txt rcvd_pkts) - $(stat_of stats_before_2.txt rcvd_pkts) ))
   sent=$(( $(stat_of stats_after_1.txt sent_pkts) - $(stat_of stats_before_1.txt sent_pkts) ))
-  # the RPC alone sends 2000 requests of 1 KiB, the channel 4000 records of up to 4 KiB
+  # the RPC alone sends 2000 requests of 1 KiB
   if [ "$got" -ge 2000 ] && [ "$sent" -ge 2000 ]; then
     echo "softroce: two hosts: rxe1 sent $sent RoCE packets, rxe2 received $got (rdma statistic)"
   else

@@ -8,7 +8,10 @@
 # namespace; see docs/operations.md, "Soft-RoCE between two hosts".)
 # Both roles run the same steps in the same order, meeting at a barrier (files in the shared directory) after
 # each; host 2 serves, host 1 drives and measures, every process with provider `auto` where rdmx chooses:
-#   1. the two-JVM ring-channel run (io.rdmx.verbs.tools.ChannelRun, every byte checked by the receiver);
+#   1. the test suite's two-node case across the hosts (io.rdmx.transport.testsuite.CrossHostCheck and
+#      PeerProcess: one-sided WRITEs checked by the peer's CRC32 and READ back, messages both ways, the peer's death
+#      seen by a waiting thread). (The ring channel's own two-JVM run stays on one host: the shuffle below runs on
+#      ring channels, and each step costs two JVM starts, about 2 minutes in these VMs.)
 #   2. the two-JVM shuffle (io.rdmx.shuffle.ShuffleCheck, exactly-once checked by rank 0);
 #   3. rdmx's RPC (scripts/RpcHostsCheck.java, compiled by the job): 2000 checked 1 KiB echo calls;
 #   4. three alternating rounds of perftest (ib_write_bw, ib_write_lat, through rdma_cm: -R) and rdmx's WRITE
@@ -90,13 +93,17 @@ rdma statistic show link "rxe$me/1" > "stats_before_$me.txt" 2>&1
 cat "/sys/class/net/$nic/statistics/rx_bytes" > "rx_before_$me.txt"
 barrier up
 
-step "ring channel (auto)"
+step "two-node case of the test suite (auto): WRITEs checked by the peer, then the peer's death"
+# TwoProcessTest's case (io.rdmx.transport.testsuite.CrossHostCheck against PeerProcess): host 2's peer prints its
+# address into the shared directory, host 1 connects, writes and asks, then tells the peer to halt (exit 3) and
+# must see its death on a waiting thread
 if [ "$role" = b ]; then
-  run_java channel_server 420 -cp "$CP" io.rdmx.verbs.tools.ChannelRun server auto "$H/channel.addr" "$HOSTS_RECORDS"
+  run_java twonode_peer 420 -cp "$CP" io.rdmx.transport.testsuite.PeerProcess auto twonode-peer 400
 else
-  run_java channel_client 420 -cp "$CP" io.rdmx.verbs.tools.ChannelRun client auto "$H/channel.addr" "$HOSTS_RECORDS"
+  run_java twonode 420 -cp "$CP" io.rdmx.transport.testsuite.CrossHostCheck auto "$H/twonode_peer.txt" \
+    twonode-peer 400
 fi
-barrier channel
+barrier twonode
 
 step "shuffle (auto, 2 processes x 2 workers)"
 members=10.9.10.1:7600,10.9.10.2:7601

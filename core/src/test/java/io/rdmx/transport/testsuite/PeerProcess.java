@@ -3,9 +3,7 @@ package io.rdmx.transport.testsuite;
 import io.rdmx.transport.Access;
 import io.rdmx.transport.Completion;
 import io.rdmx.transport.Connection;
-import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.Node;
-import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.Opcode;
 import io.rdmx.transport.Region;
 import io.rdmx.transport.WorkRequest;
@@ -19,24 +17,29 @@ import java.util.zip.CRC32;
 /**
  * The second process of the two-process tests: registers an inbox, prints its address, and answers each
  * 8-byte request {@code (offset, length)} with the CRC32 of that part of its inbox (which the parent filled by
- * one-sided WRITEs). A zero-length message ends it.
+ * one-sided WRITEs). A zero-length message ends it; a request of length -1 makes it die at once
+ * ({@link Runtime#halt}: no close, no goodbye, as a killed process), for a parent on another host, which cannot
+ * kill it ({@link CrossHostCheck}).
  */
 public final class PeerProcess {
     private PeerProcess() {
     }
 
     /**
-     * @param args provider name, node name
+     * @param args provider name ({@code auto}: the one {@code auto} ranks best for a peer on another host, printed
+     *     as {@code PROVIDER <name> (auto)}), node name, and optionally the seconds to wait for the parent to
+     *     connect (default 60)
      * @throws Exception on failure (the parent sees the exit code)
      */
     public static void main(String[] args) throws Exception {
-        try (Node node = Fabrics.get(args[0]).open(NodeOptions.builder().name(args[1]).build())) {
-            Region inbox = node.register(1 << 20, Access.ALL);
+        long acceptSeconds = args.length > 2 ? Long.parseLong(args[2]) : 60;
+        try (Node node = CrossHostCheck.fabric(args[0]).open(CrossHostCheck.options(args[1]))) {
+            Region inbox = node.register(1 << 20, Access.ALL | Access.REMOTE_READ); // READ back by the parent
             Region msgs = node.register(64 * 16, Access.ALL);
             Region out = node.register(8 * 64, Access.ALL);
             System.out.println("ADDRESS " + node.address());
             System.out.flush();
-            Connection c = node.accept(Duration.ofSeconds(60));
+            Connection c = node.accept(Duration.ofSeconds(acceptSeconds));
             for (int i = 0; i < 64; i++) {
                 c.post(WorkRequest.recv(msgs, i * 16, 16).wrId(i));
             }
@@ -59,6 +62,10 @@ public final class PeerProcess {
                     ByteBuffer m = msgs.buffer();
                     int off = m.getInt(slot * 16);
                     int len = m.getInt(slot * 16 + 4);
+                    if (len == -1) {
+                        System.out.flush();
+                        Runtime.getRuntime().halt(3);
+                    }
                     CRC32 crc = new CRC32();
                     ByteBuffer b = inbox.buffer();
                     b.position(off).limit(off + len);
