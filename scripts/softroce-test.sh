@@ -292,6 +292,7 @@ median3() { grep -E '^[0-9]+(\.[0-9]+)?$' | sort -g | awk '{v[NR]=$1}
 # device of its own, and the RoCE packets crossed the link (host 2's device counted them)
 H="$WORK/hosts"
 hosts_fail=0
+hosts_perftest=0
 hfail() { echo "softroce: two hosts: $*"; hosts_fail=1; }
 rc_of() { cat "$H/$1.rc" 2>/dev/null || echo none; }
 # stat_of FILE COUNTER: a counter of `rdma statistic show link` output, 0 when absent
@@ -351,9 +352,19 @@ check_hosts() {
   hlat=$(for ((r = 1; r <= HOSTS_ROUNDS; r++)); do awk -v s=$LAT_SIZE '$1 == s {print $5}' "$H/lat_$r.txt" 2>/dev/null | tail -1; done | median3) || true
   hrbw=$(awk '$1 == "RDMX_WRITE_BW" {print $2}' "$H/perf.txt" 2>/dev/null | median3) || true
   hrlat=$(awk '$1 == "RDMX_WRITE_LAT" {print $2}' "$H/perf.txt" 2>/dev/null | median3) || true
-  if [ -z "$hbw" ] || [ -z "$hlat" ] || [ -z "$hrbw" ] || [ -z "$hrlat" ]; then
-    hfail "benchmark output not understood:"
-    tail -n 5 "$H"/bw_*.txt "$H"/lat_*.txt "$H"/perf.txt "$H"/perf_server.txt 2>/dev/null
+  if [ -z "$hrbw" ] || [ -z "$hrlat" ]; then
+    hfail "rdmx's WritePerf across the hosts gave no figure (bandwidth '$hrbw', latency '$hrlat'):"
+    tail -n 5 "$H"/perf.txt "$H"/perf_server.txt 2>/dev/null
+  fi
+  # perftest's rdma_cm setup across the lossy link sometimes fails every attempt of a round (seen once: the latency
+  # client's connection REJECTED five times); a baseline with no figure is said, and its rows are left out, but it
+  # does not fail the job, whose subject is rdmx
+  hosts_perftest=1
+  if [ -z "$hbw" ] || [ -z "$hlat" ]; then
+    hosts_perftest=0
+    echo "softroce: two hosts: perftest gave no figure in any round (ib_write_bw '$hbw' MB/s, ib_write_lat" \
+      "'$hlat' us); the two-host rows are left out of verbs.json. Its output:"
+    tail -n 4 "$H"/bw_*.txt "$H"/lat_*.txt 2>/dev/null
   fi
   echo "softroce: two hosts: progress:"
   sed 's/^/  /' "$H"/progress_*.txt 2>/dev/null | sort -k1,1 -s
@@ -462,7 +473,7 @@ RDMX_WRITE_LAT $rlat
 BW_SIZE $BW_SIZE
 LAT_SIZE $LAT_SIZE
 FIG
-  if [ "$HOSTS" = 1 ] && [ "$hosts_fail" = 0 ]; then
+  if [ "$HOSTS" = 1 ] && [ "$hosts_fail" = 0 ] && [ "$hosts_perftest" = 1 ]; then
     printf 'HOSTS_PERFTEST_WRITE_BW %s\nHOSTS_PERFTEST_WRITE_LAT %s\nHOSTS_RDMX_WRITE_BW %s\nHOSTS_RDMX_WRITE_LAT %s\n' \
       "$hbw" "$hlat" "$hrbw" "$hrlat" >> "$WORK/figures.txt"
   fi
