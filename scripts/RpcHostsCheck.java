@@ -32,16 +32,11 @@ public final class RpcHostsCheck {
     private RpcHostsCheck() {
     }
 
-    private static Fabric fabric(String provider) {
-        if (!provider.equals("auto")) {
-            return Fabrics.get(provider);
+    private static Fabric fabric(String provider) throws Exception {
+        Fabric f = Fabrics.forAnotherHost(provider);
+        if (Fabrics.AUTO.equals(provider)) {
+            System.out.println("PROVIDER " + f.name() + " (auto)");
         }
-        Fabric f = Fabrics.choose(false, name -> true);
-        if (f == null) {
-            throw new IllegalStateException("provider=auto: no usable provider reaches another host; usable here: "
-                + Fabrics.autoCandidates().stream().map(Fabric::name).toList());
-        }
-        System.out.println("PROVIDER " + f.name() + " (auto)");
         return f;
     }
 

@@ -16,6 +16,9 @@ import java.util.function.Predicate;
 
 /** Finds providers by name through {@link ServiceLoader}. */
 public final class Fabrics {
+    /** The provider name that lets rdmx choose ({@link #choose(boolean, Predicate)}, {@link #forAnotherHost}). */
+    public static final String AUTO = "auto";
+
     /** System property naming the default provider. */
     public static final String DEFAULT_PROVIDER_PROP = "rdmx.provider";
     /** Environment variable naming the default provider. */
@@ -99,6 +102,29 @@ public final class Fabrics {
      */
     public static Fabric choose(boolean peerOnThisHost, Predicate<String> peerServes) {
         return choose(autoCandidates(), peerOnThisHost, peerServes);
+    }
+
+    /**
+     * The provider a process opens to reach a peer on another host: the one named, or for {@code auto} the one
+     * {@link #choose(boolean, Predicate)} ranks best for such a peer (verbs where an RDMA device is up, else tcp).
+     * For tools and checks that run one process per host (the caller says which was chosen).
+     *
+     * @param provider a provider name or {@code auto}
+     * @return the provider
+     * @throws RdmxException for {@code auto} when no usable provider reaches another host, naming the usable ones and
+     *     why the others are not
+     */
+    public static Fabric forAnotherHost(String provider) throws RdmxException {
+        if (!AUTO.equals(provider)) {
+            return get(provider);
+        }
+        Fabric f = choose(false, name -> true);
+        if (f == null) {
+            throw new RdmxException("provider=auto: no usable provider reaches another host; usable here: "
+                + autoCandidates().stream().map(Fabric::name).toList() + ", not: "
+                + autoUnusable().stream().map(u -> u.name() + " (" + u.availability().reason() + ")").toList());
+        }
+        return f;
     }
 
     /**

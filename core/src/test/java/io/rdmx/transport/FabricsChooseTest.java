@@ -3,6 +3,7 @@ package io.rdmx.transport;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmx.transport.testsuite.FabricDouble;
 import java.util.List;
@@ -43,6 +44,19 @@ class FabricsChooseTest {
             assertEquals(true, f.traits().autoRank() > 0, f.name());
         }
         assertEquals("shm", Fabrics.choose(true, n -> true).name(), "on this module's class path: shm for this host");
+    }
+
+    /**
+     * A tool run on one host per process: a name is taken as it is; {@code auto} on this module's class path (shm and
+     * loopback, neither reaching another host) has nothing to offer and says so, naming what it found.
+     */
+    @Test
+    void forAnotherHostTakesANameAsItIsAndAutoSaysWhenNothingReachesAnotherHost() throws Exception {
+        assertEquals("shm", Fabrics.forAnotherHost("shm").name());
+        RdmxException e = assertThrows(RdmxException.class, () -> Fabrics.forAnotherHost(Fabrics.AUTO));
+        assertTrue(e.getMessage().startsWith("provider=auto: no usable provider reaches another host; usable here: ["),
+            e.getMessage());
+        assertTrue(e.getMessage().contains("shm"), e.getMessage());
     }
 
     @Test

@@ -32,24 +32,19 @@ public final class CrossHostCheck {
     }
 
     /**
-     * The provider to open: the one named, or for {@code auto} the one {@code auto} ranks best for a peer on
-     * another host, printed as {@code PROVIDER <name> (auto)} so that the caller can check the choice.
+     * The provider to open ({@link Fabrics#forAnotherHost}); for {@code auto} the choice is printed as
+     * {@code PROVIDER <name> (auto)} so that the caller can check it.
      *
      * @param provider a provider name or {@code auto}
      * @return the provider
-     * @throws RdmxException when {@code auto} finds none that reaches another host, naming what it found
+     * @throws RdmxException when {@code auto} finds none that reaches another host
      */
     static Fabric fabric(String provider) throws RdmxException {
-        if (!provider.equals("auto")) {
-            return Fabrics.get(provider);
+        Fabric f = Fabrics.forAnotherHost(provider);
+        if (Fabrics.AUTO.equals(provider)) {
+            System.out.println("PROVIDER " + f.name() + " (auto)");
+            System.out.flush();
         }
-        Fabric f = Fabrics.choose(false, name -> true);
-        if (f == null) {
-            throw new RdmxException("provider=auto: no usable provider reaches another host; usable here: "
-                + Fabrics.autoCandidates().stream().map(Fabric::name).toList());
-        }
-        System.out.println("PROVIDER " + f.name() + " (auto)");
-        System.out.flush();
         return f;
     }
 

@@ -58,16 +58,10 @@ public final class ChannelRun {
      * on another host (the only place this tool runs under {@code auto}), printed so the caller can check it.
      */
     static Fabric fabric(String provider) throws RdmxException {
-        if (!provider.equals("auto")) {
-            return Fabrics.get(provider);
+        Fabric f = Fabrics.forAnotherHost(provider);
+        if (Fabrics.AUTO.equals(provider)) {
+            System.out.println("PROVIDER " + f.name() + " (auto)");
         }
-        Fabric f = Fabrics.choose(false, name -> true);
-        if (f == null) {
-            throw new RdmxException("provider=auto: no usable provider reaches another host; usable here: "
-                + Fabrics.autoCandidates().stream().map(Fabric::name).toList() + ", not: "
-                + Fabrics.autoUnusable().stream().map(u -> u.name() + " (" + u.availability().reason() + ")").toList());
-        }
-        System.out.println("PROVIDER " + f.name() + " (auto)");
         return f;
     }
 
