@@ -6,6 +6,7 @@ import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Fabrics;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.PeerNotListeningException;
 import io.rdmx.transport.Post;
 import io.rdmx.transport.RdmxException;
 import io.rdmx.transport.Region;
@@ -116,11 +117,11 @@ public final class CrossHostCheck {
         while (true) {
             try {
                 return node.connect(address, Duration.ofSeconds(60));
-            } catch (RdmxException e) {
+            } catch (PeerNotListeningException e) {
                 if (System.nanoTime() > deadline) {
                     throw e;
                 }
-                Thread.sleep(500); // the peer printed its address before accepting: it may not listen yet
+                Thread.sleep(500); // nothing listens there yet: any other refusal fails at once
             }
         }
     }
