@@ -35,9 +35,12 @@ import org.junit.runner.notification.Failure;
  * tests build their clusters from {@code new HdfsConfiguration()}, which reads both. Every case that runs must
  * pass, and calls must have gone over rdmx (the engine's client and server counters).
  *
- * <p>Left out, with the reason: {@code TestFileCreation#testFileCreationSetLocalInterface} binds the client to the
- * interface {@code lo} ({@code dfs.client.local.interfaces}) and fails with the stock engine too on a machine
- * whose DataNode is not reachable from it ("could only be written to 0 of the 1 minReplication nodes").
+ * <p>Left out, each with the reason in {@link #LEFT_OUT}: {@code TestFileCreation#testFileCreationSetLocalInterface}
+ * binds the client to the interface {@code lo} ({@code dfs.client.local.interfaces}) and fails with the stock engine
+ * too on a machine whose DataNode is not reachable from it ("could only be written to 0 of the 1 minReplication
+ * nodes"). {@code TestFileCreation#testServerDefaultsWithMinimalCaching} is a race in the test itself (Mockito
+ * stubbing a spy that the NameNode's threads call at the same time), which fails about one run in 200 with the stock
+ * engine too.
  */
 @EnabledForJreRange(max = JRE.JAVA_22, disabledReason = HadoopJdk.REASON)
 class HadoopHdfsTestsOverRdmxTest {
@@ -45,7 +48,14 @@ class HadoopHdfsTestsOverRdmxTest {
     static final Map<String, String> LEFT_OUT = Map.of(
         "testFileCreationSetLocalInterface", "binds the DFS client to interface 'lo' (dfs.client.local.interfaces):"
             + " fails with the stock ProtobufRpcEngine2 too ('could only be written to 0 of the 1 minReplication"
-            + " nodes'); nothing of it is RPC");
+            + " nodes'); nothing of it is RPC",
+        "testServerDefaultsWithMinimalCaching", "races Mockito against the NameNode's own threads: it stubs a spy"
+            + " FSNamesystem with doReturn(..).when(spy) while BlockManager threads call the same spy, and a call"
+            + " between when(spy) and getServerDefaults() takes the stub (MarkedDeleteBlockScrubberThread:"
+            + " 'WrongTypeOfReturnValue: FsServerDefaults cannot be returned by isRunning()'); getServerDefaults()"
+            + " then never changes and its 6 s wait times out. With the stock ProtobufRpcEngine2 3 runs of 600"
+            + " failed so, over rdmx 1 of 300 (the case alone, repeated in one JVM); nothing of it is RPC."
+            + " testServerDefaults and testServerDefaultsWithCaching still call getServerDefaults over rdmx");
 
     @BeforeAll
     static void hadoop() {
@@ -61,7 +71,7 @@ class HadoopHdfsTestsOverRdmxTest {
     @Test
     @Timeout(value = 420, unit = TimeUnit.SECONDS)
     void hadoopsTestFileCreationPassesOverRdmx() {
-        runOverRdmx(TestFileCreation.class, 24);
+        runOverRdmx(TestFileCreation.class, 23);
     }
 
     /** Runs a JUnit 4 Hadoop test class but {@link #LEFT_OUT}, and checks all passed and went over rdmx. */
