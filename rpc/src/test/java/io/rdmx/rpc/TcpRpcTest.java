@@ -20,12 +20,6 @@ class TcpRpcTest extends RpcSuite {
         StreamKill.kill(node);
     }
 
-    /** Core's tcp WRITE/SEND path allocates on the posting thread (about 1 KiB per small call, measured). */
-    @Override
-    protected boolean writePathAllocates() {
-        return true;
-    }
-
     @Override
     protected String reserveAddress(NodeOptions.Builder options, Path scratch) throws java.io.IOException {
         int port;
