@@ -14,10 +14,12 @@
 #      ring channels, and each step costs two JVM starts, about 2 minutes in these VMs.)
 #   2. the two-JVM shuffle (io.rdmx.shuffle.ShuffleCheck, exactly-once checked by rank 0);
 #   3. rdmx's RPC (scripts/RpcHostsCheck.java, compiled by the job): 2000 checked 1 KiB echo calls;
-#   4. three alternating rounds of perftest (ib_write_bw, ib_write_lat, through rdma_cm: -R) and rdmx's WRITE
+#   4. alternating rounds (HOSTS_ROUNDS) of perftest (ib_write_bw, ib_write_lat, through rdma_cm: -R) and rdmx's WRITE
 #      bandwidth and latency (io.rdmx.verbs.tools.WritePerf server/client: one JVM each, started once and
 #      connected before the first round, measuring when told to: a JVM takes minutes to start here), host 1 to
-#      host 2.
+#      host 2;
+#   5. the conformance, READ conformance and RPC suites, unchanged, between two devices of host 1 on two links to
+#      host 2, every packet through host 2 (see that step).
 # Writes its outputs (NAME.txt, NAME.rc) into $WORK/hosts; the job checks them after the VMs end. Every wait and
 # every process is bounded.
 #
@@ -93,6 +95,8 @@ rdma statistic show link "rxe$me/1" > "stats_before_$me.txt" 2>&1
 cat "/sys/class/net/$nic/statistics/rx_bytes" > "rx_before_$me.txt"
 barrier up
 
+# LINKS_ONLY=1 (RDMX_SOFTROCE_ONLY=links, for developers): step 5 alone
+if [ "${LINKS_ONLY:-0}" != 1 ]; then
 step "two-node case of the test suite (auto): WRITEs checked by the peer, then the peer's death"
 # TwoProcessTest's case (io.rdmx.transport.testsuite.CrossHostCheck against PeerProcess): host 2's peer prints its
 # address into the shared directory, host 1 connects, writes and asks, then tells the peer to halt (exit 3) and
@@ -188,5 +192,75 @@ wait "$perf"
 rdma statistic show link "rxe$me/1" > "stats_after_$me.txt" 2>&1
 cat "/sys/class/net/$nic/statistics/rx_bytes" > "rx_after_$me.txt"
 ibv_devices > "devices_end_$me.txt" 2>&1
+fi
+
+# 5. the suites across the links (last: it changes host 1's routes). Host 1 gets a second device, rxe3, on a
+# second link to host 2 (10.9.11.1 and 10.9.11.2); host 1's policy routes send what one of its two link addresses
+# sends to the other out to host 2, which forwards it back in on the other link. The conformance, READ
+# conformance and RPC suites, unchanged, then run in one JVM of host 1 with their server-side nodes on rxe1
+# (10.9.10.1) and the others on rxe3 (10.9.11.1) (io.rdmx.transport.testsuite.TwoLinks): rdma_cm resolves the
+# peer's GID through a route via host 2, and every packet between the two crosses both links and host 2, which
+# counts what it forwarded. (The suites build both nodes of each case in one JVM and look into both; a host
+# cannot be split, so the route is.)
+step "suites across the links: conformance, READ conformance and RPC on verbs, rxe3 to rxe1 through host 2"
+[ "$role" = a ] && mac2="$MAC_A2" || mac2="$MAC_B2"
+nic2=""
+for d in /sys/class/net/*; do
+  [ "$(cat "$d/address")" = "$mac2" ] && nic2="${d##*/}"
+done
+# forwarded datagrams (/proc/net/snmp, Ip: ForwDatagrams)
+forwarded() { awk '/^Ip:/ {n++; for (i = 1; i <= NF; i++) if (n == 1) k[i] = $i; else if (k[i] == "ForwDatagrams") print $i}' /proc/net/snmp; }
+if [ -z "$nic2" ]; then
+  step "no network interface has the second link's address $mac2: $(ls /sys/class/net | tr '\n' ' ')"
+  touch "links_ready_$me" suites_done
+elif [ "$role" = b ]; then
+  ip addr add 10.9.11.2/24 dev "$nic2"
+  ip link set "$nic2" up
+  sysctl -qw net.ipv4.ip_forward=1
+  for c in all default "$nic" "$nic2"; do sysctl -qw "net.ipv4.conf.$c.rp_filter=0"; done
+  forwarded > forw_before_2.txt
+  touch links_ready_2
+  wait_for suites_done 1100 || true
+  forwarded > forw_after_2.txt
+else
+  ip addr add 10.9.11.1/24 dev "$nic2"
+  ip link set "$nic2" up
+  rdma link add rxe3 type rxe netdev "$nic2"
+  for c in all default "$nic" "$nic2"; do
+    sysctl -qw "net.ipv4.conf.$c.rp_filter=0" "net.ipv4.conf.$c.accept_local=1"
+  done
+  ip route add 10.9.10.1 via 10.9.11.2 dev "$nic2" src 10.9.11.1 onlink table 101
+  ip route add 10.9.11.1 via 10.9.10.2 dev "$nic" src 10.9.10.1 onlink table 102
+  # what comes in on either link is for this host (the local table first); everything else to the other
+  # address, locally sent or a lookup with no input device, goes through host 2: rdma_cm checks an incoming
+  # connection request's path so (validate_net_dev: the route back to its source must leave by the device it came
+  # in on), and with these rules it does, out through host 2 by the same link
+  ip rule add pref 5 iif "$nic" table local
+  ip rule add pref 6 iif "$nic2" table local
+  ip rule add pref 10 to 10.9.10.1 table 101
+  ip rule add pref 11 to 10.9.11.1 table 102
+  ip rule add pref 100 table local
+  ip rule del pref 0
+  { ip rule show; ip route get 10.9.10.1 from 10.9.11.1; ip route get 10.9.11.1 from 10.9.10.1
+    ip route get 10.9.10.1 from 10.9.11.1 iif "$nic"; } > routes_1.txt 2>&1
+  wait_for links_ready_2 300 || true
+  busybox ping -c 2 -W 10 -I 10.9.11.1 10.9.10.1 > ping_links.txt 2>&1
+  echo $? > ping_links.rc
+  # (one case of the RPC suite is aborted on verbs, with its reason: VerbsRpcTest#knownFailure)
+  sel="--select-class=io.rdmx.verbs.VerbsConformanceTest --select-class=io.rdmx.verbs.VerbsReadConformanceTest"
+  sel="${LINKS_SELECT:-$sel --select-class=io.rdmx.verbs.VerbsRpcTest}"
+  rdma statistic show link rxe3/1 > stats_links_before_3.txt 2>&1
+  rdma statistic show link rxe1/1 > stats_links_before_1.txt 2>&1
+  # past the bound the JVM gets SIGQUIT first (its threads' stacks go to suites.txt: a hang shows where), then KILL
+  # shellcheck disable=SC2086
+  timeout -k 20 -s QUIT 1000 "$JAVA" $JOPTS -Drdmx.test.twoLinks=10.9.10.1,10.9.11.1 -cp "$CP" \
+    org.junit.platform.console.ConsoleLauncher execute --disable-banner --disable-ansi-colors --details=tree \
+    --reports-dir="$H/junit-links" $sel > suites.txt 2>&1
+  echo $? > suites.rc
+  rdma statistic show link rxe3/1 > stats_links_after_3.txt 2>&1
+  rdma statistic show link rxe1/1 > stats_links_after_1.txt 2>&1
+  touch suites_done
+fi
+barrier suites
 step "done"
 echo ok > "done_$me"

@@ -34,7 +34,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -108,6 +111,23 @@ public abstract class RpcSuite {
         return false;
     }
 
+    /**
+     * A case this provider is known to fail, for a reason found and not yet fixed: that case is aborted with the
+     * reason printed (JUnit reports it as aborted, every run), not run. None by default.
+     *
+     * @param caseName the test method's name
+     * @return why the provider fails it, or null
+     */
+    protected String knownFailure(String caseName) {
+        return null;
+    }
+
+    @BeforeEach
+    void knownFailures(TestInfo info) {
+        String why = knownFailure(info.getTestMethod().map(java.lang.reflect.Method::getName).orElse(""));
+        Assumptions.assumeTrue(why == null, () -> fabric().name() + ": known failure, not run: " + why);
+    }
+
     @AfterEach
     void tearDown() throws Exception {
         release.countDown();
@@ -122,7 +142,17 @@ public abstract class RpcSuite {
     }
 
     Node node(String role) throws RdmxException {
-        return node(NodeOptions.builder().name(name(role)));
+        return node(options(role));
+    }
+
+    /**
+     * Options for a new node of the given role; subclasses may adjust (bind it to an address, say).
+     *
+     * @param role {@code "c"} for a client's node, anything else for a server's ({@code "s"}, {@code "raw"}, ...)
+     * @return the builder, its name set
+     */
+    protected NodeOptions.Builder options(String role) {
+        return NodeOptions.builder().name(name(role));
     }
 
     Node node(NodeOptions.Builder b) throws RdmxException {
@@ -1026,7 +1056,12 @@ public abstract class RpcSuite {
         Blocking.Call<byte[]> sync = Blocking.start("sync", () -> c.call(s.address(), SLOW, intBody(1), WAIT));
         CompletableFuture<byte[]> a1 = c.callAsync(s.address(), SLOW, intBody(2), WAIT);
         CompletableFuture<byte[]> a2 = c.callAsync(s.address(), SLOW, intBody(3), WAIT);
-        Blocking.awaitTrue("three calls running", () -> slowEntered.get() == 3, WAIT);
+        Blocking.awaitTrue("three calls running", () -> slowEntered.get() == 3 || sync.result().isDone(), WAIT);
+        if (sync.result().isDone()) {
+            throw new AssertionError("the synchronous call ended before the close, " + slowEntered.get()
+                + " calls running", sync.result().handle((v, t) -> t != null ? t : new AssertionError("returned"))
+                .join());
+        }
         Blocking.awaitBlockedIn(sync, "RpcClient.call", WAIT);
         c.close();
         Throwable t = sync.failure(WAIT);

@@ -2,10 +2,12 @@ package io.rdmx.verbs;
 
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Node;
+import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.capability.Capability;
 import io.rdmx.transport.capability.InlineCompletions;
 import io.rdmx.transport.capability.InputFollowing;
 import io.rdmx.transport.testsuite.TransportConformanceSuite;
+import io.rdmx.transport.testsuite.TwoLinks;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
@@ -30,6 +32,12 @@ class VerbsConformanceTest extends TransportConformanceSuite {
     @Override
     protected Fabric fabric() {
         return new VerbsFabric();
+    }
+
+    /** With {@link TwoLinks} set, the server on one link and every other node on the other. */
+    @Override
+    protected NodeOptions.Builder options(String name) {
+        return TwoLinks.bind(super.options(name), name.startsWith("server-"));
     }
 
     /** A crashed process's RDMA ids are destroyed by the kernel, which disconnects its peers: so does kill. */

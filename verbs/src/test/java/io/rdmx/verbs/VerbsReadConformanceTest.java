@@ -1,7 +1,9 @@
 package io.rdmx.verbs;
 
 import io.rdmx.transport.Fabric;
+import io.rdmx.transport.NodeOptions;
 import io.rdmx.transport.testsuite.ReadConformanceSuite;
+import io.rdmx.transport.testsuite.TwoLinks;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
@@ -20,6 +22,12 @@ class VerbsReadConformanceTest extends ReadConformanceSuite {
     @Override
     protected Fabric fabric() {
         return new VerbsFabric();
+    }
+
+    /** With {@link TwoLinks} set, the server-side nodes on one link and every other node on the other. */
+    @Override
+    protected NodeOptions.Builder options(String name) {
+        return TwoLinks.bind(super.options(name), name.startsWith("server-") || name.startsWith("bigserver-"));
     }
 
     @Override

@@ -179,10 +179,33 @@ public final class Blocking {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("not reached within " + timeout + ": " + what);
+                throw new AssertionError("not reached within " + timeout + ": " + what + "\n" + rdmxThreads());
             }
             Thread.sleep(1);
         }
+    }
+
+    /**
+     * @return where the threads running rdmx code are now (name, state and their rdmx frames, up to 12 each): what a
+     *     state not reached was waiting for
+     */
+    static String rdmxThreads() {
+        StringBuilder b = new StringBuilder("threads in rdmx code:");
+        Thread.getAllStackTraces().forEach((t, stack) -> {
+            StringBuilder frames = new StringBuilder();
+            int rdmx = 0;
+            for (int i = 0; i < stack.length && rdmx < 12; i++) {
+                boolean ours = stack[i].getClassName().startsWith(RDMX_PACKAGE);
+                if (ours || i < 3) {   // the top frames (where it waits) and the rdmx ones
+                    frames.append("\n    at ").append(stack[i]);
+                }
+                rdmx += ours ? 1 : 0;
+            }
+            if (rdmx > 0) {
+                b.append("\n  '").append(t.getName()).append("' ").append(t.getState()).append(frames);
+            }
+        });
+        return b.toString();
     }
 
     static boolean contains(StackTraceElement[] stack, String method) {
