@@ -4,6 +4,7 @@ import io.rdmx.rpc.RpcSuite;
 import io.rdmx.transport.Fabric;
 import io.rdmx.transport.Node;
 import io.rdmx.transport.NodeOptions;
+import io.rdmx.transport.internal.RdmaDevices;
 import io.rdmx.transport.testsuite.TwoLinks;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -59,12 +60,9 @@ class VerbsRpcTest extends RpcSuite {
     @Override
     protected String reserveAddress(NodeOptions.Builder options, Path scratch) throws Exception {
         String host = TwoLinks.address(true).orElse(null);
-        if (host == null) {
-            try (Node probe = fabric().open(NodeOptions.builder().name("rpcprobe-" + ProcessHandle.current().pid())
-                .build())) {
-                String a = probe.address();
-                host = a.substring(0, a.lastIndexOf(':'));
-            }
+        if (host == null) { // the address a node opened without one binds to, picked as the node picks it
+            host = RdmaDevices.select(null, System.getProperty(RdmaDevices.DEVICE_PROP), RdmaDevices.list())
+                .getHostAddress();
         }
         int port;
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(host))) {
