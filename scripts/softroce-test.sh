@@ -371,19 +371,17 @@ check_links() {
   r1=$(( $(stat_of stats_links_after_1.txt rcvd_pkts) - $(stat_of stats_links_before_1.txt rcvd_pkts) ))
   local n
   n="$(grep -oE '^\[ +[0-9]+ tests successful' "$j" 2>/dev/null | grep -oE '[0-9]+' || echo 0)"
-  # 47 conformance, 20 READ conformance and 41 RPC cases passed; one RPC case aborted with its reason, a known
-  # failure on verbs (VerbsRpcTest#knownFailure), and no other
+  # 47 conformance, 20 READ conformance and 42 RPC cases passed, none aborted
   local aborted
   aborted="$(grep -oE '^\[ +[0-9]+ tests aborted' "$j" 2>/dev/null | grep -oE '[0-9]+' || echo 0)"
-  if [ "$LINKS_SELECT" = "" ] && { [ "$n" -lt 108 ] || [ "$aborted" != 1 ] \
-      || ! grep -q "known failure, not run" "$j"; }; then
-    hfail "the suites across the links: $n cases passed (108 expected), $aborted aborted (1 expected, the known one)"
+  if [ "$LINKS_SELECT" = "" ] && { [ "$n" -lt 109 ] || [ "$aborted" != 0 ]; }; then
+    hfail "the suites across the links: $n cases passed (109 expected), $aborted aborted (none expected)"
   fi
   if [ "$(rc_of suites)" = 0 ] && grep -qE '^\[ +0 tests failed' "$j" && grep -qE '^\[ +0 tests skipped' "$j" \
       && grep -q 'ttl=63' "$H/ping_links.txt" && [ "$fwd" -ge 10000 ] \
       && [ "$s3" -ge 10000 ] && [ "$r1" -ge 10000 ]; then
     echo "softroce: two hosts: the conformance, READ conformance and RPC suites on verbs across the links:${ok}," \
-      "0 failed, 0 skipped, $aborted aborted ($(grep -om1 'known failure, not run: .\{0,110\}' "$j"));" \
+      "0 failed, 0 skipped, $aborted aborted;" \
       "host 2 forwarded $fwd datagrams, rxe3 sent $s3 RoCE packets and rxe1 received $r1;" \
       "ping 10.9.11.1 -> 10.9.10.1: $(grep -om1 'ttl=[0-9]*' "$H/ping_links.txt")"
   else

@@ -246,7 +246,6 @@ else
   wait_for links_ready_2 300 || true
   busybox ping -c 2 -W 10 -I 10.9.11.1 10.9.10.1 > ping_links.txt 2>&1
   echo $? > ping_links.rc
-  # (one case of the RPC suite is aborted on verbs, with its reason: VerbsRpcTest#knownFailure)
   sel="--select-class=io.rdmx.verbs.VerbsConformanceTest --select-class=io.rdmx.verbs.VerbsReadConformanceTest"
   sel="${LINKS_SELECT:-$sel --select-class=io.rdmx.verbs.VerbsRpcTest}"
   rdma statistic show link rxe3/1 > stats_links_before_3.txt 2>&1

@@ -34,10 +34,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -109,23 +106,6 @@ public abstract class RpcSuite {
      */
     protected boolean writePathAllocates() {
         return false;
-    }
-
-    /**
-     * A case this provider is known to fail, for a reason found and not yet fixed: that case is aborted with the
-     * reason printed (JUnit reports it as aborted, every run), not run. None by default.
-     *
-     * @param caseName the test method's name
-     * @return why the provider fails it, or null
-     */
-    protected String knownFailure(String caseName) {
-        return null;
-    }
-
-    @BeforeEach
-    void knownFailures(TestInfo info) {
-        String why = knownFailure(info.getTestMethod().map(java.lang.reflect.Method::getName).orElse(""));
-        Assumptions.assumeTrue(why == null, () -> fabric().name() + ": known failure, not run: " + why);
     }
 
     @AfterEach
@@ -1051,7 +1031,9 @@ public abstract class RpcSuite {
 
     @Test
     void closeFailsOutstandingCallsAndLaterCalls() throws Exception {
-        RpcServer s = server(cfg());
+        // three SLOW handlers at once: three handler threads, whatever the default here (with rdmx-affinity on the
+        // class path it is the machine's cores: 2 in the Soft-RoCE VM, where the third request waited in the queue)
+        RpcServer s = server(RpcConfig.builder().handlerThreads(3).build());
         RpcClient c = client(cfg());
         Blocking.Call<byte[]> sync = Blocking.start("sync", () -> c.call(s.address(), SLOW, intBody(1), WAIT));
         CompletableFuture<byte[]> a1 = c.callAsync(s.address(), SLOW, intBody(2), WAIT);

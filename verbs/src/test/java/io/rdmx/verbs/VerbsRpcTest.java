@@ -35,18 +35,6 @@ class VerbsRpcTest extends RpcSuite {
         ((VerbsNode) node).kill();
     }
 
-    /**
-     * Found in session 32 (the suite's first run on verbs), on one rxe device and across two links alike; passes
-     * on tcp, shm and loopback.
-     */
-    @Override
-    protected String knownFailure(String caseName) {
-        return "closeFailsOutstandingCallsAndLaterCalls".equals(caseName) ? "of three SLOW calls started at once (one"
-            + " synchronous, two asynchronous) the synchronous one's request never reaches the server's handler:"
-            + " its call times out after 20 s while the other two run (not the notification mode: WRITE_WITH_IMM"
-            + " fails the same way); docs/operations.md, Soft-RoCE between two hosts" : null;
-    }
-
     /** With {@link TwoLinks} set, the servers' nodes on one link and the clients' on the other. */
     @Override
     protected NodeOptions.Builder options(String role) {
