@@ -135,6 +135,7 @@ public final class QueriesBench {
             Hosts.up(4, rate);
             try {
                 Map<String, double[]> secs = new LinkedHashMap<>();
+                List<Report.Bar> bars = new ArrayList<>();
                 Report part = new Report("queries-hosts-part", quick);
                 for (int[] pw : configs) {
                     measure(part, secs, transports, pw[0], pw[1], warehouses, timed, expected);
@@ -153,8 +154,11 @@ public final class QueriesBench {
                         report.add(new Report.Result(name, "sockets", sock, 0, "s"));
                         report.lowerIsBetter(name + " rdmx auto (tcp) vs sockets", rdmx, sock, "s",
                             "never slower than sockets");
+                        bars.add(new Report.Bar("Q" + q + " " + pw[0] + "x" + pw[1] + " rdmx", rdmx, false));
+                        bars.add(new Report.Bar("Q" + q + " " + pw[0] + "x" + pw[1] + " sockets", sock, true));
                     }
                 }
+                report.panel(new Report.Panel(Hosts.link() + " link", "s, lower is better", bars));
             } finally {
                 Hosts.down();
             }

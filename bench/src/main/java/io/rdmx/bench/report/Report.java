@@ -187,19 +187,42 @@ public final class Report {
         out.println("wrote " + json + " and " + json.resolveSibling(name + ".svg"));
     }
 
+    /**
+     * The panels drawn: those given, or, for a report that gave none, one per unit of its comparisons, each
+     * comparison's rdmx bar beside its baseline's (so no chart is left empty).
+     *
+     * @return the panels
+     */
+    List<Panel> drawnPanels() {
+        if (!panels.isEmpty()) {
+            return panels;
+        }
+        Map<String, List<Bar>> byUnit = new LinkedHashMap<>();
+        for (Comparison c : comparisons) {
+            List<Bar> bars = byUnit.computeIfAbsent(c.unit(), u -> new ArrayList<>());
+            String label = c.name().length() > 30 ? c.name().substring(0, 29) + "~" : c.name();
+            bars.add(new Bar(label, c.rdmx(), false));
+            bars.add(new Bar("baseline", c.baseline(), true));
+        }
+        List<Panel> out = new ArrayList<>();
+        byUnit.forEach((unit, bars) -> out.add(new Panel("comparisons", unit, bars)));
+        return out;
+    }
+
     /** @return the chart: one bar panel per unit group, side by side */
     public String svg() {
+        List<Panel> drawn = drawnPanels();
         int pw = 420;
         int ph = 320;
-        int w = Math.max(1, panels.size()) * pw;
+        int w = Math.max(1, drawn.size()) * pw;
         StringBuilder s = new StringBuilder();
         s.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
             + "font-family=\"sans-serif\" font-size=\"11\">%n", w, ph + 30));
         s.append(String.format(Locale.ROOT, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>%n", w, ph + 30));
         s.append(String.format(Locale.ROOT, "<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">rdmx %s"
             + "%s (grey: baselines)</text>%n", esc(name), quick ? " --quick" : ""));
-        for (int p = 0; p < panels.size(); p++) {
-            Panel panel = panels.get(p);
+        for (int p = 0; p < drawn.size(); p++) {
+            Panel panel = drawn.get(p);
             int x0 = p * pw + 50;
             int y0 = 50;
             int plotH = ph - 110;
