@@ -67,6 +67,12 @@ public abstract class RpcSuite {
     static final int RING = 64 << 10;
     private static final AtomicInteger SEQ = new AtomicInteger();
     private static final Duration WAIT = Duration.ofSeconds(20);
+    /**
+     * The timeout of a call that the case itself ends (a close, a kill, a release), longer than the case's bound
+     * ({@code @Timeout}): such a call's own clock must not race the case's waits (a call with {@link #WAIT} started
+     * before a wait of {@link #WAIT} could time out first on a slow machine, and fail the case for no fault).
+     */
+    private static final Duration ENDED_BY_THE_CASE = Duration.ofMinutes(10);
     private final List<AutoCloseable> closeables = new ArrayList<>();
     /** Released by a test to let SLOW handlers answer. */
     private volatile CountDownLatch release = new CountDownLatch(1);
@@ -965,9 +971,10 @@ public abstract class RpcSuite {
         RpcServer s2 = server(cfg());
         RpcClient c = client(cfg());
         assertEquals(4, c.call(s1.address(), ECHO, intBody(1), WAIT).length);
-        Blocking.Call<byte[]> onS1 = Blocking.start("call-s1", () -> c.call(s1.address(), SLOW, intBody(1), WAIT));
-        CompletableFuture<byte[]> asyncOnS1 = c.callAsync(s1.address(), SLOW, intBody(2), WAIT);
-        CompletableFuture<byte[]> onS2 = c.callAsync(s2.address(), SLOW, intBody(3), WAIT);
+        Blocking.Call<byte[]> onS1 = Blocking.start("call-s1",
+            () -> c.call(s1.address(), SLOW, intBody(1), ENDED_BY_THE_CASE));
+        CompletableFuture<byte[]> asyncOnS1 = c.callAsync(s1.address(), SLOW, intBody(2), ENDED_BY_THE_CASE);
+        CompletableFuture<byte[]> onS2 = c.callAsync(s2.address(), SLOW, intBody(3), ENDED_BY_THE_CASE);
         Blocking.awaitTrue("three slow handlers running", () -> slowEntered.get() == 3, WAIT);
         Blocking.awaitBlockedIn(onS1, "RpcClient.call", WAIT);
         kill(n1);
@@ -993,8 +1000,8 @@ public abstract class RpcSuite {
         RpcServer s1 = server(se, cfg());
         RpcServer s2 = server(cfg());
         RpcClient c = client(cfg());
-        CompletableFuture<byte[]> onS1 = c.callAsync(s1.address(), SLOW, intBody(1), WAIT);
-        CompletableFuture<byte[]> onS2 = c.callAsync(s2.address(), SLOW, intBody(2), WAIT);
+        CompletableFuture<byte[]> onS1 = c.callAsync(s1.address(), SLOW, intBody(1), ENDED_BY_THE_CASE);
+        CompletableFuture<byte[]> onS2 = c.callAsync(s2.address(), SLOW, intBody(2), ENDED_BY_THE_CASE);
         Blocking.awaitTrue("two slow handlers running", () -> slowEntered.get() == 2, WAIT);
         s1.close();
         se.close();
@@ -1039,9 +1046,10 @@ public abstract class RpcSuite {
     void closeFailsOutstandingCallsAndLaterCalls() throws Exception {
         RpcServer s = server(cfg()); // three SLOW handlers at once: cfg() has four handler threads on any machine
         RpcClient c = client(cfg());
-        Blocking.Call<byte[]> sync = Blocking.start("sync", () -> c.call(s.address(), SLOW, intBody(1), WAIT));
-        CompletableFuture<byte[]> a1 = c.callAsync(s.address(), SLOW, intBody(2), WAIT);
-        CompletableFuture<byte[]> a2 = c.callAsync(s.address(), SLOW, intBody(3), WAIT);
+        Blocking.Call<byte[]> sync = Blocking.start("sync",
+            () -> c.call(s.address(), SLOW, intBody(1), ENDED_BY_THE_CASE));
+        CompletableFuture<byte[]> a1 = c.callAsync(s.address(), SLOW, intBody(2), ENDED_BY_THE_CASE);
+        CompletableFuture<byte[]> a2 = c.callAsync(s.address(), SLOW, intBody(3), ENDED_BY_THE_CASE);
         Blocking.awaitTrue("three calls running", () -> slowEntered.get() == 3 || sync.result().isDone(), WAIT);
         if (sync.result().isDone()) {
             throw new AssertionError("the synchronous call ended before the close, " + slowEntered.get()
