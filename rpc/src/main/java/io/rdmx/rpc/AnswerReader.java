@@ -362,13 +362,17 @@ final class AnswerReader {
                 continue;
             }
             long idle = System.nanoTime();
+            long reads = callerReads.sum();
             LockSupport.parkNanos(this, IDLE_READ_NANOS);
             if (Thread.interrupted() && !running.getAsBoolean()) {
                 return;
             }
-            // idle a whole period with nobody reading: drain what came anyway (late answers, counted and
-            // dropped; a lost server's failure), without blocking, so they do not sit in the ring
-            if (running.getAsBoolean() && System.nanoTime() - idle >= IDLE_READ_NANOS && role.tryTake()) {
+            // idle a whole period with nobody reading (no caller took the role meanwhile: callers read the ring
+            // themselves, and a drain between two of their calls would make the next one wait for it): drain what
+            // came anyway (late answers, counted and dropped; a lost server's failure), without blocking, so they
+            // do not sit in the ring
+            if (running.getAsBoolean() && System.nanoTime() - idle >= IDLE_READ_NANOS && callerReads.sum() == reads
+                && role.tryTake()) {
                 try {
                     readOnce(0);
                 } catch (InterruptedException e) {
