@@ -323,6 +323,22 @@ public final class ChannelWriter implements Notifier.Notifiable {
             return agent ? null : peer.engine().solePeer();
         }
 
+        /**
+         * Leader/follower: a writer out of space waits on the sole peer's socket, which brings the credits, and
+         * handles what comes on its own thread, instead of sleeping until the I/O thread has read the credit and
+         * woken it. The completions it reads (the ACK of the notification that covers its WRITEs) then post the
+         * data committed meanwhile from this thread too: the writer, not the I/O thread, writes its own data, as a
+         * blocking socket writer does. Only a sole peer's, as for the reader: a socket a follower held stays
+         * unwatched by the I/O thread for up to {@code rdmx.io.followGraceMicros} after it, and beside other peers
+         * no reader would take it over meanwhile. Not a mapped ring's writer: its credits come through shared
+         * memory, and the reader's wake-up is a futex on the writer-parked word, which a wait on the socket would
+         * not see.
+         */
+        @Override
+        public InputFollowing followInput() {
+            return shared == null ? spinInput() : null;
+        }
+
         /** Hands the sole peer's socket back to the I/O thread if waiting threads hold it: this one will sleep. */
         @Override
         public boolean prepare() {

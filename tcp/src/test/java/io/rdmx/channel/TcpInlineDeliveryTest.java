@@ -197,4 +197,78 @@ class TcpInlineDeliveryTest {
         assertEquals(0, ((io.rdmx.transport.selector.SocketConnection) received.connection()).followerReads(),
             "a reader read the socket with " + TcpFabric.FOLLOWER_READS_PROP + "=false");
     }
+
+    /**
+     * A writer out of space waits on its sole peer's socket, which brings the credits, and reads it itself: the
+     * credit and the ACK that completes its WRITEs are handled on the writer's thread, which then posts the data
+     * committed meanwhile itself (before, it slept until the I/O thread had read the credit and woken it, and the
+     * I/O thread posted the data). Lock step: the writer fills the ring and blocks, then the reader reads it all;
+     * 20 rounds, as a round can still go to the I/O thread (its timer held the socket's read lock, or it took the
+     * input back just as the writer came to wait). With follower reads off, the I/O thread reads every credit.
+     */
+    @Test
+    void aWriterOutOfSpaceReadsItsPeersSocketItselfUnlessFollowerReadsAreOff() throws Exception {
+        assertTrue(creditRounds(20) > 0, "the writer never read its peer's socket itself");
+        String before = System.getProperty(TcpFabric.FOLLOWER_READS_PROP);
+        System.setProperty(TcpFabric.FOLLOWER_READS_PROP, "false");
+        try {
+            assertEquals(0, creditRounds(20), "a writer read the socket with " + TcpFabric.FOLLOWER_READS_PROP
+                + "=false");
+        } finally {
+            if (before == null) {
+                System.clearProperty(TcpFabric.FOLLOWER_READS_PROP);
+            } else {
+                System.setProperty(TcpFabric.FOLLOWER_READS_PROP, before);
+            }
+        }
+    }
+
+    /**
+     * Rounds of: a writer thread fills a 4 KiB ring and blocks on the next record; the test reads all it wrote.
+     * Then the rest is read as the writer writes it.
+     *
+     * @return the reads the writer's side made on its own thread (the writer following its socket)
+     */
+    private long creditRounds(int rounds) throws Exception {
+        ChannelConfig small = ChannelConfig.builder(1).ringCapacity(4096).build();
+        ChannelEngine a = engine("writer", small);
+        ChannelEngine b = engine("reader", small);
+        PeerChannel p = a.connect(b.node().address(), Duration.ofSeconds(10));
+        b.accept(Duration.ofSeconds(10));
+        ChannelWriter w = p.writer(0, 0);
+        ChannelReader r = b.reader(0);
+        long total = (long) rounds * 2 * 4096 / 100; // twice what the ring holds per round: the writer blocks again
+        AtomicLong written = new AtomicLong();
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        Thread writer = new Thread(() -> {
+            ByteBuffer payload = ByteBuffer.allocate(100);
+            try {
+                for (long i = 0; i < total; i++) {
+                    w.write(1, payload.clear(), 20, TimeUnit.SECONDS);
+                    written.incrementAndGet();
+                }
+                w.flush();
+            } catch (Throwable t) {
+                failed.set(t);
+            }
+        }, "test-writer");
+        writer.start();
+        long got = 0;
+        for (int round = 0; round < rounds; round++) {
+            io.rdmx.transport.testsuite.Blocking.awaitBlockedIn(writer, "ChannelWriter.claim", Duration.ofSeconds(10));
+            long upTo = written.get();
+            while (got < upTo) {
+                got += r.read((s, buf, o, l, src) -> { }, 1024, 10, TimeUnit.SECONDS);
+            }
+        }
+        while (got < total && failed.get() == null) {
+            got += r.read((s, buf, o, l, src) -> { }, 1024, 10, TimeUnit.SECONDS);
+        }
+        writer.join(TimeUnit.SECONDS.toMillis(30));
+        assertFalse(writer.isAlive(), "writer still waiting");
+        assertEquals(null, failed.get());
+        assertEquals(total, got);
+        assertTrue(p.isOpen());
+        return ((io.rdmx.transport.selector.SocketConnection) p.connection()).followerReads();
+    }
 }

@@ -91,6 +91,12 @@ public final class ChannelBench {
      * alternate; each figure is then the median over the rounds, with half the min-max range as its error.
      */
     static final String ROUNDS_PROP = "rdmx.bench.channel.rounds";
+    /**
+     * System property: each stream measurement's length in milliseconds (default 2000, 700 with {@code --quick});
+     * the warm-up before it is half as long. Longer runs show the steady state, once both JVMs have compiled
+     * their hot paths (on a 2-core machine the compiler threads take CPU from the measured threads).
+     */
+    static final String MEASURE_PROP = "rdmx.bench.channel.measureMillis";
     private final int[] onlySizes = onlySizes();
     private final boolean quick;
     private final long measureMillis;
@@ -109,7 +115,7 @@ public final class ChannelBench {
 
     private ChannelBench(boolean quick, String name) {
         this.quick = quick;
-        this.measureMillis = quick ? 700 : 2000;
+        this.measureMillis = Long.getLong(MEASURE_PROP, quick ? 700 : 2000);
         this.rttMillis = quick ? 450 : 2000;
         this.rttWarmMillis = quick ? 2500 : 4000;
         this.report = new Report(name, quick).printResults(false).context("ringCapacity", RING)
@@ -232,6 +238,9 @@ public final class ChannelBench {
             + " cases of two processes, sizes " + Arrays.toString(SIZES) + ", " + measureMillis + " ms per size");
         if (rounds < 1 || rounds > 20) {
             throw new IllegalArgumentException(ROUNDS_PROP + "=" + rounds + " must be 1 to 20");
+        }
+        if (measureMillis < 100 || measureMillis > 600_000) {
+            throw new IllegalArgumentException(MEASURE_PROP + "=" + measureMillis + " must be 100 to 600000");
         }
         if (rounds > 1) {
             report.context("rounds", rounds + " over all cases, alternating; figures are medians over the rounds, "
