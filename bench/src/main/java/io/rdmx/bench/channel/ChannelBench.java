@@ -116,6 +116,9 @@ public final class ChannelBench {
     private ChannelBench(boolean quick, String name) {
         this.quick = quick;
         this.measureMillis = Long.getLong(MEASURE_PROP, quick ? 700 : 2000);
+        if (measureMillis < 100 || measureMillis > 600_000) { // both modes, --hosts included, before any output
+            throw new IllegalArgumentException(MEASURE_PROP + "=" + measureMillis + " must be 100 to 600000");
+        }
         this.rttMillis = quick ? 450 : 2000;
         this.rttWarmMillis = quick ? 2500 : 4000;
         this.report = new Report(name, quick).printResults(false).context("ringCapacity", RING)
@@ -238,9 +241,6 @@ public final class ChannelBench {
             + " cases of two processes, sizes " + Arrays.toString(SIZES) + ", " + measureMillis + " ms per size");
         if (rounds < 1 || rounds > 20) {
             throw new IllegalArgumentException(ROUNDS_PROP + "=" + rounds + " must be 1 to 20");
-        }
-        if (measureMillis < 100 || measureMillis > 600_000) {
-            throw new IllegalArgumentException(MEASURE_PROP + "=" + measureMillis + " must be 100 to 600000");
         }
         if (rounds > 1) {
             report.context("rounds", rounds + " over all cases, alternating; figures are medians over the rounds, "
