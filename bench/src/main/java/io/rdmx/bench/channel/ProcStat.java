@@ -109,6 +109,43 @@ public record ProcStat(long cpuNanos, long contextSwitches, long readCalls, long
         return new long[] {r, w};
     }
 
+    /**
+     * CPU time of the process's JIT compiler threads ({@code C1 CompilerThread<n>} and {@code C2 CompilerThread<n>},
+     * named {@code C1 CompilerThre}/{@code C2 CompilerThre} in {@code /proc/<pid>/task/<tid>/comm}): utime + stime of
+     * each, in 10 ms clock ticks. Only live threads: a benchmark's processes keep a fixed number of compiler threads
+     * ({@code -XX:-UseDynamicNumberOfCompilerThreads}), else a thread that retires takes its time with it.
+     *
+     * @param pid a live process
+     * @return nanoseconds, or -1 if {@code /proc} cannot be read
+     */
+    public static long compilerNanos(long pid) {
+        Path dir = Paths.get("/proc", Long.toString(pid), "task");
+        long ticks = 0;
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(dir)) {
+            for (Path t : tasks) {
+                try {
+                    if (isCompilerThread(Files.readString(t.resolve("comm"), StandardCharsets.US_ASCII))) {
+                        ticks += cpuTicks(Files.readString(t.resolve("stat"), StandardCharsets.US_ASCII));
+                    }
+                } catch (IOException gone) {
+                    // the thread exited between listing and reading: its time is gone with it (see above)
+                }
+            }
+        } catch (IOException e) {
+            return -1;
+        }
+        return ticks * (1_000_000_000L / TICKS_PER_SECOND);
+    }
+
+    /**
+     * @param comm a thread's {@code comm} (its name, cut to 15 characters)
+     * @return whether it is a HotSpot JIT compiler thread
+     */
+    static boolean isCompilerThread(String comm) {
+        String c = comm.trim();
+        return c.startsWith("C1 CompilerThre") || c.startsWith("C2 CompilerThre");
+    }
+
     /** @return read plus write system calls, or -1 if unknown */
     public long ioCalls() {
         return readCalls < 0 || writeCalls < 0 ? -1 : readCalls + writeCalls;

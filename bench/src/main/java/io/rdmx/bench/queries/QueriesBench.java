@@ -16,7 +16,7 @@ import java.util.Map;
  * middleware, in the same run, side by side: both transports' processes are up at once and every run of a query
  * runs on each in turn (the order alternating), so the machine's slow phases fall on both. Each configuration runs
  * every query in the same processes, first
- * {@link #WARM_UP_RUNS} times untimed, then timed at least 4 times (3 with {@code --quick}; the paper ran 5 and
+ * {@link #WARM_UP_RUNS} times untimed (more until the JIT is quiet: {@link #MAX_WARM_UP_RUNS}), then timed at least 4 times (3 with {@code --quick}; the paper ran 5 and
  * averaged the last 4) and until its timed runs add up to {@link #TIMED_SECONDS} (at most {@link #MAX_TIMED_RUNS}
  * runs), so a query of a few milliseconds is measured as many times as its scheduling noise needs. Every answer
  * is checked against the single-process evaluation. Reported: the median seconds per query (with half the spread
@@ -30,6 +30,17 @@ public final class QueriesBench {
      * and shuffle code), so a mean over the runs after one warm-up measured the compiler, not the transport.
      */
     static final int WARM_UP_RUNS = 3;
+
+    /**
+     * Three is a minimum: warm-up rounds (every query once on every transport) go on until two rounds in a row in
+     * which the processes' JIT compiler threads took at most {@link #QUIET_SHARE} of their CPU, at most this many.
+     * The tcp path is the longest to compile: in the shuffle benchmark its four processes compiled for 16-30
+     * passes where the sockets middleware's did for 10-13 (2026-11-30), and a fixed count measured the compiler.
+     */
+    static final int MAX_WARM_UP_RUNS = 30;
+
+    /** A warm-up round is JIT-quiet when the compiler threads took at most this share of the processes' CPU. */
+    static final double QUIET_SHARE = 0.05;
 
     /**
      * Timed runs continue until a query's add up to this many seconds. Q3 takes 6-25 ms at SF 30: with 4 runs,
@@ -47,6 +58,13 @@ public final class QueriesBench {
     private QueriesBench() {
     }
 
+    /** @return the warm-up rule, in words */
+    static String warmUpRule() {
+        return "at least " + WARM_UP_RUNS + " untimed rounds (every query on every transport), until 2 in a row in "
+            + "which the JIT compiler threads took at most " + Math.round(QUIET_SHARE * 100) + "% of the processes' "
+            + "CPU (at most " + MAX_WARM_UP_RUNS + ")";
+    }
+
     /**
      * @param quick a smaller database and fewer configurations
      * @param results the results directory
@@ -59,7 +77,7 @@ public final class QueriesBench {
             : new int[][] {{2, 1}, {2, 2}, {4, 1}, {4, 2}, {8, 1}};
         List<String> transports = List.of("shm", Shuffles.SOCKETS);
         System.out.println("rdmx bench queries" + (quick ? " --quick" : "") + ": TPC-C scale factor " + warehouses
-            + " (warehouses), queries 1-3 of the DAIS 2016 paper, each run " + WARM_UP_RUNS + " times untimed, then at"
+            + " (warehouses), queries 1-3 of the DAIS 2016 paper, each run untimed " + warmUpRule() + ", then at"
             + " least " + timed + " times and until its timed runs add up to " + TIMED_SECONDS + " s (at most "
             + MAX_TIMED_RUNS + "), the median reported;"
             + " every answer checked against a single-process evaluation");
@@ -73,7 +91,7 @@ public final class QueriesBench {
             all.rows(), all.olO.size(), (System.nanoTime() - t0) / 1e9);
         Report report = new Report("queries", quick).context("warehouses", warehouses).context("rows", all.rows())
             .context("minTimedRuns", timed).context("timedSeconds", TIMED_SECONDS)
-            .context("maxTimedRuns", MAX_TIMED_RUNS).context("warmUpRuns", WARM_UP_RUNS);
+            .context("maxTimedRuns", MAX_TIMED_RUNS).context("warmUpRuns", warmUpRule());
         Map<String, double[]> secs = new LinkedHashMap<>();
         measure(report, secs, List.of("shm"), 1, 1, warehouses, timed, expected);
         for (int[] pw : configs) {
@@ -118,7 +136,8 @@ public final class QueriesBench {
         List<String> transports = List.of("auto", Shuffles.SOCKETS);
         System.out.println("rdmx bench queries --hosts" + (quick ? " --quick" : "") + ": TPC-C scale factor "
             + warehouses + ", queries 1-3, each process in a host (network namespace) of its own; rdmx auto vs "
-            + "sockets; every answer checked against a single-process evaluation");
+            + "sockets; each query run untimed " + warmUpRule() + "; every answer checked against a "
+            + "single-process evaluation");
         Tpcc.Tables all = Tpcc.generate(warehouses, 0, 1);
         String[] expected = new String[4];
         for (int q = 1; q <= 3; q++) {
@@ -126,6 +145,7 @@ public final class QueriesBench {
         }
         Report report = new Report("queries-hosts", quick).context("warehouses", warehouses)
             .context("rows", all.rows()).context("minTimedRuns", timed).context("timedSeconds", TIMED_SECONDS)
+            .context("warmUpRuns", warmUpRule())
             .context("hosts", "one process per host (network namespaces, scripts/hosts.sh); both transports' "
                 + "processes run side by side in the same hosts, their runs alternating")
             .context("links", "unshaped veth pairs, and tc tbf at " + Hosts.SHAPED_RATE + " on each host's egress");
@@ -189,13 +209,25 @@ public final class QueriesBench {
             }
             double[] sum = new double[4]; // of the slowest transport's runs
             int run = 0;
-            for (; run < WARM_UP_RUNS; run++) {
+            double warmSeconds = 0;
+            double warmCompile = 0;
+            for (int quiet = 0; run < WARM_UP_RUNS || quiet < 2 && run < MAX_WARM_UP_RUNS; run++) {
+                double roundCpu = 0;
+                double roundCompile = 0;
                 for (int q = 1; q <= 3; q++) {
                     for (int i = 0; i < k; i++) {
-                        runners.get((i + run) % k).run(q, run, expected[q]);
+                        QueriesRunner.Timing t = runners.get((i + run) % k).run(q, run, expected[q]);
+                        roundCpu += t.cpuSeconds();
+                        roundCompile += t.compileSeconds();
+                        warmSeconds += t.seconds();
                     }
                 }
+                warmCompile += roundCompile;
+                quiet = roundCompile <= QUIET_SHARE * roundCpu ? quiet + 1 : 0;
             }
+            System.out.printf(Locale.ROOT, "  P=%d W=%d: %d warm-up rounds until the JIT was quiet (%.2f s, JIT "
+                + "compiler CPU %.2f s, all transports)%n", p, w, run, warmSeconds, warmCompile);
+            report.add(new Report.Result("warm-up rounds P=" + p + " W=" + w, "all", run, 0, "rounds"));
             for (boolean more = true; more; run++) {
                 more = false;
                 for (int q = 1; q <= 3; q++) {

@@ -22,9 +22,12 @@ import java.util.concurrent.TimeUnit;
  * against the expected digest of the single-process evaluation every time.
  */
 public final class QueriesRunner implements AutoCloseable {
-    /** A timed query: wall time (the slowest process), CPU seconds and context switches of all processes. */
+    /**
+     * A timed query: wall time (the slowest process), CPU seconds and context switches of all processes, and the
+     * CPU seconds their JIT compiler threads took meanwhile.
+     */
     public record Timing(int query, int run, double seconds, double cpuSeconds, long contextSwitches,
-                         String digest) {
+                         String digest, double compileSeconds) {
     }
 
     private static final long STEP_TIMEOUT_MINUTES = 10;
@@ -52,9 +55,10 @@ public final class QueriesRunner implements AutoCloseable {
         try {
             for (int r = 0; r < processes; r++) {
                 List<String> cmd = ChildJvm.command(QueriesProc.class.getName(),
-                    List.of("-Xmx1g", "-XX:+UseParallelGC"), provider, Integer.toString(r),
-                    Integer.toString(processes), Integer.toString(workers), Integer.toString(warehouses), members,
-                    job);
+                    // a fixed number of compiler threads: their CPU tells when the warm-up is over (ProcStat)
+                    List.of("-Xmx1g", "-XX:+UseParallelGC", "-XX:-UseDynamicNumberOfCompilerThreads"), provider,
+                    Integer.toString(r), Integer.toString(processes), Integer.toString(workers),
+                    Integer.toString(warehouses), members, job);
                 Process p = new ProcessBuilder(Hosts.in(r + 1, cmd)).redirectError(ProcessBuilder.Redirect.INHERIT)
                     .start();
                 procs.add(p);
@@ -134,6 +138,7 @@ public final class QueriesRunner implements AutoCloseable {
      */
     public Timing run(int query, int run, String expected) throws Exception {
         ProcStat before = stat();
+        long compileBefore = compileNanos();
         for (Writer w : ins) {
             w.write("RUN " + query + " " + run + "\n");
             w.flush();
@@ -148,6 +153,7 @@ public final class QueriesRunner implements AutoCloseable {
             }
         }
         ProcStat used = stat().minus(before);
+        long compiled = Math.max(0, compileNanos() - compileBefore);
         if (digest == null) {
             throw new IllegalStateException("Q" + query + " on " + provider + ": no process reported worker 0's"
                 + " answer");
@@ -156,7 +162,16 @@ public final class QueriesRunner implements AutoCloseable {
             throw new IllegalStateException("Q" + query + " on " + provider + " P=" + processes + ": answer "
                 + digest + " differs from the single-process evaluation's " + expected);
         }
-        return new Timing(query, run, slowest / 1e9, used.cpuSeconds(), used.contextSwitches(), digest);
+        return new Timing(query, run, slowest / 1e9, used.cpuSeconds(), used.contextSwitches(), digest,
+            compiled / 1e9);
+    }
+
+    private long compileNanos() {
+        long n = 0;
+        for (Process p : procs) {
+            n += Math.max(0, ProcStat.compilerNanos(p.pid()));
+        }
+        return n;
     }
 
     private ProcStat stat() {

@@ -44,14 +44,14 @@ public final class ShuffleBench {
         int threshold = 16 << 10;
         System.out.println("rdmx bench shuffle" + (quick ? " --quick" : "") + ": " + rows
             + " ints per process, two stages, 64 KiB buffers, threshold 16 KiB; a warm-up pass of " + warm
-            + " rows and " + ShuffleRunner.UNTIMED_PASSES + " untimed full passes in the same processes (the JIT "
-            + "settles; the first one is shown as '1st pass s'), then "
+            + " rows and " + ShuffleRunner.warmUpRule() + " in the same processes (the first one is shown as "
+            + "'1st pass s', the count as 'warm', their wall time as 'warm s'), then "
             + ShuffleRunner.REPEATS + " timed passes (the median is "
             + "reported); every pass verified exactly-once");
         Report report = new Report("shuffle", quick).printResults(false).context("rowsPerProcess", rows)
             .context("timedPasses", ShuffleRunner.REPEATS + " per configuration, median by wall time")
             .context("warmUpRowsPerProcess", warm)
-            .context("untimedFullPasses", ShuffleRunner.UNTIMED_PASSES).context("bufferSize", buffer)
+            .context("untimedFullPasses", ShuffleRunner.warmUpRule()).context("bufferSize", buffer)
             .context("batchThreshold", threshold)
             .context("stages", 2).context("cpuAndSwitches", "CPU-time clock (clock_gettime, ns) and /proc "
                 + "task/*/status of every process, timed pass only")
@@ -59,9 +59,9 @@ public final class ShuffleBench {
                 + "(read and write families on sockets, pipes, files and selectors' event descriptors; not futex, "
                 + "epoll_wait or sendmsg)");
         allocation(quick, report);
-        System.out.printf(Locale.ROOT, "%n  %-4s %-3s %-8s %8s %14s %12s %10s %9s %9s %6s %8s %11s%n", "P", "W",
-            "transport", "wall s", "rows/s", "cpu ns/row", "ctx sw", "reads", "writes", "GCs", "blocked",
-            "1st pass s");
+        System.out.printf(Locale.ROOT, "%n  %-4s %-3s %-8s %8s %14s %12s %10s %9s %9s %6s %8s %11s %5s %7s %6s%n",
+            "P", "W", "transport", "wall s", "rows/s", "cpu ns/row", "ctx sw", "reads", "writes", "GCs", "blocked",
+            "1st pass s", "warm", "warm s", "JIT s");
         Map<String, ShuffleRunner.Run> runs = new LinkedHashMap<>();
         for (int p : ps) {
             for (int w : ws) {
@@ -78,6 +78,11 @@ public final class ShuffleBench {
                     report.add(new Report.Result(name + " write system calls", t, r.writeCalls(), 0, "calls"));
                     report.add(new Report.Result(name + " GCs", t, r.gcCount(), 0, "collections"));
                     report.add(new Report.Result(name + " first full pass", t, r.firstPassSeconds(), 0, "s"));
+                    report.add(new Report.Result(name + " untimed passes until the JIT was quiet", t,
+                        r.untimedPasses(), 0, "passes"));
+                    report.add(new Report.Result(name + " warm-up wall time", t, r.warmUpSeconds(), 0, "s"));
+                    report.add(new Report.Result(name + " warm-up JIT compiler CPU", t, r.warmUpCompileSeconds(), 0,
+                        "s"));
                 }
             }
         }
@@ -123,7 +128,12 @@ public final class ShuffleBench {
                     report.lowerIsBetter("tcp vs sockets first full pass P=" + p + " W=2", tcp.firstPassSeconds(),
                         sock.firstPassSeconds(), "s", null);
                 }
+                // what reaching that speed costs: the untimed passes' wall time, until the JIT was quiet
+                report.lowerIsBetter("tcp vs sockets warm-up until the JIT is quiet P=" + p + " W=" + w,
+                    tcp.warmUpSeconds(), sock.warmUpSeconds(), "s", null);
                 report.lowerIsBetter("shm vs sockets CPU per row P=" + p + " W=" + w, shm.cpuNanosPerRow(),
+                    sock.cpuNanosPerRow(), "ns/row", null);
+                report.lowerIsBetter("tcp vs sockets CPU per row P=" + p + " W=" + w, tcp.cpuNanosPerRow(),
                     sock.cpuNanosPerRow(), "ns/row", null);
                 if (tcp.writeCalls() > 0 && sock.writeCalls() > 0) {
                     // every write call of a pass: frames on sockets, and the selectors' wake-ups (eventfd writes)
@@ -207,15 +217,15 @@ public final class ShuffleBench {
         int threshold = 16 << 10;
         System.out.println("rdmx bench shuffle --hosts" + (quick ? " --quick" : "") + ": P=" + p + " processes, "
             + "each in a host (network namespace) of its own, " + rows + " ints per process, two stages, 64 KiB "
-            + "buffers, threshold 16 KiB; " + ShuffleRunner.UNTIMED_PASSES + " untimed full passes, then the median "
+            + "buffers, threshold 16 KiB; " + ShuffleRunner.warmUpRule() + ", then the median "
             + "of " + ShuffleRunner.REPEATS + " timed passes, every pass verified exactly-once");
         Report report = new Report("shuffle-hosts", quick).printResults(false).context("rowsPerProcess", rows)
             .context("hosts", p + " network namespaces on one bridge (scripts/hosts.sh), one process each")
             .context("links", "unshaped veth pairs, and tc tbf at " + Hosts.SHAPED_RATE + " on each host's egress")
-            .context("untimedFullPasses", ShuffleRunner.UNTIMED_PASSES).context("bufferSize", buffer)
+            .context("untimedFullPasses", ShuffleRunner.warmUpRule()).context("bufferSize", buffer)
             .context("batchThreshold", threshold).context("loadAverageAtStart", load());
-        System.out.printf(Locale.ROOT, "%n  %-9s %-3s %-3s %-16s %8s %14s %12s %10s %9s %9s%n", "link", "P", "W",
-            "transport", "wall s", "rows/s", "cpu ns/row", "ctx sw", "reads", "writes");
+        System.out.printf(Locale.ROOT, "%n  %-9s %-3s %-3s %-16s %8s %14s %12s %10s %9s %9s %5s %7s%n", "link", "P",
+            "W", "transport", "wall s", "rows/s", "cpu ns/row", "ctx sw", "reads", "writes", "warm", "warm s");
         List<Report.Bar> bars = new ArrayList<>();
         for (String rate : List.of("", Hosts.SHAPED_RATE)) {
             Hosts.up(p, rate);
@@ -235,6 +245,9 @@ public final class ShuffleBench {
                         report.add(new Report.Result(name, t, r.seconds(), 0, "s"));
                         report.add(new Report.Result(name + " cpu", t, r.cpuNanosPerRow(), 0, "ns/row"));
                         report.add(new Report.Result(name + " write system calls", t, r.writeCalls(), 0, "calls"));
+                        report.add(new Report.Result(name + " untimed passes until the JIT was quiet", t,
+                            r.untimedPasses(), 0, "passes"));
+                        report.add(new Report.Result(name + " warm-up wall time", t, r.warmUpSeconds(), 0, "s"));
                         bars.add(new Report.Bar(Hosts.link() + " W" + w + " " + (r == rdmx ? "rdmx" : "sockets"),
                             r.seconds(), r == sock));
                     }
@@ -244,6 +257,8 @@ public final class ShuffleBench {
                         rdmx.cpuNanosPerRow(), sock.cpuNanosPerRow(), "ns/row", null);
                     report.lowerIsBetter("rdmx " + rdmx.providers() + " vs sockets write system calls, " + name,
                         Math.max(1, rdmx.writeCalls()), Math.max(1, sock.writeCalls()), "calls/pass", null);
+                    report.lowerIsBetter("rdmx " + rdmx.providers() + " vs sockets warm-up until the JIT is quiet, "
+                        + name, rdmx.warmUpSeconds(), sock.warmUpSeconds(), "s", null);
                 }
             } finally {
                 Hosts.down();
@@ -264,9 +279,11 @@ public final class ShuffleBench {
     }
 
     private static void printHosts(ShuffleRunner.Run r) {
-        System.out.printf(Locale.ROOT, "  %-9s %-3d %-3d %-16s %8.2f %14.0f %12.1f %10d %9d %9d%n", Hosts.link(),
-            r.processes(), r.workers(), r.transport().equals("auto") ? "rdmx auto:" + r.providers() : r.transport(),
-            r.seconds(), r.rowsPerSecond(), r.cpuNanosPerRow(), r.contextSwitches(), r.readCalls(), r.writeCalls());
+        System.out.printf(Locale.ROOT, "  %-9s %-3d %-3d %-16s %8.2f %14.0f %12.1f %10d %9d %9d %5d %7.2f%n",
+            Hosts.link(), r.processes(), r.workers(),
+            r.transport().equals("auto") ? "rdmx auto:" + r.providers() : r.transport(), r.seconds(),
+            r.rowsPerSecond(), r.cpuNanosPerRow(), r.contextSwitches(), r.readCalls(), r.writeCalls(),
+            r.untimedPasses(), r.warmUpSeconds());
     }
 
     /** The row path in steady state under JMH with {@code -prof gc}: bytes allocated per offer and per poll. */
@@ -291,8 +308,9 @@ public final class ShuffleBench {
     }
 
     private static void print(ShuffleRunner.Run r) {
-        System.out.printf(Locale.ROOT, "  %-4d %-3d %-8s %8.2f %14.0f %12.1f %10d %9d %9d %6d %8d %11.2f%n",
-            r.processes(), r.workers(), r.transport(), r.seconds(), r.rowsPerSecond(), r.cpuNanosPerRow(),
-            r.contextSwitches(), r.readCalls(), r.writeCalls(), r.gcCount(), r.blocked(), r.firstPassSeconds());
+        System.out.printf(Locale.ROOT, "  %-4d %-3d %-8s %8.2f %14.0f %12.1f %10d %9d %9d %6d %8d %11.2f %5d %7.2f "
+            + "%6.2f%n", r.processes(), r.workers(), r.transport(), r.seconds(), r.rowsPerSecond(),
+            r.cpuNanosPerRow(), r.contextSwitches(), r.readCalls(), r.writeCalls(), r.gcCount(), r.blocked(),
+            r.firstPassSeconds(), r.untimedPasses(), r.warmUpSeconds(), r.warmUpCompileSeconds());
     }
 }

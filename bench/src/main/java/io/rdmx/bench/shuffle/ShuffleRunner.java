@@ -22,7 +22,8 @@ public final class ShuffleRunner {
     /** The outcome of one timed pass (after a warm-up pass in the same processes). */
     public record Run(String transport, int processes, int workers, int threshold, long rowsPerProcess,
                       double seconds, long blocked, double cpuSeconds, long contextSwitches, long readCalls,
-                      long writeCalls, long gcCount, long gcMillis, double firstPassSeconds, String providers) {
+                      long writeCalls, long gcCount, long gcMillis, double firstPassSeconds, String providers,
+                      double compileSeconds, int untimedPasses, double warmUpSeconds, double warmUpCompileSeconds) {
         /** @return rows shuffled (both stages, all processes) */
         public long rows() {
             return 2L * processes * rowsPerProcess;
@@ -40,7 +41,8 @@ public final class ShuffleRunner {
          */
         public Run withFirstPass(double first) {
             return new Run(transport, processes, workers, threshold, rowsPerProcess, seconds, blocked, cpuSeconds,
-                contextSwitches, readCalls, writeCalls, gcCount, gcMillis, first, providers);
+                contextSwitches, readCalls, writeCalls, gcCount, gcMillis, first, providers, compileSeconds,
+                untimedPasses, warmUpSeconds, warmUpCompileSeconds);
         }
 
         /**
@@ -49,7 +51,20 @@ public final class ShuffleRunner {
          */
         public Run withProviders(String p) {
             return new Run(transport, processes, workers, threshold, rowsPerProcess, seconds, blocked, cpuSeconds,
-                contextSwitches, readCalls, writeCalls, gcCount, gcMillis, firstPassSeconds, p);
+                contextSwitches, readCalls, writeCalls, gcCount, gcMillis, firstPassSeconds, p, compileSeconds,
+                untimedPasses, warmUpSeconds, warmUpCompileSeconds);
+        }
+
+        /**
+         * @param passes the untimed full passes run before the timed ones
+         * @param seconds their wall time, summed
+         * @param compile the CPU time the processes' JIT compiler threads took in them
+         * @return this run with its warm-up
+         */
+        public Run withWarmUp(int passes, double seconds, double compile) {
+            return new Run(transport, processes, workers, threshold, rowsPerProcess, this.seconds, blocked,
+                cpuSeconds, contextSwitches, readCalls, writeCalls, gcCount, gcMillis, firstPassSeconds, providers,
+                compileSeconds, passes, seconds, compile);
         }
 
         /** @return CPU nanoseconds (all processes, user + system) per row shuffled */
@@ -74,8 +89,47 @@ public final class ShuffleRunner {
      * on every transport alike ({@link #UNTIMED_PROP} to change it); the first full pass is still reported
      * ({@link Run#firstPassSeconds}). Passes are started by this process one at a time, so two never overlap in a
      * worker's rings.
+     *
+     * <p>Eight is a minimum: a fixed count measured the quick run's 1M rows per process before tcp's code was
+     * compiled. Per pass at P=4 W=1, 1M rows (wall s / JIT compiler CPU ms of the four processes, 2026-11-30,
+     * {@link #PRINT_PASSES_PROP}): tcp 0.18-0.22 s / 180-270 ms for passes 1-11, then 0.16, 0.13, 0.11, 0.10,
+     * 0.09 s as the compiles ended, 0.07-0.09 s / 0-30 ms from pass 16; sockets 0.08-0.11 s / 10-70 ms from pass 3,
+     * 0.06-0.08 s / 0-10 ms from pass 11. With eight the quick run reported tcp at 0.37-0.5x sockets, after 40 at
+     * 1.04x. So the warm-up goes on until the JIT is quiet ({@link #UNTIL_JIT_QUIET_PROP}), on every transport
+     * alike, and each run reports its warm-up (passes, wall time, compiler CPU) beside its speed.
      */
     static final int UNTIMED_PASSES = untimedPasses(System.getProperty(UNTIMED_PROP));
+
+    /**
+     * After the {@link #UNTIMED_PASSES} (a minimum), untimed passes go on until the JIT is quiet (default true;
+     * false: exactly that many).
+     */
+    static final String UNTIL_JIT_QUIET_PROP = "rdmx.bench.shuffle.untilJitQuiet";
+    static final boolean UNTIL_JIT_QUIET = !"false".equals(System.getProperty(UNTIL_JIT_QUIET_PROP));
+    /** Untimed passes at most, quiet or not (then the run says so: {@link Run#untimedPasses}). */
+    static final int MAX_UNTIMED = 60;
+    /** Consecutive JIT-quiet passes that end the warm-up. */
+    static final int QUIET_PASSES = 2;
+    /** A pass is JIT-quiet when the compiler threads took at most this share of the processes' CPU in it. */
+    static final double QUIET_SHARE = 0.05;
+
+    /** @return the warm-up rule, in words (for the benchmarks' headers and results) */
+    static String warmUpRule() {
+        if (!UNTIL_JIT_QUIET) {
+            return UNTIMED_PASSES + " untimed full passes";
+        }
+        return "untimed full passes, at least " + UNTIMED_PASSES + ", until " + QUIET_PASSES + " in a row in which "
+            + "the JIT compiler threads took at most " + Math.round(QUIET_SHARE * 100) + "% of the processes' CPU "
+            + "(at most " + Math.max(UNTIMED_PASSES, MAX_UNTIMED) + ")";
+    }
+
+    /**
+     * @param pass an untimed pass
+     * @return whether the processes' JIT compiler threads took at most {@link #QUIET_SHARE} of their CPU in it
+     */
+    static boolean jitQuiet(Run pass) {
+        return pass.compileSeconds() <= QUIET_SHARE * pass.cpuSeconds();
+    }
 
     /**
      * @param value the property's value, or null
@@ -130,14 +184,15 @@ public final class ShuffleRunner {
             args.length > 4 ? Integer.parseInt(args[4]) : 64 << 10, args.length > 5 ? Integer.parseInt(args[5])
             : 16 << 10, args.length > 6 ? Long.parseLong(args[6]) : 300_000, null);
         System.out.printf(Locale.ROOT, "%s P=%d W=%d: %.2f s, %.0f rows/s, %.1f cpu ns/row, %d switches, %d read and "
-            + "%d write calls, %d GCs, %d blocked%n", r.transport(), r.processes(), r.workers(), r.seconds(),
-            r.rowsPerSecond(), r.cpuNanosPerRow(), r.contextSwitches(), r.readCalls(), r.writeCalls(), r.gcCount(),
-            r.blocked());
+            + "%d write calls, %d GCs, %d blocked; warm-up %d passes, %.2f s, JIT %.2f s CPU%n", r.transport(),
+            r.processes(), r.workers(), r.seconds(), r.rowsPerSecond(), r.cpuNanosPerRow(), r.contextSwitches(),
+            r.readCalls(), r.writeCalls(), r.gcCount(), r.blocked(), r.untimedPasses(), r.warmUpSeconds(),
+            r.warmUpCompileSeconds());
     }
 
     /**
-     * Runs the plan: a warm-up pass, {@link #UNTIMED_PASSES} full pass(es) not timed, then {@link #REPEATS} timed
-     * passes in the same processes, each verified;
+     * Runs the plan: a warm-up pass, full passes not timed (at least {@link #UNTIMED_PASSES}, then until the JIT
+     * is quiet: {@link #warmUpRule()}), then {@link #REPEATS} timed passes in the same processes, each verified;
      * returns the median pass by wall time.
      *
      * @param transport shm, tcp or sockets
@@ -211,22 +266,36 @@ public final class ShuffleRunner {
             }
             List<Run> passes = new ArrayList<>();
             double first = 0;
+            int untimed = 0;
+            double warmSeconds = 0;
+            double warmCompile = 0;
+            int quiet = 0;
+            boolean timing = UNTIMED_PASSES == 0 && !UNTIL_JIT_QUIET;
             long[] want = SyntheticPlan.expected(processes, rows); // once: every pass must deliver the same
-            for (int pass = 0; pass < UNTIMED_PASSES + REPEATS; pass++) {
+            for (int pass = 0; passes.size() < REPEATS; pass++) {
                 Run r = timedPass(transport, processes, workers, rows, threshold, want, procs, outs, ins, log);
                 if (Boolean.getBoolean(PRINT_PASSES_PROP)) {
-                    System.out.printf(Locale.ROOT, "  pass %d: %.3f s, %.1f cpu ns/row, %d switches%n", pass,
-                        r.seconds(), r.cpuNanosPerRow(), r.contextSwitches());
+                    System.out.printf(Locale.ROOT, "  pass %d: %.3f s, %.1f cpu ns/row, %d switches, JIT %.0f ms"
+                        + "%s%n", pass, r.seconds(), r.cpuNanosPerRow(), r.contextSwitches(),
+                        r.compileSeconds() * 1e3, timing ? " (timed)" : "");
                 }
                 if (pass == 0) {
                     first = r.seconds();
                 }
-                if (pass >= UNTIMED_PASSES) {
+                if (timing) {
                     passes.add(r);
+                    continue;
                 }
+                untimed++;
+                warmSeconds += r.seconds();
+                warmCompile += r.compileSeconds();
+                quiet = jitQuiet(r) ? quiet + 1 : 0;
+                timing = untimed >= UNTIMED_PASSES && (!UNTIL_JIT_QUIET || quiet >= QUIET_PASSES
+                    || untimed >= MAX_UNTIMED);
             }
             passes.sort(java.util.Comparator.comparingDouble(Run::seconds));
-            Run median = passes.get(passes.size() / 2).withFirstPass(first).withProviders(providers(chosen));
+            Run median = passes.get(passes.size() / 2).withFirstPass(first).withProviders(providers(chosen))
+                .withWarmUp(untimed, warmSeconds, warmCompile);
             for (Writer w : ins) {
                 w.write("EXIT\n");
                 w.flush();
@@ -250,8 +319,10 @@ public final class ShuffleRunner {
                                  List<Process> procs, List<BufferedReader> outs, List<Writer> ins, PrintStream log)
         throws Exception {
         ProcStat before = ProcStat.ZERO;
+        long compileBefore = 0;
         for (Process p : procs) {
             before = before.plus(ProcStat.of(p.pid()));
+            compileBefore += Math.max(0, ProcStat.compilerNanos(p.pid()));
         }
         long t0 = System.nanoTime();
         for (Writer w : ins) {
@@ -303,8 +374,10 @@ public final class ShuffleRunner {
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
         ProcStat after = ProcStat.ZERO;
+        long compileAfter = 0;
         for (Process p : procs) {
             after = after.plus(ProcStat.of(p.pid()));
+            compileAfter += Math.max(0, ProcStat.compilerNanos(p.pid()));
         }
         ProcStat used = after.minus(before);
         long gcCount = 0;
@@ -334,6 +407,7 @@ public final class ShuffleRunner {
                 + want[2]);
         }
         return new Run(transport, processes, workers, threshold, rows, seconds, blocked, used.cpuSeconds(),
-            used.contextSwitches(), used.readCalls(), used.writeCalls(), gcCount, gcMillis, seconds, "");
+            used.contextSwitches(), used.readCalls(), used.writeCalls(), gcCount, gcMillis, seconds, "",
+            (compileAfter - compileBefore) / 1e9, 0, 0, 0);
     }
 }

@@ -186,4 +186,44 @@ class ProcStatTest {
             churn.join();
         }
     }
+    @Test
+    void compilerThreadsAreHotSpotsC1AndC2Threads() {
+        assertTrue(ProcStat.isCompilerThread("C2 CompilerThre\n"));
+        assertTrue(ProcStat.isCompilerThread("C1 CompilerThre"));
+        assertTrue(!ProcStat.isCompilerThread("shuffle-worker-\n"));
+        assertTrue(!ProcStat.isCompilerThread("VM Thread"));
+    }
+
+    /**
+     * The JIT's CPU is the compiler threads' only: a thread of this process that burns 300 ms of CPU moves the
+     * process's time by that and the compilers' by far less (they may compile its loop, in a few milliseconds).
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void compilerTimeCountsTheCompilerThreadsNotTheOthers() throws Exception {
+        assumeTrue(Files.isDirectory(Paths.get("/proc/self/task")), "needs /proc");
+        java.lang.management.ThreadMXBean tmx = java.lang.management.ManagementFactory.getThreadMXBean();
+        assumeTrue(tmx.isCurrentThreadCpuTimeSupported(), "needs thread CPU time");
+        long pid = ProcessHandle.current().pid();
+        long compileBefore = ProcStat.compilerNanos(pid);
+        assertTrue(compileBefore >= 0, "compiler threads' time: " + compileBefore);
+        long cpuBefore = ProcStat.of(pid).cpuNanos();
+        Thread burner = new Thread(() -> {
+            long start = tmx.getCurrentThreadCpuTime();
+            long x = 0;
+            while (tmx.getCurrentThreadCpuTime() - start < 300_000_000L) {
+                x += Long.numberOfTrailingZeros(x + System.nanoTime());
+            }
+            if (x == 42) {
+                System.out.println(x);
+            }
+        }, "burner");
+        burner.start();
+        burner.join();
+        long cpu = ProcStat.of(pid).cpuNanos() - cpuBefore;
+        long compile = ProcStat.compilerNanos(pid) - compileBefore;
+        assertTrue(cpu >= 290_000_000L, "the process used " + cpu + " ns");
+        assertTrue(compile >= 0 && compile < 150_000_000L, "the compiler threads used " + compile + " ns of " + cpu);
+        assertEquals(-1, ProcStat.compilerNanos(Long.MAX_VALUE), "a process that does not exist");
+    }
 }

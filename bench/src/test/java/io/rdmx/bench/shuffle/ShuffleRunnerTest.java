@@ -31,4 +31,19 @@ class ShuffleRunnerTest {
         assertEquals("shm+tcp", ShuffleRunner.providers(new String[] {"shm,tcp", "tcp,shm"}));
         assertEquals("?", ShuffleRunner.providers(new String[] {"tcp", null}));
     }
+    /** A pass ends the warm-up (with the next) when the JIT compiler threads took at most 5% of its CPU. */
+    @Test
+    void aPassIsJitQuietWhenTheCompilersTookAtMostFivePercentOfItsCpu() {
+        assertTrue(ShuffleRunner.jitQuiet(pass(1.0, 0.0)));
+        assertTrue(ShuffleRunner.jitQuiet(pass(1.0, 0.05)));
+        assertTrue(!ShuffleRunner.jitQuiet(pass(1.0, 0.06)));
+        assertTrue(!ShuffleRunner.jitQuiet(pass(0.2, 0.09)));
+        assertTrue(ShuffleRunner.warmUpRule().contains("at least " + ShuffleRunner.UNTIMED_PASSES),
+            ShuffleRunner.warmUpRule());
+    }
+
+    private static ShuffleRunner.Run pass(double cpu, double compile) {
+        return new ShuffleRunner.Run("tcp", 4, 1, 16 << 10, 1000, 0.1, 0, cpu, 10, 10, 10, 0, 0, 0.1, "tcp", compile,
+            0, 0, 0);
+    }
 }
