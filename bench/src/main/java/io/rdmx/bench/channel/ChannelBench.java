@@ -93,8 +93,8 @@ public final class ChannelBench {
     static final String ROUNDS_PROP = "rdmx.bench.channel.rounds";
     /**
      * System property: each stream measurement's length in milliseconds (default 2000, 700 with {@code --quick});
-     * the warm-up before it is half as long. Longer runs show the steady state, once both JVMs have compiled
-     * their hot paths (on a 2-core machine the compiler threads take CPU from the measured threads).
+     * the warm-up before it streams in slices half as long until the JIT is quiet ({@link ChannelDriver}): on a
+     * 2-core machine the compiler threads take CPU from the measured threads.
      */
     static final String MEASURE_PROP = "rdmx.bench.channel.measureMillis";
     private final int[] onlySizes = onlySizes();
@@ -408,6 +408,8 @@ public final class ChannelBench {
     private static Process spawn(int host, String main, List<String> jvm, List<String> args) throws IOException {
         List<String> flags = new ArrayList<>(jvm);
         flags.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+        // a fixed number of compiler threads: their CPU tells when the warm-up is over (ChannelDriver)
+        flags.add("-XX:-UseDynamicNumberOfCompilerThreads");
         return new ProcessBuilder(Hosts.in(host, ChildJvm.command(System.getProperty(JAVA_PROP), main, flags,
             args.toArray(new String[0]))))
             .redirectError(ProcessBuilder.Redirect.INHERIT).start();
@@ -468,9 +470,11 @@ public final class ChannelBench {
                         double s = Long.parseLong(f[3]) / 1e9;
                         ChannelFigures.Flow fl = fig.flow(c.variant(), size, Long.parseLong(f[2]), s,
                             Long.parseLong(f[4]) / 1e9, Long.parseLong(f[5]));
+                        String warm = f.length > 7 ? String.format(Locale.ROOT, "  (warm-up %.1f s, JIT %.2f s CPU)",
+                            Long.parseLong(f[6]) / 1e9, Long.parseLong(f[7]) / 1e9) : "";
                         System.out.printf(Locale.ROOT, "  stream %-7s %12.0f msgs/s %10.1f MiB/s %9.2f CPU s/GiB"
-                            + " %9.2f ctxsw/MiB%n", label(size), fl.msgs(), fl.mibs(), fl.cpuPerGiB(),
-                            fl.switchesPerMiB());
+                            + " %9.2f ctxsw/MiB%s%n", label(size), fl.msgs(), fl.mibs(), fl.cpuPerGiB(),
+                            fl.switchesPerMiB(), warm);
                         break;
                     }
                     case "RTT": {

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>
  * STREAM size records nanos cpuNanos contextSwitches   (cpu and switches: this process plus the peer, {@link ProcStat})
+ *        warmUpNanos warmUpCompilerNanos                 (the warm-up before it, and both JIT's CPU in it)
  * RTT size samples p50Nanos p99Nanos contextSwitches cpuNanos   (both processes, over the measured samples)
  * DONE
  * </pre>
@@ -85,19 +86,38 @@ public final class ChannelDriver {
         return ProcStat.of(ProcessHandle.current().pid()).plus(ProcStat.of(peerPid));
     }
 
+    /** A warm-up slice is JIT-quiet when both processes' compiler threads took at most this share of their CPU. */
+    static final double QUIET_SHARE = 0.05;
+    /** The longest warm-up, quiet or not. */
+    static final long MAX_WARM_UP_NANOS = TimeUnit.SECONDS.toNanos(20);
+
+    /** @return both processes' JIT compiler threads' CPU, nanoseconds */
+    private long compilers() {
+        return Math.max(0, ProcStat.compilerNanos(ProcessHandle.current().pid()))
+            + Math.max(0, ProcStat.compilerNanos(peerPid));
+    }
+
     /**
-     * Streams records for half the measuring time (warm-up), then for the measuring time between two samples of
-     * both processes' counters; each round ends with a MARK, which checks that the peer counted every record.
+     * Streams records in warm-up slices of half the measuring time until two slices in a row in which both
+     * processes' JIT compiler threads took at most {@link #QUIET_SHARE} of their CPU (at most
+     * {@link #MAX_WARM_UP_NANOS}): a fixed half second measured the compiler on the longer paths (2026-11-29:
+     * the rdmx processes' compiler threads took a third to a half of their CPU samples in 2 s runs, the NIO
+     * processes' 7%). Then for the measuring time between two samples of both processes' counters; each slice
+     * ends with a MARK, which checks that the peer counted every record.
      */
     private void stream(int size) throws Exception {
         // records between two clock reads: a clock read costs about as much as a few small records, so the small
         // records take 256 per read (the same for every link), the large ones 32
         int batch = size < 1024 ? 256 : 32;
-        for (int round = 0; round < 2; round++) {
-            ProcStat before = round == 1 ? both() : null;
+        long warmStart = System.nanoTime();
+        long warmCompile = 0;
+        int quiet = 0;
+        for (boolean warming = true; ; ) {
+            ProcStat before = both();
+            long compileBefore = compilers();
             long sent = 0;
             long start = System.nanoTime();
-            long end = start + (round == 0 ? measureNanos / 2 : measureNanos);
+            long end = start + (warming ? measureNanos / 2 : measureNanos);
             while (System.nanoTime() < end) {
                 for (int i = 0; i < batch; i++) {
                     link.data(size);
@@ -110,12 +130,17 @@ public final class ChannelDriver {
                 throw new IllegalStateException("size=" + size + ": sent " + sent + " records, the peer counted "
                     + received);
             }
-            if (round == 1) {
-                ProcStat used = both().minus(before);
-                System.out.printf(Locale.ROOT, "STREAM %d %d %d %d %d%n", size, sent, nanos, used.cpuNanos(),
-                    used.contextSwitches());
+            ProcStat used = both().minus(before);
+            if (!warming) {
+                System.out.printf(Locale.ROOT, "STREAM %d %d %d %d %d %d %d%n", size, sent, nanos, used.cpuNanos(),
+                    used.contextSwitches(), start - warmStart, warmCompile);
                 System.out.flush();
+                return;
             }
+            long compiled = Math.max(0, compilers() - compileBefore);
+            warmCompile += compiled;
+            quiet = compiled <= QUIET_SHARE * used.cpuNanos() ? quiet + 1 : 0;
+            warming = quiet < 2 && System.nanoTime() - warmStart < MAX_WARM_UP_NANOS;
         }
     }
 
