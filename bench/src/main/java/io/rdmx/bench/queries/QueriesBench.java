@@ -16,7 +16,8 @@ import java.util.Map;
  * middleware, in the same run, side by side: both transports' processes are up at once and every run of a query
  * runs on each in turn (the order alternating), so the machine's slow phases fall on both. Each configuration runs
  * every query in the same processes, first
- * {@link #WARM_UP_RUNS} times untimed (more until the JIT is quiet: {@link #MAX_WARM_UP_RUNS}), then timed at least 4 times (3 with {@code --quick}; the paper ran 5 and
+ * {@link #WARM_UP_RUNS} times untimed (more until the JIT is quiet: {@link #MAX_WARM_UP_RUNS}), then timed at
+ * least 4 times (3 with {@code --quick}; the paper ran 5 and
  * averaged the last 4) and until its timed runs add up to {@link #TIMED_SECONDS} (at most {@link #MAX_TIMED_RUNS}
  * runs), so a query of a few milliseconds is measured as many times as its scheduling noise needs. Every answer
  * is checked against the single-process evaluation. Reported: the median seconds per query (with half the spread
