@@ -128,6 +128,10 @@ public final class ChannelBench {
             .context("measureMillis", measureMillis)
             .context("roundTripMillis", rttMillis)
             .context("roundTripWarmUpMillis", rttWarmMillis + " of pinging before each round-trip measurement")
+            .context("streamWarmUp", "slices of half the measuring time until two in a row in which both processes' "
+                + "JIT compiler threads took at most " + Math.round(ChannelDriver.QUIET_SHARE * 100) + "% of their "
+                + "CPU (at most " + TimeUnit.NANOSECONDS.toSeconds(ChannelDriver.MAX_WARM_UP_NANOS) + " s; one slice "
+                + "where the JIT cannot be observed); each stream's warm-up in the results")
             .context("processes", "2 per case (sender and receiver), fresh JVMs with the case's flags")
             .context("rdmxIdle", "park: " + ChannelConfig.SPINS_PROP + "=0 (default); spin-park: "
                 + ChannelConfig.SPINS_PROP + "=" + SPIN_THEN_PARK + "; busy-spin: " + ChannelConfig.SPINS_PROP + "="
@@ -447,9 +451,14 @@ public final class ChannelBench {
             args.addAll(c.kindArgs());
             driver = spawn(2, ChannelDriver.class.getName(), c.jvm(), args);
             Process d = driver;
+            // each stream may warm up for ChannelDriver.MAX_WARM_UP_NANOS, then measures; each round trip warms up
+            long bound = 30 + only(c.stream()).length * (TimeUnit.NANOSECONDS.toSeconds(ChannelDriver
+                .MAX_WARM_UP_NANOS) + 2 * measureMillis / 1000 + 5) + only(c.rtt()).length
+                * ((rttWarmMillis + rttMillis) / 1000 + 5);
+            long limit = Math.max(quick ? 120 : 300, bound);
             Thread watchdog = new Thread(() -> {
                 try {
-                    if (!d.waitFor(quick ? 120 : 300, TimeUnit.SECONDS)) {
+                    if (!d.waitFor(limit, TimeUnit.SECONDS)) {
                         System.err.println("  " + c.variant() + ": no result in time, stopping it");
                         d.destroyForcibly();
                         peer.destroyForcibly();
@@ -470,8 +479,16 @@ public final class ChannelBench {
                         double s = Long.parseLong(f[3]) / 1e9;
                         ChannelFigures.Flow fl = fig.flow(c.variant(), size, Long.parseLong(f[2]), s,
                             Long.parseLong(f[4]) / 1e9, Long.parseLong(f[5]));
-                        String warm = f.length > 7 ? String.format(Locale.ROOT, "  (warm-up %.1f s, JIT %.2f s CPU)",
-                            Long.parseLong(f[6]) / 1e9, Long.parseLong(f[7]) / 1e9) : "";
+                        String warm = "";
+                        if (f.length > 7) {
+                            double warmSeconds = Long.parseLong(f[6]) / 1e9;
+                            double jit = Long.parseLong(f[7]) / 1e9; // negative: the JIT was not observable
+                            warm = String.format(Locale.ROOT, "  (warm-up %.1f s, JIT %s)", warmSeconds,
+                                jit < 0 ? "not observable" : String.format(Locale.ROOT, "%.2f s CPU", jit));
+                            String name = c.variant() + " " + label(size) + " stream warm-up";
+                            report.add(new Report.Result(name + " wall time", c.variant(), warmSeconds, 0, "s"));
+                            report.add(new Report.Result(name + " JIT compiler CPU", c.variant(), jit, 0, "s"));
+                        }
                         System.out.printf(Locale.ROOT, "  stream %-7s %12.0f msgs/s %10.1f MiB/s %9.2f CPU s/GiB"
                             + " %9.2f ctxsw/MiB%s%n", label(size), fl.msgs(), fl.mibs(), fl.cpuPerGiB(),
                             fl.switchesPerMiB(), warm);

@@ -91,10 +91,11 @@ public final class ChannelDriver {
     /** The longest warm-up, quiet or not. */
     static final long MAX_WARM_UP_NANOS = TimeUnit.SECONDS.toNanos(20);
 
-    /** @return both processes' JIT compiler threads' CPU, nanoseconds */
+    /** @return both processes' JIT compiler threads' CPU, nanoseconds, or -1 if it cannot be observed */
     private long compilers() {
-        return Math.max(0, ProcStat.compilerNanos(ProcessHandle.current().pid()))
-            + Math.max(0, ProcStat.compilerNanos(peerPid));
+        long mine = ProcStat.compilerNanos(ProcessHandle.current().pid());
+        long peer = ProcStat.compilerNanos(peerPid);
+        return mine < 0 || peer < 0 ? -1 : mine + peer;
     }
 
     /**
@@ -102,8 +103,9 @@ public final class ChannelDriver {
      * processes' JIT compiler threads took at most {@link #QUIET_SHARE} of their CPU (at most
      * {@link #MAX_WARM_UP_NANOS}): a fixed half second measured the compiler on the longer paths (2026-11-29:
      * the rdmx processes' compiler threads took a third to a half of their CPU samples in 2 s runs, the NIO
-     * processes' 7%). Then for the measuring time between two samples of both processes' counters; each slice
-     * ends with a MARK, which checks that the peer counted every record.
+     * processes' 7%). One slice where the JIT cannot be observed ({@link ProcStat#compilerNanos} -1; the STREAM
+     * line's compiler time is then -1). Then for the measuring time between two samples of both processes'
+     * counters; each slice ends with a MARK, which checks that the peer counted every record.
      */
     private void stream(int size) throws Exception {
         // records between two clock reads: a clock read costs about as much as a few small records, so the small
@@ -111,13 +113,15 @@ public final class ChannelDriver {
         int batch = size < 1024 ? 256 : 32;
         long warmStart = System.nanoTime();
         long warmCompile = 0;
+        boolean observable = true;
         int quiet = 0;
         for (boolean warming = true; ; ) {
+            long compileBefore = warming ? compilers() : 0; // not read around the measured slice
             ProcStat before = both();
-            long compileBefore = compilers();
             long sent = 0;
             long start = System.nanoTime();
-            long end = start + (warming ? measureNanos / 2 : measureNanos);
+            long end = warming ? Math.min(start + measureNanos / 2, warmStart + MAX_WARM_UP_NANOS)
+                : start + measureNanos;
             while (System.nanoTime() < end) {
                 for (int i = 0; i < batch; i++) {
                     link.data(size);
@@ -133,14 +137,20 @@ public final class ChannelDriver {
             ProcStat used = both().minus(before);
             if (!warming) {
                 System.out.printf(Locale.ROOT, "STREAM %d %d %d %d %d %d %d%n", size, sent, nanos, used.cpuNanos(),
-                    used.contextSwitches(), start - warmStart, warmCompile);
+                    used.contextSwitches(), start - warmStart, observable ? warmCompile : -1);
                 System.out.flush();
                 return;
             }
-            long compiled = Math.max(0, compilers() - compileBefore);
-            warmCompile += compiled;
-            quiet = compiled <= QUIET_SHARE * used.cpuNanos() ? quiet + 1 : 0;
-            warming = quiet < 2 && System.nanoTime() - warmStart < MAX_WARM_UP_NANOS;
+            long compileAfter = compilers();
+            if (compileBefore < 0 || compileAfter < 0) {
+                observable = false; // one slice, as before the JIT was watched
+            } else if (compileAfter < compileBefore) {
+                quiet = 0; // a compiler thread went away: unknown, not quiet
+            } else {
+                warmCompile += compileAfter - compileBefore;
+                quiet = compileAfter - compileBefore <= QUIET_SHARE * used.cpuNanos() ? quiet + 1 : 0;
+            }
+            warming = observable && quiet < 2 && System.nanoTime() - warmStart < MAX_WARM_UP_NANOS;
         }
     }
 

@@ -1,5 +1,6 @@
 package io.rdmx.bench.queries;
 
+import io.rdmx.bench.channel.ProcStat;
 import io.rdmx.bench.report.Hosts;
 import io.rdmx.bench.report.Report;
 import java.nio.file.Path;
@@ -94,9 +95,9 @@ public final class QueriesBench {
             .context("minTimedRuns", timed).context("timedSeconds", TIMED_SECONDS)
             .context("maxTimedRuns", MAX_TIMED_RUNS).context("warmUpRuns", warmUpRule());
         Map<String, double[]> secs = new LinkedHashMap<>();
-        measure(report, secs, List.of("shm"), 1, 1, warehouses, timed, expected);
+        measure(report, report, "", secs, List.of("shm"), 1, 1, warehouses, timed, expected);
         for (int[] pw : configs) {
-            measure(report, secs, transports, pw[0], pw[1], warehouses, timed, expected);
+            measure(report, report, "", secs, transports, pw[0], pw[1], warehouses, timed, expected);
         }
         double[] one = secs.get("shm/1/1");
         System.out.println();
@@ -159,7 +160,8 @@ public final class QueriesBench {
                 List<Report.Bar> bars = new ArrayList<>();
                 Report part = new Report("queries-hosts-part", quick);
                 for (int[] pw : configs) {
-                    measure(part, secs, transports, pw[0], pw[1], warehouses, timed, expected);
+                    measure(part, report, Hosts.link() + " ", secs, transports, pw[0], pw[1], warehouses, timed,
+                        expected);
                 }
                 for (int q = 1; q <= 3; q++) {
                     for (int[] pw : configs) {
@@ -194,8 +196,9 @@ public final class QueriesBench {
      * at once (idle ones sleep), and every run of a query runs on each transport in turn, in an order that
      * alternates from run to run, so a slow phase of the machine falls on both rather than on one.
      */
-    private static void measure(Report report, Map<String, double[]> secs, List<String> transports, int p, int w,
-                                int warehouses, int minTimed, String[] expected) throws Exception {
+    private static void measure(Report report, Report warmReport, String warmPrefix, Map<String, double[]> secs,
+                                List<String> transports, int p, int w, int warehouses, int minTimed,
+                                String[] expected) throws Exception {
         int k = transports.size();
         List<QueriesRunner> runners = new ArrayList<>();
         try {
@@ -210,25 +213,54 @@ public final class QueriesBench {
             }
             double[] sum = new double[4]; // of the slowest transport's runs
             int run = 0;
-            double warmSeconds = 0;
-            double warmCompile = 0;
-            for (int quiet = 0; run < WARM_UP_RUNS || quiet < 2 && run < MAX_WARM_UP_RUNS; run++) {
-                double roundCpu = 0;
-                double roundCompile = 0;
+            double[] warmSeconds = new double[k];
+            double[] warmCompile = new double[k];
+            boolean observable = true;
+            int quiet = 0;
+            for (; run < WARM_UP_RUNS || observable && quiet < 2 && run < MAX_WARM_UP_RUNS; run++) {
+                // each transport's processes from the round's start to its end (their compiles go on while the
+                // other transport runs): a round is quiet when every transport's was
+                ProcStat[] before = new ProcStat[k];
+                long[] compileBefore = new long[k];
+                for (int i = 0; i < k; i++) {
+                    before[i] = runners.get(i).stat();
+                    compileBefore[i] = runners.get(i).compilerNanos();
+                }
                 for (int q = 1; q <= 3; q++) {
-                    for (int i = 0; i < k; i++) {
-                        QueriesRunner.Timing t = runners.get((i + run) % k).run(q, run, expected[q]);
-                        roundCpu += t.cpuSeconds();
-                        roundCompile += t.compileSeconds();
-                        warmSeconds += t.seconds();
+                    for (int j = 0; j < k; j++) {
+                        int i = (j + run) % k;
+                        warmSeconds[i] += runners.get(i).run(q, run, expected[q]).seconds();
                     }
                 }
-                warmCompile += roundCompile;
-                quiet = roundCompile <= QUIET_SHARE * roundCpu ? quiet + 1 : 0;
+                boolean roundQuiet = true;
+                for (int i = 0; i < k; i++) {
+                    long compileAfter = runners.get(i).compilerNanos();
+                    long roundCpu = runners.get(i).stat().minus(before[i]).cpuNanos();
+                    if (compileBefore[i] < 0 || compileAfter < 0) {
+                        observable = false; // the fixed count
+                    } else if (compileAfter < compileBefore[i]) {
+                        roundQuiet = false; // a compiler thread went away: unknown, not quiet
+                    } else {
+                        warmCompile[i] += (compileAfter - compileBefore[i]) / 1e9;
+                        roundQuiet &= compileAfter - compileBefore[i] <= QUIET_SHARE * roundCpu;
+                    }
+                }
+                quiet = roundQuiet ? quiet + 1 : 0;
             }
-            System.out.printf(Locale.ROOT, "  P=%d W=%d: %d warm-up rounds until the JIT was quiet (%.2f s, JIT "
-                + "compiler CPU %.2f s, all transports)%n", p, w, run, warmSeconds, warmCompile);
-            report.add(new Report.Result("warm-up rounds P=" + p + " W=" + w, "all", run, 0, "rounds"));
+            String end = !observable ? "fixed: the JIT not observable" : quiet >= 2 ? "until the JIT was quiet"
+                : "the cap, the JIT not quiet";
+            StringBuilder each = new StringBuilder();
+            for (int i = 0; i < k; i++) {
+                each.append(String.format(Locale.ROOT, "; %s %.2f s, JIT %.2f s CPU", transports.get(i),
+                    warmSeconds[i], warmCompile[i]));
+                String name = warmPrefix + "warm-up P=" + p + " W=" + w;
+                warmReport.add(new Report.Result(name + " wall time", transports.get(i), warmSeconds[i], 0, "s"));
+                warmReport.add(new Report.Result(name + " JIT compiler CPU", transports.get(i),
+                    observable ? warmCompile[i] : -1, 0, "s"));
+            }
+            System.out.printf(Locale.ROOT, "  P=%d W=%d: %d warm-up rounds (%s)%s%n", p, w, run, end, each);
+            warmReport.add(new Report.Result(warmPrefix + "warm-up rounds P=" + p + " W=" + w, "all", run, 0,
+                "rounds, " + end));
             for (boolean more = true; more; run++) {
                 more = false;
                 for (int q = 1; q <= 3; q++) {

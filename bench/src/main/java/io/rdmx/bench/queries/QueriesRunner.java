@@ -22,12 +22,9 @@ import java.util.concurrent.TimeUnit;
  * against the expected digest of the single-process evaluation every time.
  */
 public final class QueriesRunner implements AutoCloseable {
-    /**
-     * A timed query: wall time (the slowest process), CPU seconds and context switches of all processes, and the
-     * CPU seconds their JIT compiler threads took meanwhile.
-     */
+    /** A timed query: wall time (the slowest process), CPU seconds and context switches of all processes. */
     public record Timing(int query, int run, double seconds, double cpuSeconds, long contextSwitches,
-                         String digest, double compileSeconds) {
+                         String digest) {
     }
 
     private static final long STEP_TIMEOUT_MINUTES = 10;
@@ -138,7 +135,6 @@ public final class QueriesRunner implements AutoCloseable {
      */
     public Timing run(int query, int run, String expected) throws Exception {
         ProcStat before = stat();
-        long compileBefore = compileNanos();
         for (Writer w : ins) {
             w.write("RUN " + query + " " + run + "\n");
             w.flush();
@@ -153,7 +149,6 @@ public final class QueriesRunner implements AutoCloseable {
             }
         }
         ProcStat used = stat().minus(before);
-        long compiled = Math.max(0, compileNanos() - compileBefore);
         if (digest == null) {
             throw new IllegalStateException("Q" + query + " on " + provider + ": no process reported worker 0's"
                 + " answer");
@@ -162,19 +157,27 @@ public final class QueriesRunner implements AutoCloseable {
             throw new IllegalStateException("Q" + query + " on " + provider + " P=" + processes + ": answer "
                 + digest + " differs from the single-process evaluation's " + expected);
         }
-        return new Timing(query, run, slowest / 1e9, used.cpuSeconds(), used.contextSwitches(), digest,
-            compiled / 1e9);
+        return new Timing(query, run, slowest / 1e9, used.cpuSeconds(), used.contextSwitches(), digest);
     }
 
-    private long compileNanos() {
+    /**
+     * @return the JIT compiler threads' CPU of all processes, nanoseconds, or -1 if it cannot be observed in one
+     *         ({@link ProcStat#compilerNanos})
+     */
+    public long compilerNanos() {
         long n = 0;
         for (Process p : procs) {
-            n += Math.max(0, ProcStat.compilerNanos(p.pid()));
+            long c = ProcStat.compilerNanos(p.pid());
+            if (c < 0) {
+                return -1;
+            }
+            n += c;
         }
         return n;
     }
 
-    private ProcStat stat() {
+    /** @return the counters of all processes now */
+    public ProcStat stat() {
         ProcStat s = ProcStat.ZERO;
         for (Process p : procs) {
             s = s.plus(ProcStat.of(p.pid()));

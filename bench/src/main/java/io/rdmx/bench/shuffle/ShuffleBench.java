@@ -18,8 +18,9 @@ import org.openjdk.jmh.runner.options.VerboseMode;
 /**
  * {@code rdmx bench shuffle}: the DAIS 2016 paper's synthetic benchmark on this host. Fig. 3: P processes x W
  * workers, two stages, rows per process, rdmx on shm and tcp against the sockets middleware. Fig. 4: the
- * batching threshold from 1 KiB to 256 KiB at P=4 W=2. Every run has a warm-up pass and an untimed full pass in
- * the same processes before its timed passes (the median of three is reported), each verified exactly-once;
+ * batching threshold from 1 KiB to 256 KiB at P=4 W=2. Every run has a warm-up pass and untimed full passes until
+ * the JIT is quiet ({@link ShuffleRunner#warmUpRule()}) in the same processes before its timed passes (the median of
+ * three is reported), each verified exactly-once;
  * beside wall time it reports CPU time per row (user + system of all processes, from /proc), context switches,
  * read/write system calls and garbage collections of the timed pass, and the allocation per row of the row path
  * (JMH with -prof gc).
@@ -45,7 +46,8 @@ public final class ShuffleBench {
         System.out.println("rdmx bench shuffle" + (quick ? " --quick" : "") + ": " + rows
             + " ints per process, two stages, 64 KiB buffers, threshold 16 KiB; a warm-up pass of " + warm
             + " rows and " + ShuffleRunner.warmUpRule() + " in the same processes (the first one is shown as "
-            + "'1st pass s', the count as 'warm', their wall time as 'warm s'), then "
+            + "'1st pass s', their count and how they ended (quiet, cap, fixed) as 'warm', their wall time as "
+            + "'warm s', the compiler threads' CPU in them as 'JIT s', -1 if not observable), then "
             + ShuffleRunner.REPEATS + " timed passes (the median is "
             + "reported); every pass verified exactly-once");
         Report report = new Report("shuffle", quick).printResults(false).context("rowsPerProcess", rows)
@@ -59,7 +61,7 @@ public final class ShuffleBench {
                 + "(read and write families on sockets, pipes, files and selectors' event descriptors; not futex, "
                 + "epoll_wait or sendmsg)");
         allocation(quick, report);
-        System.out.printf(Locale.ROOT, "%n  %-4s %-3s %-8s %8s %14s %12s %10s %9s %9s %6s %8s %11s %5s %7s %6s%n",
+        System.out.printf(Locale.ROOT, "%n  %-4s %-3s %-8s %8s %14s %12s %10s %9s %9s %6s %8s %11s %11s %7s %6s%n",
             "P", "W", "transport", "wall s", "rows/s", "cpu ns/row", "ctx sw", "reads", "writes", "GCs", "blocked",
             "1st pass s", "warm", "warm s", "JIT s");
         Map<String, ShuffleRunner.Run> runs = new LinkedHashMap<>();
@@ -83,6 +85,8 @@ public final class ShuffleBench {
                     report.add(new Report.Result(name + " warm-up wall time", t, r.warmUpSeconds(), 0, "s"));
                     report.add(new Report.Result(name + " warm-up JIT compiler CPU", t, r.warmUpCompileSeconds(), 0,
                         "s"));
+                    report.add(new Report.Result(name + " warm-up ended with the JIT quiet (1) or not (0)", t,
+                        r.warmUpQuiet() ? 1 : 0, 0, r.warmUpEnd()));
                 }
             }
         }
@@ -131,6 +135,8 @@ public final class ShuffleBench {
                 // what reaching that speed costs: the untimed passes' wall time, until the JIT was quiet
                 report.lowerIsBetter("tcp vs sockets warm-up until the JIT is quiet P=" + p + " W=" + w,
                     tcp.warmUpSeconds(), sock.warmUpSeconds(), "s", null);
+                report.lowerIsBetter("shm vs sockets warm-up until the JIT is quiet P=" + p + " W=" + w,
+                    shm.warmUpSeconds(), sock.warmUpSeconds(), "s", null);
                 report.lowerIsBetter("shm vs sockets CPU per row P=" + p + " W=" + w, shm.cpuNanosPerRow(),
                     sock.cpuNanosPerRow(), "ns/row", null);
                 report.lowerIsBetter("tcp vs sockets CPU per row P=" + p + " W=" + w, tcp.cpuNanosPerRow(),
@@ -224,8 +230,9 @@ public final class ShuffleBench {
             .context("links", "unshaped veth pairs, and tc tbf at " + Hosts.SHAPED_RATE + " on each host's egress")
             .context("untimedFullPasses", ShuffleRunner.warmUpRule()).context("bufferSize", buffer)
             .context("batchThreshold", threshold).context("loadAverageAtStart", load());
-        System.out.printf(Locale.ROOT, "%n  %-9s %-3s %-3s %-16s %8s %14s %12s %10s %9s %9s %5s %7s%n", "link", "P",
-            "W", "transport", "wall s", "rows/s", "cpu ns/row", "ctx sw", "reads", "writes", "warm", "warm s");
+        System.out.printf(Locale.ROOT, "%n  %-9s %-3s %-3s %-16s %8s %14s %12s %10s %9s %9s %11s %7s %6s%n", "link",
+            "P", "W", "transport", "wall s", "rows/s", "cpu ns/row", "ctx sw", "reads", "writes", "warm", "warm s",
+            "JIT s");
         List<Report.Bar> bars = new ArrayList<>();
         for (String rate : List.of("", Hosts.SHAPED_RATE)) {
             Hosts.up(p, rate);
@@ -248,6 +255,10 @@ public final class ShuffleBench {
                         report.add(new Report.Result(name + " untimed passes until the JIT was quiet", t,
                             r.untimedPasses(), 0, "passes"));
                         report.add(new Report.Result(name + " warm-up wall time", t, r.warmUpSeconds(), 0, "s"));
+                        report.add(new Report.Result(name + " warm-up JIT compiler CPU", t, r.warmUpCompileSeconds(),
+                            0, "s"));
+                        report.add(new Report.Result(name + " warm-up ended with the JIT quiet (1) or not (0)", t,
+                            r.warmUpQuiet() ? 1 : 0, 0, r.warmUpEnd()));
                         bars.add(new Report.Bar(Hosts.link() + " W" + w + " " + (r == rdmx ? "rdmx" : "sockets"),
                             r.seconds(), r == sock));
                     }
@@ -279,11 +290,11 @@ public final class ShuffleBench {
     }
 
     private static void printHosts(ShuffleRunner.Run r) {
-        System.out.printf(Locale.ROOT, "  %-9s %-3d %-3d %-16s %8.2f %14.0f %12.1f %10d %9d %9d %5d %7.2f%n",
+        System.out.printf(Locale.ROOT, "  %-9s %-3d %-3d %-16s %8.2f %14.0f %12.1f %10d %9d %9d %11s %7.2f %6.2f%n",
             Hosts.link(), r.processes(), r.workers(),
             r.transport().equals("auto") ? "rdmx auto:" + r.providers() : r.transport(), r.seconds(),
             r.rowsPerSecond(), r.cpuNanosPerRow(), r.contextSwitches(), r.readCalls(), r.writeCalls(),
-            r.untimedPasses(), r.warmUpSeconds());
+            r.untimedPasses() + " " + r.warmUpEnd(), r.warmUpSeconds(), r.warmUpCompileSeconds());
     }
 
     /** The row path in steady state under JMH with {@code -prof gc}: bytes allocated per offer and per poll. */
@@ -308,9 +319,10 @@ public final class ShuffleBench {
     }
 
     private static void print(ShuffleRunner.Run r) {
-        System.out.printf(Locale.ROOT, "  %-4d %-3d %-8s %8.2f %14.0f %12.1f %10d %9d %9d %6d %8d %11.2f %5d %7.2f "
+        System.out.printf(Locale.ROOT, "  %-4d %-3d %-8s %8.2f %14.0f %12.1f %10d %9d %9d %6d %8d %11.2f %11s %7.2f "
             + "%6.2f%n", r.processes(), r.workers(), r.transport(), r.seconds(), r.rowsPerSecond(),
             r.cpuNanosPerRow(), r.contextSwitches(), r.readCalls(), r.writeCalls(), r.gcCount(), r.blocked(),
-            r.firstPassSeconds(), r.untimedPasses(), r.warmUpSeconds(), r.warmUpCompileSeconds());
+            r.firstPassSeconds(), r.untimedPasses() + " " + r.warmUpEnd(), r.warmUpSeconds(),
+            r.warmUpCompileSeconds());
     }
 }

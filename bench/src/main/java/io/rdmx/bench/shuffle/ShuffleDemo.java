@@ -5,7 +5,8 @@ import java.util.Locale;
 /**
  * {@code rdmx demo}: the synthetic shuffle with 4 processes x 2 workers on the embedded default (shm), verified
  * exactly-once, with progress output; then the same plan on the sockets middleware for comparison. Each run has a
- * warm-up pass in the same processes before its timed pass.
+ * warm-up pass and untimed passes until the JIT is quiet in the same processes before its timed passes
+ * ({@link ShuffleRunner#warmUpRule()}).
  */
 public final class ShuffleDemo {
     private ShuffleDemo() {

@@ -23,7 +23,8 @@ public final class ShuffleRunner {
     public record Run(String transport, int processes, int workers, int threshold, long rowsPerProcess,
                       double seconds, long blocked, double cpuSeconds, long contextSwitches, long readCalls,
                       long writeCalls, long gcCount, long gcMillis, double firstPassSeconds, String providers,
-                      double compileSeconds, int untimedPasses, double warmUpSeconds, double warmUpCompileSeconds) {
+                      double compileSeconds, int untimedPasses, double warmUpSeconds, double warmUpCompileSeconds,
+                      boolean warmUpQuiet) {
         /** @return rows shuffled (both stages, all processes) */
         public long rows() {
             return 2L * processes * rowsPerProcess;
@@ -42,7 +43,7 @@ public final class ShuffleRunner {
         public Run withFirstPass(double first) {
             return new Run(transport, processes, workers, threshold, rowsPerProcess, seconds, blocked, cpuSeconds,
                 contextSwitches, readCalls, writeCalls, gcCount, gcMillis, first, providers, compileSeconds,
-                untimedPasses, warmUpSeconds, warmUpCompileSeconds);
+                untimedPasses, warmUpSeconds, warmUpCompileSeconds, warmUpQuiet);
         }
 
         /**
@@ -52,19 +53,28 @@ public final class ShuffleRunner {
         public Run withProviders(String p) {
             return new Run(transport, processes, workers, threshold, rowsPerProcess, seconds, blocked, cpuSeconds,
                 contextSwitches, readCalls, writeCalls, gcCount, gcMillis, firstPassSeconds, p, compileSeconds,
-                untimedPasses, warmUpSeconds, warmUpCompileSeconds);
+                untimedPasses, warmUpSeconds, warmUpCompileSeconds, warmUpQuiet);
         }
 
         /**
          * @param passes the untimed full passes run before the timed ones
          * @param seconds their wall time, summed
-         * @param compile the CPU time the processes' JIT compiler threads took in them
+         * @param compile the CPU time the processes' JIT compiler threads took in them (-1: not observable)
+         * @param quiet whether the warm-up ended because the JIT was quiet (not at the cap, not a fixed count)
          * @return this run with its warm-up
          */
-        public Run withWarmUp(int passes, double seconds, double compile) {
+        public Run withWarmUp(int passes, double seconds, double compile, boolean quiet) {
             return new Run(transport, processes, workers, threshold, rowsPerProcess, this.seconds, blocked,
                 cpuSeconds, contextSwitches, readCalls, writeCalls, gcCount, gcMillis, firstPassSeconds, providers,
-                compileSeconds, passes, seconds, compile);
+                compileSeconds, passes, seconds, compile, quiet);
+        }
+
+        /** @return how the warm-up ended, for the tables: "quiet", "cap" or "fixed" */
+        public String warmUpEnd() {
+            if (warmUpQuiet) {
+                return "quiet";
+            }
+            return UNTIL_JIT_QUIET && warmUpCompileSeconds >= 0 ? "cap" : "fixed";
         }
 
         /** @return CPU nanoseconds (all processes, user + system) per row shuffled */
@@ -128,7 +138,20 @@ public final class ShuffleRunner {
      * @return whether the processes' JIT compiler threads took at most {@link #QUIET_SHARE} of their CPU in it
      */
     static boolean jitQuiet(Run pass) {
-        return pass.compileSeconds() <= QUIET_SHARE * pass.cpuSeconds();
+        return pass.compileSeconds() >= 0 && pass.compileSeconds() <= QUIET_SHARE * pass.cpuSeconds();
+    }
+
+    /**
+     * @param untimed untimed passes run so far
+     * @param quiet the last of them that were JIT-quiet in a row
+     * @param observable whether the compiler threads' CPU could be read in every pass (else the fixed count)
+     * @return whether the timed passes start now
+     */
+    static boolean warmUpDone(int untimed, int quiet, boolean observable) {
+        if (untimed < UNTIMED_PASSES) {
+            return false;
+        }
+        return !UNTIL_JIT_QUIET || !observable || quiet >= QUIET_PASSES || untimed >= MAX_UNTIMED;
     }
 
     /**
@@ -270,6 +293,7 @@ public final class ShuffleRunner {
             double warmSeconds = 0;
             double warmCompile = 0;
             int quiet = 0;
+            boolean observable = true;
             boolean timing = UNTIMED_PASSES == 0 && !UNTIL_JIT_QUIET;
             long[] want = SyntheticPlan.expected(processes, rows); // once: every pass must deliver the same
             for (int pass = 0; passes.size() < REPEATS; pass++) {
@@ -288,14 +312,17 @@ public final class ShuffleRunner {
                 }
                 untimed++;
                 warmSeconds += r.seconds();
-                warmCompile += r.compileSeconds();
+                observable &= r.compileSeconds() != -1;
+                if (r.compileSeconds() > 0) {
+                    warmCompile += r.compileSeconds();
+                }
                 quiet = jitQuiet(r) ? quiet + 1 : 0;
-                timing = untimed >= UNTIMED_PASSES && (!UNTIL_JIT_QUIET || quiet >= QUIET_PASSES
-                    || untimed >= MAX_UNTIMED);
+                timing = warmUpDone(untimed, quiet, observable);
             }
             passes.sort(java.util.Comparator.comparingDouble(Run::seconds));
             Run median = passes.get(passes.size() / 2).withFirstPass(first).withProviders(providers(chosen))
-                .withWarmUp(untimed, warmSeconds, warmCompile);
+                .withWarmUp(untimed, warmSeconds, observable ? warmCompile : -1,
+                    UNTIL_JIT_QUIET && observable && quiet >= QUIET_PASSES);
             for (Writer w : ins) {
                 w.write("EXIT\n");
                 w.flush();
@@ -312,6 +339,34 @@ public final class ShuffleRunner {
     }
 
     /**
+     * @param before the compiler threads' CPU before a pass (ns, -1: not observable)
+     * @param after the same after it
+     * @return the seconds between, -1 if not observable, NaN if less than before (a compiler thread went away)
+     */
+    static double compileSeconds(long before, long after) {
+        if (before < 0 || after < 0) {
+            return -1;
+        }
+        return after < before ? Double.NaN : (after - before) / 1e9;
+    }
+
+    /**
+     * @param procs the processes
+     * @return their JIT compiler threads' CPU, nanoseconds, or -1 if it cannot be observed in one of them
+     */
+    private static long compilerNanos(List<Process> procs) {
+        long n = 0;
+        for (Process p : procs) {
+            long c = ProcStat.compilerNanos(p.pid());
+            if (c < 0) {
+                return -1;
+            }
+            n += c;
+        }
+        return n;
+    }
+
+    /**
      * One timed pass in the running processes: RUN, every RESULT, verified against {@code want} (count and both
      * checksums); CPU and switches from /proc.
      */
@@ -319,10 +374,9 @@ public final class ShuffleRunner {
                                  List<Process> procs, List<BufferedReader> outs, List<Writer> ins, PrintStream log)
         throws Exception {
         ProcStat before = ProcStat.ZERO;
-        long compileBefore = 0;
+        long compileBefore = compilerNanos(procs);
         for (Process p : procs) {
             before = before.plus(ProcStat.of(p.pid()));
-            compileBefore += Math.max(0, ProcStat.compilerNanos(p.pid()));
         }
         long t0 = System.nanoTime();
         for (Writer w : ins) {
@@ -374,11 +428,10 @@ public final class ShuffleRunner {
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
         ProcStat after = ProcStat.ZERO;
-        long compileAfter = 0;
         for (Process p : procs) {
             after = after.plus(ProcStat.of(p.pid()));
-            compileAfter += Math.max(0, ProcStat.compilerNanos(p.pid()));
         }
+        long compileAfter = compilerNanos(procs);
         ProcStat used = after.minus(before);
         long gcCount = 0;
         long gcMillis = 0;
@@ -408,6 +461,6 @@ public final class ShuffleRunner {
         }
         return new Run(transport, processes, workers, threshold, rows, seconds, blocked, used.cpuSeconds(),
             used.contextSwitches(), used.readCalls(), used.writeCalls(), gcCount, gcMillis, seconds, "",
-            (compileAfter - compileBefore) / 1e9, 0, 0, 0);
+            compileSeconds(compileBefore, compileAfter), 0, 0, 0, false);
     }
 }

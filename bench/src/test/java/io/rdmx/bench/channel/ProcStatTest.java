@@ -187,6 +187,11 @@ class ProcStatTest {
         }
     }
     @Test
+    void schedstatsFirstFieldIsTheTimeOnCpuInNanoseconds() {
+        assertEquals(508112320L, ProcStat.schedNanos("508112320 274235489 1657\n"));
+    }
+
+    @Test
     void compilerThreadsAreHotSpotsC1AndC2Threads() {
         assertTrue(ProcStat.isCompilerThread("C2 CompilerThre\n"));
         assertTrue(ProcStat.isCompilerThread("C1 CompilerThre"));
@@ -206,7 +211,8 @@ class ProcStatTest {
         assumeTrue(tmx.isCurrentThreadCpuTimeSupported(), "needs thread CPU time");
         long pid = ProcessHandle.current().pid();
         long compileBefore = ProcStat.compilerNanos(pid);
-        assertTrue(compileBefore >= 0, "compiler threads' time: " + compileBefore);
+        // this JVM has compiled since it started (JUnit, this class): its compiler threads were found and had time
+        assertTrue(compileBefore > 0, "compiler threads' time: " + compileBefore);
         long cpuBefore = ProcStat.of(pid).cpuNanos();
         Thread burner = new Thread(() -> {
             long start = tmx.getCurrentThreadCpuTime();
@@ -223,7 +229,8 @@ class ProcStatTest {
         long cpu = ProcStat.of(pid).cpuNanos() - cpuBefore;
         long compile = ProcStat.compilerNanos(pid) - compileBefore;
         assertTrue(cpu >= 290_000_000L, "the process used " + cpu + " ns");
-        assertTrue(compile >= 0 && compile < 150_000_000L, "the compiler threads used " + compile + " ns of " + cpu);
+        // not bounded below: a compiler thread that retired meanwhile (dynamic compiler threads) takes its time along
+        assertTrue(compile < cpu / 2, "the compiler threads used " + compile + " ns of " + cpu);
         assertEquals(-1, ProcStat.compilerNanos(Long.MAX_VALUE), "a process that does not exist");
     }
 }
