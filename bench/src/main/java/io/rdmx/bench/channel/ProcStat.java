@@ -142,6 +142,22 @@ public record ProcStat(long cpuNanos, long contextSwitches, long readCalls, long
         return found == 0 ? -1 : nanos;
     }
 
+    /**
+     * @param procs live processes
+     * @return their JIT compiler threads' CPU summed, nanoseconds, or -1 if it cannot be observed in one of them
+     */
+    public static long compilerNanos(java.util.List<Process> procs) {
+        long n = 0;
+        for (Process p : procs) {
+            long c = compilerNanos(p.pid());
+            if (c < 0) {
+                return -1;
+            }
+            n += c;
+        }
+        return n;
+    }
+
     private static long threadNanos(Path task) throws IOException {
         try {
             return schedNanos(Files.readString(task.resolve("schedstat"), StandardCharsets.US_ASCII));

@@ -165,15 +165,7 @@ public final class QueriesRunner implements AutoCloseable {
      *         ({@link ProcStat#compilerNanos})
      */
     public long compilerNanos() {
-        long n = 0;
-        for (Process p : procs) {
-            long c = ProcStat.compilerNanos(p.pid());
-            if (c < 0) {
-                return -1;
-            }
-            n += c;
-        }
-        return n;
+        return ProcStat.compilerNanos(procs);
     }
 
     /** @return the counters of all processes now */

@@ -351,22 +351,6 @@ public final class ShuffleRunner {
     }
 
     /**
-     * @param procs the processes
-     * @return their JIT compiler threads' CPU, nanoseconds, or -1 if it cannot be observed in one of them
-     */
-    private static long compilerNanos(List<Process> procs) {
-        long n = 0;
-        for (Process p : procs) {
-            long c = ProcStat.compilerNanos(p.pid());
-            if (c < 0) {
-                return -1;
-            }
-            n += c;
-        }
-        return n;
-    }
-
-    /**
      * One timed pass in the running processes: RUN, every RESULT, verified against {@code want} (count and both
      * checksums); CPU and switches from /proc.
      */
@@ -374,7 +358,7 @@ public final class ShuffleRunner {
                                  List<Process> procs, List<BufferedReader> outs, List<Writer> ins, PrintStream log)
         throws Exception {
         ProcStat before = ProcStat.ZERO;
-        long compileBefore = compilerNanos(procs);
+        long compileBefore = ProcStat.compilerNanos(procs);
         for (Process p : procs) {
             before = before.plus(ProcStat.of(p.pid()));
         }
@@ -431,7 +415,7 @@ public final class ShuffleRunner {
         for (Process p : procs) {
             after = after.plus(ProcStat.of(p.pid()));
         }
-        long compileAfter = compilerNanos(procs);
+        long compileAfter = ProcStat.compilerNanos(procs);
         ProcStat used = after.minus(before);
         long gcCount = 0;
         long gcMillis = 0;
