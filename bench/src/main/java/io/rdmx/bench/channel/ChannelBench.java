@@ -129,7 +129,7 @@ public final class ChannelBench {
             .context("roundTripMillis", rttMillis)
             .context("roundTripWarmUpMillis", rttWarmMillis + " of pinging before each round-trip measurement")
             .context("streamWarmUp", "slices of half the measuring time until two in a row in which both processes' "
-                + "JIT compiler threads took at most " + Math.round(ChannelDriver.QUIET_SHARE * 100) + "% of their "
+                + "JIT compiler threads took at most " + Math.round(ProcStat.JIT_QUIET_SHARE * 100) + "% of their "
                 + "CPU (at most " + TimeUnit.NANOSECONDS.toSeconds(ChannelDriver.MAX_WARM_UP_NANOS) + " s; one slice "
                 + "where the JIT cannot be observed); each stream's warm-up in the results")
             .context("processes", "2 per case (sender and receiver), fresh JVMs with the case's flags")

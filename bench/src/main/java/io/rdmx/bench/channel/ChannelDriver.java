@@ -86,8 +86,6 @@ public final class ChannelDriver {
         return ProcStat.of(ProcessHandle.current().pid()).plus(ProcStat.of(peerPid));
     }
 
-    /** A warm-up slice is JIT-quiet when both processes' compiler threads took at most this share of their CPU. */
-    static final double QUIET_SHARE = 0.05;
     /** The longest warm-up, quiet or not. */
     static final long MAX_WARM_UP_NANOS = TimeUnit.SECONDS.toNanos(20);
 
@@ -100,7 +98,7 @@ public final class ChannelDriver {
 
     /**
      * Streams records in warm-up slices of half the measuring time until two slices in a row in which both
-     * processes' JIT compiler threads took at most {@link #QUIET_SHARE} of their CPU (at most
+     * processes' JIT compiler threads took at most {@link ProcStat#JIT_QUIET_SHARE} of their CPU (at most
      * {@link #MAX_WARM_UP_NANOS}): a fixed half second measured the compiler on the longer paths (2026-11-29:
      * the rdmx processes' compiler threads took a third to a half of their CPU samples in 2 s runs, the NIO
      * processes' 7%). One slice where the JIT cannot be observed ({@link ProcStat#compilerNanos} -1; the STREAM
@@ -148,7 +146,7 @@ public final class ChannelDriver {
                 quiet = 0; // a compiler thread went away: unknown, not quiet
             } else {
                 warmCompile += compileAfter - compileBefore;
-                quiet = compileAfter - compileBefore <= QUIET_SHARE * used.cpuNanos() ? quiet + 1 : 0;
+                quiet = ProcStat.jitQuiet(compileAfter - compileBefore, used.cpuNanos()) ? quiet + 1 : 0;
             }
             warming = observable && quiet < 2 && System.nanoTime() - warmStart < MAX_WARM_UP_NANOS;
         }

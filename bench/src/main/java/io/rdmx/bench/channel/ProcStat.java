@@ -143,6 +143,21 @@ public record ProcStat(long cpuNanos, long contextSwitches, long readCalls, long
     }
 
     /**
+     * A warm-up pass (or round, or slice) is JIT-quiet when the compiler threads took at most this share of the
+     * processes' CPU in it: the one rule of the benchmarks' warm-ups (shuffle, queries, channel streams).
+     */
+    public static final double JIT_QUIET_SHARE = 0.05;
+
+    /**
+     * @param compileNanos the compiler threads' CPU in a pass (negative or NaN: unknown)
+     * @param cpuNanos the processes' CPU in it
+     * @return whether the pass was JIT-quiet ({@link #JIT_QUIET_SHARE}); an unknown compiler time is not
+     */
+    public static boolean jitQuiet(double compileNanos, double cpuNanos) {
+        return compileNanos >= 0 && compileNanos <= JIT_QUIET_SHARE * cpuNanos;
+    }
+
+    /**
      * @param procs live processes
      * @return their JIT compiler threads' CPU summed, nanoseconds, or -1 if it cannot be observed in one of them
      */

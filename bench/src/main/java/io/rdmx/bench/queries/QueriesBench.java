@@ -35,14 +35,11 @@ public final class QueriesBench {
 
     /**
      * Three is a minimum: warm-up rounds (every query once on every transport) go on until two rounds in a row in
-     * which the processes' JIT compiler threads took at most {@link #QUIET_SHARE} of their CPU, at most this many.
+     * which the processes' JIT compiler threads took at most {@link ProcStat#JIT_QUIET_SHARE} of their CPU, at most this many.
      * The tcp path is the longest to compile: in the shuffle benchmark its four processes compiled for 16-30
      * passes where the sockets middleware's did for 10-13 (2026-11-30), and a fixed count measured the compiler.
      */
     static final int MAX_WARM_UP_RUNS = 30;
-
-    /** A warm-up round is JIT-quiet when the compiler threads took at most this share of the processes' CPU. */
-    static final double QUIET_SHARE = 0.05;
 
     /**
      * Timed runs continue until a query's add up to this many seconds. Q3 takes 6-25 ms at SF 30: with 4 runs,
@@ -63,8 +60,8 @@ public final class QueriesBench {
     /** @return the warm-up rule, in words */
     static String warmUpRule() {
         return "at least " + WARM_UP_RUNS + " untimed rounds (every query on every transport), until 2 in a row in "
-            + "which the JIT compiler threads took at most " + Math.round(QUIET_SHARE * 100) + "% of the processes' "
-            + "CPU (at most " + MAX_WARM_UP_RUNS + ")";
+            + "which the JIT compiler threads took at most " + Math.round(ProcStat.JIT_QUIET_SHARE * 100)
+            + "% of the processes' CPU (at most " + MAX_WARM_UP_RUNS + ")";
     }
 
     /**
@@ -242,7 +239,7 @@ public final class QueriesBench {
                         roundQuiet = false; // a compiler thread went away: unknown, not quiet
                     } else {
                         warmCompile[i] += (compileAfter - compileBefore[i]) / 1e9;
-                        roundQuiet &= compileAfter - compileBefore[i] <= QUIET_SHARE * roundCpu;
+                        roundQuiet &= ProcStat.jitQuiet(compileAfter - compileBefore[i], roundCpu);
                     }
                 }
                 quiet = roundQuiet ? quiet + 1 : 0;

@@ -120,8 +120,6 @@ public final class ShuffleRunner {
     static final int MAX_UNTIMED = 60;
     /** Consecutive JIT-quiet passes that end the warm-up. */
     static final int QUIET_PASSES = 2;
-    /** A pass is JIT-quiet when the compiler threads took at most this share of the processes' CPU in it. */
-    static final double QUIET_SHARE = 0.05;
 
     /** @return the warm-up rule, in words (for the benchmarks' headers and results) */
     static String warmUpRule() {
@@ -129,16 +127,16 @@ public final class ShuffleRunner {
             return UNTIMED_PASSES + " untimed full passes";
         }
         return "untimed full passes, at least " + UNTIMED_PASSES + ", until " + QUIET_PASSES + " in a row in which "
-            + "the JIT compiler threads took at most " + Math.round(QUIET_SHARE * 100) + "% of the processes' CPU "
-            + "(at most " + Math.max(UNTIMED_PASSES, MAX_UNTIMED) + ")";
+            + "the JIT compiler threads took at most " + Math.round(ProcStat.JIT_QUIET_SHARE * 100)
+            + "% of the processes' CPU (at most " + Math.max(UNTIMED_PASSES, MAX_UNTIMED) + ")";
     }
 
     /**
      * @param pass an untimed pass
-     * @return whether the processes' JIT compiler threads took at most {@link #QUIET_SHARE} of their CPU in it
+     * @return whether the processes' JIT compiler threads took at most {@link ProcStat#JIT_QUIET_SHARE} of their CPU in it
      */
     static boolean jitQuiet(Run pass) {
-        return pass.compileSeconds() >= 0 && pass.compileSeconds() <= QUIET_SHARE * pass.cpuSeconds();
+        return ProcStat.jitQuiet(pass.compileSeconds(), pass.cpuSeconds());
     }
 
     /**
